@@ -1,1 +1,294 @@
-//! (being written)
+//! The server-side handler API: written once, served in every era.
+//!
+//! A [`Handler`] answers requests. The revision crates drive it and translate
+//! what it does into their wire model:
+//!
+//! | handler does | 2025-03-26 / 2025-06-18 / 2025-11-25 (legacy) | 2026-07-28 (modern) |
+//! | --- | --- | --- |
+//! | [`RequestContext::notify`] (progress, log) | an SSE event on the stream of the originating POST (on 2025-11-25 logged for replay) | an SSE event on the request's response stream |
+//! | returns [`Outcome::InputRequired`] | the framework sends each input request to the client as a JSON-RPC request on the request's stream, waits for the POSTed responses, then calls `handle` again with them in [`RequestContext::input_responses`] | an `InputRequiredResult` (`resultType: "input_required"`); the client retries with `inputResponses` and the (integrity-protected) `requestState` |
+//! | awaits [`RequestContext::cancelled`] | fires on `notifications/cancelled`; a dropped connection does **not** cancel ("Disconnection SHOULD NOT be interpreted as the client cancelling its request") | fires when the client closes the response stream (*Streamable HTTP*, "Cancellation") |
+//! | calls [`RequestContext::close_sse_stream`] | 2025-11-25: closes the connection after a `retry` (SEP-1699), the request goes on; earlier revisions: no-op | no-op |
+//!
+//! After cancellation nothing more is sent for the request, whatever the
+//! handler returns.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::cancel::CancellationToken;
+use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId};
+use crate::version::ProtocolVersion;
+
+/// What the server says about itself in `initialize` and `server/discover`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ServerDescription {
+    /// `serverInfo` / `Implementation`: at least `name` and `version`.
+    pub info: serde_json::Value,
+    /// `ServerCapabilities`.
+    pub capabilities: serde_json::Value,
+    /// Optional `instructions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// One request for client input (sampling, elicitation or roots).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct InputRequest {
+    /// `sampling/createMessage`, `elicitation/create` or `roots/list`.
+    pub method: String,
+    /// The request's params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A handler's request for client input, keyed by handler-chosen names.
+#[derive(Clone, Debug, Default)]
+pub struct InputRequired {
+    /// The requests, by key; the answers come back under the same keys.
+    pub requests: BTreeMap<String, InputRequest>,
+    /// Opaque state handed back to the handler with the answers.
+    pub state: Option<String>,
+}
+
+/// What a handler produces for one request.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The `result` member, raw.
+    Result(Box<RawValue>),
+    /// A JSON-RPC error.
+    Error(ErrorObject),
+    /// The handler needs client input first (see the module docs for how each
+    /// era delivers it).
+    InputRequired(InputRequired),
+}
+
+impl Outcome {
+    /// A result serialized from any value.
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Outcome {
+        match crate::jsonrpc::to_raw(value) {
+            Ok(raw) => Outcome::Result(raw),
+            Err(e) => Outcome::Error(ErrorObject::internal(e)),
+        }
+    }
+}
+
+/// The client as the server knows it for this request: from `initialize` on
+/// legacy sessions, from `_meta` on every 2026-07-28 request.
+#[derive(Clone, Debug, Default)]
+pub struct ClientDescription {
+    /// `clientInfo`, when sent.
+    pub info: Option<serde_json::Value>,
+    /// `ClientCapabilities` (an empty object when none were declared).
+    pub capabilities: serde_json::Value,
+}
+
+impl ClientDescription {
+    /// Whether the client declared the named top-level capability
+    /// (`sampling`, `elicitation`, `roots`, ...).
+    pub fn has_capability(&self, name: &str) -> bool {
+        self.capabilities.get(name).is_some_and(|v| !v.is_null())
+    }
+}
+
+/// MCP log levels (RFC 5424 severities), ordered from least to most severe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// debug
+    Debug,
+    /// info
+    Info,
+    /// notice
+    Notice,
+    /// warning
+    Warning,
+    /// error
+    Error,
+    /// critical
+    Critical,
+    /// alert
+    Alert,
+    /// emergency
+    Emergency,
+}
+
+/// Why a related message could not be sent.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The request was cancelled or has already been answered.
+    #[error("the request is finished or cancelled; nothing more may be sent for it")]
+    Finished,
+    /// The revision has no way to deliver this message (for example a
+    /// server-to-client request on 2026-07-28).
+    #[error("not deliverable on this protocol revision: {0}")]
+    Unsupported(&'static str),
+    /// The message could not be stored or queued (bounds, store failure).
+    #[error("could not queue the message: {0}")]
+    Queue(String),
+}
+
+/// Where a request's related messages go; implemented by each revision crate.
+#[async_trait]
+pub trait RequestSink: Send + Sync {
+    /// Sends a notification related to the request (progress, log). Waits
+    /// when the stream's bounded queue is full (backpressure).
+    async fn send(&self, notification: Notification) -> Result<(), SendError>;
+    /// Closes the current SSE *connection* without ending the stream
+    /// (SEP-1699). Returns whether this revision did anything.
+    fn close_sse_stream(&self) -> bool {
+        false
+    }
+    /// The least severe log level the client wants, or `None` when log
+    /// messages must not be sent (2026-07-28: only when the request's `_meta`
+    /// carries `io.modelcontextprotocol/logLevel`; legacy: `logging/setLevel`).
+    fn log_level(&self) -> Option<LogLevel>;
+}
+
+/// Everything a handler can know and do about the request it is handling.
+#[derive(Clone)]
+pub struct RequestContext {
+    /// The protocol version this request is served at.
+    pub revision: ProtocolVersion,
+    /// The request's JSON-RPC id.
+    pub request_id: RequestId,
+    /// `_meta.progressToken`, when the client asked for progress.
+    pub progress_token: Option<serde_json::Value>,
+    /// Who the client is.
+    pub client: Arc<ClientDescription>,
+    /// Answers to an earlier [`Outcome::InputRequired`], by key.
+    pub input_responses: Option<BTreeMap<String, Box<RawValue>>>,
+    /// The state returned with an earlier [`Outcome::InputRequired`].
+    pub request_state: Option<String>,
+    cancel: CancellationToken,
+    sink: Arc<dyn RequestSink>,
+}
+
+impl fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("revision", &self.revision)
+            .field("request_id", &self.request_id)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestContext {
+    /// Builds a context (called by the revision crates).
+    pub fn new(
+        revision: ProtocolVersion,
+        request_id: RequestId,
+        client: Arc<ClientDescription>,
+        cancel: CancellationToken,
+        sink: Arc<dyn RequestSink>,
+    ) -> Self {
+        RequestContext {
+            revision,
+            request_id,
+            progress_token: None,
+            client,
+            input_responses: None,
+            request_state: None,
+            cancel,
+            sink,
+        }
+    }
+
+    /// Whether the request has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// The request's cancellation token.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Sends a notification related to this request.
+    pub async fn notify(&self, notification: Notification) -> Result<(), SendError> {
+        if self.cancel.is_cancelled() {
+            return Err(SendError::Finished);
+        }
+        self.sink.send(notification).await
+    }
+
+    /// Sends `notifications/progress` when the client gave a progress token;
+    /// does nothing otherwise.
+    pub async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), SendError> {
+        let Some(token) = &self.progress_token else {
+            return Ok(());
+        };
+        let mut p = serde_json::json!({ "progressToken": token, "progress": progress });
+        if let Some(t) = total {
+            p["total"] = t.into();
+        }
+        if let Some(m) = message {
+            p["message"] = m.into();
+        }
+        self.notify(notification("notifications/progress", &p))
+            .await
+    }
+
+    /// Sends `notifications/message` when the client wants this level.
+    pub async fn log(
+        &self,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: serde_json::Value,
+    ) -> Result<(), SendError> {
+        match self.sink.log_level() {
+            Some(min) if level >= min => {}
+            _ => return Ok(()),
+        }
+        let mut p = serde_json::json!({ "level": level, "data": data });
+        if let Some(l) = logger {
+            p["logger"] = l.into();
+        }
+        self.notify(notification("notifications/message", &p)).await
+    }
+
+    /// Asks the transport to close the SSE connection now (SEP-1699 polling,
+    /// 2025-11-25); the request keeps running and the client resumes.
+    /// Returns whether the revision supports it.
+    pub fn close_sse_stream(&self) -> bool {
+        self.sink.close_sse_stream()
+    }
+}
+
+fn notification(method: &str, params: &serde_json::Value) -> Notification {
+    Notification {
+        method: method.to_owned(),
+        params: crate::jsonrpc::to_raw(params).ok(),
+    }
+}
+
+/// A request handler, served in every era (see the module docs).
+#[async_trait]
+pub trait Handler: Send + Sync + 'static {
+    /// Who the server is and what it offers.
+    fn describe(&self) -> ServerDescription;
+
+    /// Handles one request. The transport itself answers `initialize`,
+    /// `ping` and `server/discover`; everything else comes here.
+    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome;
+
+    /// A client notification the transport does not consume itself
+    /// (it consumes `notifications/initialized` and `notifications/cancelled`).
+    async fn notification(&self, _notification: Notification) {}
+}

@@ -1,1 +1,726 @@
-//! (being written)
+//! JSON-RPC 2.0 messages as MCP uses them.
+//!
+//! MCP messages "MUST be UTF-8 encoded" JSON-RPC 2.0 (each revision's
+//! *Transports* page); a message is a request, a notification or a response
+//! (with a `result` or an `error`). Revision 2025-03-26 alone also allows a
+//! batch (a JSON array of them), which [`parse_body`] accepts only when asked.
+//!
+//! ## Why payloads stay raw
+//!
+//! The transport routes messages; it does not interpret `params` or `result`.
+//! Parsing those into `serde_json::Value` trees costs an allocation per node
+//! and a second serialization on the way out, on every message of the hot
+//! path. Instead the envelope (`jsonrpc`, `id`, `method`) is parsed and the
+//! payloads are kept as [`RawValue`]: a validated, byte-exact slice of the
+//! original JSON that is written back out unchanged. Handlers that need the
+//! contents deserialize them into their own types, once.
+//!
+//! ## Ids keep their exact form
+//!
+//! `1` and `"1"` are different ids, and a response must echo the id exactly.
+//! [`RequestId`] is a string or an integer (MCP's `RequestId`; fractional
+//! numbers and `null` are rejected as `-32600`).
+//!
+//! ## Classifying bad input
+//!
+//! Unparsable JSON is [`PARSE_ERROR`] (`-32700`); valid JSON that is not a
+//! conforming message is [`INVALID_REQUEST`] (`-32600`). Both become an error
+//! response that has no `id` ([`BodyError::to_response`]), as the Streamable
+//! HTTP pages allow ("The HTTP response body MAY comprise a JSON-RPC error
+//! response that has no id").
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// `-32700`: invalid JSON was received.
+pub const PARSE_ERROR: i64 = -32700;
+/// `-32600`: the JSON sent is not a valid request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// `-32601`: the method does not exist or is not available.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// `-32602`: invalid method parameters.
+pub const INVALID_PARAMS: i64 = -32602;
+/// `-32603`: internal JSON-RPC error.
+pub const INTERNAL_ERROR: i64 = -32603;
+/// `-32002`: resource not found (MCP).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// `-32020`: HTTP headers disagree with the body (2026-07-28, SEP-2243 `HeaderMismatch`).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// `-32021`: a client capability the request needs is missing (2026-07-28).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// `-32022`: the requested protocol version is not supported (2026-07-28).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// A JSON-RPC request id: a string or an integer, kept exactly as received.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id (`"id": 7`).
+    Number(i64),
+    /// A string id (`"id": "7"`).
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => s.serialize_i64(*n),
+            RequestId::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer request id")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RequestId, E> {
+                i64::try_from(v)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::custom("integer id out of range"))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A JSON-RPC error object (`{"code", "message", "data"?}`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code (see the constants of this module).
+    pub code: i64,
+    /// A short description.
+    pub message: String,
+    /// Additional information, kept raw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Box<RawValue>>,
+}
+
+impl PartialEq for ErrorObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.data.as_ref().map(|d| d.get()) == other.data.as_ref().map(|d| d.get())
+    }
+}
+
+impl ErrorObject {
+    /// An error with a code and a message and no data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Attaches `data`, serialized once.
+    pub fn with_data<T: Serialize>(mut self, data: &T) -> Self {
+        self.data = to_raw(data).ok();
+        self
+    }
+
+    /// `-32601 Method not found`, naming the method.
+    pub fn method_not_found(method: &str) -> Self {
+        ErrorObject::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))
+    }
+
+    /// `-32602 Invalid params` with a reason.
+    pub fn invalid_params(reason: impl fmt::Display) -> Self {
+        ErrorObject::new(INVALID_PARAMS, format!("Invalid params: {reason}"))
+    }
+
+    /// `-32603 Internal error` with a reason.
+    pub fn internal(reason: impl fmt::Display) -> Self {
+        ErrorObject::new(INTERNAL_ERROR, format!("Internal error: {reason}"))
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
+    }
+}
+
+/// A request: it has an `id` and expects exactly one response.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The id the response must echo.
+    pub id: RequestId,
+    /// The method name, e.g. `tools/call`.
+    pub method: String,
+    /// The parameters, raw (always a JSON object when present).
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification: no `id`, no response.
+#[derive(Clone, Debug)]
+pub struct Notification {
+    /// The method name, e.g. `notifications/progress`.
+    pub method: String,
+    /// The parameters, raw (always a JSON object when present).
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A response: the `result` or the `error` of one request.
+#[derive(Clone, Debug)]
+pub struct Response {
+    /// The id of the request answered; `None` only for an error response to
+    /// input whose id could not be determined.
+    pub id: Option<RequestId>,
+    /// The outcome.
+    pub payload: Result<Box<RawValue>, ErrorObject>,
+}
+
+/// Any single JSON-RPC message.
+#[derive(Clone, Debug)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response (result or error).
+    Response(Response),
+}
+
+impl Request {
+    /// Builds a request, serializing `params` once.
+    pub fn new<P: Serialize>(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: Option<&P>,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Request {
+            id: id.into(),
+            method: method.into(),
+            params: params.map(to_raw).transpose()?,
+        })
+    }
+
+    /// The `_meta` object of the params, if any, parsed (small and rarely large).
+    pub fn meta(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        params_meta(self.params.as_deref())
+    }
+}
+
+impl Notification {
+    /// Builds a notification, serializing `params` once.
+    pub fn new<P: Serialize>(
+        method: impl Into<String>,
+        params: Option<&P>,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Notification {
+            method: method.into(),
+            params: params.map(to_raw).transpose()?,
+        })
+    }
+}
+
+impl Response {
+    /// A successful response carrying `result`.
+    pub fn result(id: RequestId, result: Box<RawValue>) -> Self {
+        Response {
+            id: Some(id),
+            payload: Ok(result),
+        }
+    }
+
+    /// An error response.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Response {
+            id,
+            payload: Err(error),
+        }
+    }
+
+    /// Whether this is an error response.
+    pub fn is_error(&self) -> bool {
+        self.payload.is_err()
+    }
+}
+
+fn params_meta(params: Option<&RawValue>) -> Option<serde_json::Map<String, serde_json::Value>> {
+    #[derive(Deserialize)]
+    struct OnlyMeta {
+        #[serde(rename = "_meta")]
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
+    }
+    let raw = params?;
+    serde_json::from_str::<OnlyMeta>(raw.get()).ok()?.meta
+}
+
+/// Serializes any value into an owned [`RawValue`].
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::value::to_raw_value(value)
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Request(r) => r.serialize(s),
+            Message::Notification(n) => n.serialize(s),
+            Message::Response(r) => r.serialize(s),
+        }
+    }
+}
+
+impl Serialize for Request {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        m.serialize_entry("id", &self.id)?;
+        m.serialize_entry("method", &self.method)?;
+        if let Some(p) = &self.params {
+            m.serialize_entry("params", p)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Notification {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        m.serialize_entry("method", &self.method)?;
+        if let Some(p) = &self.params {
+            m.serialize_entry("params", p)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        if let Some(id) = &self.id {
+            m.serialize_entry("id", id)?;
+        }
+        match &self.payload {
+            Ok(r) => m.serialize_entry("result", r)?,
+            Err(e) => m.serialize_entry("error", e)?,
+        }
+        m.end()
+    }
+}
+
+impl Message {
+    /// Serializes to a compact JSON string (never contains a raw newline).
+    pub fn to_json(&self) -> String {
+        // Serializing these types cannot fail: keys are strings, payloads are
+        // already-valid raw JSON.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The method, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            Message::Response(_) => None,
+        }
+    }
+}
+
+/// Why a body could not be accepted; maps to `-32700` or `-32600`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    /// The bytes are not JSON (or not UTF-8): `-32700 Parse error`.
+    #[error("Parse error: {0}")]
+    Parse(String),
+    /// Valid JSON that is not a conforming JSON-RPC message: `-32600`.
+    #[error("Invalid Request: {0}")]
+    Invalid(String),
+    /// A JSON array where the revision allows no batches: `-32600`.
+    #[error(
+        "Invalid Request: JSON-RPC batches are not supported by this protocol revision (batches ended with 2025-03-26)"
+    )]
+    BatchNotAllowed,
+    /// An empty JSON array: `-32600` (JSON-RPC 2.0 §6).
+    #[error("Invalid Request: empty batch")]
+    EmptyBatch,
+}
+
+impl BodyError {
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i64 {
+        match self {
+            BodyError::Parse(_) => PARSE_ERROR,
+            _ => INVALID_REQUEST,
+        }
+    }
+
+    /// The error response that has no id.
+    pub fn to_response(&self) -> Response {
+        Response::error(None, ErrorObject::new(self.code(), self.to_string()))
+    }
+}
+
+/// A parsed POST body.
+#[derive(Debug)]
+pub enum Body {
+    /// One message.
+    Single(Message),
+    /// A batch (2025-03-26 only): each element parsed on its own, so one bad
+    /// element gets its own error response and does not spoil the others.
+    Batch(Vec<Result<Message, BatchElementError>>),
+}
+
+/// One invalid element of a batch, with the id it carried when that could be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchElementError {
+    /// The element's id if it had a readable one.
+    pub id: Option<RequestId>,
+    /// Why it is invalid.
+    pub error: BodyError,
+}
+
+impl BatchElementError {
+    /// The error response for this element.
+    pub fn to_response(&self) -> Response {
+        Response::error(
+            self.id.clone(),
+            ErrorObject::new(self.error.code(), self.error.to_string()),
+        )
+    }
+}
+
+/// Parses a POST body. Arrays are batches and are accepted only when
+/// `allow_batch` (revision 2025-03-26); otherwise they are
+/// [`BodyError::BatchNotAllowed`].
+pub fn parse_body(bytes: &[u8], allow_batch: bool) -> Result<Body, BodyError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| BodyError::Parse(format!("body is not UTF-8: {e}")))?;
+    let first = text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .as_bytes()
+        .first();
+    if first == Some(&b'[') {
+        let items: Vec<&RawValue> =
+            serde_json::from_str(text).map_err(|e| BodyError::Parse(e.to_string()))?;
+        if !allow_batch {
+            return Err(BodyError::BatchNotAllowed);
+        }
+        if items.is_empty() {
+            return Err(BodyError::EmptyBatch);
+        }
+        let out = items
+            .into_iter()
+            .map(|raw| {
+                parse_envelope(raw.get()).map_err(|error| BatchElementError {
+                    id: salvage_id(raw.get()),
+                    error,
+                })
+            })
+            .collect();
+        return Ok(Body::Batch(out));
+    }
+    // Check syntax first so that bad JSON is -32700 even when its shape is also wrong.
+    let raw: &RawValue = serde_json::from_str(text).map_err(|e| BodyError::Parse(e.to_string()))?;
+    parse_envelope(raw.get()).map(Body::Single)
+}
+
+/// Parses one message from JSON text (no batches).
+pub fn parse_message(text: &str) -> Result<Message, BodyError> {
+    let raw: &RawValue = serde_json::from_str(text).map_err(|e| BodyError::Parse(e.to_string()))?;
+    parse_envelope(raw.get())
+}
+
+fn salvage_id(text: &str) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: Option<RequestId>,
+    }
+    serde_json::from_str::<IdOnly>(text).ok()?.id
+}
+
+/// The envelope, borrowed from the input; payloads stay raw.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// Distinguishes a member that is present (even as `null`) from one that is absent.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn invalid(reason: impl Into<String>) -> BodyError {
+    BodyError::Invalid(reason.into())
+}
+
+fn parse_envelope(text: &str) -> Result<Message, BodyError> {
+    let trimmed = text.trim_start();
+    if !trimmed.starts_with('{') {
+        return Err(invalid("a JSON-RPC message must be a JSON object"));
+    }
+    let env: Envelope<'_> = serde_json::from_str(text)
+        .map_err(|e| invalid(format!("malformed message members: {e}")))?;
+    match env.jsonrpc.map(|v| v.get()) {
+        Some("\"2.0\"") => {}
+        Some(other) => return Err(invalid(format!("\"jsonrpc\" must be \"2.0\", got {other}"))),
+        None => return Err(invalid("missing \"jsonrpc\": \"2.0\"")),
+    }
+    let id = match env.id {
+        None => None,
+        Some(raw) if raw.get() == "null" => Some(None),
+        Some(raw) => Some(Some(serde_json::from_str::<RequestId>(raw.get()).map_err(
+            |_| {
+                invalid(format!(
+                    "\"id\" must be a string or an integer, got {}",
+                    raw.get()
+                ))
+            },
+        )?)),
+    };
+    let params = match env.params {
+        None => None,
+        Some(p) if p.get().starts_with('{') => Some(p.to_owned()),
+        Some(p) => {
+            return Err(invalid(format!(
+                "\"params\" must be an object, got {}",
+                p.get()
+            )));
+        }
+    };
+    match (env.method, env.result, env.error) {
+        (Some(method), None, None) => {
+            if method.is_empty() {
+                return Err(invalid("\"method\" must not be empty"));
+            }
+            let method = method.into_owned();
+            match id {
+                None => Ok(Message::Notification(Notification { method, params })),
+                Some(None) => Err(invalid("a request id must not be null")),
+                Some(Some(id)) => Ok(Message::Request(Request { id, method, params })),
+            }
+        }
+        (None, Some(result), None) => {
+            if params.is_some() {
+                return Err(invalid("a response must not carry \"params\""));
+            }
+            match id {
+                Some(Some(id)) => Ok(Message::Response(Response::result(id, result.to_owned()))),
+                _ => Err(invalid(
+                    "a result response needs a string or integer \"id\"",
+                )),
+            }
+        }
+        (None, None, Some(error)) => {
+            if params.is_some() {
+                return Err(invalid("a response must not carry \"params\""));
+            }
+            let error: ErrorObject = serde_json::from_str(error.get())
+                .map_err(|e| invalid(format!("malformed \"error\" object: {e}")))?;
+            Ok(Message::Response(Response::error(id.flatten(), error)))
+        }
+        (None, Some(_), Some(_)) => Err(invalid(
+            "a response must carry either \"result\" or \"error\", not both",
+        )),
+        (Some(_), _, _) => Err(invalid(
+            "a message with \"method\" must not carry \"result\" or \"error\"",
+        )),
+        (None, None, None) => Err(invalid(
+            "not a request, notification or response: no \"method\", \"result\" or \"error\"",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(text: &str) -> Result<Message, BodyError> {
+        match parse_body(text.as_bytes(), false)? {
+            Body::Single(m) => Ok(m),
+            Body::Batch(_) => panic!("batch"),
+        }
+    }
+
+    #[test]
+    fn ids_keep_their_exact_form() {
+        let Message::Request(a) = single(r#"{"jsonrpc":"2.0","id":1,"method":"x"}"#).unwrap()
+        else {
+            panic!()
+        };
+        let Message::Request(b) = single(r#"{"jsonrpc":"2.0","id":"1","method":"x"}"#).unwrap()
+        else {
+            panic!()
+        };
+        assert_ne!(a.id, b.id);
+        assert_eq!(
+            Message::Request(a).to_json(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"x"}"#
+        );
+        assert_eq!(
+            Message::Request(b).to_json(),
+            r#"{"jsonrpc":"2.0","id":"1","method":"x"}"#
+        );
+    }
+
+    #[test]
+    fn payloads_are_forwarded_byte_exact() {
+        let text = r#"{"jsonrpc":"2.0","id":"a","result":{"z":1,  "a":[1.50,"\u00e9"]}}"#;
+        let m = single(text).unwrap();
+        assert_eq!(
+            m.to_json(),
+            r#"{"jsonrpc":"2.0","id":"a","result":{"z":1,  "a":[1.50,"\u00e9"]}}"#
+        );
+    }
+
+    #[test]
+    fn classification() {
+        let cases: &[(&str, i64)] = &[
+            ("{", PARSE_ERROR),
+            ("", PARSE_ERROR),
+            ("[1,", PARSE_ERROR),
+            ("\"x\"", INVALID_REQUEST),
+            ("42", INVALID_REQUEST),
+            (r#"{"id":1,"method":"x"}"#, INVALID_REQUEST),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#, INVALID_REQUEST),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+                INVALID_REQUEST,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+                INVALID_REQUEST,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":[1],"method":"x"}"#,
+                INVALID_REQUEST,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, INVALID_REQUEST),
+            (r#"{"jsonrpc":"2.0","id":1,"method":""}"#, INVALID_REQUEST),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
+                INVALID_REQUEST,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#,
+                INVALID_REQUEST,
+            ),
+            (r#"{"jsonrpc":"2.0","result":{}}"#, INVALID_REQUEST),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+                INVALID_REQUEST,
+            ),
+            (r#"{"jsonrpc":"2.0"}"#, INVALID_REQUEST),
+            (r#"[{"jsonrpc":"2.0","method":"x"}]"#, INVALID_REQUEST),
+        ];
+        for (text, code) in cases {
+            let err = single(text).expect_err(text);
+            assert_eq!(err.code(), *code, "{text}: {err}");
+            let resp = err.to_response();
+            assert!(resp.id.is_none());
+            let json = Message::Response(resp).to_json();
+            assert!(!json.contains("\"id\""), "{json}");
+        }
+    }
+
+    #[test]
+    fn kinds() {
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
+            Message::Notification(_)
+        ));
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"m","data":{"k":1}}}"#)
+                .unwrap(),
+            Message::Response(Response {
+                payload: Err(_),
+                ..
+            })
+        ));
+        // An error response without an id (answer to unparsable input) is valid.
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#).unwrap(),
+            Message::Response(Response { id: None, .. })
+        ));
+    }
+
+    #[test]
+    fn batches() {
+        assert_eq!(parse_body(b"[]", true).unwrap_err(), BodyError::EmptyBatch);
+        let Body::Batch(items) = parse_body(
+            br#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2},7,{"jsonrpc":"2.0","method":"n"}]"#,
+            true,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(items.len(), 4);
+        assert!(items[0].is_ok());
+        let e = items[1].as_ref().unwrap_err();
+        assert_eq!(e.id, Some(RequestId::Number(2)));
+        assert_eq!(e.error.code(), INVALID_REQUEST);
+        assert_eq!(items[2].as_ref().unwrap_err().id, None);
+        assert!(matches!(items[3], Ok(Message::Notification(_))));
+    }
+
+    #[test]
+    fn meta_is_read() {
+        let Message::Request(r) = single(
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"progressToken":"t"}}}"#,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.meta().unwrap()["progressToken"], "t");
+    }
+}

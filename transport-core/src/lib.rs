@@ -35,4 +35,4 @@ pub mod sse;
 pub mod transport;
 pub mod version;
 
-
+pub use version::{Era, ProtocolVersion};

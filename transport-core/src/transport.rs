@@ -1,1 +1,284 @@
-//! (being written)
+//! The client-side [`Transport`] trait every revision implements.
+//!
+//! One logical MCP connection, whatever revision is underneath. What each
+//! method means, revision by revision:
+//!
+//! | | 2025-03-26 / 2025-06-18 | 2025-11-25 | 2026-07-28 |
+//! | --- | --- | --- | --- |
+//! | [`Transport::request`] | POST; JSON or an SSE stream of related messages then the response; server-to-client requests on that stream are answered through the [`InputHandler`] | as before, plus SEP-1699: the server may drop the connection after a `retry`; the transport waits exactly `retry` and resumes by GET with `Last-Event-ID`, underneath | POST with `_meta` and the `Mcp-*` headers; `InputRequiredResult` rounds are run through the [`InputHandler`] and the request retried |
+//! | dropping the [`ResponseStream`] | sends `notifications/cancelled` | sends `notifications/cancelled` | closes the response stream, which *is* the cancellation |
+//! | a broken connection | resumed by GET + `Last-Event-ID` when the server sent event ids, else a clear error | resumed (polling) | not resumable: an error, or a re-issue with a new id when the caller marked the request safe to retry |
+//! | [`Transport::listen`] | the standalone GET stream (405 = the server offers none) | the same, primed and polled | a `subscriptions/listen` request with the caller's filter |
+//! | [`Transport::close`] | DELETE of the session | DELETE of the session | nothing to tear down (no session) |
+//!
+//! The trait is object safe (`async-trait`), so a negotiating client can hand
+//! back a `Box<dyn Transport>` whatever revision it chose.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_core::Stream;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::{ErrorObject, Notification, Request, Response};
+use crate::negotiation::NegotiationError;
+use crate::version::{Era, ProtocolVersion};
+
+/// What a request's stream yields: related messages, then the response.
+#[derive(Clone, Debug)]
+pub enum StreamEvent {
+    /// A notification related to the request (progress, log).
+    Notification(Notification),
+    /// A server-to-client request that arrived on the request's stream; the
+    /// transport has already answered it through the [`InputHandler`].
+    ServerRequest(Request),
+    /// The final response; the stream ends after it.
+    Response(Response),
+}
+
+/// The stream of one request: related messages, then its response.
+///
+/// Dropping it before the response cancels the request (see the module docs
+/// for what that means on each revision).
+pub struct ResponseStream {
+    inner: Pin<Box<dyn Stream<Item = Result<StreamEvent, TransportError>> + Send>>,
+}
+
+impl fmt::Debug for ResponseStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseStream")
+    }
+}
+
+impl ResponseStream {
+    /// Wraps a stream built by a revision crate.
+    pub fn new(
+        inner: impl Stream<Item = Result<StreamEvent, TransportError>> + Send + 'static,
+    ) -> Self {
+        ResponseStream {
+            inner: Box::pin(inner),
+        }
+    }
+
+    /// Waits for the response, handing each related message to `on_event`.
+    pub async fn response_with(
+        mut self,
+        mut on_event: impl FnMut(&StreamEvent) + Send,
+    ) -> Result<Response, TransportError> {
+        loop {
+            let next = std::future::poll_fn(|cx| self.inner.as_mut().poll_next(cx)).await;
+            match next {
+                Some(Ok(StreamEvent::Response(r))) => return Ok(r),
+                Some(Ok(ev)) => on_event(&ev),
+                Some(Err(e)) => return Err(e),
+                None => {
+                    return Err(TransportError::PeerMisbehaved(
+                        "the stream ended without a response".into(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Waits for the response, discarding related messages.
+    pub async fn response(self) -> Result<Response, TransportError> {
+        self.response_with(|_| {}).await
+    }
+}
+
+impl Stream for ResponseStream {
+    type Item = Result<StreamEvent, TransportError>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+/// Server-initiated messages not tied to a request: the GET stream (legacy)
+/// or a `subscriptions/listen` stream (2026-07-28).
+pub struct ServerMessages {
+    inner: Pin<Box<dyn Stream<Item = Result<crate::jsonrpc::Message, TransportError>> + Send>>,
+}
+
+impl fmt::Debug for ServerMessages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ServerMessages")
+    }
+}
+
+impl ServerMessages {
+    /// Wraps a stream built by a revision crate.
+    pub fn new(
+        inner: impl Stream<Item = Result<crate::jsonrpc::Message, TransportError>> + Send + 'static,
+    ) -> Self {
+        ServerMessages {
+            inner: Box::pin(inner),
+        }
+    }
+}
+
+impl Stream for ServerMessages {
+    type Item = Result<crate::jsonrpc::Message, TransportError>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+/// Per-request options.
+#[derive(Clone, Debug, Default)]
+pub struct RequestOptions {
+    /// Overall deadline for the response (none = the transport's default).
+    pub timeout: Option<Duration>,
+    /// The request may be re-issued with a new id if its stream breaks where
+    /// the revision cannot resume (2026-07-28).
+    pub safe_to_retry: bool,
+    /// Ask for progress notifications (a progress token is attached).
+    pub progress: bool,
+}
+
+/// Which change notifications a listener wants (2026-07-28
+/// `subscriptions/listen`; on legacy revisions the GET stream carries
+/// whatever the server sends and the filter is applied client-side).
+#[derive(Clone, Debug, Default)]
+pub struct ListenFilter {
+    /// `notifications/tools/list_changed`.
+    pub tools_list_changed: bool,
+    /// `notifications/prompts/list_changed`.
+    pub prompts_list_changed: bool,
+    /// `notifications/resources/list_changed`.
+    pub resources_list_changed: bool,
+    /// `notifications/resources/updated` for these URIs.
+    pub resource_uris: Vec<String>,
+}
+
+/// Answers the server's requests for client input (sampling, elicitation,
+/// roots), on every revision: legacy server-to-client requests and 2026-07-28
+/// `InputRequiredResult` rounds alike.
+#[async_trait]
+pub trait InputHandler: Send + Sync {
+    /// Produces the `result` for one input request, or an error.
+    async fn handle(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Box<RawValue>, ErrorObject>;
+}
+
+/// An [`InputHandler`] that declines everything with `-32601`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoInput;
+
+#[async_trait]
+impl InputHandler for NoInput {
+    async fn handle(
+        &self,
+        method: &str,
+        _: Option<&RawValue>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        Err(ErrorObject::method_not_found(method))
+    }
+}
+
+/// How a transport was chosen, for callers that ask "which revision and why".
+#[derive(Clone, Debug)]
+pub struct Negotiated {
+    /// The revision in use.
+    pub revision: ProtocolVersion,
+    /// Its era.
+    pub era: Era,
+    /// A human-readable account of how it was chosen.
+    pub reason: String,
+}
+
+/// Errors a transport reports; each says who is at fault (rustls style).
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The connection failed or broke and could not be recovered.
+    #[error("connection error: {0}")]
+    Connection(String),
+    /// The server answered with an HTTP status the transport cannot use.
+    #[error("HTTP {status}: {message}")]
+    Http {
+        /// The status code.
+        status: u16,
+        /// What the body said (a JSON-RPC error message when it held one).
+        message: String,
+        /// The JSON-RPC error in the body, when there was one.
+        rpc: Option<ErrorObject>,
+    },
+    /// The server broke a rule of the protocol.
+    #[error("peer misbehaved: {0}")]
+    PeerMisbehaved(String),
+    /// The versions could not be agreed.
+    #[error(transparent)]
+    Negotiation(#[from] NegotiationError),
+    /// The session was terminated by the server (HTTP 404 on a request that
+    /// carried its id); a new session has been or must be started.
+    #[error("session expired: the server no longer knows session {session_id}")]
+    SessionExpired {
+        /// The lost session.
+        session_id: String,
+    },
+    /// A broken stream could not be resumed.
+    #[error("stream could not be resumed: {0}")]
+    ResumeFailed(String),
+    /// A limit was hit (event size, body size, attempts, rounds).
+    #[error("limit exceeded: {0}")]
+    Limit(String),
+    /// The deadline passed.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    /// The transport was closed.
+    #[error("transport closed")]
+    Closed,
+    /// The operation does not exist on this revision.
+    #[error("not supported on protocol revision {revision}: {what}")]
+    Unsupported {
+        /// The revision in use.
+        revision: ProtocolVersion,
+        /// What was attempted.
+        what: &'static str,
+    },
+}
+
+/// One logical MCP connection (see the module docs for each revision's meaning).
+#[async_trait]
+pub trait Transport: Send + Sync {
+    /// The revision in use.
+    fn revision(&self) -> ProtocolVersion;
+
+    /// How the revision was chosen.
+    fn negotiated(&self) -> Negotiated {
+        let revision = self.revision();
+        Negotiated {
+            era: revision.era(),
+            reason: format!("configured for {revision}"),
+            revision,
+        }
+    }
+
+    /// Sends a request (the transport assigns its id) and returns the stream
+    /// of its related messages and response.
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<ResponseStream, TransportError>;
+
+    /// Sends a notification.
+    async fn notify(&self, notification: Notification) -> Result<(), TransportError>;
+
+    /// Opens the stream of server-initiated messages.
+    async fn listen(&self, filter: ListenFilter) -> Result<ServerMessages, TransportError>;
+
+    /// Ends the connection (DELETE of a legacy session).
+    async fn close(&self) -> Result<(), TransportError>;
+}
+
+/// Shared handle to any transport.
+pub type DynTransport = Arc<dyn Transport>;
