@@ -320,7 +320,7 @@ mod tests {
 
     #[test]
     fn ordered_by_date() {
-        let mut v = vec![
+        let mut v = [
             ProtocolVersion::parse("2030-01-01"),
             ProtocolVersion::V2026_07_28,
             ProtocolVersion::V2024_11_05,

@@ -1,0 +1,666 @@
+//! The replay log: exact, per-stream replay; bounds; errors; trait objects.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
+use mcp_transport_core::event_log::{
+    EventStore, MemoryEventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError,
+    StoredEvent,
+};
+
+const S1: StreamId = StreamId(1);
+const S2: StreamId = StreamId(2);
+
+fn sess(n: u64) -> SessionTag {
+    SessionTag::from_u64(n)
+}
+
+fn msg(s: &str) -> Bytes {
+    Bytes::copy_from_slice(s.as_bytes())
+}
+
+fn payloads(r: &Replay) -> Vec<&[u8]> {
+    r.events.iter().map(|e| &e.data[..]).collect()
+}
+
+fn seqs(r: &Replay) -> Vec<u64> {
+    r.events.iter().map(|e| e.id.seq).collect()
+}
+
+fn small(max_events: usize, max_bytes: usize) -> MemoryEventStore {
+    MemoryEventStore::new(MemoryEventStoreConfig {
+        max_events_per_stream: max_events,
+        max_bytes_per_stream: max_bytes,
+        ..Default::default()
+    })
+}
+
+/// A store with one session and streams 1 and 2 open.
+async fn store_with_streams(store: MemoryEventStore) -> (MemoryEventStore, SessionTag) {
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    store.open_stream(&t, S2).await.unwrap();
+    (store, t)
+}
+
+#[tokio::test]
+async fn ids_are_sequential_and_priming_is_zero() {
+    let store = MemoryEventStore::default();
+    let t = sess(7);
+    store.open_session(&t).await.unwrap();
+    let priming = store.open_stream(&t, S1).await.unwrap();
+    assert_eq!(priming, EventId::priming(t, S1));
+    assert!(priming.is_priming());
+    assert_eq!(store.last_seq(&t, S1).await.unwrap(), 0);
+    for i in 1..=5 {
+        let id = store.append(&t, S1, msg(&format!("m{i}"))).await.unwrap();
+        assert_eq!(id, EventId::new(t, S1, i));
+    }
+    assert_eq!(store.last_seq(&t, S1).await.unwrap(), 5);
+}
+
+#[tokio::test]
+async fn replay_is_exclusive() {
+    let (store, t) = store_with_streams(MemoryEventStore::default()).await;
+    let mut ids = Vec::new();
+    for i in 1..=5 {
+        ids.push(store.append(&t, S1, msg(&format!("m{i}"))).await.unwrap());
+    }
+    for (k, last) in ids.iter().enumerate() {
+        let r = store.replay_after(&t, last).await.unwrap();
+        assert!(
+            r.events.iter().all(|e| e.id != *last),
+            "replay repeated {last}"
+        );
+        assert_eq!(seqs(&r), ((k as u64 + 2)..=5).collect::<Vec<_>>());
+        assert_eq!(r.stream, S1);
+        assert_eq!(r.last_seq, 5);
+        assert!(!r.finished);
+    }
+    // After the last id: nothing, but not an error.
+    let r = store.replay_after(&t, &ids[4]).await.unwrap();
+    assert!(r.events.is_empty());
+    assert_eq!(r.last_seq, 5);
+}
+
+#[tokio::test]
+async fn replay_after_priming_returns_everything_in_order() {
+    let (store, t) = store_with_streams(MemoryEventStore::default()).await;
+    for i in 1..=3 {
+        store.append(&t, S1, msg(&format!("m{i}"))).await.unwrap();
+    }
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"m1"[..], b"m2", b"m3"]);
+    assert_eq!(
+        r.events.iter().map(|e| e.id).collect::<Vec<_>>(),
+        (1..=3).map(|i| EventId::new(t, S1, i)).collect::<Vec<_>>()
+    );
+    // Priming of a stream with no events yet: empty replay.
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S2))
+        .await
+        .unwrap();
+    assert!(r.events.is_empty());
+    assert_eq!(r.last_seq, 0);
+}
+
+#[tokio::test]
+async fn replay_is_per_stream() {
+    let (store, t) = store_with_streams(MemoryEventStore::default()).await;
+    store.open_stream(&t, StreamId::STANDALONE).await.unwrap();
+    // Interleave three streams.
+    for i in 1..=4 {
+        store.append(&t, S1, msg(&format!("a{i}"))).await.unwrap();
+        store.append(&t, S2, msg(&format!("b{i}"))).await.unwrap();
+        store
+            .append(&t, StreamId::STANDALONE, msg(&format!("g{i}")))
+            .await
+            .unwrap();
+    }
+    let r = store
+        .replay_after(&t, &EventId::new(t, S2, 1))
+        .await
+        .unwrap();
+    assert_eq!(r.stream, S2);
+    assert_eq!(payloads(&r), vec![&b"b2"[..], b"b3", b"b4"]);
+    assert!(
+        r.events
+            .iter()
+            .all(|e| e.id.stream == S2 && e.id.session == t)
+    );
+    let r = store
+        .replay_after(&t, &EventId::priming(t, StreamId::STANDALONE))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"g1"[..], b"g2", b"g3", b"g4"]);
+}
+
+#[tokio::test]
+async fn finished_flag() {
+    let (store, t) = store_with_streams(MemoryEventStore::default()).await;
+    store.append(&t, S1, msg("progress")).await.unwrap();
+    let resp = store.append(&t, S1, msg("response")).await.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    assert!(!r.finished);
+    store.finish_stream(&t, S1).await.unwrap();
+    store.finish_stream(&t, S1).await.unwrap(); // idempotent
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    assert!(r.finished);
+    assert_eq!(payloads(&r), vec![&b"progress"[..], b"response"]);
+    // Caught up on a finished stream: empty and finished.
+    let r = store.replay_after(&t, &resp).await.unwrap();
+    assert!(r.finished && r.events.is_empty());
+    // Other stream unaffected.
+    assert!(
+        !store
+            .replay_after(&t, &EventId::priming(t, S2))
+            .await
+            .unwrap()
+            .finished
+    );
+    // No appends after finishing.
+    assert!(matches!(
+        store.append(&t, S1, msg("late")).await,
+        Err(StoreError::StreamFinished { stream: S1, .. })
+    ));
+}
+
+#[tokio::test]
+async fn unknown_event_id() {
+    let (store, t) = store_with_streams(MemoryEventStore::default()).await;
+    store.append(&t, S1, msg("m1")).await.unwrap();
+    // Beyond what was issued.
+    let beyond = EventId::new(t, S1, 2);
+    assert!(matches!(
+        store.replay_after(&t, &beyond).await,
+        Err(ReplayError::UnknownEventId { id }) if id == beyond
+    ));
+    // A stream never opened.
+    let never = EventId::new(t, StreamId(99), 0);
+    assert!(matches!(
+        store.replay_after(&t, &never).await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
+    // A session never opened (right tag, so not foreign).
+    let ghost = sess(12345);
+    assert!(matches!(
+        store
+            .replay_after(&ghost, &EventId::new(ghost, S1, 0))
+            .await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
+}
+
+#[tokio::test]
+async fn foreign_session() {
+    let store = MemoryEventStore::default();
+    let (a, b) = (sess(1), sess(2));
+    for t in [a, b] {
+        store.open_session(&t).await.unwrap();
+        store.open_stream(&t, S1).await.unwrap();
+        store.append(&t, S1, msg("x")).await.unwrap();
+    }
+    // An id valid in session b, presented in session a.
+    let id = EventId::new(b, S1, 0);
+    let err = store.replay_after(&a, &id).await.unwrap_err();
+    assert!(matches!(err, ReplayError::ForeignSession { id: got } if got == id));
+    assert!(err.to_string().contains("different session"), "{err}");
+}
+
+#[tokio::test]
+async fn eviction_by_event_count() {
+    let (store, t) = store_with_streams(small(3, 1 << 20)).await;
+    for i in 1..=10 {
+        store.append(&t, S1, msg(&format!("m{i}"))).await.unwrap();
+    }
+    // Retained: 8, 9, 10. Evicted: 1..=7.
+    assert_eq!(store.last_seq(&t, S1).await.unwrap(), 10);
+    for seq in 0..7 {
+        let id = EventId::new(t, S1, seq);
+        assert!(
+            matches!(store.replay_after(&t, &id).await, Err(ReplayError::Expired { id: got }) if got == id),
+            "seq {seq} should be expired"
+        );
+    }
+    // The edge of the window: the client has 7 (evicted), needs 8.. (retained).
+    let r = store
+        .replay_after(&t, &EventId::new(t, S1, 7))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"m8"[..], b"m9", b"m10"]);
+    assert_eq!(seqs(&r), vec![8, 9, 10]);
+    let r = store
+        .replay_after(&t, &EventId::new(t, S1, 9))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&r), vec![10]);
+    let r = store
+        .replay_after(&t, &EventId::new(t, S1, 10))
+        .await
+        .unwrap();
+    assert!(r.events.is_empty());
+    // Still unknown beyond the end.
+    assert!(matches!(
+        store.replay_after(&t, &EventId::new(t, S1, 11)).await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
+    // Other streams keep their own window.
+    store.append(&t, S2, msg("b1")).await.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S2))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"b1"[..]]);
+}
+
+#[tokio::test]
+async fn eviction_by_bytes() {
+    let (store, t) = store_with_streams(small(1000, 10)).await;
+    store.append(&t, S1, msg("aaaa")).await.unwrap(); // 1: 4 bytes
+    store.append(&t, S1, msg("bbbb")).await.unwrap(); // 2: 8 bytes
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&r), vec![1, 2]);
+    store.append(&t, S1, msg("cccc")).await.unwrap(); // 3: 12 > 10, evict 1
+    assert!(matches!(
+        store.replay_after(&t, &EventId::priming(t, S1)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let r = store
+        .replay_after(&t, &EventId::new(t, S1, 1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"bbbb"[..], b"cccc"]);
+    // A message of exactly the limit evicts everything else.
+    store.append(&t, S1, msg("0123456789")).await.unwrap(); // 4
+    assert!(matches!(
+        store.replay_after(&t, &EventId::new(t, S1, 2)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let r = store
+        .replay_after(&t, &EventId::new(t, S1, 3))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"0123456789"[..]]);
+}
+
+#[tokio::test]
+async fn message_too_large() {
+    let (store, t) = store_with_streams(small(1000, 10)).await;
+    store.append(&t, S1, msg("ok")).await.unwrap();
+    let err = store.append(&t, S1, msg("01234567890")).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::MessageTooLarge { size: 11, max: 10 }),
+        "{err:?}"
+    );
+    // Nothing changed: no sequence number consumed, nothing evicted.
+    assert_eq!(store.last_seq(&t, S1).await.unwrap(), 1);
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"ok"[..]]);
+    assert_eq!(store.append(&t, S1, msg("next")).await.unwrap().seq, 2);
+}
+
+#[tokio::test]
+async fn zero_retention_still_issues_ids() {
+    let (store, t) = store_with_streams(small(0, 1 << 20)).await;
+    for i in 1..=3 {
+        assert_eq!(store.append(&t, S1, msg("x")).await.unwrap().seq, i);
+    }
+    let r = store
+        .replay_after(&t, &EventId::new(t, S1, 3))
+        .await
+        .unwrap();
+    assert!(r.events.is_empty());
+    assert!(matches!(
+        store.replay_after(&t, &EventId::new(t, S1, 2)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+}
+
+#[tokio::test]
+async fn remove_session_then_unknown() {
+    let (store, t) = store_with_streams(MemoryEventStore::default()).await;
+    let id = store.append(&t, S1, msg("m1")).await.unwrap();
+    assert_eq!(store.session_count(), 1);
+    store.remove_session(&t).await.unwrap();
+    store.remove_session(&t).await.unwrap(); // idempotent
+    assert_eq!(store.session_count(), 0);
+    assert!(matches!(
+        store.replay_after(&t, &id).await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
+    assert!(matches!(
+        store.append(&t, S1, msg("late")).await,
+        Err(StoreError::UnknownSession { .. })
+    ));
+    assert!(matches!(
+        store.open_stream(&t, S2).await,
+        Err(StoreError::UnknownSession { .. })
+    ));
+    assert!(matches!(
+        store.last_seq(&t, S1).await,
+        Err(StoreError::UnknownSession { .. })
+    ));
+    // The tag can be registered afresh; its old events are gone.
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    assert!(matches!(
+        store.replay_after(&t, &id).await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
+}
+
+#[tokio::test]
+async fn store_errors() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_sessions: 2,
+        ..Default::default()
+    });
+    let t = sess(1);
+    assert!(matches!(
+        store.open_stream(&t, S1).await,
+        Err(StoreError::UnknownSession { .. })
+    ));
+    store.open_session(&t).await.unwrap();
+    assert!(matches!(
+        store.open_session(&t).await,
+        Err(StoreError::SessionExists { .. })
+    ));
+    store.open_session(&sess(2)).await.unwrap();
+    assert!(matches!(
+        store.open_session(&sess(3)).await,
+        Err(StoreError::TooManySessions { max: 2 })
+    ));
+    store.open_stream(&t, S1).await.unwrap();
+    assert!(matches!(
+        store.open_stream(&t, S1).await,
+        Err(StoreError::StreamExists { stream: S1, .. })
+    ));
+    assert!(matches!(
+        store.append(&t, S2, msg("x")).await,
+        Err(StoreError::UnknownStream { stream: S2, .. })
+    ));
+    assert!(matches!(
+        store.finish_stream(&t, S2).await,
+        Err(StoreError::UnknownStream { .. })
+    ));
+    assert!(matches!(
+        store.last_seq(&t, S2).await,
+        Err(StoreError::UnknownStream { .. })
+    ));
+    // Removing a session frees a slot.
+    store.remove_session(&sess(2)).await.unwrap();
+    store.open_session(&sess(3)).await.unwrap();
+}
+
+#[tokio::test]
+async fn stream_limit_evicts_longest_finished_stream() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_streams_per_session: 3,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    for n in 1..=3 {
+        store.open_stream(&t, StreamId(n)).await.unwrap();
+        store.append(&t, StreamId(n), msg("x")).await.unwrap();
+    }
+    // Full and nothing finished: error.
+    assert!(matches!(
+        store.open_stream(&t, StreamId(4)).await,
+        Err(StoreError::TooManyStreams { max: 3, .. })
+    ));
+    // Finish 3 then 2: 3 finished first, so it goes first.
+    store.finish_stream(&t, StreamId(3)).await.unwrap();
+    store.finish_stream(&t, StreamId(2)).await.unwrap();
+    store.open_stream(&t, StreamId(4)).await.unwrap();
+    let gone = EventId::priming(t, StreamId(3));
+    assert!(matches!(
+        store.replay_after(&t, &gone).await,
+        Err(ReplayError::Expired { id }) if id == gone
+    ));
+    assert!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(2)))
+            .await
+            .is_ok()
+    );
+    assert!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(1)))
+            .await
+            .is_ok()
+    );
+    store.open_stream(&t, StreamId(5)).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(2)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    // Above the highest stream ever opened: unknown, not expired.
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(6)))
+            .await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
+}
+
+#[tokio::test]
+async fn session_byte_limit_evicts_finished_streams_first() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_bytes_per_stream: 100,
+        max_bytes_per_session: 10,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    store.open_stream(&t, S2).await.unwrap();
+    store.append(&t, S1, msg("aaaa")).await.unwrap();
+    store.finish_stream(&t, S1).await.unwrap();
+    store.append(&t, S2, msg("bbbb")).await.unwrap(); // 8 bytes in session
+    store.append(&t, S2, msg("cccc")).await.unwrap(); // 12 > 10: stream 1 goes
+    assert!(matches!(
+        store.replay_after(&t, &EventId::priming(t, S1)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S2))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"bbbb"[..], b"cccc"]);
+    // No finished stream left: the appending stream's oldest events go.
+    store.append(&t, S2, msg("dddd")).await.unwrap();
+    assert!(matches!(
+        store.replay_after(&t, &EventId::priming(t, S2)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let r = store
+        .replay_after(&t, &EventId::new(t, S2, 1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"cccc"[..], b"dddd"]);
+}
+
+#[tokio::test]
+async fn through_arc_dyn() {
+    let store: Arc<dyn EventStore> = Arc::new(MemoryEventStore::default());
+    let t = SessionTag::from_random_bytes(*b"0123456789ab");
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    let mut tasks = Vec::new();
+    // Concurrent appenders on distinct streams.
+    for n in 2..6u64 {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            store.open_stream(&t, StreamId(n)).await.unwrap();
+            for i in 0..100 {
+                store
+                    .append(&t, StreamId(n), msg(&format!("{n}:{i}")))
+                    .await
+                    .unwrap();
+            }
+            store.finish_stream(&t, StreamId(n)).await.unwrap();
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    for n in 2..6u64 {
+        let r = store
+            .replay_after(&t, &EventId::priming(t, StreamId(n)))
+            .await
+            .unwrap();
+        assert!(r.finished);
+        assert_eq!(r.events.len(), 100);
+        for (i, e) in r.events.iter().enumerate() {
+            assert_eq!(e.id, EventId::new(t, StreamId(n), i as u64 + 1));
+            assert_eq!(e.data, msg(&format!("{n}:{i}")));
+        }
+    }
+    // The id a client got round-trips through its string form.
+    let id = store.append(&t, S1, msg("{}")).await.unwrap();
+    let parsed = EventId::parse_in_session(&id.to_string(), &t).unwrap();
+    assert!(
+        store
+            .replay_after(&t, &parsed)
+            .await
+            .unwrap()
+            .events
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn replay_shares_payloads() {
+    let (store, t) = store_with_streams(MemoryEventStore::default()).await;
+    let payload = Bytes::from(vec![b'x'; 4096]);
+    store.append(&t, S1, payload.clone()).await.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    // Same allocation, not a copy.
+    assert_eq!(r.events[0].data.as_ptr(), payload.as_ptr());
+}
+
+#[test]
+fn error_messages() {
+    let id = EventId::new(SessionTag::parse("abc").unwrap(), S1, 4);
+    assert_eq!(
+        ReplayError::UnknownEventId { id }.to_string(),
+        "Last-Event-ID abc.1.4 does not name an event of this session"
+    );
+    assert_eq!(
+        ReplayError::ForeignSession { id }.to_string(),
+        "Last-Event-ID abc.1.4 was issued in a different session"
+    );
+    assert_eq!(
+        ReplayError::Expired { id }.to_string(),
+        "the events after Last-Event-ID abc.1.4 are no longer retained"
+    );
+}
+
+#[test]
+fn usable_with_block_on() {
+    let store = MemoryEventStore::default();
+    futures::executor::block_on(async {
+        let t = SessionTag::SESSIONLESS;
+        store.open_session(&t).await.unwrap();
+        store.open_stream(&t, S1).await.unwrap();
+        store.append(&t, S1, msg("a")).await.unwrap();
+        let r = store
+            .replay_after(&t, &EventId::priming(t, S1))
+            .await
+            .unwrap();
+        assert_eq!(r.events.len(), 1);
+    });
+}
+
+mod model {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Against a model that keeps everything: every replay is either the
+        /// exact suffix after the id, `Expired`, or (beyond the end)
+        /// `UnknownEventId`; the retained window respects both bounds and is
+        /// as large as they allow.
+        #[test]
+        fn replay_matches_model(
+            max_events in 0usize..6,
+            max_bytes in 1usize..40,
+            sizes in proptest::collection::vec(0usize..40, 0..30),
+        ) {
+            let store = small(max_events, max_bytes);
+            let t = sess(1);
+            futures::executor::block_on(async {
+                store.open_session(&t).await.unwrap();
+                store.open_stream(&t, S1).await.unwrap();
+                let mut all: Vec<Bytes> = Vec::new();
+                for (i, size) in sizes.iter().enumerate() {
+                    let data = Bytes::from(vec![b'a' + (i % 26) as u8; *size]);
+                    match store.append(&t, S1, data.clone()).await {
+                        Ok(id) => {
+                            all.push(data);
+                            prop_assert_eq!(id, EventId::new(t, S1, all.len() as u64));
+                        }
+                        Err(StoreError::MessageTooLarge { size: s, max }) => {
+                            prop_assert!(s > max && max == max_bytes);
+                        }
+                        Err(e) => prop_assert!(false, "unexpected {e:?}"),
+                    }
+                }
+                let n = all.len() as u64;
+                let mut lowest_ok = None;
+                for k in 0..=n + 2 {
+                    match store.replay_after(&t, &EventId::new(t, S1, k)).await {
+                        Ok(r) => {
+                            prop_assert!(k <= n);
+                            lowest_ok.get_or_insert(k);
+                            prop_assert_eq!(r.last_seq, n);
+                            let want: Vec<StoredEvent> = (k + 1..=n)
+                                .map(|s| StoredEvent {
+                                    id: EventId::new(t, S1, s),
+                                    data: all[s as usize - 1].clone(),
+                                })
+                                .collect();
+                            prop_assert_eq!(r.events, want);
+                        }
+                        Err(ReplayError::Expired { .. }) => prop_assert!(lowest_ok.is_none()),
+                        Err(ReplayError::UnknownEventId { .. }) => prop_assert!(k > n),
+                        Err(e) => prop_assert!(false, "unexpected {e:?}"),
+                    }
+                }
+                let lo = lowest_ok.expect("replay after the last id always works");
+                let window = &all[lo as usize..];
+                let bytes: usize = window.iter().map(Bytes::len).sum();
+                prop_assert!(window.len() <= max_events && bytes <= max_bytes);
+                if lo > 0 {
+                    // One more event would break a bound.
+                    let extra = all[lo as usize - 1].len();
+                    prop_assert!(window.len() + 1 > max_events || bytes + extra > max_bytes);
+                }
+                Ok(())
+            })?;
+        }
+    }
+}
