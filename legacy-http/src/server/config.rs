@@ -1,0 +1,420 @@
+//! [`ServerConfig`] and [`DisconnectPolicy`].
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::event_log::{EventStore, MemoryEventStore};
+
+/// When the server closes an SSE *connection* before its stream has ended
+/// (SEP-1699, 2025-11-25 *Transports*, "Sending Messages to the Server" 6:
+/// "the server MAY close the connection (without terminating the SSE
+/// stream) at any time"). Before closing such a connection the server sends
+/// `retry: <retry_ms>`, and the client resumes with `GET` + `Last-Event-ID`.
+///
+/// The policy applies **only** to sessions whose revision has
+/// `Features::sse_polling` (2025-11-25). Sessions at 2025-03-26 or
+/// 2025-06-18 are never closed early: those revisions say the server "SHOULD
+/// NOT close the SSE stream before sending the JSON-RPC response".
+///
+/// A handler can also close the current connection on demand with
+/// `RequestContext::close_sse_stream`, whatever the policy.
+///
+/// Parsed from text by [`FromStr`]: `never`, `after-priming`,
+/// `after-events:N` (N ≥ 1), `after-ms:N`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DisconnectPolicy {
+    /// Keep every connection open until its stream ends.
+    #[default]
+    Never,
+    /// A connection to a *new* stream closes right after its priming event
+    /// (and the `retry`); a *resuming* connection first delivers everything
+    /// that is ready, then closes if the stream has not ended. The client
+    /// thus polls every `retry_ms`.
+    AfterPriming,
+    /// A connection closes after it has delivered this many message events
+    /// (replayed ones count; the priming event does not). At least 1.
+    AfterEvents(u32),
+    /// A connection closes this many milliseconds after it opened, once what
+    /// is ready by then has been delivered.
+    AfterMs(u64),
+}
+
+/// Why a [`DisconnectPolicy`] could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid disconnect policy {input:?}: {reason} (expected never, after-priming, after-events:N or after-ms:N)"
+)]
+pub struct ParsePolicyError {
+    /// The text that was given.
+    pub input: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl FromStr for DisconnectPolicy {
+    type Err = ParsePolicyError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |reason: String| ParsePolicyError {
+            input: s.to_owned(),
+            reason,
+        };
+        let t = s.trim();
+        match t {
+            "never" => return Ok(DisconnectPolicy::Never),
+            "after-priming" => return Ok(DisconnectPolicy::AfterPriming),
+            _ => {}
+        }
+        let Some((name, n)) = t.split_once(':') else {
+            return Err(err("unknown policy".into()));
+        };
+        let number = |n: &str| -> Result<u64, ParsePolicyError> {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(err(format!("{n:?} is not a non-negative integer")));
+            }
+            n.parse::<u64>()
+                .map_err(|e| err(format!("{n:?} is not a valid number: {e}")))
+        };
+        match name {
+            "after-events" => {
+                let n = number(n)?;
+                if n == 0 {
+                    return Err(err(
+                        "after-events needs N >= 1 (with 0 a resuming client could never make progress)"
+                            .into(),
+                    ));
+                }
+                u32::try_from(n)
+                    .map(DisconnectPolicy::AfterEvents)
+                    .map_err(|_| err(format!("{n} is larger than {}", u32::MAX)))
+            }
+            "after-ms" => number(n).map(DisconnectPolicy::AfterMs),
+            other => Err(err(format!("unknown policy {other:?}"))),
+        }
+    }
+}
+
+impl fmt::Display for DisconnectPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DisconnectPolicy::Never => f.write_str("never"),
+            DisconnectPolicy::AfterPriming => f.write_str("after-priming"),
+            DisconnectPolicy::AfterEvents(n) => write!(f, "after-events:{n}"),
+            DisconnectPolicy::AfterMs(n) => write!(f, "after-ms:{n}"),
+        }
+    }
+}
+
+/// Configuration of a [`LegacyServer`](super::LegacyServer).
+///
+/// Every field has a documented default ([`ServerConfig::default`]); the
+/// `with_*` methods set one field each.
+///
+/// # Binding somewhere other than loopback
+///
+/// By default the server accepts only requests whose `Host` header names a
+/// loopback address (`localhost`, `127.0.0.1`, `[::1]`, any port) and whose
+/// `Origin` (when present) is a loopback origin: the DNS-rebinding
+/// protection the *Transports* page's "Security Warning" asks for. A server
+/// reachable under another name **must** set
+/// [`allowed_hosts`](Self::allowed_hosts) (and, for browser clients,
+/// [`allowed_origins`](Self::allowed_origins)), or every request gets 403.
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// The legacy revisions served, negotiated at `initialize` with
+    /// `negotiation::legacy_server_select`. Versions that are not legacy
+    /// Streamable HTTP revisions are ignored. Default: `[2025-11-25]`.
+    pub versions: Vec<ProtocolVersion>,
+    /// Answer a request with `application/json` unless the handler sends a
+    /// related message (or needs client input) before its result, in which
+    /// case the answer becomes an SSE stream. When `false` (the default)
+    /// every handler request is answered with an SSE stream. The
+    /// transport's own answers (`initialize`, `ping`, `logging/setLevel`)
+    /// are always JSON.
+    pub json_response: bool,
+    /// The `retry` value (milliseconds) sent before the server closes a
+    /// connection whose stream has not ended (SEP-1699). Default 1000.
+    pub retry_ms: u64,
+    /// When to close connections early on `sse_polling` sessions. Default
+    /// [`DisconnectPolicy::Never`].
+    pub disconnect: DisconnectPolicy,
+    /// Offer the standalone `GET` stream. When `false`, a `GET` without
+    /// `Last-Event-ID` gets 405 (*Transports*, "Listening for Messages from
+    /// the Server" 3). Default `true`.
+    pub get_stream: bool,
+    /// Let clients end their session with `DELETE`; when `false` it is 405
+    /// (*Transports*, "Session Management" 5). Default `true`.
+    pub allow_delete: bool,
+    /// Give SSE events ids (and so make them resumable) on sessions without
+    /// `sse_polling`. Sessions with `sse_polling` always get ids (SEP-1699
+    /// needs them). Default `true`.
+    pub event_ids: bool,
+    /// Origins allowed in the `Origin` header, compared case-insensitively
+    /// as `scheme://host[:port]`. `None` (the default) allows only loopback
+    /// origins: `http(s)://localhost`, `127.0.0.1` or `[::1]` with any port.
+    /// A request without `Origin` is always allowed.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Names allowed in the `Host` header: `host` (any port) or `host:port`.
+    /// `None` (the default) allows only `localhost`, `127.0.0.1` and `[::1]`
+    /// with any port. Servers bound to another interface must set this.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// The largest POST body accepted; larger is 413. Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// A session with no request, no running request and no open connection
+    /// for this long is ended (one sweeper task for all sessions, plus a
+    /// check on lookup). Default 30 minutes.
+    pub session_idle_timeout: Duration,
+    /// The most sessions at once; one more `initialize` gets 503.
+    /// Default 10 000.
+    pub max_sessions: usize,
+    /// Send an SSE comment on a connection idle this long, so proxies and
+    /// clients see it alive. `None` disables. Default 15 s.
+    pub keepalive: Option<Duration>,
+    /// How long a handler's server-to-client request (sampling, elicitation,
+    /// roots) waits for the client's answer. Default 60 s.
+    pub client_request_timeout: Duration,
+    /// At most this many events of a stream may be undelivered while a
+    /// connection is attached; a handler's `send` then waits
+    /// (backpressure). While no connection is attached, events are retained
+    /// up to the event store's window instead. Default 64; at least 1.
+    ///
+    /// Keep it below the store's per-stream retention (1024 events for the
+    /// default [`MemoryEventStore`]): a connection reads live events from the
+    /// store, so a queue longer than the store's window could let a slow
+    /// connection fall behind what is retained (it is then closed, and its
+    /// resume is 410 Gone).
+    pub stream_queue: usize,
+    /// At most this many server-to-client requests may await an answer per
+    /// session. Default 64.
+    pub max_pending_client_requests: usize,
+    /// Where every SSE message event is logged for delivery and replay.
+    /// Default: a [`MemoryEventStore`] with its default limits.
+    pub event_store: Arc<dyn EventStore>,
+    /// How many times one request may return `Outcome::InputRequired`
+    /// before it is answered with an error. Default 8.
+    pub max_input_rounds: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            versions: vec![ProtocolVersion::V2025_11_25],
+            json_response: false,
+            retry_ms: 1000,
+            disconnect: DisconnectPolicy::Never,
+            get_stream: true,
+            allow_delete: true,
+            event_ids: true,
+            allowed_origins: None,
+            allowed_hosts: None,
+            max_body_bytes: 4 * 1024 * 1024,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            keepalive: Some(Duration::from_secs(15)),
+            client_request_timeout: Duration::from_secs(60),
+            stream_queue: 64,
+            max_pending_client_requests: 64,
+            event_store: Arc::new(MemoryEventStore::default()),
+            max_input_rounds: 8,
+        }
+    }
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("versions", &self.versions)
+            .field("json_response", &self.json_response)
+            .field("retry_ms", &self.retry_ms)
+            .field("disconnect", &self.disconnect)
+            .field("get_stream", &self.get_stream)
+            .field("allow_delete", &self.allow_delete)
+            .field("event_ids", &self.event_ids)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("keepalive", &self.keepalive)
+            .field("client_request_timeout", &self.client_request_timeout)
+            .field("stream_queue", &self.stream_queue)
+            .field(
+                "max_pending_client_requests",
+                &self.max_pending_client_requests,
+            )
+            .field("max_input_rounds", &self.max_input_rounds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerConfig {
+    /// Sets [`versions`](Self::versions).
+    pub fn with_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+        self.versions = versions.into_iter().collect();
+        self
+    }
+
+    /// Sets [`json_response`](Self::json_response).
+    pub fn with_json_response(mut self, on: bool) -> Self {
+        self.json_response = on;
+        self
+    }
+
+    /// Sets [`retry_ms`](Self::retry_ms).
+    pub fn with_retry_ms(mut self, ms: u64) -> Self {
+        self.retry_ms = ms;
+        self
+    }
+
+    /// Sets [`disconnect`](Self::disconnect).
+    pub fn with_disconnect(mut self, policy: DisconnectPolicy) -> Self {
+        self.disconnect = policy;
+        self
+    }
+
+    /// Sets [`get_stream`](Self::get_stream).
+    pub fn with_get_stream(mut self, on: bool) -> Self {
+        self.get_stream = on;
+        self
+    }
+
+    /// Sets [`allow_delete`](Self::allow_delete).
+    pub fn with_allow_delete(mut self, on: bool) -> Self {
+        self.allow_delete = on;
+        self
+    }
+
+    /// Sets [`event_ids`](Self::event_ids).
+    pub fn with_event_ids(mut self, on: bool) -> Self {
+        self.event_ids = on;
+        self
+    }
+
+    /// Sets [`allowed_origins`](Self::allowed_origins).
+    pub fn with_allowed_origins(mut self, origins: Option<Vec<String>>) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// Sets [`allowed_hosts`](Self::allowed_hosts).
+    pub fn with_allowed_hosts(mut self, hosts: Option<Vec<String>>) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
+    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+
+    /// Sets [`session_idle_timeout`](Self::session_idle_timeout).
+    pub fn with_session_idle_timeout(mut self, d: Duration) -> Self {
+        self.session_idle_timeout = d;
+        self
+    }
+
+    /// Sets [`max_sessions`](Self::max_sessions).
+    pub fn with_max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// Sets [`keepalive`](Self::keepalive).
+    pub fn with_keepalive(mut self, d: Option<Duration>) -> Self {
+        self.keepalive = d;
+        self
+    }
+
+    /// Sets [`client_request_timeout`](Self::client_request_timeout).
+    pub fn with_client_request_timeout(mut self, d: Duration) -> Self {
+        self.client_request_timeout = d;
+        self
+    }
+
+    /// Sets [`stream_queue`](Self::stream_queue).
+    pub fn with_stream_queue(mut self, n: usize) -> Self {
+        self.stream_queue = n;
+        self
+    }
+
+    /// Sets [`event_store`](Self::event_store).
+    pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.event_store = store;
+        self
+    }
+
+    /// Sets [`max_input_rounds`](Self::max_input_rounds).
+    pub fn with_max_input_rounds(mut self, n: u32) -> Self {
+        self.max_input_rounds = n;
+        self
+    }
+
+    /// The configured versions that this engine can serve: legacy
+    /// Streamable HTTP revisions with sessions.
+    pub(crate) fn served_versions(&self) -> Vec<ProtocolVersion> {
+        self.versions
+            .iter()
+            .filter(|v| {
+                v.is_legacy()
+                    && v.has(|f| {
+                        f.sessions
+                            && f.http_transport
+                                == mcp_transport_core::version::HttpTransport::StreamableHttp
+                    })
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_parses_and_prints() {
+        for (text, p) in [
+            ("never", DisconnectPolicy::Never),
+            ("after-priming", DisconnectPolicy::AfterPriming),
+            ("after-events:3", DisconnectPolicy::AfterEvents(3)),
+            ("after-ms:250", DisconnectPolicy::AfterMs(250)),
+            ("after-ms:0", DisconnectPolicy::AfterMs(0)),
+        ] {
+            assert_eq!(text.parse::<DisconnectPolicy>().unwrap(), p);
+            assert_eq!(p.to_string(), text);
+        }
+        for bad in [
+            "",
+            "sometimes",
+            "after-events:0",
+            "after-events:",
+            "after-events:-1",
+            "after-events:+1",
+            "after-ms:x",
+            "after-events:99999999999",
+            "after-secs:1",
+        ] {
+            let e = bad.parse::<DisconnectPolicy>().unwrap_err();
+            assert!(e.to_string().contains("expected never"), "{e}");
+        }
+    }
+
+    #[test]
+    fn served_versions_are_legacy_streamable() {
+        let c = ServerConfig::default().with_versions([
+            ProtocolVersion::V2024_11_05,
+            ProtocolVersion::V2025_03_26,
+            ProtocolVersion::V2025_11_25,
+            ProtocolVersion::V2026_07_28,
+            ProtocolVersion::parse("2025-01-01"),
+        ]);
+        assert_eq!(
+            c.served_versions(),
+            [ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_11_25]
+        );
+    }
+}

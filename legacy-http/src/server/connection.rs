@@ -1,0 +1,313 @@
+//! One SSE connection: a cursor over one stream's event log.
+//!
+//! Live delivery and replay are one path. A connection remembers the last
+//! sequence number it has delivered (its cursor); whenever the stream's
+//! [`Live`] state says more was appended, it asks the
+//! event store for everything after the cursor (`replay_after`) and writes
+//! those events. A resuming connection simply starts with the cursor at the
+//! client's `Last-Event-ID`, so resumption is exact by construction.
+//!
+//! Per connection, in order:
+//!
+//! 1. the priming event, on a *new* stream of an `sse_polling` session
+//!    (SEP-1699: "When a server starts an SSE stream, it MUST immediately
+//!    send an SSE event consisting of an id and an empty data string");
+//! 2. message events, each with its id (always on `sse_polling` sessions,
+//!    else when `ServerConfig::event_ids`), a short run of ready events
+//!    written as one body chunk;
+//! 3. the end: after the stream's last event (its response) the body ends.
+//!    If the server ends the connection before that — the
+//!    [`DisconnectPolicy`], `close_sse_stream`, or a takeover by a newer
+//!    connection — a polling session first gets `retry: <retry_ms>` (SEP-1699:
+//!    "the server SHOULD send an SSE event with a retry field"), except on a
+//!    takeover, where the client has already reconnected.
+//!
+//! Keep-alive comments go out after `keepalive` of silence. Dropping the
+//! connection (client gone) only detaches it: the request goes on, its
+//! events stay in the log for a resume.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use mcp_transport_core::event_id::EventId;
+use mcp_transport_core::event_log::{Replay, ReplayError, StoredEvent};
+use mcp_transport_core::sse;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::Shared;
+use super::config::DisconnectPolicy;
+use super::reply::{self, HttpResponse};
+use super::session::{BusyGuard, Session};
+use super::stream::{Live, StreamState};
+
+/// At most this many events go into one body chunk.
+const MAX_CHUNK_EVENTS: usize = 64;
+/// A chunk stops growing once it holds this many bytes.
+const MAX_CHUNK_BYTES: usize = 256 * 1024;
+
+/// How a connection starts.
+pub(crate) struct Plan {
+    /// The generation returned by `StreamState::attach`/`try_attach`.
+    pub generation: u64,
+    /// The priming event's id, for a new stream on a polling session.
+    pub priming: Option<EventId>,
+    /// The connection delivers the events after this sequence number.
+    pub cursor: u64,
+    /// Events already read from the store (a resume's `replay_after`).
+    pub prefetched: Option<Replay>,
+    /// Whether this connection resumes a stream (`GET` + `Last-Event-ID`).
+    pub resuming: bool,
+}
+
+/// The SSE response for an attached connection.
+pub(crate) fn respond(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    stream: Arc<StreamState>,
+    plan: Plan,
+) -> HttpResponse {
+    let conn = Connection::new(shared, session, stream, plan);
+    let body = futures_util::stream::unfold(conn, |mut c| async move {
+        c.next_chunk()
+            .await
+            .map(|chunk| (Ok::<Bytes, Infallible>(chunk), c))
+    });
+    reply::sse(Body::from_stream(body))
+}
+
+struct Connection {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    stream: Arc<StreamState>,
+    generation: u64,
+    rx: watch::Receiver<Live>,
+    cursor: u64,
+    priming: Option<EventId>,
+    prefetched: Option<Replay>,
+    polling: bool,
+    with_ids: bool,
+    policy: DisconnectPolicy,
+    resuming: bool,
+    close_seen: u64,
+    sent: u64,
+    deadline: Option<Instant>,
+    /// Close (with `retry`) as soon as everything ready is delivered.
+    close_when_caught_up: bool,
+    done: bool,
+    _busy: BusyGuard,
+}
+
+impl Connection {
+    fn new(
+        shared: &Arc<Shared>,
+        session: &Arc<Session>,
+        stream: Arc<StreamState>,
+        plan: Plan,
+    ) -> Self {
+        let polling = session.features.sse_polling;
+        // Revisions without SEP-1699 are never closed early.
+        let policy = if polling {
+            shared.config.disconnect
+        } else {
+            DisconnectPolicy::Never
+        };
+        let rx = stream.subscribe();
+        let close_seen = rx.borrow().close_requests;
+        let deadline = match policy {
+            DisconnectPolicy::AfterMs(ms) => {
+                Some(Instant::now() + std::time::Duration::from_millis(ms))
+            }
+            _ => None,
+        };
+        Connection {
+            shared: shared.clone(),
+            session: session.clone(),
+            _busy: session.busy(shared),
+            stream,
+            generation: plan.generation,
+            rx,
+            cursor: plan.cursor,
+            priming: plan.priming.filter(|_| polling),
+            prefetched: plan.prefetched,
+            polling,
+            with_ids: polling || shared.config.event_ids,
+            policy,
+            resuming: plan.resuming,
+            close_seen,
+            sent: 0,
+            deadline,
+            close_when_caught_up: plan.resuming && policy == DisconnectPolicy::AfterPriming,
+            done: false,
+        }
+    }
+
+    /// Ends the connection early; a polling client learns when to come back.
+    fn close_with_retry(&mut self, buf: &mut BytesMut) {
+        if self.polling {
+            sse::write_retry(buf, self.shared.config.retry_ms);
+        }
+        self.done = true;
+    }
+
+    fn finish(&mut self, buf: BytesMut) -> Option<Bytes> {
+        self.done = true;
+        (!buf.is_empty()).then(|| buf.freeze())
+    }
+
+    /// The next body chunk, or `None` when the connection ends.
+    async fn next_chunk(&mut self) -> Option<Bytes> {
+        if self.done {
+            return None;
+        }
+        let mut buf = BytesMut::new();
+        if let Some(id) = self.priming.take() {
+            // Ids are visible ASCII without CR, LF or NUL: this cannot fail.
+            let _ = sse::write_priming(&mut buf, &id.to_string());
+            if self.policy == DisconnectPolicy::AfterPriming && !self.resuming {
+                self.close_with_retry(&mut buf);
+            }
+            return Some(buf.freeze());
+        }
+        loop {
+            let live = *self.rx.borrow_and_update();
+            if live.generation != self.generation || self.session.shutdown.is_cancelled() {
+                // Taken over by a newer connection, or the session ended.
+                return self.finish(buf);
+            }
+            if live.close_requests != self.close_seen {
+                self.close_with_retry(&mut buf);
+                return Some(buf.freeze());
+            }
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                self.close_when_caught_up = true;
+            }
+            let replay = match self.prefetched.take() {
+                Some(r) => Some(r),
+                None if live.last_seq > self.cursor => match self.fetch().await {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        tracing::warn!(
+                            session = %self.session.id,
+                            stream = %self.stream.id,
+                            error = %e,
+                            "cannot read the stream's log; closing the connection"
+                        );
+                        self.close_with_retry(&mut buf);
+                        return Some(buf.freeze());
+                    }
+                },
+                None => None,
+            };
+            if let Some(replay) = replay {
+                if self.rx.borrow().generation != self.generation {
+                    // Taken over while reading the log: the new connection
+                    // delivers these.
+                    return self.finish(buf);
+                }
+                let written = self.write_events(&mut buf, &replay.events);
+                let caught_up = self.cursor >= replay.last_seq;
+                if (replay.finished || live.finished) && caught_up {
+                    return self.finish(buf);
+                }
+                if let DisconnectPolicy::AfterEvents(n) = self.policy
+                    && self.sent >= u64::from(n)
+                {
+                    self.close_with_retry(&mut buf);
+                    return Some(buf.freeze());
+                }
+                if self.close_when_caught_up && caught_up {
+                    self.close_with_retry(&mut buf);
+                    return Some(buf.freeze());
+                }
+                if written > 0 {
+                    return Some(buf.freeze());
+                }
+            } else if live.finished {
+                return self.finish(buf);
+            } else if self.close_when_caught_up {
+                self.close_with_retry(&mut buf);
+                return Some(buf.freeze());
+            }
+            if !self.wait(&mut buf).await {
+                return self.finish(buf);
+            }
+            if !buf.is_empty() {
+                return Some(buf.freeze());
+            }
+        }
+    }
+
+    /// Waits for a change, the deadline or the keep-alive time. Returns
+    /// `false` when the session ended; writes a keep-alive comment into
+    /// `buf` when that is due.
+    async fn wait(&mut self, buf: &mut BytesMut) -> bool {
+        let deadline = self.deadline.filter(|_| !self.close_when_caught_up);
+        let keepalive = self.shared.config.keepalive;
+        tokio::select! {
+            changed = self.rx.changed() => changed.is_ok(),
+            () = self.session.shutdown.cancelled() => false,
+            () = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            } => true,
+            () = async {
+                match keepalive {
+                    Some(k) => tokio::time::sleep(k).await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let _ = sse::write_comment(buf, "keep-alive");
+                true
+            }
+        }
+    }
+
+    async fn fetch(&self) -> Result<Replay, ReplayError> {
+        let last = EventId::new(self.session.tag, self.stream.id, self.cursor);
+        self.shared
+            .config
+            .event_store
+            .replay_after(&self.session.tag, &last)
+            .await
+    }
+
+    /// Writes events after the cursor (at most a chunk's worth, and no more
+    /// than an `AfterEvents` budget allows); returns how many.
+    fn write_events(&mut self, buf: &mut BytesMut, events: &[StoredEvent]) -> usize {
+        let budget = match self.policy {
+            DisconnectPolicy::AfterEvents(n) => {
+                usize::try_from(u64::from(n).saturating_sub(self.sent)).unwrap_or(usize::MAX)
+            }
+            _ => usize::MAX,
+        };
+        let mut written = 0;
+        let start = self.cursor;
+        for ev in events.iter().filter(|e| e.id.seq > start) {
+            if written >= budget.min(MAX_CHUNK_EVENTS) || buf.len() >= MAX_CHUNK_BYTES {
+                break;
+            }
+            let data = String::from_utf8_lossy(&ev.data);
+            let id = self.with_ids.then(|| ev.id.to_string());
+            let _ = sse::write_event(buf, None, id.as_deref(), &data);
+            self.cursor = ev.id.seq;
+            written += 1;
+        }
+        if written > 0 {
+            self.sent += written as u64;
+            self.stream.delivered(self.generation, self.cursor);
+        }
+        written
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.stream.detach(self.generation);
+        self.session.reap(&self.stream);
+    }
+}

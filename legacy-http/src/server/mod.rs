@@ -1,0 +1,391 @@
+//! The legacy-era (session-based) Streamable HTTP server, for revisions
+//! 2025-03-26, 2025-06-18 and 2025-11-25.
+//!
+//! # Use
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use axum::serve::ListenerExt;
+//! use mcp_legacy_http::server::{LegacyServer, ServerConfig};
+//! # async fn run(handler: Arc<dyn mcp_transport_core::handler::Handler>) -> std::io::Result<()> {
+//! let server = LegacyServer::new(handler, ServerConfig::default());
+//! let app = axum::Router::new().nest_service("/mcp", server.router());
+//! // Bind to loopback: the default Host/Origin checks allow only loopback
+//! // names (see `ServerConfig::allowed_hosts`).
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000")
+//!     .await?
+//!     // TCP_NODELAY: SSE events are small writes; without it Nagle's
+//!     // algorithm and delayed ACKs add ~40 ms to each.
+//!     .tap_io(|tcp| {
+//!         let _ = tcp.set_nodelay(true);
+//!     });
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+//!
+//! [`LegacyServer::route`] mounts it at any path instead, and
+//! [`LegacyServer::handle`] serves one request directly (for a dispatcher
+//! in front of several engines).
+//!
+//! # One engine, three revisions
+//!
+//! `initialize` fixes a session's version; every behaviour that differs by
+//! revision then asks that version's `Features` row, never the version
+//! string:
+//!
+//! | switch | effect here |
+//! | --- | --- |
+//! | `sse_polling` (2025-11-25) | priming event first on every new stream; [`DisconnectPolicy`] and `close_sse_stream` close connections early (after `retry`). Without it: no priming, never closed early, but events still carry ids ([`ServerConfig::event_ids`]) so they can be resumed |
+//! | `batches` (2025-03-26) | a JSON array body is parsed as a batch (answered 400 "not implemented yet" for now); elsewhere it is `-32600` |
+//! | `version_header` | a missing `MCP-Protocol-Version` is logged; a malformed or unsupported one is 400 on every revision |
+//! | `elicitation` | `elicitation/create` input requests are refused before 2025-06-18 |
+//!
+//! # Architecture
+//!
+//! | module | concern |
+//! | --- | --- |
+//! | `config` | [`ServerConfig`], [`DisconnectPolicy`] |
+//! | `checks` | `Origin`/`Host`/`Accept`/`Content-Type`/session/version headers |
+//! | `reply` | HTTP responses, JSON-RPC error bodies |
+//! | `session` | sessions, their registry, idle expiry |
+//! | `initialize` | negotiation and session creation |
+//! | `post` | POST checks and per-message dispatch |
+//! | `request` | running a request in its task; cancellation |
+//! | `outlet` | a request's `RequestSink`: JSON or SSE, backpressure |
+//! | `input` | server-to-client requests for `Outcome::InputRequired` |
+//! | `stream` | the small live state of a stream |
+//! | `connection` | an SSE connection: a cursor over the event log |
+//! | `get` | standalone stream and resumption |
+//! | `delete` | session termination |
+//!
+//! Every message event is appended to the `EventStore` first and delivered
+//! from there, so live delivery and replay are one path.
+//!
+//! # HTTP status mapping
+//!
+//! Every error response carries a JSON-RPC error without id whose message
+//! says what was wrong; the server keeps serving after each.
+//!
+//! | status | when |
+//! | --- | --- |
+//! | 200 | JSON answer, or an SSE stream |
+//! | 202 | a notification or response was accepted |
+//! | 204 | DELETE ended the session |
+//! | 400 | unparsable JSON (`-32700`), non-conforming message or batch where none is allowed (`-32600`), batch (not implemented yet), missing `MCP-Session-Id`, `initialize` with one, bad `MCP-Protocol-Version`, request id already in flight, malformed / foreign / unknown `Last-Event-ID` |
+//! | 403 | `Origin` or `Host` not allowed |
+//! | 404 | unknown, expired or terminated session |
+//! | 405 | GET without `Last-Event-ID` when `get_stream` is off; DELETE when `allow_delete` is off; other methods |
+//! | 406 | `Accept` lacks a required type |
+//! | 409 | a second concurrent standalone GET |
+//! | 410 | `Last-Event-ID` whose following events were evicted |
+//! | 413 | body over `max_body_bytes` |
+//! | 415 | `Content-Type` is not `application/json` |
+//! | 500 | event store failure |
+//! | 503 | `max_sessions` reached; no stream could be opened |
+//!
+//! JSON-RPC-level errors (invalid `initialize` params, unsupported version,
+//! handler errors) are ordinary error *responses* with the request's id.
+//!
+//! # Decisions where the spec leaves room
+//!
+//! * `Accept: */*` counts as listing both types; `application/*` as JSON,
+//!   `text/*` as SSE; a range with `q=0` as absent.
+//! * Until `logging/setLevel`, a session's log level is `debug` (every
+//!   message is sent): the logging utility lets servers log without it.
+//! * A client response whose id no server-to-client request awaits (late
+//!   after a timeout, or unknown) is accepted with 202 and logged, like the
+//!   cancellation races the *Cancellation* page asks to tolerate.
+//! * A server-to-client request the client declared no capability for
+//!   answers the originating request with `-32021` naming the capability.
+//! * The transport's own answers (`initialize`, `ping`,
+//!   `logging/setLevel`) are always JSON.
+//! * A cancelled request's stream ends without a response; in
+//!   `json_response` mode the POST is answered by an SSE body that ends at
+//!   once.
+
+mod checks;
+mod config;
+mod connection;
+mod delete;
+mod get;
+mod initialize;
+mod input;
+mod outlet;
+mod post;
+mod reply;
+mod request;
+mod session;
+mod stream;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Body;
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+use mcp_transport_core::handler::Handler;
+use mcp_transport_core::jsonrpc::{Message, Notification};
+
+pub use config::{DisconnectPolicy, ParsePolicyError, ServerConfig};
+
+use reply::Reject;
+use session::{Registry, Session, millis_since, sweep_interval};
+
+/// State shared by every request of one server.
+pub(crate) struct Shared {
+    pub handler: Arc<dyn Handler>,
+    pub config: ServerConfig,
+    pub sessions: Registry,
+    epoch: Instant,
+    sweeper_running: AtomicBool,
+}
+
+impl Shared {
+    /// Milliseconds since the server started.
+    pub fn now_ms(&self) -> u64 {
+        millis_since(self.epoch)
+    }
+
+    /// The live session with this id; an idle-expired one is ended here
+    /// (lazily, in case the sweeper has not come by yet).
+    pub async fn lookup(&self, id: &str) -> Option<Arc<Session>> {
+        let s = self.sessions.get(id)?;
+        if s.is_expired(self.now_ms(), self.config.session_idle_timeout) {
+            self.terminate(&s).await;
+            return None;
+        }
+        Some(s)
+    }
+
+    /// The session named by `MCP-Session-Id`, with the protocol version
+    /// header checked: 400 without the header, 404 for an unknown session.
+    pub async fn require_session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Reject> {
+        let Some(id) = checks::session_id(headers)? else {
+            return Err(Reject::invalid(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the MCP-Session-Id header is required (send initialize first)",
+            ));
+        };
+        let Some(session) = self.lookup(id).await else {
+            return Err(post::not_found(id));
+        };
+        checks::check_protocol_version(headers, &session, &self.config)?;
+        session.touch(self.now_ms());
+        Ok(session)
+    }
+
+    /// Ends a session: removed from the registry and the event store, its
+    /// connections closed, its requests cancelled.
+    pub async fn terminate(&self, session: &Arc<Session>) {
+        if let Some(s) = self.sessions.remove(&session.id)
+            && !Arc::ptr_eq(&s, session)
+        {
+            // A different session with the same id cannot exist (ids are
+            // random); put it back to be safe.
+            let _ = self.sessions.insert(s, usize::MAX);
+        }
+        session.shut_down();
+        if let Err(e) = self.config.event_store.remove_session(&session.tag).await {
+            tracing::warn!(session = %session.id, error = %e, "could not remove the session's event log");
+        }
+    }
+
+    /// Starts the single sweeper task that ends idle sessions, unless it
+    /// runs. It stops by itself when no session is left (or the server is
+    /// dropped), so an idle server owns no task.
+    pub fn ensure_sweeper(self: &Arc<Self>) {
+        if self.sweeper_running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let every = sweep_interval(self.config.session_idle_timeout);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(shared) = weak.upgrade() else { return };
+                let timeout = shared.config.session_idle_timeout;
+                for s in shared.sessions.expired(shared.now_ms(), timeout) {
+                    tracing::debug!(session = %s.id, "session expired (idle)");
+                    shared.terminate(&s).await;
+                }
+                if shared.sessions.len() == 0 {
+                    shared.sweeper_running.store(false, Ordering::Release);
+                    // A session inserted meanwhile may have seen the flag
+                    // still set: take the job back if so.
+                    if shared.sessions.len() == 0
+                        || shared.sweeper_running.swap(true, Ordering::AcqRel)
+                    {
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Appends a server-initiated message to a session's standalone stream.
+    async fn notify(&self, session: &Session, message: &Message) -> bool {
+        let Some(state) = session.standalone().get() else {
+            return false;
+        };
+        state
+            .append(
+                self.config.event_store.as_ref(),
+                &session.tag,
+                Bytes::from(message.to_json()),
+            )
+            .await
+            .is_ok()
+    }
+}
+
+/// The legacy-era Streamable HTTP server. Cheap to clone (a handle).
+///
+/// See the [module documentation](self) for behaviour and status codes.
+#[derive(Clone)]
+pub struct LegacyServer {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for LegacyServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LegacyServer")
+            .field("config", &self.shared.config)
+            .field("sessions", &self.shared.sessions.len())
+            .finish()
+    }
+}
+
+impl LegacyServer {
+    /// A server answering with `handler`. Needs no runtime until it serves.
+    pub fn new(handler: Arc<dyn Handler>, config: ServerConfig) -> Self {
+        if config.served_versions().is_empty() {
+            tracing::warn!(
+                versions = %mcp_transport_core::version::list(&config.versions),
+                "ServerConfig::versions names no legacy Streamable HTTP revision; every initialize will fail"
+            );
+        }
+        LegacyServer {
+            shared: Arc::new(Shared {
+                handler,
+                config,
+                sessions: Registry::default(),
+                epoch: Instant::now(),
+                sweeper_running: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.shared.config
+    }
+
+    /// A router serving the MCP endpoint at `/`; mount it with
+    /// `Router::new().nest_service("/mcp", server.router())`.
+    pub fn router(&self) -> Router {
+        self.route("/")
+    }
+
+    /// A router serving the MCP endpoint at `path` (which must start with
+    /// `/`, as for `axum::Router::route`).
+    pub fn route(&self, path: &str) -> Router {
+        let server = self.clone();
+        Router::new().route(
+            path,
+            axum::routing::any(move |req: axum::extract::Request| {
+                let server = server.clone();
+                async move { server.handle(req).await }
+            }),
+        )
+    }
+
+    /// Serves one HTTP request to the MCP endpoint (POST, GET or DELETE;
+    /// anything else is 405). `Origin` and `Host` are checked first.
+    pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
+        let shared = &self.shared;
+        let (parts, body) = req.into_parts();
+        if let Err(r) = checks::check_origin_and_host(&parts, &shared.config) {
+            return r.response();
+        }
+        match parts.method {
+            Method::POST => post::post(shared, parts, body).await,
+            Method::GET => get::get(shared, &parts).await,
+            Method::DELETE => delete::delete(shared, &parts).await,
+            _ => reply::method_not_allowed(
+                "GET, POST, DELETE",
+                format!(
+                    "Method Not Allowed: the MCP endpoint answers POST, GET and DELETE, not {}",
+                    parts.method
+                ),
+            ),
+        }
+    }
+
+    /// The number of live sessions.
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// The ids of the live sessions.
+    pub fn session_ids(&self) -> Vec<String> {
+        self.shared
+            .sessions
+            .all()
+            .iter()
+            .map(|s| s.id.to_string())
+            .collect()
+    }
+
+    /// Ends one session (as if the client had sent DELETE); `false` if it
+    /// does not exist. Later requests with its id get 404.
+    pub async fn terminate_session(&self, id: &str) -> bool {
+        match self.shared.sessions.get(id) {
+            Some(s) => {
+                self.shared.terminate(&s).await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends every session; returns how many there were.
+    pub async fn terminate_all(&self) -> usize {
+        let all = self.shared.sessions.all();
+        for s in &all {
+            self.shared.terminate(s).await;
+        }
+        all.len()
+    }
+
+    /// Sends a server-initiated notification, unrelated to any request, on
+    /// one session's standalone GET stream. It is logged there (and so
+    /// delivered on resume) once the client has opened the stream; before
+    /// the first GET there is nowhere to send it and this returns `false`.
+    /// Never sent on any other stream.
+    pub async fn notify_session(&self, id: &str, notification: &Notification) -> bool {
+        match self.shared.lookup(id).await {
+            Some(s) => {
+                self.shared
+                    .notify(&s, &Message::Notification(notification.clone()))
+                    .await
+            }
+            None => false,
+        }
+    }
+
+    /// [`notify_session`](Self::notify_session) for every session; returns
+    /// on how many standalone streams it was logged.
+    pub async fn notify_all(&self, notification: &Notification) -> usize {
+        let message = Message::Notification(notification.clone());
+        let mut n = 0;
+        for s in self.shared.sessions.all() {
+            if self.shared.notify(&s, &message).await {
+                n += 1;
+            }
+        }
+        n
+    }
+}

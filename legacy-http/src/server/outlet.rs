@@ -1,0 +1,236 @@
+//! Where one request's messages go: the [`RequestSink`] of a request.
+//!
+//! An outlet starts either with an SSE stream already open (the default:
+//! every request is answered with SSE) or, in `json_response` mode, with no
+//! stream: then the final response goes back as `application/json`, unless
+//! a related message (progress, log, a server-to-client request) comes
+//! first, which opens the stream and switches the answer to SSE.
+//!
+//! After the response (or a cancellation) nothing more is sent.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use mcp_transport_core::cancel::CancellationToken;
+use mcp_transport_core::event_id::EventId;
+use mcp_transport_core::event_log::StoreError;
+use mcp_transport_core::handler::{LogLevel, RequestSink, SendError};
+use mcp_transport_core::jsonrpc::{Message, Notification, Response};
+use tokio::sync::oneshot;
+
+use super::Shared;
+use super::session::{Session, lock};
+use super::stream::StreamState;
+
+/// What the POST handler answers with, in `json_response` mode.
+pub(crate) enum Answer {
+    /// The response, as `application/json`.
+    Json(Response),
+    /// The stream opened for related messages; answer with SSE.
+    Stream(Arc<StreamState>, EventId),
+    /// Cancelled before anything was sent: nothing to answer with.
+    Nothing,
+}
+
+/// The sink of one request.
+pub(crate) struct Outlet {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    cancel: CancellationToken,
+    stream: OnceLock<Arc<StreamState>>,
+    open_lock: tokio::sync::Mutex<()>,
+    answer: Mutex<Option<oneshot::Sender<Answer>>>,
+    done: AtomicBool,
+}
+
+impl Outlet {
+    /// An outlet whose SSE stream is already open.
+    pub fn with_stream(
+        shared: &Arc<Shared>,
+        session: &Arc<Session>,
+        cancel: CancellationToken,
+        stream: Arc<StreamState>,
+    ) -> Arc<Self> {
+        let o = Self::new(shared, session, cancel, None);
+        let _ = o.stream.set(stream);
+        Arc::new(o)
+    }
+
+    /// An outlet in `json_response` mode; the POST handler waits on the
+    /// returned receiver.
+    pub fn json(
+        shared: &Arc<Shared>,
+        session: &Arc<Session>,
+        cancel: CancellationToken,
+    ) -> (Arc<Self>, oneshot::Receiver<Answer>) {
+        let (tx, rx) = oneshot::channel();
+        (Arc::new(Self::new(shared, session, cancel, Some(tx))), rx)
+    }
+
+    fn new(
+        shared: &Arc<Shared>,
+        session: &Arc<Session>,
+        cancel: CancellationToken,
+        answer: Option<oneshot::Sender<Answer>>,
+    ) -> Self {
+        Outlet {
+            shared: shared.clone(),
+            session: session.clone(),
+            cancel,
+            stream: OnceLock::new(),
+            open_lock: tokio::sync::Mutex::new(()),
+            answer: Mutex::new(answer),
+            done: AtomicBool::new(false),
+        }
+    }
+
+    /// The stream, opening it (and switching the answer to SSE) if needed.
+    async fn ensure_stream(&self) -> Result<Arc<StreamState>, SendError> {
+        if let Some(s) = self.stream.get() {
+            return Ok(s.clone());
+        }
+        let _guard = self.open_lock.lock().await;
+        if let Some(s) = self.stream.get() {
+            return Ok(s.clone());
+        }
+        if self.done.load(Ordering::Acquire) {
+            return Err(SendError::Finished);
+        }
+        let (state, priming) = open_request_stream(&self.shared, &self.session)
+            .await
+            .map_err(|e| SendError::Queue(e.to_string()))?;
+        let _ = self.stream.set(state.clone());
+        if let Some(tx) = lock(&self.answer).take() {
+            let _ = tx.send(Answer::Stream(state.clone(), priming));
+        }
+        Ok(state)
+    }
+
+    /// Sends one message related to the request (waits for room first).
+    pub async fn push(&self, message: &Message) -> Result<(), SendError> {
+        if self.done.load(Ordering::Acquire) || self.cancel.is_cancelled() {
+            return Err(SendError::Finished);
+        }
+        let stream = self.ensure_stream().await?;
+        tokio::select! {
+            () = stream.wait_for_room(self.shared.config.stream_queue) => {}
+            () = self.cancel.cancelled() => return Err(SendError::Finished),
+            () = self.session.shutdown.cancelled() => return Err(SendError::Finished),
+        }
+        if self.done.load(Ordering::Acquire) || self.cancel.is_cancelled() {
+            return Err(SendError::Finished);
+        }
+        stream
+            .append(
+                self.shared.config.event_store.as_ref(),
+                &self.session.tag,
+                Bytes::from(message.to_json()),
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| match e {
+                StoreError::StreamFinished { .. }
+                | StoreError::UnknownSession { .. }
+                | StoreError::UnknownStream { .. } => SendError::Finished,
+                other => SendError::Queue(other.to_string()),
+            })
+    }
+
+    /// Sends the final response and ends the stream. Does nothing after a
+    /// cancellation: a cancelled request gets no response.
+    pub async fn respond(&self, response: Response) {
+        if self.cancel.is_cancelled() {
+            return self.abandon().await;
+        }
+        let _guard = self.open_lock.lock().await;
+        if self.done.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match self.stream.get() {
+            Some(stream) => {
+                let store = self.shared.config.event_store.as_ref();
+                let json = Message::Response(response).to_json();
+                if let Err(e) = stream
+                    .append(store, &self.session.tag, Bytes::from(json))
+                    .await
+                {
+                    tracing::warn!(session = %self.session.id, error = %e, "could not log a response");
+                }
+                stream.finish(store, &self.session.tag).await;
+                self.session.reap(stream);
+            }
+            None => {
+                if let Some(tx) = lock(&self.answer).take() {
+                    let _ = tx.send(Answer::Json(response));
+                }
+            }
+        }
+    }
+
+    /// Ends the stream without a response (the request was cancelled or
+    /// the session ended).
+    pub async fn abandon(&self) {
+        let _guard = self.open_lock.lock().await;
+        if self.done.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match self.stream.get() {
+            Some(stream) => {
+                stream
+                    .finish(self.shared.config.event_store.as_ref(), &self.session.tag)
+                    .await;
+                self.session.reap(stream);
+            }
+            None => {
+                if let Some(tx) = lock(&self.answer).take() {
+                    let _ = tx.send(Answer::Nothing);
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl RequestSink for Outlet {
+    async fn send(&self, notification: Notification) -> Result<(), SendError> {
+        self.push(&Message::Notification(notification)).await
+    }
+
+    /// SEP-1699 (2025-11-25): closes the current connection of this
+    /// request's stream after a `retry`; the request goes on and its events
+    /// wait in the log for the client's resume. `false` on sessions without
+    /// `sse_polling`, where nothing happens.
+    fn close_sse_stream(&self) -> bool {
+        if !self.session.features.sse_polling {
+            return false;
+        }
+        if let Some(s) = self.stream.get() {
+            s.request_close();
+        }
+        true
+    }
+
+    /// The level from `logging/setLevel`, `Debug` until the client sets one.
+    fn log_level(&self) -> Option<LogLevel> {
+        Some(self.session.log_level())
+    }
+}
+
+/// Opens a new request stream: a fresh stream number, registered in the
+/// event store and in the session. Returns its state and priming id.
+pub(crate) async fn open_request_stream(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+) -> Result<(Arc<StreamState>, EventId), StoreError> {
+    let id = session.next_stream_id();
+    let priming = shared
+        .config
+        .event_store
+        .open_stream(&session.tag, id)
+        .await?;
+    let state = StreamState::new(id);
+    session.add_stream(state.clone());
+    Ok((state, priming))
+}

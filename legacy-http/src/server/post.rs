@@ -1,0 +1,266 @@
+//! `POST`: one JSON-RPC message per request (*Transports*, "Sending
+//! Messages to the Server").
+//!
+//! Checks, in order (each failure is answered with its status and a
+//! JSON-RPC error body without id, and the server keeps serving):
+//!
+//! | check | failure |
+//! | --- | --- |
+//! | `Accept` lists `application/json` and `text/event-stream` (2.) — `*/*` counts as both, `application/*` as JSON, `text/*` as SSE, `q=0` as absent | 406 |
+//! | `Content-Type: application/json` (parameters allowed) | 415 |
+//! | body at most `max_body_bytes` | 413 |
+//! | the body is JSON | 400, `-32700` |
+//! | the body is one conforming message (3.; batches: see below) | 400, `-32600` |
+//! | `initialize` carries no `MCP-Session-Id` | 400 |
+//! | other messages carry `MCP-Session-Id` ("Session Management" 2.) | 400 |
+//! | that session exists | 404 |
+//! | `MCP-Protocol-Version`, when sent, is well-formed and served | 400 |
+//!
+//! Then a notification or response is accepted with 202 and no body (4.);
+//! a request is answered with JSON or an SSE stream (5., 6.).
+//!
+//! Batches (2025-03-26 only, `Features::batches`) are parsed but answered
+//! with 400 for now; messages are dispatched one at a time by
+//! [`on_request`], [`on_notification`] and [`on_response`], so a batch path
+//! can call them per element.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use futures_util::StreamExt;
+use http::StatusCode;
+use http::header::CONTENT_LENGTH;
+use http::request::Parts;
+use mcp_transport_core::handler::LogLevel;
+use mcp_transport_core::jsonrpc::{
+    self, ErrorObject, Message, Notification, Request, RequestId, Response,
+};
+
+use super::reply::{self, HttpResponse, Reject};
+use super::session::Session;
+use super::{Shared, checks, initialize, request};
+
+/// Reads the body, failing with 413 beyond `max` bytes.
+async fn read_body(
+    body: Body,
+    headers: &http::HeaderMap,
+    max: usize,
+) -> Result<bytes::Bytes, Reject> {
+    let too_large = || {
+        Reject::invalid(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: the body exceeds the limit of {max} bytes"),
+        )
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let mut buf = bytes::BytesMut::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            Reject::invalid(
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: cannot read the body: {e}"),
+            )
+        })?;
+        if buf.len() + chunk.len() > max {
+            return Err(too_large());
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Handles one POST.
+pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> HttpResponse {
+    let accepts = checks::accepts(&parts.headers);
+    if !(accepts.json && accepts.sse) {
+        return reply::invalid(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the Accept header must list both application/json and text/event-stream",
+        );
+    }
+    if !checks::is_json_content_type(&parts.headers) {
+        return reply::invalid(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+    }
+    let bytes = match read_body(body, &parts.headers, shared.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(r) => return r.response(),
+    };
+    let session_id = match checks::session_id(&parts.headers) {
+        Ok(id) => id,
+        Err(r) => return r.response(),
+    };
+    let session = match session_id {
+        Some(id) => shared.lookup(id).await,
+        None => None,
+    };
+    // The session's revision decides whether a batch is legal; before a
+    // session exists, any served revision that allows them.
+    let batches = match &session {
+        Some(s) => s.features.batches,
+        None => shared
+            .config
+            .served_versions()
+            .iter()
+            .any(|v| v.has(|f| f.batches)),
+    };
+    let message = match jsonrpc::parse_body(&bytes, batches) {
+        Ok(jsonrpc::Body::Single(m)) => m,
+        Ok(jsonrpc::Body::Batch(_)) => {
+            return reply::invalid(
+                StatusCode::BAD_REQUEST,
+                "Invalid Request: batch support for 2025-03-26 is not implemented yet",
+            );
+        }
+        Err(e) => return reply::body_error(&e),
+    };
+
+    if let Message::Request(req) = &message
+        && req.method == "initialize"
+    {
+        if session_id.is_some() {
+            return reply::invalid(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: initialize must not carry an MCP-Session-Id header (it starts a new session)",
+            );
+        }
+        let Message::Request(req) = message else {
+            unreachable!("checked above")
+        };
+        return initialize::initialize(shared, req).await;
+    }
+    let session = match (session_id, session) {
+        (None, _) => {
+            return reply::invalid(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the MCP-Session-Id header is required (send initialize first)",
+            );
+        }
+        (Some(id), None) => return not_found(id).response(),
+        (Some(_), Some(s)) => s,
+    };
+    if let Err(r) = checks::check_protocol_version(&parts.headers, &session, &shared.config) {
+        return r.response();
+    }
+    session.touch(shared.now_ms());
+    match message {
+        Message::Request(req) => on_request(shared, &session, req).await,
+        Message::Notification(n) => {
+            on_notification(shared, &session, n).await;
+            reply::accepted()
+        }
+        Message::Response(r) => {
+            on_response(&session, r);
+            reply::accepted()
+        }
+    }
+}
+
+/// 404: the session does not exist (any more). "When a client receives HTTP
+/// 404 in response to a request containing an MCP-Session-Id, it MUST start
+/// a new session" ("Session Management" 4).
+pub(crate) fn not_found(id: &str) -> Reject {
+    Reject::invalid(
+        StatusCode::NOT_FOUND,
+        format!("Not Found: session {id} does not exist or has ended; send initialize again"),
+    )
+}
+
+/// One request of the session: the transport answers `ping` and
+/// `logging/setLevel` itself (as JSON); everything else goes to the handler.
+pub(crate) async fn on_request(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    req: Request,
+) -> HttpResponse {
+    match req.method.as_str() {
+        "ping" => reply::json_response(Response::result(req.id, empty_object())),
+        "logging/setLevel" => {
+            #[derive(serde::Deserialize)]
+            struct SetLevel {
+                level: LogLevel,
+            }
+            let parsed = req
+                .params
+                .as_deref()
+                .ok_or_else(|| "logging/setLevel needs params {\"level\": ...}".to_owned())
+                .and_then(|p| serde_json::from_str::<SetLevel>(p.get()).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(p) => {
+                    session.set_log_level(p.level);
+                    reply::json_response(Response::result(req.id, empty_object()))
+                }
+                Err(e) => reply::json_response(Response::error(
+                    Some(req.id),
+                    ErrorObject::invalid_params(e),
+                )),
+            }
+        }
+        _ => request::serve(shared, session, req).await,
+    }
+}
+
+fn empty_object() -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string("{}".to_owned())
+        .unwrap_or_else(|_| unreachable!("{{}} is valid JSON"))
+}
+
+/// One notification of the session. `notifications/initialized` and
+/// `notifications/cancelled` are the transport's; others go to the handler.
+pub(crate) async fn on_notification(shared: &Arc<Shared>, session: &Arc<Session>, n: Notification) {
+    match n.method.as_str() {
+        "notifications/initialized" => {}
+        "notifications/cancelled" => {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Cancelled {
+                request_id: RequestId,
+                #[serde(default)]
+                reason: Option<String>,
+            }
+            // *Cancellation*, "Error Handling": invalid cancellation
+            // notifications (unknown ids, malformed) SHOULD be ignored.
+            match n
+                .params
+                .as_deref()
+                .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
+            {
+                Some(c) => {
+                    let found = session.cancel_request(&c.request_id);
+                    tracing::debug!(
+                        session = %session.id,
+                        request = %c.request_id,
+                        reason = c.reason.as_deref().unwrap_or(""),
+                        found,
+                        "notifications/cancelled"
+                    );
+                }
+                None => {
+                    tracing::debug!(session = %session.id, "malformed notifications/cancelled ignored")
+                }
+            }
+        }
+        _ => shared.handler.notification(n).await,
+    }
+}
+
+/// A client's response to a server-to-client request: routed by id to the
+/// waiting request. A response nobody waits for (unknown id, or one that
+/// arrives after its request timed out or was cancelled — a race the
+/// *Cancellation* page says to handle gracefully) is accepted (202) and
+/// logged.
+pub(crate) fn on_response(session: &Session, r: Response) {
+    let id = r.id.clone();
+    if !session.complete_client_request(r) {
+        tracing::debug!(session = %session.id, id = ?id, "response to no pending server request; ignored");
+    }
+}

@@ -1,0 +1,203 @@
+//! Running one client request through the handler.
+//!
+//! Each request runs in its own spawned task, so a dropped HTTP connection
+//! never cancels it (*Transports*: "Disconnection SHOULD NOT be interpreted
+//! as the client cancelling its request"); only `notifications/cancelled`
+//! (or the end of the session) fires its cancellation token. Once cancelled,
+//! nothing more is sent for the request, not even a response
+//! (*Cancellation*: receivers SHOULD "Not send a response for the cancelled
+//! request"); the handler is still polled to completion so it can clean up.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use http::StatusCode;
+use mcp_transport_core::cancel::CancellationToken;
+use mcp_transport_core::handler::{Outcome, RequestContext};
+use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, Response};
+
+use super::Shared;
+use super::connection::{self, Plan};
+use super::input::{self, AskError};
+use super::outlet::{Answer, Outlet, open_request_stream};
+use super::reply::{self, HttpResponse};
+use super::session::{BusyGuard, Session};
+
+/// Starts `request` and answers the POST: an SSE stream, or in
+/// `json_response` mode JSON unless the handler streams first.
+pub(crate) async fn serve(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    request: Request,
+) -> HttpResponse {
+    let cancel = CancellationToken::new();
+    if !session.start_request(&request.id, cancel.clone()) {
+        return reply::invalid(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Invalid Request: request id {} is already used by a request in progress in this session",
+                request.id
+            ),
+        );
+    }
+    if !shared.config.json_response {
+        let (state, priming) = match open_request_stream(shared, session).await {
+            Ok(s) => s,
+            Err(e) => {
+                session.end_request(&request.id);
+                return reply::internal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("cannot open a stream for this request: {e}"),
+                );
+            }
+        };
+        let generation = state.attach(0);
+        let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
+        spawn(shared, session, request, cancel, outlet);
+        return connection::respond(
+            shared,
+            session,
+            state,
+            Plan {
+                generation,
+                priming: Some(priming),
+                cursor: 0,
+                prefetched: None,
+                resuming: false,
+            },
+        );
+    }
+    let (outlet, answer) = Outlet::json(shared, session, cancel.clone());
+    spawn(shared, session, request, cancel, outlet);
+    match answer.await {
+        Ok(Answer::Json(response)) => reply::json_response(response),
+        Ok(Answer::Stream(state, priming)) => {
+            let generation = state.attach(0);
+            connection::respond(
+                shared,
+                session,
+                state,
+                Plan {
+                    generation,
+                    priming: Some(priming),
+                    cursor: 0,
+                    prefetched: None,
+                    resuming: false,
+                },
+            )
+        }
+        // Cancelled before anything was sent: an SSE stream that ends at
+        // once, without a response.
+        Ok(Answer::Nothing) | Err(_) => reply::sse(axum::body::Body::empty()),
+    }
+}
+
+fn spawn(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    request: Request,
+    cancel: CancellationToken,
+    outlet: Arc<Outlet>,
+) {
+    let busy = session.busy(shared);
+    tokio::spawn(run(
+        shared.clone(),
+        session.clone(),
+        request,
+        cancel,
+        outlet,
+        busy,
+    ));
+}
+
+async fn run(
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    request: Request,
+    cancel: CancellationToken,
+    outlet: Arc<Outlet>,
+    _busy: BusyGuard,
+) {
+    let id = request.id.clone();
+    let mut cx = RequestContext::new(
+        session.version.clone(),
+        id.clone(),
+        session.client.clone(),
+        cancel.clone(),
+        outlet.clone(),
+    );
+    cx.progress_token = request
+        .meta()
+        .and_then(|m| m.get("progressToken").cloned())
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    let mut rounds = 0u32;
+    loop {
+        let fut =
+            AssertUnwindSafe(shared.handler.handle(request.clone(), cx.clone())).catch_unwind();
+        tokio::pin!(fut);
+        let outcome = tokio::select! {
+            biased;
+            o = &mut fut => Some(o),
+            () = cancel.cancelled() => None,
+        };
+        let Some(outcome) = outcome else {
+            outlet.abandon().await;
+            // Let the handler see `cx.cancelled()` and wind down.
+            let _ = fut.await;
+            break;
+        };
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(_) => {
+                tracing::error!(session = %session.id, request = %id, "handler panicked");
+                Outcome::Error(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "Internal error: the handler failed",
+                ))
+            }
+        };
+        match outcome {
+            Outcome::Result(result) => {
+                outlet.respond(Response::result(id.clone(), result)).await;
+                break;
+            }
+            Outcome::Error(error) => {
+                outlet
+                    .respond(Response::error(Some(id.clone()), error))
+                    .await;
+                break;
+            }
+            Outcome::InputRequired(input) => {
+                rounds += 1;
+                if rounds > shared.config.max_input_rounds {
+                    let e = ErrorObject::new(
+                        INTERNAL_ERROR,
+                        format!(
+                            "the handler asked for client input more than {} times",
+                            shared.config.max_input_rounds
+                        ),
+                    );
+                    outlet.respond(Response::error(Some(id.clone()), e)).await;
+                    break;
+                }
+                let state = input.state.clone();
+                match input::ask(&shared, &session, &outlet, &cancel, input).await {
+                    Ok(answers) => {
+                        cx.input_responses = Some(answers);
+                        cx.request_state = state;
+                    }
+                    Err(AskError::Cancelled) => {
+                        outlet.abandon().await;
+                        break;
+                    }
+                    Err(AskError::Failed(e)) => {
+                        outlet.respond(Response::error(Some(id.clone()), e)).await;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    session.end_request(&id);
+}

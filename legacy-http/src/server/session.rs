@@ -1,0 +1,355 @@
+//! Sessions (*Transports*, "Session Management") and their registry.
+//!
+//! A session is fixed at `initialize`: its [`ProtocolVersion`], that
+//! version's [`Features`] row (every revision-dependent behaviour asks this
+//! row, never the version string), the client's description, and the
+//! [`SessionTag`] its event ids carry. Besides that it holds only small,
+//! bounded maps: live state of its unfinished streams, its in-flight
+//! requests' cancellation tokens and its pending server-to-client requests.
+//! An idle session owns no task, channel or timer; one sweeper task per
+//! server ends idle sessions.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::cancel::CancellationToken;
+use mcp_transport_core::event_id::{SessionTag, StreamId};
+use mcp_transport_core::handler::{ClientDescription, LogLevel};
+use mcp_transport_core::jsonrpc::{RequestId, Response};
+use mcp_transport_core::version::Features;
+use tokio::sync::{OnceCell, oneshot};
+
+use super::Shared;
+use super::stream::StreamState;
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No code here panics while holding these locks; a poisoned lock still
+    // guards consistent data.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One MCP session.
+pub(crate) struct Session {
+    /// The `MCP-Session-Id` value.
+    pub id: Arc<str>,
+    /// The tag of every event id issued in this session.
+    pub tag: SessionTag,
+    /// The version negotiated at `initialize`.
+    pub version: ProtocolVersion,
+    /// That version's feature row.
+    pub features: &'static Features,
+    /// The client, from `initialize`.
+    pub client: Arc<ClientDescription>,
+    log_level: AtomicU8,
+    next_stream: AtomicU64,
+    next_client_request: AtomicU64,
+    /// Live state of request streams not yet reaped.
+    streams: Mutex<HashMap<StreamId, Arc<StreamState>>>,
+    /// The standalone GET stream, opened at the first GET.
+    standalone: OnceCell<Arc<StreamState>>,
+    /// In-flight client requests and their cancellation tokens.
+    requests: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Server-to-client requests awaiting the client's response.
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Response>>>,
+    /// Milliseconds since the server's epoch at the last activity.
+    last_active: AtomicU64,
+    /// Running requests plus attached connections: a busy session is never idle.
+    busy: AtomicUsize,
+    /// Fired when the session ends.
+    pub shutdown: tokio_util::sync::CancellationToken,
+}
+
+impl Session {
+    /// A new session.
+    pub fn new(
+        id: Arc<str>,
+        tag: SessionTag,
+        version: ProtocolVersion,
+        features: &'static Features,
+        client: ClientDescription,
+        now_ms: u64,
+    ) -> Self {
+        Session {
+            id,
+            tag,
+            version,
+            features,
+            client: Arc::new(client),
+            log_level: AtomicU8::new(level_to_u8(LogLevel::Debug)),
+            next_stream: AtomicU64::new(StreamId::FIRST_REQUEST.get()),
+            next_client_request: AtomicU64::new(1),
+            streams: Mutex::default(),
+            standalone: OnceCell::new(),
+            requests: Mutex::default(),
+            pending: Mutex::default(),
+            last_active: AtomicU64::new(now_ms),
+            busy: AtomicUsize::new(0),
+            shutdown: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    /// The least severe level the client wants. Until the client sends
+    /// `logging/setLevel` this is `Debug` (everything): the MCP logging
+    /// utility lets servers send log messages without a `setLevel`.
+    pub fn log_level(&self) -> LogLevel {
+        level_from_u8(self.log_level.load(Ordering::Relaxed))
+    }
+
+    /// Stores the level from `logging/setLevel`.
+    pub fn set_log_level(&self, level: LogLevel) {
+        self.log_level.store(level_to_u8(level), Ordering::Relaxed);
+    }
+
+    /// Allocates the next request stream number.
+    pub fn next_stream_id(&self) -> StreamId {
+        StreamId(self.next_stream.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A fresh id for a server-to-client request: `"s-<n>"`.
+    pub fn next_client_request_id(&self) -> RequestId {
+        RequestId::String(format!(
+            "s-{}",
+            self.next_client_request.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+
+    /// Registers a request stream's live state.
+    pub fn add_stream(&self, state: Arc<StreamState>) {
+        lock(&self.streams).insert(state.id, state);
+    }
+
+    /// The live state of a stream, if it has one.
+    pub fn stream(&self, id: StreamId) -> Option<Arc<StreamState>> {
+        if id.is_standalone() {
+            return self.standalone.get().cloned();
+        }
+        lock(&self.streams).get(&id).cloned()
+    }
+
+    /// Drops a request stream's live state once it has ended and everything
+    /// was delivered (or nobody is attached to deliver it); resumption then
+    /// works from the event store alone.
+    pub fn reap(&self, state: &Arc<StreamState>) {
+        if state.id.is_standalone() || !state.live().finished || !state.fully_delivered() {
+            return;
+        }
+        let mut streams = lock(&self.streams);
+        if streams
+            .get(&state.id)
+            .is_some_and(|s| Arc::ptr_eq(s, state))
+        {
+            streams.remove(&state.id);
+        }
+    }
+
+    /// The standalone stream's cell (opened on first use by the GET handler).
+    pub fn standalone(&self) -> &OnceCell<Arc<StreamState>> {
+        &self.standalone
+    }
+
+    /// Registers an in-flight request; `false` if its id is already in use.
+    pub fn start_request(&self, id: &RequestId, token: CancellationToken) -> bool {
+        let mut requests = lock(&self.requests);
+        if requests.contains_key(id) {
+            return false;
+        }
+        requests.insert(id.clone(), token);
+        true
+    }
+
+    /// Forgets an in-flight request.
+    pub fn end_request(&self, id: &RequestId) {
+        lock(&self.requests).remove(id);
+    }
+
+    /// Fires the cancellation token of an in-flight request; `false` when
+    /// there is none (already finished or never seen: ignored, as
+    /// *Cancellation* says).
+    pub fn cancel_request(&self, id: &RequestId) -> bool {
+        match lock(&self.requests).get(id) {
+            Some(t) => {
+                t.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Registers a server-to-client request awaiting an answer; `None` when
+    /// `max` are already pending.
+    pub fn await_client_response(
+        &self,
+        id: RequestId,
+        max: usize,
+    ) -> Option<oneshot::Receiver<Response>> {
+        let mut pending = lock(&self.pending);
+        if pending.len() >= max {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        pending.insert(id, tx);
+        Some(rx)
+    }
+
+    /// Forgets a pending server-to-client request.
+    pub fn forget_client_request(&self, id: &RequestId) {
+        lock(&self.pending).remove(id);
+    }
+
+    /// Whether a server-to-client request still awaits its answer.
+    pub fn is_client_request_pending(&self, id: &RequestId) -> bool {
+        lock(&self.pending).contains_key(id)
+    }
+
+    /// Routes a client's response to the waiting server-to-client request;
+    /// `false` if no request with that id is pending.
+    pub fn complete_client_request(&self, response: Response) -> bool {
+        let Some(id) = response.id.clone() else {
+            return false;
+        };
+        let Some(tx) = lock(&self.pending).remove(&id) else {
+            return false;
+        };
+        tx.send(response).is_ok()
+    }
+
+    /// Records activity now.
+    pub fn touch(&self, now_ms: u64) {
+        self.last_active.fetch_max(now_ms, Ordering::Relaxed);
+    }
+
+    /// A guard that marks the session busy while it lives.
+    pub fn busy(self: &Arc<Self>, shared: &Arc<Shared>) -> BusyGuard {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        BusyGuard {
+            session: self.clone(),
+            shared: Arc::downgrade(shared),
+        }
+    }
+
+    /// Whether the session has been idle longer than `timeout` at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64, timeout: Duration) -> bool {
+        let idle = now_ms.saturating_sub(self.last_active.load(Ordering::Relaxed));
+        self.busy.load(Ordering::Acquire) == 0 && u128::from(idle) > timeout.as_millis()
+    }
+
+    /// Ends the session's activity: connections close, running requests are
+    /// cancelled, pending server-to-client requests fail.
+    pub fn shut_down(&self) {
+        self.shutdown.cancel();
+        for t in lock(&self.requests).values() {
+            t.cancel();
+        }
+        lock(&self.pending).clear();
+        lock(&self.streams).clear();
+    }
+}
+
+/// Keeps a session busy (not idle) while alive; touches it when dropped.
+pub(crate) struct BusyGuard {
+    session: Arc<Session>,
+    shared: Weak<Shared>,
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.upgrade() {
+            self.session.touch(shared.now_ms());
+        }
+        self.session.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn level_to_u8(l: LogLevel) -> u8 {
+    match l {
+        LogLevel::Debug => 0,
+        LogLevel::Info => 1,
+        LogLevel::Notice => 2,
+        LogLevel::Warning => 3,
+        LogLevel::Error => 4,
+        LogLevel::Critical => 5,
+        LogLevel::Alert => 6,
+        LogLevel::Emergency => 7,
+    }
+}
+
+fn level_from_u8(n: u8) -> LogLevel {
+    match n {
+        0 => LogLevel::Debug,
+        1 => LogLevel::Info,
+        2 => LogLevel::Notice,
+        3 => LogLevel::Warning,
+        4 => LogLevel::Error,
+        5 => LogLevel::Critical,
+        6 => LogLevel::Alert,
+        _ => LogLevel::Emergency,
+    }
+}
+
+/// Why a session could not be registered.
+#[derive(Debug)]
+pub(crate) struct Full {
+    /// The cap.
+    pub max: usize,
+}
+
+/// Every live session, by `MCP-Session-Id`.
+#[derive(Default)]
+pub(crate) struct Registry {
+    map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+}
+
+impl Registry {
+    /// Registers a session unless `max` are already registered.
+    pub fn insert(&self, session: Arc<Session>, max: usize) -> Result<(), Full> {
+        let mut map = lock(&self.map);
+        if map.len() >= max {
+            return Err(Full { max });
+        }
+        map.insert(session.id.clone(), session);
+        Ok(())
+    }
+
+    /// The session with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.map).get(id).cloned()
+    }
+
+    /// Removes the session with this id.
+    pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.map).remove(id)
+    }
+
+    /// The number of sessions.
+    pub fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+
+    /// Every session.
+    pub fn all(&self) -> Vec<Arc<Session>> {
+        lock(&self.map).values().cloned().collect()
+    }
+
+    /// The sessions expired at `now_ms`.
+    pub fn expired(&self, now_ms: u64, timeout: Duration) -> Vec<Arc<Session>> {
+        lock(&self.map)
+            .values()
+            .filter(|s| s.is_expired(now_ms, timeout))
+            .cloned()
+            .collect()
+    }
+}
+
+/// How often the sweeper looks for idle sessions: a quarter of the timeout,
+/// between 10 ms and 60 s.
+pub(crate) fn sweep_interval(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(60))
+}
+
+/// Milliseconds from `epoch` to now.
+pub(crate) fn millis_since(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

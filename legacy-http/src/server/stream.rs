@@ -1,0 +1,269 @@
+//! The small live state of one SSE stream.
+//!
+//! The event store holds a stream's events; this holds only what a live
+//! connection and the stream's producer need to coordinate:
+//!
+//! * [`Live`] (a `watch` written by producers and by control calls): the last
+//!   sequence number appended, whether the stream has ended, which
+//!   connection generation currently owns the stream, and a counter of
+//!   on-demand close requests. A connection waits on it for "something
+//!   changed".
+//! * [`Delivery`] (a `watch` written by the attached connection): which
+//!   connection is attached and how far it has delivered. A producer waits on
+//!   it when more than `stream_queue` events are undelivered
+//!   (backpressure).
+//!
+//! Appending goes store first, then `Live`: a connection that sees a new
+//! `last_seq` always finds the event in the store.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
+use mcp_transport_core::event_log::{EventStore, StoreError};
+use tokio::sync::watch;
+
+/// What producers and control calls publish to connections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Live {
+    /// The last sequence number appended (0: none).
+    pub last_seq: u64,
+    /// The stream has ended (its response is appended, or it was cancelled).
+    pub finished: bool,
+    /// The generation of the connection that owns the stream; a connection
+    /// whose generation is older has been taken over and must stop.
+    pub generation: u64,
+    /// Incremented by `close_sse_stream`: the attached connection closes.
+    pub close_requests: u64,
+}
+
+/// What the attached connection publishes to producers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Delivery {
+    /// The generation of the attached connection, if any.
+    pub attached: Option<u64>,
+    /// The last sequence number that connection has handed to HTTP.
+    pub delivered: u64,
+}
+
+/// The live state of one stream of one session.
+#[derive(Debug)]
+pub(crate) struct StreamState {
+    /// The stream's number.
+    pub id: StreamId,
+    live: watch::Sender<Live>,
+    delivery: watch::Sender<Delivery>,
+}
+
+impl StreamState {
+    /// The state of a stream just opened (nothing appended).
+    pub fn new(id: StreamId) -> Arc<Self> {
+        Arc::new(StreamState {
+            id,
+            live: watch::Sender::new(Live::default()),
+            delivery: watch::Sender::new(Delivery::default()),
+        })
+    }
+
+    /// A state standing in for a stream that has no live state any more
+    /// (its request finished and the state was reaped): ended at `last_seq`.
+    pub fn ended(id: StreamId, last_seq: u64) -> Arc<Self> {
+        let s = Self::new(id);
+        s.live.send_modify(|l| {
+            l.last_seq = last_seq;
+            l.finished = true;
+        });
+        s
+    }
+
+    /// The current live values.
+    pub fn live(&self) -> Live {
+        *self.live.borrow()
+    }
+
+    /// A receiver of live changes.
+    pub fn subscribe(&self) -> watch::Receiver<Live> {
+        self.live.subscribe()
+    }
+
+    /// Attaches a connection that starts after `cursor`, taking the stream
+    /// over from any connection attached before (that one sees a newer
+    /// generation and stops). Returns the new connection's generation.
+    pub fn attach(&self, cursor: u64) -> u64 {
+        let mut generation = 0;
+        self.live.send_modify(|l| {
+            l.generation += 1;
+            generation = l.generation;
+        });
+        self.delivery.send_replace(Delivery {
+            attached: Some(generation),
+            delivered: cursor,
+        });
+        generation
+    }
+
+    /// Attaches like [`attach`](Self::attach) but only when no connection is
+    /// attached (the standalone GET stream is one connection at a time).
+    pub fn try_attach(&self, cursor: u64) -> Option<u64> {
+        let mut free = false;
+        self.delivery.send_if_modified(|d| {
+            if d.attached.is_none() {
+                // Reserve with a placeholder; the generation is set below.
+                d.attached = Some(u64::MAX);
+                d.delivered = cursor;
+                free = true;
+            }
+            free
+        });
+        if !free {
+            return None;
+        }
+        Some(self.attach(cursor))
+    }
+
+    /// Whether a connection is attached.
+    #[cfg(test)]
+    pub fn is_attached(&self) -> bool {
+        self.delivery.borrow().attached.is_some()
+    }
+
+    /// Detaches connection `generation` if it is still the attached one.
+    pub fn detach(&self, generation: u64) {
+        self.delivery.send_if_modified(|d| {
+            if d.attached == Some(generation) {
+                d.attached = None;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Records that connection `generation` has delivered through `seq`.
+    pub fn delivered(&self, generation: u64, seq: u64) {
+        self.delivery.send_if_modified(|d| {
+            if d.attached == Some(generation) && d.delivered < seq {
+                d.delivered = seq;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Whether every appended event has been delivered (or none is attached
+    /// to deliver them).
+    pub fn fully_delivered(&self) -> bool {
+        let d = *self.delivery.borrow();
+        d.attached.is_none() || d.delivered >= self.live().last_seq
+    }
+
+    /// Waits while a connection is attached and more than `limit` events are
+    /// undelivered. Returns at once when no connection is attached.
+    pub async fn wait_for_room(&self, limit: usize) {
+        let limit = u64::try_from(limit.max(1)).unwrap_or(u64::MAX);
+        let mut rx = self.delivery.subscribe();
+        loop {
+            let room = {
+                let d = rx.borrow_and_update();
+                d.attached.is_none() || self.live().last_seq.saturating_sub(d.delivered) < limit
+            };
+            if room || rx.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Appends one message event: to the store first, then published.
+    pub async fn append(
+        &self,
+        store: &dyn EventStore,
+        tag: &SessionTag,
+        message: Bytes,
+    ) -> Result<EventId, StoreError> {
+        let id = store.append(tag, self.id, message).await?;
+        self.live
+            .send_modify(|l| l.last_seq = l.last_seq.max(id.seq));
+        Ok(id)
+    }
+
+    /// Ends the stream (after its last event was appended).
+    pub async fn finish(&self, store: &dyn EventStore, tag: &SessionTag) {
+        if let Err(e) = store.finish_stream(tag, self.id).await {
+            tracing::debug!(stream = %self.id, error = %e, "finish_stream failed");
+        }
+        self.live.send_modify(|l| l.finished = true);
+    }
+
+    /// Asks the attached connection (if any) to close after a `retry`.
+    pub fn request_close(&self) {
+        self.live.send_modify(|l| l.close_requests += 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_transport_core::event_log::MemoryEventStore;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn backpressure_only_while_attached() {
+        let store = MemoryEventStore::default();
+        let tag = SessionTag::from_u64(7);
+        store.open_session(&tag).await.unwrap();
+        store.open_stream(&tag, StreamId(1)).await.unwrap();
+        let s = StreamState::new(StreamId(1));
+        // Not attached: never waits.
+        for _ in 0..5 {
+            s.append(&store, &tag, Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+        }
+        s.wait_for_room(2).await;
+        // Attached with nothing delivered: 5 undelivered >= 2, so it waits.
+        let g = s.attach(0);
+        let waited = tokio::time::timeout(Duration::from_millis(50), s.wait_for_room(2)).await;
+        assert!(waited.is_err(), "must wait while the queue is full");
+        // Delivery frees room.
+        let s2 = s.clone();
+        let waiter = tokio::spawn(async move { s2.wait_for_room(2).await });
+        s.delivered(g, 4);
+        tokio::time::timeout(Duration::from_secs(1), waiter)
+            .await
+            .unwrap()
+            .unwrap();
+        // Detaching frees it too.
+        for _ in 0..5 {
+            s.append(&store, &tag, Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+        }
+        let s3 = s.clone();
+        let waiter = tokio::spawn(async move { s3.wait_for_room(2).await });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiter.is_finished());
+        s.detach(g);
+        tokio::time::timeout(Duration::from_secs(1), waiter)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    #[test]
+    fn attach_takeover_and_try_attach() {
+        let s = StreamState::new(StreamId(1));
+        let g1 = s.attach(0);
+        assert!(s.is_attached());
+        assert!(s.try_attach(0).is_none());
+        let g2 = s.attach(0);
+        assert!(g2 > g1);
+        assert_eq!(s.live().generation, g2);
+        s.detach(g1); // stale: no effect
+        assert!(s.is_attached());
+        s.detach(g2);
+        assert!(!s.is_attached());
+        let g3 = s.try_attach(5).unwrap();
+        assert_eq!(s.live().generation, g3);
+    }
+}
