@@ -1,0 +1,196 @@
+//! [`ClientConfig`]: what the client offers and the bounds it keeps.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::sse::DEFAULT_MAX_EVENT_SIZE;
+use mcp_transport_core::transport::{InputHandler, NoInput};
+
+/// The default wait before reconnecting when the server sent no `retry`.
+pub const DEFAULT_RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
+/// The default bound on reconnections in a row that bring nothing new.
+pub const DEFAULT_MAX_RESUME_ATTEMPTS: u32 = 20;
+/// The default bound on the time spent reconnecting without anything new.
+pub const DEFAULT_MAX_RESUME_TIME: Duration = Duration::from_secs(5 * 60);
+/// The default bound on a JSON (`application/json`) answer body: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The default overall deadline of one request: 5 minutes.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// How a [`LegacyClient`](super::LegacyClient) connects and what it bounds.
+///
+/// Build it with [`ClientConfig::new`] and the `with_*` methods, or set the
+/// public fields directly:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_legacy_http::client::ClientConfig;
+/// use mcp_transport_core::ProtocolVersion;
+///
+/// let config = ClientConfig::new("http://127.0.0.1:8080/mcp")
+///     .with_versions(vec![ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18])
+///     .with_reconnect_backoff(Duration::from_millis(500));
+/// assert_eq!(config.versions[0], ProtocolVersion::V2025_11_25);
+/// ```
+#[derive(Clone)]
+pub struct ClientConfig {
+    /// The MCP endpoint (*Transports*, "Streamable HTTP": "a single HTTP
+    /// endpoint path ... that supports both POST and GET").
+    pub url: String,
+    /// The legacy versions the client supports, most preferred first. The
+    /// first is the one sent in `initialize` (*Lifecycle*, "Version
+    /// Negotiation": it "SHOULD be the latest version supported by the
+    /// client"); a counter-offer from the server is accepted when it is in
+    /// this list.
+    pub versions: Vec<ProtocolVersion>,
+    /// `clientInfo` sent in `initialize` (an `Implementation` object).
+    pub client_info: serde_json::Value,
+    /// `capabilities` sent in `initialize`.
+    pub capabilities: serde_json::Value,
+    /// Answers server-to-client requests (sampling, elicitation, roots).
+    /// `ping` is answered by the transport itself.
+    pub input_handler: Arc<dyn InputHandler>,
+    /// The wait before reconnecting when the server sent no `retry` field.
+    pub reconnect_backoff: Duration,
+    /// How many reconnections in a row may bring nothing new (no new event
+    /// id, no message) before the stream fails with
+    /// [`TransportError::ResumeFailed`](mcp_transport_core::transport::TransportError::ResumeFailed).
+    pub max_resume_attempts: u32,
+    /// How long the client may keep reconnecting without anything new
+    /// arriving before the stream fails with `ResumeFailed`.
+    pub max_resume_time: Duration,
+    /// The most bytes one SSE event may hold (the decoder's limit; exceeding
+    /// it is a `TransportError::Limit`).
+    pub max_event_bytes: usize,
+    /// The most bytes a JSON answer body may hold (`TransportError::Limit`).
+    pub max_body_bytes: usize,
+    /// The default overall deadline of a request (overridden per request by
+    /// `RequestOptions::timeout`); `None` waits as long as the server keeps
+    /// the stream alive.
+    pub request_timeout: Option<Duration>,
+    /// A custom HTTP client (proxies, TLS, default headers). `None` builds
+    /// one with `TCP_NODELAY`.
+    pub http_client: Option<reqwest::Client>,
+}
+
+impl ClientConfig {
+    /// A configuration for the endpoint `url`, every other field at its default.
+    pub fn new(url: impl Into<String>) -> Self {
+        ClientConfig {
+            url: url.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Sets [`versions`](Self::versions).
+    pub fn with_versions(mut self, versions: Vec<ProtocolVersion>) -> Self {
+        self.versions = versions;
+        self
+    }
+
+    /// Sets [`client_info`](Self::client_info).
+    pub fn with_client_info(mut self, client_info: serde_json::Value) -> Self {
+        self.client_info = client_info;
+        self
+    }
+
+    /// Sets [`capabilities`](Self::capabilities).
+    pub fn with_capabilities(mut self, capabilities: serde_json::Value) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Sets [`input_handler`](Self::input_handler).
+    pub fn with_input_handler(mut self, handler: Arc<dyn InputHandler>) -> Self {
+        self.input_handler = handler;
+        self
+    }
+
+    /// Sets [`reconnect_backoff`](Self::reconnect_backoff).
+    pub fn with_reconnect_backoff(mut self, backoff: Duration) -> Self {
+        self.reconnect_backoff = backoff;
+        self
+    }
+
+    /// Sets [`max_resume_attempts`](Self::max_resume_attempts).
+    pub fn with_max_resume_attempts(mut self, attempts: u32) -> Self {
+        self.max_resume_attempts = attempts;
+        self
+    }
+
+    /// Sets [`max_resume_time`](Self::max_resume_time).
+    pub fn with_max_resume_time(mut self, time: Duration) -> Self {
+        self.max_resume_time = time;
+        self
+    }
+
+    /// Sets [`max_event_bytes`](Self::max_event_bytes).
+    pub fn with_max_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_event_bytes = bytes;
+        self
+    }
+
+    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`http_client`](Self::http_client).
+    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            url: String::new(),
+            versions: vec![
+                ProtocolVersion::V2025_11_25,
+                ProtocolVersion::V2025_06_18,
+                ProtocolVersion::V2025_03_26,
+            ],
+            client_info: serde_json::json!({
+                "name": "mcp-legacy-http",
+                "version": env!("CARGO_PKG_VERSION"),
+            }),
+            capabilities: serde_json::json!({}),
+            input_handler: Arc::new(NoInput),
+            reconnect_backoff: DEFAULT_RECONNECT_BACKOFF,
+            max_resume_attempts: DEFAULT_MAX_RESUME_ATTEMPTS,
+            max_resume_time: DEFAULT_MAX_RESUME_TIME,
+            max_event_bytes: DEFAULT_MAX_EVENT_SIZE,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            http_client: None,
+        }
+    }
+}
+
+impl fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("url", &self.url)
+            .field("versions", &self.versions)
+            .field("client_info", &self.client_info)
+            .field("capabilities", &self.capabilities)
+            .field("reconnect_backoff", &self.reconnect_backoff)
+            .field("max_resume_attempts", &self.max_resume_attempts)
+            .field("max_resume_time", &self.max_resume_time)
+            .field("max_event_bytes", &self.max_event_bytes)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("request_timeout", &self.request_timeout)
+            .field("custom_http_client", &self.http_client.is_some())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,177 @@
+//! [`LegacyClient`]: one legacy-era MCP connection over Streamable HTTP.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use async_trait::async_trait;
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::jsonrpc::{Message, Notification};
+use mcp_transport_core::transport::{
+    ListenFilter, Negotiated, RequestOptions, ResponseStream, ServerMessages, Transport,
+    TransportError,
+};
+use mcp_transport_core::version::Features;
+use serde_json::value::RawValue;
+
+use super::config::ClientConfig;
+use super::listen::{self, Listening};
+use super::request;
+use super::session::{self, Current, InitializeResult, delete_ok};
+use super::shared::Shared;
+use super::wire;
+
+/// A client of one MCP endpoint speaking a session-based revision
+/// (2025-03-26, 2025-06-18 or 2025-11-25), chosen by `initialize`.
+///
+/// Cheap to clone: clones share the session and the request id counter.
+///
+/// # Sessions
+///
+/// [`connect`](Self::connect) runs the handshake. When the server answers
+/// a request carrying the session id with HTTP 404, the session is gone
+/// (*Transports*, "Session Management" 3-4): every in-flight stream of that
+/// session ends with [`TransportError::SessionExpired`], the request that
+/// got the 404 fails with it too and is **not** re-sent (re-sending is the
+/// caller's decision: not every request is idempotent), and the next call
+/// ([`request`](Transport::request), [`notify`](Transport::notify),
+/// [`listen`](Transport::listen)) first starts a new session with a fresh
+/// `initialize` that carries no session id.
+#[derive(Clone)]
+pub struct LegacyClient {
+    shared: Arc<Shared>,
+    first: Arc<Current>,
+}
+
+impl fmt::Debug for LegacyClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let current = self.current();
+        f.debug_struct("LegacyClient")
+            .field("url", &self.shared.url.as_str())
+            .field("revision", &current.session.version)
+            .field("session_id", &current.session.id)
+            .field("closed", &self.shared.closed.is_cancelled())
+            .finish()
+    }
+}
+
+impl LegacyClient {
+    /// Connects: POSTs `initialize` offering `config.versions[0]` (the
+    /// answer may be JSON or SSE), accepts the server's version when it is
+    /// in `config.versions` (else a `Negotiation` error naming both sides,
+    /// after a best-effort DELETE of the session), keeps the
+    /// `MCP-Session-Id` if one was given and sends
+    /// `notifications/initialized`.
+    pub async fn connect(config: ClientConfig) -> Result<Self, TransportError> {
+        let shared = Shared::new(config)?;
+        let first = session::ensure(&shared).await?;
+        Ok(LegacyClient { shared, first })
+    }
+
+    fn current(&self) -> Arc<Current> {
+        self.shared.current().unwrap_or_else(|| self.first.clone())
+    }
+
+    /// The current session's `MCP-Session-Id`, if the server assigned one.
+    pub fn session_id(&self) -> Option<String> {
+        self.current().session.id.clone()
+    }
+
+    /// Whether the server has forgotten the current session (HTTP 404); the
+    /// next call starts a new one.
+    pub fn session_lost(&self) -> bool {
+        self.current().session.is_lost()
+    }
+
+    /// What the server answered to the current session's `initialize`.
+    pub fn initialize_result(&self) -> Arc<InitializeResult> {
+        self.current().init.clone()
+    }
+
+    /// The server's `serverInfo`.
+    pub fn server_info(&self) -> serde_json::Value {
+        self.current().init.server_info.clone()
+    }
+
+    /// The negotiated revision's feature row.
+    pub fn features(&self) -> Features {
+        self.current().session.features
+    }
+
+    /// Opens the standalone GET stream, telling "not offered" (405) apart
+    /// from a stream ([`Transport::listen`] maps `NotOffered` to a stream
+    /// that ends at once).
+    pub async fn open_listen(&self, filter: ListenFilter) -> Result<Listening, TransportError> {
+        listen::open(self.shared.clone(), filter).await
+    }
+}
+
+#[async_trait]
+impl Transport for LegacyClient {
+    fn revision(&self) -> ProtocolVersion {
+        self.current().session.version.clone()
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        let revision = self.revision();
+        Negotiated {
+            era: revision.era(),
+            reason: format!(
+                "initialize offered {} and the server answered {revision}",
+                self.shared.config.versions[0]
+            ),
+            revision,
+        }
+    }
+
+    /// POSTs the request (ids are integers counting up); see
+    /// [`ResponseStream`] for what the stream yields. Dropping the stream
+    /// before the response stops reading and sends `notifications/cancelled`.
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<ResponseStream, TransportError> {
+        request::start(self.shared.clone(), method, params, options).await
+    }
+
+    async fn notify(&self, notification: Notification) -> Result<(), TransportError> {
+        let current = session::ensure(&self.shared).await?;
+        let what = format!("POST {}", notification.method);
+        let message = Message::Notification(notification);
+        wire::post_accepted(&self.shared, &current.session, &message, &what).await
+    }
+
+    /// The standalone GET stream; when the server offers none (405) the
+    /// returned stream ends at once (use [`LegacyClient::open_listen`] to
+    /// tell the two apart).
+    async fn listen(&self, filter: ListenFilter) -> Result<ServerMessages, TransportError> {
+        match self.open_listen(filter).await? {
+            Listening::Stream(s) => Ok(s),
+            Listening::NotOffered => Ok(ServerMessages::new(futures_util::stream::empty())),
+        }
+    }
+
+    /// Sends DELETE with the session id (200, 202, 204, 405 and 404 are all
+    /// fine) and ends every stream; later calls fail with
+    /// [`TransportError::Closed`]. Closing twice is a no-op.
+    async fn close(&self) -> Result<(), TransportError> {
+        if self.shared.close_started.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.shared.closed.cancel();
+        let current = self.current();
+        let session = &current.session;
+        if session.id.is_none() || session.is_lost() {
+            return Ok(());
+        }
+        let response =
+            wire::send(wire::delete(&self.shared, session), "DELETE of the session").await?;
+        if delete_ok(response.status()) {
+            Ok(())
+        } else {
+            Err(wire::status_error(response, session, "DELETE of the session").await)
+        }
+    }
+}

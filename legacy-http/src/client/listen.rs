@@ -1,0 +1,202 @@
+//! The standalone GET stream (*Transports*, "Listening for Messages from
+//! the Server").
+//!
+//! The client GETs the endpoint with `Accept: text/event-stream`; the server
+//! "MUST either return `Content-Type: text/event-stream` ... or else return
+//! HTTP 405 Method Not Allowed, indicating that the server does not offer an
+//! SSE stream at this endpoint". 405 is an answer, not a failure:
+//! [`Listening::NotOffered`] (and, through `Transport::listen`, a stream that
+//! ends at once).
+//!
+//! On the stream the server "MAY send JSON-RPC _requests_ and
+//! _notifications_"; requests are answered through the input handler before
+//! they are yielded. When the connection ends the stream is resumed like a
+//! request's ([`resume`](super::resume)): after `retry` or the backoff, by
+//! GET with `Last-Event-ID` when an id was seen and a plain GET otherwise,
+//! until the client is closed or the stream dropped. A 405 on reconnection
+//! ends the stream; a 404 ends it with `SessionExpired` (call `listen`
+//! again: it starts a new session).
+
+use std::sync::Arc;
+
+use futures_util::stream;
+use mcp_transport_core::jsonrpc::{Message, Notification};
+use mcp_transport_core::transport::{ListenFilter, ServerMessages, TransportError};
+use serde::Deserialize;
+
+use super::input;
+use super::resume::{EventSource, Mode};
+use super::session::{self, Session};
+use super::shared::Shared;
+use super::wire::{self, MediaType};
+
+/// What opening the standalone stream found.
+#[derive(Debug)]
+pub enum Listening {
+    /// The server offers the stream: its messages.
+    Stream(ServerMessages),
+    /// The server answered 405: it offers no standalone stream.
+    NotOffered,
+}
+
+/// GETs the standalone stream of the current session.
+pub(crate) async fn open(
+    shared: Arc<Shared>,
+    filter: ListenFilter,
+) -> Result<Listening, TransportError> {
+    let current = session::ensure(&shared).await?;
+    let session = current.session.clone();
+    if !session.features.get_stream {
+        return Err(TransportError::Unsupported {
+            revision: session.version.clone(),
+            what: "the standalone GET stream",
+        });
+    }
+    let what = "GET of the standalone stream";
+    let response = wire::send(wire::get(&shared, &session, None), what).await?;
+    if response.status() == http::StatusCode::METHOD_NOT_ALLOWED {
+        return Ok(Listening::NotOffered);
+    }
+    if !response.status().is_success() {
+        return Err(wire::status_error(response, &session, what).await);
+    }
+    if let other @ (MediaType::Json | MediaType::Other(_)) = wire::media_type(&response) {
+        return Err(TransportError::PeerMisbehaved(format!(
+            "{what} was answered with {other:?}, not text/event-stream"
+        )));
+    }
+    let source = EventSource::new(shared.clone(), session.clone(), Mode::Listen, response);
+    let state = ListenStream {
+        shared,
+        session,
+        source: Box::new(source),
+        filter,
+        done: false,
+    };
+    Ok(Listening::Stream(ServerMessages::new(stream::unfold(
+        state,
+        |mut state| async move {
+            let item = state.next().await?;
+            Some((item, state))
+        },
+    ))))
+}
+
+/// The state behind the [`ServerMessages`] of the standalone stream.
+struct ListenStream {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    source: Box<EventSource>,
+    filter: ListenFilter,
+    done: bool,
+}
+
+impl ListenStream {
+    async fn next(&mut self) -> Option<Result<Message, TransportError>> {
+        while !self.done {
+            let closed = self.shared.closed.clone();
+            let lost = self.session.lost().clone();
+            let next = tokio::select! {
+                biased;
+                () = closed.cancelled() => Ok(None),
+                () = lost.cancelled() => Err(self.session.expired_error()),
+                r = self.source.next() => r,
+            };
+            match next {
+                Ok(None) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Ok(Some(Message::Request(request))) => {
+                    if let Err(e) = input::answer(&self.shared, &self.session, &request).await {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                    return Some(Ok(Message::Request(request)));
+                }
+                Ok(Some(Message::Notification(n))) => {
+                    if wanted(&self.filter, &n) {
+                        return Some(Ok(Message::Notification(n)));
+                    }
+                }
+                // A response may arrive here only when resuming a request's
+                // stream; pass it on.
+                Ok(Some(response)) => return Some(Ok(response)),
+            }
+        }
+        None
+    }
+}
+
+/// The filter, applied client-side: legacy servers send whatever they send
+/// on the GET stream. A filter that selects nothing (the default) passes
+/// everything; one that selects something drops the change notifications
+/// it does not select. Other messages always pass.
+fn wanted(filter: &ListenFilter, n: &Notification) -> bool {
+    let selects_any = filter.tools_list_changed
+        || filter.prompts_list_changed
+        || filter.resources_list_changed
+        || !filter.resource_uris.is_empty();
+    if !selects_any {
+        return true;
+    }
+    match n.method.as_str() {
+        "notifications/tools/list_changed" => filter.tools_list_changed,
+        "notifications/prompts/list_changed" => filter.prompts_list_changed,
+        "notifications/resources/list_changed" => filter.resources_list_changed,
+        "notifications/resources/updated" => {
+            #[derive(Deserialize)]
+            struct Updated {
+                uri: String,
+            }
+            n.params
+                .as_ref()
+                .and_then(|p| serde_json::from_str::<Updated>(p.get()).ok())
+                .is_some_and(|u| filter.resource_uris.contains(&u.uri))
+        }
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(method: &str, params: Option<serde_json::Value>) -> Notification {
+        Notification::new(method, params.as_ref()).unwrap()
+    }
+
+    #[test]
+    fn default_filter_passes_everything_and_a_selection_filters_changes_only() {
+        let all = ListenFilter::default();
+        assert!(wanted(
+            &all,
+            &note("notifications/tools/list_changed", None)
+        ));
+        let tools = ListenFilter {
+            tools_list_changed: true,
+            resource_uris: vec!["file:///a".into()],
+            ..Default::default()
+        };
+        assert!(wanted(
+            &tools,
+            &note("notifications/tools/list_changed", None)
+        ));
+        assert!(!wanted(
+            &tools,
+            &note("notifications/prompts/list_changed", None)
+        ));
+        assert!(wanted(&tools, &note("notifications/message", None)));
+        let a = serde_json::json!({"uri": "file:///a"});
+        let b = serde_json::json!({"uri": "file:///b"});
+        assert!(wanted(
+            &tools,
+            &note("notifications/resources/updated", Some(a))
+        ));
+        assert!(!wanted(
+            &tools,
+            &note("notifications/resources/updated", Some(b))
+        ));
+    }
+}

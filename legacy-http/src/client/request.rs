@@ -1,0 +1,244 @@
+//! One request: the POST, its JSON or SSE answer, and the stream the caller
+//! reads (related messages, then the response).
+//!
+//! *Transports*, "Sending Messages to the Server" 5: the server answers a
+//! request with `Content-Type: application/json` ("one JSON object") or
+//! `text/event-stream`, and "The client MUST support both these cases". On
+//! the SSE stream the server may send requests and notifications before the
+//! response; the stream is read until the response and no further.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::stream;
+use mcp_transport_core::jsonrpc::{Message, Request, RequestId};
+use mcp_transport_core::transport::{RequestOptions, ResponseStream, StreamEvent, TransportError};
+use serde_json::value::RawValue;
+use tokio::time::Instant;
+
+use super::cancel::CancelGuard;
+use super::input;
+use super::resume::{EventSource, Mode};
+use super::session::{self, Session};
+use super::shared::Shared;
+use super::wire::{self, MediaType, Outgoing};
+
+/// Where the messages of an answer come from.
+enum Source {
+    /// An `application/json` answer, already read.
+    Json(VecDeque<Message>),
+    /// A `text/event-stream` answer, resumed as needed.
+    Sse(Box<EventSource>),
+}
+
+/// The answer to one POSTed request, read message by message.
+pub(crate) struct Exchange {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    id: RequestId,
+    source: Source,
+}
+
+impl Exchange {
+    /// Starts reading the (successful) answer to the POST of request `id`.
+    pub(crate) async fn open(
+        shared: Arc<Shared>,
+        session: Arc<Session>,
+        id: RequestId,
+        response: reqwest::Response,
+    ) -> Result<Self, TransportError> {
+        let what = format!("the answer to request {id}");
+        if response.status() == http::StatusCode::ACCEPTED {
+            return Err(TransportError::PeerMisbehaved(format!(
+                "{what} was 202 Accepted; a request must be answered with JSON or an SSE stream"
+            )));
+        }
+        let source = match wire::media_type(&response) {
+            MediaType::Json => {
+                let body = wire::read_body(response, shared.config.max_body_bytes, &what).await?;
+                let messages = wire::parse_messages(&body, &session.features, &what)?;
+                Source::Json(messages.into())
+            }
+            MediaType::EventStream => Source::Sse(Box::new(EventSource::new(
+                shared.clone(),
+                session.clone(),
+                Mode::Request(id.clone()),
+                response,
+            ))),
+            MediaType::Other(ct) => {
+                return Err(TransportError::PeerMisbehaved(format!(
+                    "{what} has content type {ct:?}; expected application/json or text/event-stream"
+                )));
+            }
+        };
+        Ok(Exchange {
+            shared,
+            session,
+            id,
+            source,
+        })
+    }
+
+    /// Stops reading: the connection, if any, is released.
+    fn finish(&mut self) {
+        self.source = Source::Json(VecDeque::new());
+    }
+
+    /// The next event: a related notification, a server request (answered
+    /// through the input handler before it is returned), or the response.
+    pub(crate) async fn next_event(&mut self) -> Result<StreamEvent, TransportError> {
+        loop {
+            let message = match &mut self.source {
+                Source::Json(queue) => queue.pop_front(),
+                Source::Sse(source) => source.next().await?,
+            };
+            let Some(message) = message else {
+                return Err(TransportError::PeerMisbehaved(format!(
+                    "the answer to request {} ended without its response",
+                    self.id
+                )));
+            };
+            match message {
+                Message::Response(r) if r.id.as_ref() == Some(&self.id) => {
+                    return Ok(StreamEvent::Response(r));
+                }
+                // An error without an id on this request's own stream can
+                // only be about this request.
+                Message::Response(r) if r.id.is_none() && r.is_error() => {
+                    return Ok(StreamEvent::Response(r));
+                }
+                Message::Response(r) => {
+                    tracing::warn!(expected = %self.id, got = ?r.id, "ignoring a response to another request");
+                }
+                Message::Notification(n) => return Ok(StreamEvent::Notification(n)),
+                Message::Request(r) => {
+                    input::answer(&self.shared, &self.session, &r).await?;
+                    return Ok(StreamEvent::ServerRequest(r));
+                }
+            }
+        }
+    }
+}
+
+/// Sends a request and returns its stream.
+///
+/// The POST is sent and its status checked before this returns; an HTTP
+/// error is returned here (404 with the session id: `SessionExpired`, and
+/// the session is marked lost; the request is **not** re-sent, because
+/// re-sending is the caller's decision and not every request is
+/// idempotent). The overall deadline (`options.timeout`, else
+/// `ClientConfig::request_timeout`) covers the POST and the whole stream.
+pub(crate) async fn start(
+    shared: Arc<Shared>,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    options: RequestOptions,
+) -> Result<ResponseStream, TransportError> {
+    let current = session::ensure(&shared).await?;
+    let session = current.session.clone();
+    let id = shared.next_id();
+    let timeout = options.timeout.or(shared.config.request_timeout);
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let request = Message::Request(Request {
+        id: id.clone(),
+        method: method.to_owned(),
+        params,
+    });
+    let body = Outgoing::Single(&request).to_body(&session.features)?;
+    // Armed from here: dropping the `request()` future after the POST may
+    // have reached the server cancels it too.
+    let mut guard = CancelGuard::new(shared.clone(), session.clone(), id.clone());
+    let what = format!("POST {method} (request {id})");
+    let opening = async {
+        let response = wire::send(wire::post(&shared, &session, body), &what).await?;
+        if !response.status().is_success() {
+            return Err(wire::status_error(response, &session, &what).await);
+        }
+        Exchange::open(shared.clone(), session.clone(), id.clone(), response).await
+    };
+    let exchange = match with_deadline(deadline, timeout, opening).await {
+        Ok(exchange) => exchange,
+        Err(e) => {
+            match &e {
+                // The server refused the request, or the session is gone:
+                // nothing is in progress.
+                TransportError::Http { .. }
+                | TransportError::SessionExpired { .. }
+                | TransportError::Closed => guard.disarm(),
+                other => guard.fire(&format!("the client stopped waiting: {other}")),
+            }
+            return Err(e);
+        }
+    };
+    let state = RequestStream {
+        exchange,
+        guard,
+        deadline,
+        timeout,
+        done: false,
+    };
+    Ok(ResponseStream::new(stream::unfold(
+        state,
+        |mut state| async move {
+            let item = state.next().await?;
+            Some((item, state))
+        },
+    )))
+}
+
+/// The state behind a [`ResponseStream`]. Dropping it before the response
+/// drops the connection and sends `notifications/cancelled` (its guard).
+struct RequestStream {
+    exchange: Exchange,
+    guard: CancelGuard,
+    deadline: Option<Instant>,
+    timeout: Option<Duration>,
+    done: bool,
+}
+
+impl RequestStream {
+    async fn next(&mut self) -> Option<Result<StreamEvent, TransportError>> {
+        if self.done {
+            return None;
+        }
+        let closed = self.exchange.shared.closed.clone();
+        let lost = self.exchange.session.lost().clone();
+        let expired = self.exchange.session.expired_error();
+        let result = tokio::select! {
+            biased;
+            () = closed.cancelled() => Err(TransportError::Closed),
+            () = lost.cancelled() => Err(expired),
+            r = with_deadline(self.deadline, self.timeout, self.exchange.next_event()) => r,
+        };
+        match &result {
+            Ok(StreamEvent::Response(_)) => self.guard.disarm(),
+            Ok(_) => return Some(result),
+            Err(TransportError::SessionExpired { .. } | TransportError::Closed) => {
+                self.guard.disarm()
+            }
+            // *Lifecycle*, "Timeouts": the sender "SHOULD issue a
+            // cancellation notification for that request and stop waiting";
+            // the same holds when resumption is given up.
+            Err(e) => self.guard.fire(&format!("the client stopped waiting: {e}")),
+        }
+        // The response (or an error) ends the stream: read no further.
+        self.done = true;
+        self.exchange.finish();
+        Some(result)
+    }
+}
+
+/// Runs `work` under the request's deadline.
+async fn with_deadline<T>(
+    deadline: Option<Instant>,
+    timeout: Option<Duration>,
+    work: impl Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    match (deadline, timeout) {
+        (Some(deadline), Some(timeout)) => tokio::time::timeout_at(deadline, work)
+            .await
+            .map_err(|_| TransportError::Timeout(timeout))?,
+        _ => work.await,
+    }
+}

@@ -1,0 +1,363 @@
+//! The polling and resumption loop: one logical SSE stream read across as
+//! many connections as it takes.
+//!
+//! *Transports* (2025-11-25), "Sending Messages to the Server" 6: after the
+//! server "has sent an SSE event with an event ID", it "MAY close the
+//! connection ... at any time", and "The client MUST respect the `retry`
+//! field, waiting the given number of milliseconds before attempting to
+//! reconnect" (SEP-1699). "Resumability and Redelivery" 2: the client
+//! resumes with "an HTTP GET to the MCP endpoint" carrying `Last-Event-ID`,
+//! "regardless of how the original stream was initiated (via POST or GET)".
+//!
+//! The loop behaves the same on every legacy revision (a 2025-06-18 server
+//! that sends ids but no priming event and no `retry` is resumed after
+//! [`ClientConfig::reconnect_backoff`](super::ClientConfig::reconnect_backoff)):
+//!
+//! - When a connection ends (EOF or a network error) the client waits
+//!   exactly the last `retry` the server sent, else the backoff, then GETs
+//!   with `Last-Event-ID: <last id>`.
+//! - A request's stream that ends before any event id arrived cannot be
+//!   resumed (a GET without `Last-Event-ID` would open the standalone
+//!   stream instead): it fails at once with `ResumeFailed`. The standalone
+//!   stream reconnects without `Last-Event-ID` then.
+//! - Events carrying an id already delivered are dropped, so each message
+//!   reaches the caller once even from a server that replays the
+//!   `Last-Event-ID` event itself.
+//! - A reconnection "makes progress" when a new event id or a message
+//!   arrives. At most `max_resume_attempts` reconnections in a row, during
+//!   at most `max_resume_time`, may make none; then the stream fails with
+//!   `ResumeFailed` naming the attempts and the time spent. A polling
+//!   server keeps a long request alive by priming each connection with a
+//!   fresh id, as SEP-1699 has it do.
+//! - An HTTP error on the resumption GET ends the stream with that status
+//!   and the JSON-RPC error message of the body (404 with a session id:
+//!   `SessionExpired`).
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_transport_core::jsonrpc::{Message, RequestId};
+use mcp_transport_core::transport::TransportError;
+use tokio::time::Instant;
+
+use super::config::ClientConfig;
+use super::session::Session;
+use super::shared::Shared;
+use super::sse_reader::{End, Frame, Read, SseConnection};
+use super::wire::{self, MediaType};
+
+/// How many delivered event ids are remembered for de-duplication.
+const SEEN_IDS: usize = 4096;
+
+/// Which logical stream is being read.
+#[derive(Clone, Debug)]
+pub(crate) enum Mode {
+    /// The SSE answer to the POST of this request.
+    Request(RequestId),
+    /// The standalone GET stream.
+    Listen,
+}
+
+/// A logical SSE stream, resumed across connections.
+pub(crate) struct EventSource {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    mode: Mode,
+    conn: Option<SseConnection>,
+    last_end: End,
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+    seen: SeenIds,
+    resumer: Resumer,
+    pending: VecDeque<Message>,
+}
+
+impl EventSource {
+    /// Starts reading from the first connection's answer.
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        session: Arc<Session>,
+        mode: Mode,
+        response: reqwest::Response,
+    ) -> Self {
+        let conn = SseConnection::new(response, shared.config.max_event_bytes);
+        let resumer = Resumer::new(&shared.config);
+        EventSource {
+            shared,
+            session,
+            mode,
+            conn: Some(conn),
+            last_end: End::Eof,
+            last_event_id: None,
+            retry: None,
+            seen: SeenIds::default(),
+            resumer,
+            pending: VecDeque::new(),
+        }
+    }
+
+    /// The next message, each exactly once; `Ok(None)` when the server no
+    /// longer offers the standalone stream (405 on reconnection).
+    pub(crate) async fn next(&mut self) -> Result<Option<Message>, TransportError> {
+        loop {
+            if let Some(message) = self.pending.pop_front() {
+                return Ok(Some(message));
+            }
+            let Some(conn) = self.conn.as_mut() else {
+                if !self.reconnect().await? {
+                    return Ok(None);
+                }
+                continue;
+            };
+            match conn.next().await? {
+                Read::Frame(Frame::Retry(ms)) => self.retry = Some(Duration::from_millis(ms)),
+                Read::Frame(Frame::Id(id)) => self.set_id(id),
+                Read::Frame(Frame::Event {
+                    id,
+                    event_type,
+                    data,
+                }) => {
+                    let own_id = id.clone().filter(|i| !i.is_empty());
+                    if let Some(id) = id {
+                        self.set_id(id);
+                    }
+                    self.on_event(own_id, &event_type, &data)?;
+                }
+                Read::End(end) => {
+                    tracing::debug!(stream = %self.what(), %end, last_event_id = ?self.last_event_id, "SSE connection ended");
+                    self.conn = None;
+                    self.last_end = end;
+                }
+            }
+        }
+    }
+
+    /// An event: priming events (empty data) only set the id; duplicates
+    /// are dropped; the rest is JSON-RPC.
+    fn on_event(
+        &mut self,
+        own_id: Option<String>,
+        event_type: &str,
+        data: &str,
+    ) -> Result<(), TransportError> {
+        if event_type != "message" {
+            tracing::debug!(
+                event_type,
+                "ignoring an SSE event that is not of type message"
+            );
+            return Ok(());
+        }
+        // SEP-1699: a client records the priming event's id "but otherwise
+        // ignore[s] the event".
+        if data.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
+            return Ok(());
+        }
+        if let Some(id) = &own_id {
+            if !self.seen.insert(id) {
+                tracing::debug!(id, "dropping a replayed SSE event already delivered");
+                return Ok(());
+            }
+        }
+        let what = format!("an SSE event on {}", self.what());
+        let messages = wire::parse_messages(data.as_bytes(), &self.session.features, &what)?;
+        self.resumer.progress();
+        self.pending.extend(messages);
+        Ok(())
+    }
+
+    /// Records the last event ID string (`""` resets it: no `Last-Event-ID`).
+    fn set_id(&mut self, id: String) {
+        let id = (!id.is_empty()).then_some(id);
+        if id.is_some() && id != self.last_event_id {
+            self.resumer.progress();
+        }
+        self.last_event_id = id;
+    }
+
+    /// Waits, then opens the next connection. `Ok(false)`: the standalone
+    /// stream is no longer offered.
+    async fn reconnect(&mut self) -> Result<bool, TransportError> {
+        let what = self.what();
+        if matches!(self.mode, Mode::Request(_)) && self.last_event_id.is_none() {
+            return Err(TransportError::ResumeFailed(format!(
+                "{what}: {} before the server sent any event id, so there is no Last-Event-ID to resume from",
+                self.last_end
+            )));
+        }
+        let wait = self.resumer.next_wait(self.retry, &what, &self.last_end)?;
+        tokio::time::sleep(wait).await;
+        tracing::debug!(stream = %what, last_event_id = ?self.last_event_id, ?wait, "reconnecting by GET");
+        let get = wire::get(&self.shared, &self.session, self.last_event_id.as_deref());
+        let response = match wire::send(get, &format!("GET resuming {what}")).await {
+            Ok(response) => response,
+            Err(TransportError::Connection(why)) => {
+                self.last_end = End::Broken(why);
+                return Ok(true);
+            }
+            Err(e) => return Err(e),
+        };
+        let status = response.status();
+        if status == http::StatusCode::METHOD_NOT_ALLOWED && matches!(self.mode, Mode::Listen) {
+            tracing::info!("the server stopped offering the standalone GET stream (405)");
+            return Ok(false);
+        }
+        if !status.is_success() {
+            return Err(wire::status_error(
+                response,
+                &self.session,
+                &format!("GET resuming {what}"),
+            )
+            .await);
+        }
+        match wire::media_type(&response) {
+            MediaType::EventStream => {
+                self.conn = Some(SseConnection::new(
+                    response,
+                    self.shared.config.max_event_bytes,
+                ));
+                Ok(true)
+            }
+            other => Err(TransportError::PeerMisbehaved(format!(
+                "GET resuming {what} was answered with content type {other:?}, not text/event-stream"
+            ))),
+        }
+    }
+
+    fn what(&self) -> String {
+        match &self.mode {
+            Mode::Request(id) => format!("the stream of request {id}"),
+            Mode::Listen => "the standalone GET stream".to_owned(),
+        }
+    }
+}
+
+/// The bounds on reconnecting without progress.
+#[derive(Debug)]
+pub(crate) struct Resumer {
+    backoff: Duration,
+    max_attempts: u32,
+    max_time: Duration,
+    /// Reconnections since the last progress.
+    attempts: u32,
+    /// When the first connection without progress ended.
+    since: Option<Instant>,
+}
+
+impl Resumer {
+    pub(crate) fn new(config: &ClientConfig) -> Self {
+        Resumer {
+            backoff: config.reconnect_backoff,
+            max_attempts: config.max_resume_attempts,
+            max_time: config.max_resume_time,
+            attempts: 0,
+            since: None,
+        }
+    }
+
+    /// Something new arrived: the bounds start afresh.
+    pub(crate) fn progress(&mut self) {
+        self.attempts = 0;
+        self.since = None;
+    }
+
+    /// The wait before the next reconnection (the server's `retry`, else the
+    /// backoff), or `ResumeFailed` when the bounds are spent.
+    pub(crate) fn next_wait(
+        &mut self,
+        retry: Option<Duration>,
+        what: &str,
+        end: &End,
+    ) -> Result<Duration, TransportError> {
+        let now = Instant::now();
+        let since = *self.since.get_or_insert(now);
+        let elapsed = now.duration_since(since);
+        let wait = retry.unwrap_or(self.backoff);
+        if self.attempts >= self.max_attempts {
+            return Err(TransportError::ResumeFailed(format!(
+                "{what}: gave up after {} reconnection attempts in {elapsed:?} that brought nothing new \
+                 (max_resume_attempts = {}); last: {end}",
+                self.attempts, self.max_attempts
+            )));
+        }
+        if elapsed + wait > self.max_time {
+            return Err(TransportError::ResumeFailed(format!(
+                "{what}: gave up after {} reconnection attempts in {elapsed:?}: waiting {wait:?} more \
+                 would pass max_resume_time ({:?}); last: {end}",
+                self.attempts, self.max_time
+            )));
+        }
+        self.attempts += 1;
+        Ok(wait)
+    }
+}
+
+/// The event ids already delivered (bounded; oldest forgotten first).
+#[derive(Debug, Default)]
+struct SeenIds {
+    set: HashSet<String>,
+    order: VecDeque<String>,
+}
+
+impl SeenIds {
+    /// `false` when `id` was delivered before.
+    fn insert(&mut self, id: &str) -> bool {
+        if self.set.contains(id) {
+            return false;
+        }
+        if self.order.len() == SEEN_IDS {
+            if let Some(old) = self.order.pop_front() {
+                self.set.remove(&old);
+            }
+        }
+        self.set.insert(id.to_owned());
+        self.order.push_back(id.to_owned());
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_ids_are_bounded_and_detect_repeats() {
+        let mut seen = SeenIds::default();
+        assert!(seen.insert("a"));
+        assert!(!seen.insert("a"));
+        for i in 0..SEEN_IDS {
+            assert!(seen.insert(&i.to_string()));
+        }
+        assert_eq!(seen.order.len(), SEEN_IDS);
+        // "a" was the oldest and has been forgotten.
+        assert!(seen.insert("a"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resumer_bounds_attempts_and_time() {
+        let config = ClientConfig::default()
+            .with_max_resume_attempts(2)
+            .with_max_resume_time(Duration::from_secs(10));
+        let mut r = Resumer::new(&config);
+        let end = End::Eof;
+        assert_eq!(
+            r.next_wait(None, "s", &end).unwrap(),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            r.next_wait(Some(Duration::from_millis(250)), "s", &end)
+                .unwrap(),
+            Duration::from_millis(250)
+        );
+        let err = r.next_wait(None, "s", &end).unwrap_err().to_string();
+        assert!(err.contains("2 reconnection attempts"), "{err}");
+        r.progress();
+        assert!(r.next_wait(None, "s", &end).is_ok());
+        tokio::time::advance(Duration::from_secs(9)).await;
+        let err = r
+            .next_wait(Some(Duration::from_secs(2)), "s", &end)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_resume_time"), "{err}");
+    }
+}
