@@ -293,6 +293,37 @@ fn params_meta(params: Option<&RawValue>) -> Option<serde_json::Map<String, serd
     serde_json::from_str::<OnlyMeta>(raw.get()).ok()?.meta
 }
 
+/// Returns `params` with `_meta.<key>` set to `value` (creating `params` and
+/// `_meta` as needed). Used for `progressToken` and the 2026-07-28 request
+/// metadata; it parses the params once, so call it only when a key must be
+/// added.
+///
+/// # Errors
+///
+/// When `params` is present but not a JSON object.
+pub fn set_meta(
+    params: Option<Box<RawValue>>,
+    key: &str,
+    value: serde_json::Value,
+) -> Result<Box<RawValue>, BodyError> {
+    let mut map: serde_json::Map<String, serde_json::Value> = match &params {
+        Some(p) => {
+            serde_json::from_str(p.get()).map_err(|_| invalid("\"params\" must be an object"))?
+        }
+        None => serde_json::Map::new(),
+    };
+    let meta = map
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    match meta {
+        serde_json::Value::Object(m) => {
+            m.insert(key.to_owned(), value);
+        }
+        _ => return Err(invalid("\"params._meta\" must be an object")),
+    }
+    to_raw(&map).map_err(|e| invalid(e.to_string()))
+}
+
 /// Serializes any value into an owned [`RawValue`].
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
     serde_json::value::to_raw_value(value)
@@ -711,6 +742,31 @@ mod tests {
         assert_eq!(e.error.code(), INVALID_REQUEST);
         assert_eq!(items[2].as_ref().unwrap_err().id, None);
         assert!(matches!(items[3], Ok(Message::Notification(_))));
+    }
+
+    #[test]
+    fn set_meta_adds_keys() {
+        let p = set_meta(None, "progressToken", serde_json::json!(7)).unwrap();
+        assert_eq!(p.get(), r#"{"_meta":{"progressToken":7}}"#);
+        let p = set_meta(
+            Some(to_raw(&serde_json::json!({"a":1,"_meta":{"x":true}})).unwrap()),
+            "progressToken",
+            serde_json::json!("t"),
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_str(p.get()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"a":1,"_meta":{"x":true,"progressToken":"t"}})
+        );
+        assert!(
+            set_meta(
+                Some(to_raw(&serde_json::json!({"_meta":3})).unwrap()),
+                "k",
+                1.into()
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -226,6 +226,9 @@ pub enum TransportError {
     /// A broken stream could not be resumed.
     #[error("stream could not be resumed: {0}")]
     ResumeFailed(String),
+    /// The caller's request or configuration is invalid (nothing was sent).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
     /// A limit was hit (event size, body size, attempts, rounds).
     #[error("limit exceeded: {0}")]
     Limit(String),

@@ -138,6 +138,17 @@ pub(crate) async fn start(
     let current = session::ensure(&shared).await?;
     let session = current.session.clone();
     let id = shared.next_id();
+    // A progress token names the request it belongs to: reuse the id.
+    let params = if options.progress {
+        let token = serde_json::to_value(&id).unwrap_or_default();
+        Some(
+            mcp_transport_core::jsonrpc::set_meta(params, "progressToken", token).map_err(|e| {
+                TransportError::InvalidInput(format!("cannot attach a progress token: {e}"))
+            })?,
+        )
+    } else {
+        params
+    };
     let timeout = options.timeout.or(shared.config.request_timeout);
     let deadline = timeout.map(|t| Instant::now() + t);
     let request = Message::Request(Request {

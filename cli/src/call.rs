@@ -1,0 +1,114 @@
+//! `mcp-compat call`: one request from the reference client.
+
+use std::time::Duration;
+
+use clap::Args;
+use mcp_legacy_http::client::{ClientConfig, LegacyClient};
+use mcp_transport_core::jsonrpc::{Message, to_raw};
+use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
+use serde_json::{Value, json};
+
+use crate::revisions;
+
+/// Options of `mcp-compat call`.
+#[derive(Args, Debug, Clone)]
+pub struct CallArgs {
+    /// The MCP endpoint URL.
+    pub url: String,
+    /// Revisions the client may use, most preferred first, or `auto`.
+    #[arg(long, default_value = "auto")]
+    pub revisions: String,
+    /// Call this tool (`tools/call`).
+    #[arg(long, conflicts_with = "method", required_unless_present = "method")]
+    pub tool: Option<String>,
+    /// The tool's arguments, as a JSON object.
+    #[arg(long, default_value = "{}", requires = "tool")]
+    pub args: String,
+    /// Send this method instead of a tool call.
+    #[arg(long)]
+    pub method: Option<String>,
+    /// The method's params, as a JSON object.
+    #[arg(long, requires = "method")]
+    pub params: Option<String>,
+    /// Overall timeout in ms.
+    #[arg(long, default_value_t = 60_000)]
+    pub timeout_ms: u64,
+    /// Print `revision: REV`, then every message received, on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+fn json_object(what: &str, text: &str) -> Result<Value, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("{what} is not JSON: {e}"))?;
+    if !v.is_object() {
+        return Err(format!("{what} must be a JSON object"));
+    }
+    Ok(v)
+}
+
+/// Runs one call; returns the result JSON text.
+pub async fn run(args: CallArgs) -> Result<String, String> {
+    let versions = revisions::parse(&args.revisions)?;
+    let (method, params) = match (&args.tool, &args.method) {
+        (Some(tool), _) => (
+            "tools/call".to_owned(),
+            Some(json!({ "name": tool, "arguments": json_object("--args", &args.args)? })),
+        ),
+        (None, Some(m)) => (
+            m.clone(),
+            args.params
+                .as_deref()
+                .map(|p| json_object("--params", p))
+                .transpose()?,
+        ),
+        (None, None) => return Err("give --tool or --method".into()),
+    };
+    let timeout = Duration::from_millis(args.timeout_ms);
+    let work = async {
+        let mut cfg = ClientConfig::new(args.url.clone());
+        cfg.versions = versions;
+        let client = LegacyClient::connect(cfg)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
+        if args.verbose {
+            eprintln!("revision: {}", client.revision());
+        }
+        let params = params
+            .map(|p| to_raw(&p))
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let options = RequestOptions {
+            progress: true,
+            ..RequestOptions::default()
+        };
+        let stream = client
+            .request(&method, params, options)
+            .await
+            .map_err(|e| format!("request failed: {e}"))?;
+        let verbose = args.verbose;
+        let response = stream
+            .response_with(|ev| {
+                if verbose {
+                    let m = match ev {
+                        StreamEvent::Notification(n) => Message::Notification(n.clone()),
+                        StreamEvent::ServerRequest(r) => Message::Request(r.clone()),
+                        StreamEvent::Response(r) => Message::Response(r.clone()),
+                    };
+                    eprintln!("{}", m.to_json());
+                }
+            })
+            .await
+            .map_err(|e| format!("request failed: {e}"))?;
+        if verbose {
+            eprintln!("{}", Message::Response(response.clone()).to_json());
+        }
+        let _ = client.close().await;
+        match response.payload {
+            Ok(result) => Ok(result.get().to_owned()),
+            Err(e) => Err(format!("server answered with an error: {e}")),
+        }
+    };
+    tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| format!("timed out after {} ms", args.timeout_ms))?
+}

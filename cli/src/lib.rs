@@ -1,0 +1,14 @@
+//! # mcp-compat
+//!
+//! The reference MCP Streamable HTTP server and client of this workspace, as
+//! a library (so the integration tests and the matrix drive the very code the
+//! binary runs) and as the `mcp-compat` binary:
+//!
+//! * `mcp-compat serve`: the reference server ([`reference::ReferenceHandler`]).
+//! * `mcp-compat call`: one request from the reference client.
+
+pub mod call;
+pub mod fixtures;
+pub mod reference;
+pub mod revisions;
+pub mod serve;
