@@ -53,15 +53,15 @@ pub fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     if !args.path.starts_with('/') {
         return Err(format!("--path must start with '/', got {:?}", args.path));
     }
-    let mut cfg = ServerConfig::default();
-    cfg.versions = versions;
-    cfg.json_response = args.json_response;
-    cfg.retry_ms = args.retry_ms;
-    cfg.disconnect = args.disconnect;
-    cfg.get_stream = !args.no_get_stream;
-    cfg.allowed_origins = args.allowed_origins.clone();
-    cfg.allowed_hosts = args.allowed_hosts.clone();
-    cfg.keepalive = (args.keepalive_ms > 0).then(|| Duration::from_millis(args.keepalive_ms));
+    let cfg = ServerConfig::default()
+        .with_versions(versions)
+        .with_json_response(args.json_response)
+        .with_retry_ms(args.retry_ms)
+        .with_disconnect(args.disconnect)
+        .with_get_stream(!args.no_get_stream)
+        .with_allowed_origins(args.allowed_origins.clone())
+        .with_allowed_hosts(args.allowed_hosts.clone())
+        .with_keepalive((args.keepalive_ms > 0).then(|| Duration::from_millis(args.keepalive_ms)));
     Ok(cfg)
 }
 
