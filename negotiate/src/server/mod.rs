@@ -1,0 +1,237 @@
+//! The multi-revision server: one endpoint, every configured revision.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use mcp_negotiate::server::{MultiConfig, MultiServer};
+//! # async fn demo(handler: Arc<dyn mcp_transport_core::handler::Handler>) -> std::io::Result<()> {
+//! let server = MultiServer::new(handler, MultiConfig::all());
+//! let app = server.route("/mcp");
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+
+pub mod route;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::response::IntoResponse;
+use http::{Request, Response, StatusCode};
+use mcp_legacy_http::server::{LegacyServer, ServerConfig};
+use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::handler::Handler;
+use mcp_transport_core::jsonrpc::{ErrorObject, Message, Notification, Response as RpcResponse};
+
+pub use route::{Probe, Target, route};
+
+/// Configuration of a [`MultiServer`].
+#[derive(Clone, Debug)]
+pub struct MultiConfig {
+    /// The revisions served (any subset of the four Streamable HTTP
+    /// revisions). Legacy ones go to the session engine, 2026-07-28 to the
+    /// stateless one.
+    pub revisions: Vec<ProtocolVersion>,
+    /// Settings of the legacy engine (its `versions` are overwritten with
+    /// the legacy subset of `revisions`).
+    pub legacy: ServerConfig,
+    /// Settings of the modern engine (its `supported_versions` are
+    /// overwritten with the modern subset of `revisions`, and its advertised
+    /// versions with all of `revisions`, so a `-32022` or `server/discover`
+    /// names the legacy ones too).
+    pub modern: ModernConfig,
+}
+
+impl MultiConfig {
+    /// Every Streamable HTTP revision, default engine settings.
+    pub fn all() -> Self {
+        Self::revisions(ProtocolVersion::STREAMABLE)
+    }
+
+    /// The given revisions, default engine settings.
+    pub fn revisions(revisions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+        MultiConfig {
+            revisions: revisions.into_iter().collect(),
+            legacy: ServerConfig::default(),
+            modern: ModernConfig::default(),
+        }
+    }
+}
+
+/// Why a [`MultiServer`] could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// No revision was configured.
+    #[error("no revision configured: give at least one of 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28")]
+    Empty,
+    /// A revision this server cannot serve.
+    #[error("revision {0} cannot be served (Streamable HTTP revisions: 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)")]
+    Unservable(ProtocolVersion),
+}
+
+/// One MCP endpoint serving every configured revision (see [`route`]).
+#[derive(Clone)]
+pub struct MultiServer {
+    legacy: Option<LegacyServer>,
+    modern: Option<ModernServer>,
+    max_body: usize,
+}
+
+impl std::fmt::Debug for MultiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiServer")
+            .field("legacy", &self.legacy.is_some())
+            .field("modern", &self.modern.is_some())
+            .finish()
+    }
+}
+
+impl MultiServer {
+    /// Builds the server.
+    ///
+    /// # Panics
+    ///
+    /// When the configuration is invalid; use [`try_new`](Self::try_new)
+    /// to get the error instead.
+    pub fn new(handler: Arc<dyn Handler>, config: MultiConfig) -> Self {
+        match Self::try_new(handler, config) {
+            Ok(s) => s,
+            Err(e) => panic!("invalid MultiServer configuration: {e}"),
+        }
+    }
+
+    /// Builds the server, or says why the configuration is invalid.
+    pub fn try_new(handler: Arc<dyn Handler>, config: MultiConfig) -> Result<Self, ConfigError> {
+        if config.revisions.is_empty() {
+            return Err(ConfigError::Empty);
+        }
+        let mut legacy_versions = Vec::new();
+        let mut modern_versions = Vec::new();
+        for v in &config.revisions {
+            if !ProtocolVersion::STREAMABLE.contains(v) {
+                return Err(ConfigError::Unservable(v.clone()));
+            }
+            if v.is_modern() {
+                modern_versions.push(v.clone());
+            } else {
+                legacy_versions.push(v.clone());
+            }
+        }
+        let max_body = config
+            .legacy
+            .max_body_bytes
+            .max(config.modern.max_body_bytes);
+        let legacy = (!legacy_versions.is_empty()).then(|| {
+            LegacyServer::new(
+                handler.clone(),
+                config.legacy.clone().with_versions(legacy_versions),
+            )
+        });
+        let modern = (!modern_versions.is_empty()).then(|| {
+            let mut m = config.modern.clone();
+            m.supported_versions = modern_versions;
+            m.advertised_versions = Some(config.revisions.clone());
+            ModernServer::new(handler.clone(), m)
+        });
+        Ok(MultiServer {
+            legacy,
+            modern,
+            max_body,
+        })
+    }
+
+    /// The legacy engine, when a legacy revision is configured.
+    pub fn legacy(&self) -> Option<&LegacyServer> {
+        self.legacy.as_ref()
+    }
+
+    /// The modern engine, when 2026-07-28 is configured.
+    pub fn modern(&self) -> Option<&ModernServer> {
+        self.modern.as_ref()
+    }
+
+    /// A router serving the endpoint at `/` (mount it with `nest_service`).
+    pub fn router(&self) -> Router {
+        let this = self.clone();
+        Router::new().fallback(move |req: Request<Body>| {
+            let this = this.clone();
+            async move { this.handle(req).await }
+        })
+    }
+
+    /// A router serving the endpoint at `path`.
+    pub fn route(&self, path: &str) -> Router {
+        let this = self.clone();
+        Router::new().route(
+            path,
+            axum::routing::any(move |req: Request<Body>| {
+                let this = this.clone();
+                async move { this.handle(req).await }
+            }),
+        )
+    }
+
+    /// Serves one request: reads what routing needs, then forwards the
+    /// request, unchanged, to the chosen engine.
+    pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
+        let (parts, body) = req.into_parts();
+        let bytes = if parts.method == http::Method::POST {
+            match axum::body::to_bytes(body, self.max_body).await {
+                Ok(b) => Some(b),
+                Err(_) => return too_large(self.max_body),
+            }
+        } else {
+            None
+        };
+        let version_header = parts
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok());
+        let probe = Probe {
+            method: &parts.method,
+            has_session: parts.headers.contains_key("mcp-session-id"),
+            version_header,
+            body: bytes.as_deref(),
+        };
+        let target = route(&probe, self.legacy.is_some(), self.modern.is_some());
+        tracing::trace!(?target, method = %parts.method, "routed");
+        let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
+        let req = Request::from_parts(parts, body);
+        match (target, &self.legacy, &self.modern) {
+            (Target::Legacy, Some(l), _) => l.handle(req).await,
+            (Target::Modern, _, Some(m)) => m.handle(req).await,
+            // `route` only picks a configured engine.
+            _ => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        }
+    }
+
+    /// Publishes a change notification (list changes, resource updates) to
+    /// every era: the standalone GET streams of legacy sessions and the
+    /// `subscriptions/listen` streams that opted in to it. Returns how many
+    /// streams it was queued on.
+    pub async fn publish(&self, notification: &Notification) -> usize {
+        let mut n = 0;
+        if let Some(l) = &self.legacy {
+            n += l.notify_all(notification).await;
+        }
+        if let Some(m) = &self.modern {
+            n += m.publish(notification.clone());
+        }
+        n
+    }
+}
+
+fn too_large(limit: usize) -> Response<Body> {
+    let err = ErrorObject::new(
+        mcp_transport_core::jsonrpc::INVALID_REQUEST,
+        format!("Payload Too Large: the body exceeds {limit} bytes"),
+    );
+    let json = Message::Response(RpcResponse::error(None, err)).to_json();
+    Response::builder()
+        .status(StatusCode::PAYLOAD_TOO_LARGE)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Body::from(json))
+        .unwrap_or_else(|_| StatusCode::PAYLOAD_TOO_LARGE.into_response())
+}

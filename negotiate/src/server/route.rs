@@ -1,0 +1,187 @@
+//! The routing decision, as a pure function: which era's engine serves one
+//! HTTP request.
+//!
+//! 2026-07-28 *Versioning*, "Compatibility Matrix": "A dual-era server
+//! selects its behavior from how the client opens: A request carrying modern
+//! per-request `_meta` is served statelessly according to this revision. An
+//! `initialize` request selects legacy semantics, scoped to … the session
+//! (HTTP), as specified by the negotiated legacy protocol version."
+//!
+//! | request | engine |
+//! | --- | --- |
+//! | carries `Mcp-Session-Id` | legacy (the session's own revision decides everything after) |
+//! | POST whose body is a JSON array (a 2025-03-26 batch) | legacy |
+//! | POST `initialize` | legacy |
+//! | POST whose `params._meta` names `io.modelcontextprotocol/protocolVersion` | modern |
+//! | any other request whose `MCP-Protocol-Version` header names a modern version | modern |
+//! | anything else | legacy (it answers as a legacy server would: 400 without a session) |
+//!
+//! When only one era is configured, everything goes to it: a legacy-only
+//! endpoint answers a modern request "the way a legacy server of its newest
+//! revision would", and a modern-only one answers `initialize` with an error
+//! naming its versions.
+
+use http::Method;
+use mcp_transport_core::ProtocolVersion;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// The era engine chosen for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The session-based engine (2025-03-26, 2025-06-18, 2025-11-25).
+    Legacy,
+    /// The stateless engine (2026-07-28).
+    Modern,
+}
+
+/// What routing looks at.
+#[derive(Clone, Copy, Debug)]
+pub struct Probe<'a> {
+    /// The HTTP method.
+    pub method: &'a Method,
+    /// Whether an `Mcp-Session-Id` header is present.
+    pub has_session: bool,
+    /// The `MCP-Protocol-Version` header, if any.
+    pub version_header: Option<&'a str>,
+    /// The POST body, if any.
+    pub body: Option<&'a [u8]>,
+}
+
+/// The part of a body routing reads: `method` and whether `_meta` carries
+/// the modern protocol-version key. Payloads stay unparsed.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Params<'a> {
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<Meta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
+    version: Option<&'a RawValue>,
+}
+
+/// What the body says about its era.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BodyKind {
+    Batch,
+    Initialize,
+    ModernMeta,
+    Other,
+}
+
+fn body_kind(body: &[u8]) -> BodyKind {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return BodyKind::Batch;
+    }
+    let Ok(env) = serde_json::from_slice::<Envelope<'_>>(body) else {
+        return BodyKind::Other;
+    };
+    if env.method.as_deref() == Some("initialize") {
+        return BodyKind::Initialize;
+    }
+    let modern = env
+        .params
+        .and_then(|p| serde_json::from_str::<Params<'_>>(p.get()).ok())
+        .and_then(|p| p.meta)
+        .and_then(|m| m.version)
+        .is_some();
+    if modern {
+        BodyKind::ModernMeta
+    } else {
+        BodyKind::Other
+    }
+}
+
+/// Chooses the engine for one request, given which eras are configured.
+/// At least one of `has_legacy` / `has_modern` must be true.
+pub fn route(probe: &Probe<'_>, has_legacy: bool, has_modern: bool) -> Target {
+    match (has_legacy, has_modern) {
+        (true, false) => return Target::Legacy,
+        (false, true) => return Target::Modern,
+        _ => {}
+    }
+    if probe.has_session {
+        return Target::Legacy;
+    }
+    if *probe.method == Method::POST {
+        match probe.body.map(body_kind) {
+            Some(BodyKind::Batch | BodyKind::Initialize) => return Target::Legacy,
+            Some(BodyKind::ModernMeta) => return Target::Modern,
+            _ => {}
+        }
+    }
+    let modern_header = probe
+        .version_header
+        .is_some_and(|v| ProtocolVersion::parse(v.trim()).is_modern());
+    if modern_header {
+        Target::Modern
+    } else {
+        Target::Legacy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post<'a>(body: &'a str, header: Option<&'a str>, session: bool) -> Probe<'a> {
+        Probe {
+            method: &Method::POST,
+            has_session: session,
+            version_header: header,
+            body: Some(body.as_bytes()),
+        }
+    }
+
+    const MODERN: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+
+    #[test]
+    fn dual_era_routes_by_how_the_client_opens() {
+        assert_eq!(route(&post(MODERN, Some("2026-07-28"), false), true, true), Target::Modern);
+        assert_eq!(route(&post(MODERN, None, false), true, true), Target::Modern);
+        assert_eq!(route(&post(INIT, None, false), true, true), Target::Legacy);
+        // A session always belongs to the legacy engine.
+        assert_eq!(route(&post(MODERN, None, true), true, true), Target::Legacy);
+        assert_eq!(route(&post("[]", None, false), true, true), Target::Legacy);
+        // No _meta, but a modern header: the modern engine explains what is missing.
+        let bare = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        assert_eq!(route(&post(bare, Some("2026-07-28"), false), true, true), Target::Modern);
+        assert_eq!(route(&post(bare, Some("2025-06-18"), false), true, true), Target::Legacy);
+        assert_eq!(route(&post("{not json", None, false), true, true), Target::Legacy);
+        // An unknown future version is modern too: the modern engine answers -32022.
+        assert_eq!(route(&post(bare, Some("2030-01-01"), false), true, true), Target::Modern);
+    }
+
+    #[test]
+    fn get_and_delete() {
+        for m in [Method::GET, Method::DELETE] {
+            let p = |session, header| Probe {
+                method: &m,
+                has_session: session,
+                version_header: header,
+                body: None,
+            };
+            assert_eq!(route(&p(true, None), true, true), Target::Legacy);
+            assert_eq!(route(&p(false, Some("2026-07-28")), true, true), Target::Modern);
+            assert_eq!(route(&p(false, None), true, true), Target::Legacy);
+        }
+    }
+
+    #[test]
+    fn single_era_takes_everything() {
+        assert_eq!(route(&post(MODERN, None, false), true, false), Target::Legacy);
+        assert_eq!(route(&post(INIT, None, false), false, true), Target::Modern);
+    }
+}
