@@ -129,11 +129,26 @@ impl UnsupportedVersionData {
 
     /// Reads the data back from an error object, when it is a `-32022` with
     /// well-formed data.
+    ///
+    /// Lenient where it costs nothing: a missing `requested` reads as an
+    /// empty (unknown) version, since only `supported` is needed to retry.
     pub fn from_error(error: &ErrorObject) -> Option<Self> {
+        #[derive(Deserialize)]
+        struct Lenient {
+            supported: Vec<ProtocolVersion>,
+            #[serde(default)]
+            requested: Option<ProtocolVersion>,
+        }
         if error.code != UNSUPPORTED_PROTOCOL_VERSION {
             return None;
         }
-        serde_json::from_str(error.data.as_ref()?.get()).ok()
+        let l: Lenient = serde_json::from_str(error.data.as_ref()?.get()).ok()?;
+        Some(UnsupportedVersionData {
+            supported: l.supported,
+            requested: l
+                .requested
+                .unwrap_or(ProtocolVersion::Unknown(String::new())),
+        })
     }
 }
 
@@ -228,6 +243,18 @@ mod tests {
         let back = UnsupportedVersionData::from_error(&err).unwrap();
         assert_eq!(back, data);
         assert_eq!(back.requested.as_str(), "1900-01-01");
+        // `requested` may be missing; `supported` may not.
+        let lenient = ErrorObject::new(-32022, "x")
+            .with_data(&serde_json::json!({"supported": ["2026-07-28"]}));
+        assert_eq!(
+            UnsupportedVersionData::from_error(&lenient)
+                .unwrap()
+                .supported,
+            vec![V::V2026_07_28]
+        );
+        let no_list =
+            ErrorObject::new(-32022, "x").with_data(&serde_json::json!({"requested": "x"}));
+        assert!(UnsupportedVersionData::from_error(&no_list).is_none());
         // A legacy version sent as modern metadata is unsupported in that model.
         assert!(modern_server_check(&V::V2025_11_25, &server).is_err());
     }

@@ -1,0 +1,577 @@
+//! One logical request ([`Call`]): its HTTP attempts, their JSON or SSE
+//! answers, and every retry the revision calls for.
+//!
+//! A call is a pull-driven state machine: nothing runs in the background,
+//! so dropping the [`ResponseStream`](mcp_transport_core::transport::ResponseStream)
+//! that owns it drops the in-flight POST or the response body, which closes
+//! the connection — and "Closing the SSE response stream MUST be treated by
+//! the server as cancellation of that request" (*Streamable HTTP*,
+//! "Cancellation"; *Cancellation*, "Transport-Specific Cancellation": "No
+//! `notifications/cancelled` message is required or expected"). A timeout
+//! does the same ("closing the response stream for the request, which
+//! constitutes cancellation", *Cancellation*, "Timeouts").
+//!
+//! # Attempts
+//!
+//! Every attempt is a POST with a **new** request id, the caller's params
+//! plus the per-request metadata ([`meta`](super::meta)), answered by
+//! `application/json` or `text/event-stream` ("The client MUST support
+//! both"). A call makes a new attempt when
+//!
+//! | the answer | what happens |
+//! | --- | --- |
+//! | `-32022 UnsupportedProtocolVersionError` (HTTP 400) | once per call: the highest version in both the configuration and `error.data.supported` becomes the client's version for this and later requests (*Versioning*, "Protocol Version Negotiation"); no mutual version is `TransportError::Negotiation`, naming both lists |
+//! | `-32020 HeaderMismatch` on `tools/call` | once per call: `tools/list` is fetched again (all pages) and the call re-sent with recomputed `Mcp-Param-*` headers ("Client Behavior": the client "SHOULD call `tools/list` ... then retry") |
+//! | `resultType: "input_required"` | up to `max_input_rounds` times: [`mrtr`](super::mrtr) |
+//! | the stream or body ends before the response | only with `RequestOptions::safe_to_retry`, once: "Resumable SSE streams via `Last-Event-ID` are not supported", so the call is re-issued whole; otherwise `TransportError::ResumeFailed` |
+//!
+//! # What is yielded
+//!
+//! Notifications on an SSE answer (progress, log messages) are yielded in
+//! order as `StreamEvent::Notification`; each input request answered in an
+//! MRTR round as `StreamEvent::ServerRequest` (id = its `inputRequests`
+//! key); then the final `StreamEvent::Response`. A JSON-RPC error response
+//! is a `Response` even when it came with a 4xx status (2026-07-28 servers
+//! MUST use 400/404 for several JSON-RPC errors); a non-2xx answer without
+//! a JSON-RPC error for this request is `TransportError::Http`. A JSON-RPC
+//! *request* on the stream is `TransportError::PeerMisbehaved`: "The server
+//! MUST NOT send independent JSON-RPC requests on this stream"; so is an
+//! unrecognized `resultType` (*Overview*, "ResultType": it "MUST be
+//! considered invalid"). A result without `resultType` is complete.
+//!
+//! The final result of `tools/list` has its invalid tools removed
+//! ([`tool_cache`](super::tool_cache)).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::StatusCode;
+use mcp_transport_core::jsonrpc::{
+    HEADER_MISMATCH, Message, Request, RequestId, Response, UNSUPPORTED_PROTOCOL_VERSION,
+    parse_message, to_raw,
+};
+use mcp_transport_core::negotiation::{UnsupportedVersionData, highest_mutual};
+use mcp_transport_core::transport::{RequestOptions, StreamEvent, TransportError};
+use mcp_transport_core::{Era, ProtocolVersion};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+
+use super::meta::{self, MetaInputs};
+use super::mrtr::{self, ResultType, Retry};
+use super::run;
+use super::shared::Shared;
+use super::sse::{SseRead, SseReader};
+use super::tool_cache;
+use super::wire::{self, BodyError, MediaType};
+
+/// The methods on which servers may answer `InputRequiredResult` (*MRTR*,
+/// "Supported Requests").
+const MRTR_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+
+/// Where the messages of one attempt's answer come from.
+enum Source {
+    /// An `application/json` answer, already read (taken once).
+    Ready(Option<Message>),
+    /// An answer whose connection broke before the response (why).
+    Broken(String),
+    /// A `text/event-stream` answer.
+    Sse(Box<SseReader>),
+}
+
+/// What reading an answer gave.
+enum Incoming {
+    /// A message.
+    Message(Message),
+    /// The answer ended (or broke) without more messages.
+    Ended(String),
+}
+
+impl Source {
+    async fn next(&mut self) -> Result<Incoming, TransportError> {
+        match self {
+            Source::Ready(slot) => Ok(slot.take().map_or_else(
+                || Incoming::Ended("the JSON answer held no response".into()),
+                Incoming::Message,
+            )),
+            Source::Broken(why) => Ok(Incoming::Ended(why.clone())),
+            Source::Sse(reader) => match reader.next().await? {
+                SseRead::Data(data) => parse_message(&data).map(Incoming::Message).map_err(|e| {
+                    TransportError::PeerMisbehaved(format!(
+                        "an SSE event is not a JSON-RPC message: {e}"
+                    ))
+                }),
+                SseRead::End => Ok(Incoming::Ended("the server ended the stream".into())),
+                SseRead::Broken(why) => Ok(Incoming::Ended(format!("the connection broke: {why}"))),
+            },
+        }
+    }
+}
+
+/// One attempt in flight.
+struct Attempt {
+    id: RequestId,
+    version: ProtocolVersion,
+    source: Source,
+}
+
+/// One logical request (see the module docs).
+pub(crate) struct Call {
+    shared: Arc<Shared>,
+    method: String,
+    /// The caller's params (without the per-attempt additions).
+    base: Map<String, Value>,
+    options: RequestOptions,
+    progress_token: Option<Value>,
+    rounds: u32,
+    retry: Option<Retry>,
+    version_retried: bool,
+    header_retried: bool,
+    reissued: bool,
+    attempt: Option<Attempt>,
+    pending: VecDeque<StreamEvent>,
+    done: bool,
+    status: StatusCode,
+    last_id: Option<RequestId>,
+    timeout: Option<Duration>,
+    deadline: Option<Instant>,
+    deadline_enabled: bool,
+}
+
+impl Call {
+    /// A call of `method`; `params` must be a JSON object when present.
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        method: &str,
+        params: Option<&RawValue>,
+        options: RequestOptions,
+    ) -> Result<Self, TransportError> {
+        let base = match params {
+            None => Map::new(),
+            Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+                Ok(Value::Object(map)) => map,
+                _ => {
+                    return Err(TransportError::Unsupported {
+                        revision: ProtocolVersion::V2026_07_28,
+                        what: "request params that are not a JSON object (every 2026-07-28 request carries _meta in its params)",
+                    });
+                }
+            },
+        };
+        Ok(Self::from_map(shared, method, base, options))
+    }
+
+    /// A call of `method` with params already parsed.
+    pub(crate) fn from_map(
+        shared: Arc<Shared>,
+        method: &str,
+        base: Map<String, Value>,
+        options: RequestOptions,
+    ) -> Self {
+        let progress_token = options.progress.then(|| shared.next_progress_token());
+        let timeout = options.timeout.or(shared.config.request_timeout);
+        Call {
+            method: method.to_owned(),
+            base,
+            options,
+            progress_token,
+            rounds: 0,
+            retry: None,
+            version_retried: false,
+            header_retried: false,
+            reissued: false,
+            attempt: None,
+            pending: VecDeque::new(),
+            done: false,
+            status: StatusCode::OK,
+            last_id: None,
+            timeout,
+            deadline: None,
+            deadline_enabled: true,
+            shared,
+        }
+    }
+
+    /// The HTTP status of the answer that carried the latest message.
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The id of the latest attempt.
+    pub(crate) fn request_id(&self) -> Option<&RequestId> {
+        self.last_id.as_ref()
+    }
+
+    /// Stops applying the timeout to reads (a `subscriptions/listen` stream
+    /// after its acknowledgment).
+    pub(crate) fn disable_deadline(&mut self) {
+        self.deadline_enabled = false;
+    }
+
+    /// Sends until an answer is open (or a final response or error is
+    /// known), so that a refusal is returned by `request()` itself.
+    pub(crate) async fn open_first(&mut self) -> Result<(), TransportError> {
+        let closed = self.shared.closed.clone();
+        let result = tokio::select! {
+            biased;
+            () = closed.cancelled() => Err(TransportError::Closed),
+            r = self.open_until_answer() => r,
+        };
+        if result.is_err() {
+            self.finish();
+        }
+        result
+    }
+
+    async fn open_until_answer(&mut self) -> Result<(), TransportError> {
+        while self.attempt.is_none() && self.pending.is_empty() {
+            if let Some(event) = self.open().await? {
+                self.pending.push_back(event);
+            }
+        }
+        Ok(())
+    }
+
+    /// The next event; `None` after the response or an error.
+    pub(crate) async fn next(&mut self) -> Option<Result<StreamEvent, TransportError>> {
+        if self.done && self.pending.is_empty() {
+            return None;
+        }
+        let closed = self.shared.closed.clone();
+        let result = tokio::select! {
+            biased;
+            () = closed.cancelled() => Err(TransportError::Closed),
+            r = self.step() => r,
+        };
+        if matches!(result, Ok(StreamEvent::Response(_)) | Err(_)) {
+            self.finish();
+        }
+        Some(result)
+    }
+
+    fn finish(&mut self) {
+        self.done = true;
+        self.pending.clear();
+        self.attempt = None;
+    }
+
+    fn active_deadline(&self) -> Option<Instant> {
+        self.deadline.filter(|_| self.deadline_enabled)
+    }
+
+    async fn step(&mut self) -> Result<StreamEvent, TransportError> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Ok(event);
+            }
+            let deadline = self.active_deadline();
+            let timeout = self.timeout;
+            let Some(attempt) = self.attempt.as_mut() else {
+                if let Some(event) = self.open().await? {
+                    return Ok(event);
+                }
+                continue;
+            };
+            let incoming = with_deadline(deadline, timeout, attempt.source.next()).await?;
+            match incoming {
+                Incoming::Message(Message::Notification(n)) => {
+                    return Ok(StreamEvent::Notification(n));
+                }
+                Incoming::Message(Message::Request(r)) => {
+                    return Err(TransportError::PeerMisbehaved(format!(
+                        "the server sent a JSON-RPC request ({} {}) on the response stream of {}; \
+                         on 2026-07-28 servers MUST NOT send requests on a stream \
+                         (server-to-client input travels as an InputRequiredResult)",
+                        r.method, r.id, self.method
+                    )));
+                }
+                Incoming::Message(Message::Response(r)) => {
+                    let ours =
+                        r.id.as_ref() == Some(&attempt.id) || (r.id.is_none() && r.is_error());
+                    if !ours {
+                        return Err(TransportError::PeerMisbehaved(format!(
+                            "the response stream of request {} carried a response to {:?}",
+                            attempt.id, r.id
+                        )));
+                    }
+                    let Some(attempt) = self.attempt.take() else {
+                        continue;
+                    };
+                    if let Some(event) = self.on_response(r, &attempt.version).await? {
+                        return Ok(event);
+                    }
+                }
+                Incoming::Ended(why) => {
+                    let id = attempt.id.clone();
+                    self.attempt = None;
+                    if self.options.safe_to_retry && !self.reissued {
+                        self.reissued = true;
+                        tracing::warn!(method = %self.method, %id, why, "response stream broke; re-issuing the request (safe_to_retry) with a new id");
+                        continue;
+                    }
+                    return Err(TransportError::ResumeFailed(format!(
+                        "the answer to {} (request {id}) ended before its response ({why}); \
+                         2026-07-28 streams are not resumable (no GET, no Last-Event-ID); \
+                         set RequestOptions::safe_to_retry to have a request re-issued with a new id",
+                        self.method
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Sends one attempt. `Some` when its answer is already final (a 4xx
+    /// JSON-RPC error that calls for no retry).
+    async fn open(&mut self) -> Result<Option<StreamEvent>, TransportError> {
+        let shared = self.shared.clone();
+        let id = shared.next_id();
+        let version = shared.version();
+        let mut params = self.base.clone();
+        if let Some(retry) = &self.retry {
+            retry.apply(&mut params);
+        }
+        meta::apply_meta(
+            &mut params,
+            &MetaInputs {
+                version: &version,
+                config: &shared.config,
+                progress_token: self.progress_token.as_ref(),
+            },
+        );
+        let headers = meta::request_headers(&self.method, &params, &version, &shared.tools)?;
+        let params = to_raw(&params).map_err(|e| {
+            TransportError::PeerMisbehaved(format!("internal: serializing params: {e}"))
+        })?;
+        let body = Message::Request(Request {
+            id: id.clone(),
+            method: self.method.clone(),
+            params: Some(params),
+        })
+        .to_json();
+        self.last_id = Some(id.clone());
+        self.deadline = self.timeout.map(|t| Instant::now() + t);
+        let deadline = self.active_deadline();
+        let timeout = self.timeout;
+        let what = format!("POST {} (request {id})", self.method);
+        let builder = shared
+            .http
+            .post(shared.url.clone())
+            .headers(headers)
+            .body(body);
+        let sent = async { Ok(builder.send().await) };
+        let response = match with_deadline(deadline, timeout, sent).await? {
+            Ok(response) => response,
+            // Nothing reached the server.
+            Err(e) if e.is_connect() || e.is_builder() => {
+                return Err(TransportError::Connection(format!(
+                    "{what}: {}",
+                    wire::error_chain(&e)
+                )));
+            }
+            // The request may have been delivered, but the connection
+            // closed before an answer: a broken stream like any other.
+            Err(e) => {
+                self.attempt = Some(Attempt {
+                    id,
+                    version,
+                    source: Source::Broken(format!(
+                        "the connection closed before the answer: {}",
+                        wire::error_chain(&e)
+                    )),
+                });
+                return Ok(None);
+            }
+        };
+        let status = response.status();
+        self.status = status;
+        if status.is_success() {
+            if status == StatusCode::ACCEPTED {
+                return Err(TransportError::PeerMisbehaved(format!(
+                    "{what} was answered 202 Accepted; a request must be answered with JSON or an SSE stream"
+                )));
+            }
+            let source = match wire::media_type(&response) {
+                MediaType::Json => {
+                    let max = shared.config.max_body_bytes;
+                    let read = async { Ok(wire::read_body(response, max, &what).await) };
+                    match with_deadline(deadline, timeout, read).await? {
+                        Ok(body) => Source::Ready(Some(parse_json_answer(&body, &what)?)),
+                        Err(BodyError::Limit(e)) => return Err(e),
+                        Err(BodyError::Broken(why)) => Source::Broken(format!(
+                            "the connection broke while the JSON answer was read: {why}"
+                        )),
+                    }
+                }
+                MediaType::EventStream => Source::Sse(Box::new(SseReader::new(
+                    response,
+                    shared.config.max_event_bytes,
+                ))),
+                MediaType::Other(ct) => {
+                    return Err(TransportError::PeerMisbehaved(format!(
+                        "{what} was answered with content type {ct:?}; expected application/json or text/event-stream"
+                    )));
+                }
+            };
+            self.attempt = Some(Attempt {
+                id,
+                version,
+                source,
+            });
+            return Ok(None);
+        }
+        let read = async { Ok(wire::read_limited(response, wire::MAX_ERROR_BODY).await) };
+        let body = with_deadline(deadline, timeout, read).await?;
+        let rpc = wire::error_response(&body);
+        if let Some(r) = &rpc {
+            let code = r.payload.as_ref().err().map_or(0, |e| e.code);
+            let ours = r.id.as_ref() == Some(&id)
+                || (r.id.is_none()
+                    && matches!(code, HEADER_MISMATCH | UNSUPPORTED_PROTOCOL_VERSION));
+            if ours {
+                return self.on_response(r.clone(), &version).await;
+            }
+        }
+        let rpc = rpc.and_then(|r| r.payload.err());
+        let message = rpc
+            .as_ref()
+            .map_or_else(|| wire::body_excerpt(&body, status), |e| e.message.clone());
+        tracing::debug!(%what, %status, message, "unusable HTTP status");
+        Err(TransportError::Http {
+            status: status.as_u16(),
+            message,
+            rpc,
+        })
+    }
+
+    /// Handles the response of the attempt sent with `version`: `Some` is
+    /// final, `None` means a new attempt is due.
+    async fn on_response(
+        &mut self,
+        response: Response,
+        version: &ProtocolVersion,
+    ) -> Result<Option<StreamEvent>, TransportError> {
+        let result = match &response.payload {
+            Err(error) => {
+                if error.code == UNSUPPORTED_PROTOCOL_VERSION && !self.version_retried {
+                    if let Some(data) = UnsupportedVersionData::from_error(error) {
+                        let chosen = highest_mutual(
+                            &self.shared.config.versions,
+                            &data.supported,
+                            Some(Era::Modern),
+                        )?;
+                        if chosen != *version {
+                            self.version_retried = true;
+                            let reason = format!(
+                                "{chosen}: the highest version in both the client's list ({}) and the server's ({}), after the server rejected {version}",
+                                mcp_transport_core::version::list(&self.shared.config.versions),
+                                mcp_transport_core::version::list(&data.supported),
+                            );
+                            self.shared.set_version(chosen, reason);
+                            return Ok(None);
+                        }
+                    }
+                }
+                if error.code == HEADER_MISMATCH
+                    && self.method == "tools/call"
+                    && !self.header_retried
+                {
+                    self.header_retried = true;
+                    tracing::info!(message = %error.message, "HeaderMismatch on tools/call: refreshing tools/list and retrying once");
+                    match run::list_all_tools(self.shared.clone()).await {
+                        Ok(_) => return Ok(None),
+                        Err(e) => tracing::warn!(
+                            error = %e,
+                            "refreshing tools/list after HeaderMismatch failed; returning the HeaderMismatch error"
+                        ),
+                    }
+                }
+                return Ok(Some(StreamEvent::Response(response)));
+            }
+            Ok(result) => result,
+        };
+        match mrtr::result_type(result)? {
+            ResultType::Complete => {
+                let response = if self.method == "tools/list" {
+                    self.filter_tools(response)?
+                } else {
+                    response
+                };
+                Ok(Some(StreamEvent::Response(response)))
+            }
+            ResultType::InputRequired => {
+                if !MRTR_METHODS.contains(&self.method.as_str()) {
+                    tracing::warn!(method = %self.method, "InputRequiredResult on a method that does not support it (MRTR, Supported Requests); answering it anyway");
+                }
+                self.rounds += 1;
+                if self.rounds > self.shared.config.max_input_rounds {
+                    return Err(TransportError::Limit(format!(
+                        "{} still asked for input after {} rounds (ModernClientConfig::max_input_rounds)",
+                        self.method, self.shared.config.max_input_rounds
+                    )));
+                }
+                let input = mrtr::parse(result)?;
+                let handler = self.shared.config.input_handler.clone();
+                let retry = mrtr::answer(&*handler, input, &mut self.pending).await?;
+                self.retry = Some(retry);
+                Ok(None)
+            }
+            ResultType::Unknown(t) => Err(TransportError::PeerMisbehaved(format!(
+                "unrecognized resultType {t:?} in the result of {}; unrecognized values MUST be considered invalid",
+                self.method
+            ))),
+        }
+    }
+
+    /// Removes invalid tools from a `tools/list` result and caches the rest.
+    fn filter_tools(&self, response: Response) -> Result<Response, TransportError> {
+        let Ok(raw) = &response.payload else {
+            return Ok(response);
+        };
+        let mut value: Value = serde_json::from_str(raw.get()).map_err(|e| {
+            TransportError::PeerMisbehaved(format!("tools/list result is not JSON: {e}"))
+        })?;
+        if !tool_cache::filter_tools_result(&mut value, &self.shared.tools) {
+            return Ok(response);
+        }
+        let raw = to_raw(&value).map_err(|e| {
+            TransportError::PeerMisbehaved(format!("internal: re-serializing tools/list: {e}"))
+        })?;
+        Ok(Response {
+            id: response.id,
+            payload: Ok(raw),
+        })
+    }
+}
+
+/// Parses a JSON answer: exactly one JSON-RPC message.
+fn parse_json_answer(body: &[u8], what: &str) -> Result<Message, TransportError> {
+    let text = std::str::from_utf8(body).map_err(|e| {
+        TransportError::PeerMisbehaved(format!("{what}: the JSON answer is not UTF-8: {e}"))
+    })?;
+    let message = parse_message(text).map_err(|e| {
+        TransportError::PeerMisbehaved(format!("{what}: not a JSON-RPC message: {e}"))
+    })?;
+    if !matches!(message, Message::Response(_)) {
+        return Err(TransportError::PeerMisbehaved(format!(
+            "{what}: an application/json answer must be the response (got {})",
+            message.method().unwrap_or("a message")
+        )));
+    }
+    Ok(message)
+}
+
+/// Runs `work` under a deadline.
+pub(crate) async fn with_deadline<T>(
+    deadline: Option<Instant>,
+    timeout: Option<Duration>,
+    work: impl Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    match (deadline, timeout) {
+        (Some(deadline), Some(timeout)) => tokio::time::timeout_at(deadline, work)
+            .await
+            .map_err(|_| TransportError::Timeout(timeout))?,
+        _ => work.await,
+    }
+}

@@ -1,0 +1,191 @@
+//! Version negotiation without a handshake (*Versioning*, "Protocol Version
+//! Negotiation"): `UnsupportedProtocolVersionError` (-32022) and
+//! `server/discover`.
+
+mod client_common;
+
+use client_common::*;
+use http::StatusCode;
+use mcp_rev_2026_07_28::client::ModernClient;
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::negotiation::NegotiationError;
+use mcp_transport_core::transport::{RequestOptions, Transport, TransportError};
+use serde_json::json;
+
+/// A server supporting exactly `supported`; checks header = `_meta`.
+fn versioned(supported: &'static [&'static str]) -> impl Fn(&Seen) -> axum::response::Response {
+    move |seen| {
+        let version = seen.version().unwrap_or("");
+        assert_eq!(seen.header("mcp-protocol-version"), Some(version));
+        if !supported.contains(&version) {
+            return status_json(
+                StatusCode::BAD_REQUEST,
+                &rpc_error(
+                    &seen.id(),
+                    -32022,
+                    "Unsupported protocol version",
+                    Some(json!({"supported": supported, "requested": version})),
+                ),
+            );
+        }
+        match seen.rpc_method() {
+            Some("server/discover") => json_ok(&result(
+                &seen.id(),
+                json!({
+                    "resultType": "complete",
+                    "supportedVersions": supported,
+                    "capabilities": {"tools": {}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake", "version": "1"}},
+                    "instructions": "be nice"
+                }),
+            )),
+            _ => json_ok(&result(
+                &seen.id(),
+                json!({"resultType": "complete", "v": version}),
+            )),
+        }
+    }
+}
+
+#[tokio::test]
+async fn unsupported_version_is_retried_with_the_highest_mutual_one() {
+    let fake = Fake::start(versioned(&["2026-07-28", "2025-11-25"])).await;
+    let client = ModernClient::new(fake.config().with_versions(vec![
+        ProtocolVersion::parse("2030-01-01"),
+        ProtocolVersion::V2026_07_28,
+    ]))
+    .unwrap();
+    assert_eq!(client.revision().as_str(), "2030-01-01");
+    let response = client
+        .request("tools/list", None, RequestOptions::default())
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    assert_eq!(result_of(&response)["v"], "2026-07-28");
+    assert_eq!(client.revision(), ProtocolVersion::V2026_07_28);
+    assert!(client.negotiated().reason.contains("2030-01-01"));
+    // Later requests use the negotiated version directly.
+    client
+        .request("tools/list", None, RequestOptions::default())
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    let versions: Vec<String> = fake
+        .seen()
+        .iter()
+        .map(|s| s.version().unwrap().to_owned())
+        .collect();
+    assert_eq!(versions, ["2030-01-01", "2026-07-28", "2026-07-28"]);
+    let seen = fake.seen();
+    assert_ne!(seen[0].id(), seen[1].id());
+}
+
+#[tokio::test]
+async fn no_mutual_version_is_a_negotiation_error_naming_both_sides() {
+    let fake = Fake::start(versioned(&["2025-11-25", "2025-06-18"])).await;
+    let client = fake.client();
+    let err = client
+        .request("tools/list", None, RequestOptions::default())
+        .await
+        .unwrap_err();
+    match &err {
+        TransportError::Negotiation(NegotiationError::NoMutualVersion {
+            client_supports,
+            server_supports,
+        }) => {
+            assert_eq!(client_supports, &[ProtocolVersion::V2026_07_28]);
+            assert_eq!(server_supports.len(), 2);
+        }
+        other => panic!("{other}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains("2026-07-28") && text.contains("2025-11-25"),
+        "{text}"
+    );
+    assert_eq!(fake.seen().len(), 1, "no retry without a mutual version");
+}
+
+#[tokio::test]
+async fn version_error_inside_an_sse_answer_is_handled_too() {
+    let fake = Fake::start(|seen| {
+        if seen.version() == Some("2026-07-28") {
+            return sse(&[result(&seen.id(), json!({}))]);
+        }
+        sse(&[rpc_error(
+            &seen.id(),
+            -32022,
+            "Unsupported protocol version",
+            Some(json!({"supported": ["2026-07-28"], "requested": seen.version()})),
+        )])
+    })
+    .await;
+    let client = ModernClient::new(fake.config().with_versions(vec![
+        ProtocolVersion::parse("2027-01-01"),
+        ProtocolVersion::V2026_07_28,
+    ]))
+    .unwrap();
+    let response = client
+        .request("tools/list", None, RequestOptions::default())
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    assert!(response.payload.is_ok());
+    assert_eq!(fake.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn discover_returns_the_server_description_and_picks_a_version() {
+    let fake = Fake::start(versioned(&["2026-07-28"])).await;
+    // The first discover is sent with the preferred (unsupported) version,
+    // negotiated inline, then the result confirms the choice.
+    let client = ModernClient::new(fake.config().with_versions(vec![
+        ProtocolVersion::parse("2028-01-01"),
+        ProtocolVersion::V2026_07_28,
+    ]))
+    .unwrap();
+    let d = client.discover().await.unwrap();
+    assert_eq!(d.supported_versions, [ProtocolVersion::V2026_07_28]);
+    assert_eq!(d.capabilities, json!({"tools": {}}));
+    assert_eq!(d.server_info.unwrap()["name"], "fake");
+    assert_eq!(d.instructions.as_deref(), Some("be nice"));
+    assert_eq!(client.revision(), ProtocolVersion::V2026_07_28);
+    assert_eq!(fake.rpc("server/discover").len(), 2);
+}
+
+#[tokio::test]
+async fn other_http_errors_keep_status_and_rpc_error() {
+    let fake = Fake::start(|_| status(StatusCode::UNAUTHORIZED, "no token")).await;
+    let err = fake
+        .client()
+        .request("tools/list", None, RequestOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, TransportError::Http { status: 401, message, rpc: None } if message == "no token"),
+        "{err}"
+    );
+    // A modern 404 + -32601 for this request is its JSON-RPC answer.
+    let fake = Fake::start(|seen| {
+        status_json(
+            StatusCode::NOT_FOUND,
+            &rpc_error(&seen.id(), -32601, "Method not found", None),
+        )
+    })
+    .await;
+    let response = fake
+        .client()
+        .request("prompts/list", None, RequestOptions::default())
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    assert_eq!(response.payload.unwrap_err().code, -32601);
+}
