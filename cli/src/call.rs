@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use mcp_legacy_http::client::{ClientConfig, LegacyClient};
+use mcp_negotiate::client::{NegotiateConfig, connect};
 use mcp_transport_core::jsonrpc::{Message, to_raw};
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};
@@ -48,7 +48,7 @@ fn json_object(what: &str, text: &str) -> Result<Value, String> {
 
 /// Runs one call; returns the result JSON text.
 pub async fn run(args: CallArgs) -> Result<String, String> {
-    let versions = revisions::parse(&args.revisions)?;
+    let versions = revisions::parse_spoken(&args.revisions)?;
     let (method, params) = match (&args.tool, &args.method) {
         (Some(tool), _) => (
             "tools/call".to_owned(),
@@ -65,13 +65,11 @@ pub async fn run(args: CallArgs) -> Result<String, String> {
     };
     let timeout = Duration::from_millis(args.timeout_ms);
     let work = async {
-        let mut cfg = ClientConfig::new(args.url.clone());
-        cfg.versions = versions;
-        let client = LegacyClient::connect(cfg)
-            .await
-            .map_err(|e| format!("cannot connect: {e}"))?;
+        let cfg = NegotiateConfig::new(args.url.clone()).with_revisions(versions);
+        let client = connect(cfg).await.map_err(|e| format!("cannot connect: {e}"))?;
         if args.verbose {
             eprintln!("revision: {}", client.revision());
+            eprintln!("negotiated: {}", client.negotiated().reason);
         }
         let params = params
             .map(|p| to_raw(&p))

@@ -1,4 +1,5 @@
-//! `mcp-compat serve`: the reference server.
+//! `mcp-compat serve`: the reference server, every configured revision on
+//! one endpoint ([`MultiServer`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -6,9 +7,13 @@ use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use clap::Args;
-use mcp_legacy_http::server::{DisconnectPolicy, LegacyServer, ServerConfig};
+use mcp_legacy_http::server::{DisconnectPolicy, ServerConfig};
+use mcp_negotiate::server::{MultiConfig, MultiServer};
+use mcp_rev_2026_07_28::server::ModernConfig;
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::handler::Handler;
 
-use crate::reference::ReferenceHandler;
+use crate::fixtures::ConformanceHandler;
 use crate::revisions;
 
 /// Options of `mcp-compat serve`.
@@ -26,14 +31,15 @@ pub struct ServeArgs {
     /// Answer requests with application/json unless the handler streams first.
     #[arg(long)]
     pub json_response: bool,
-    /// The SSE `retry` value sent before a server-initiated disconnect, in ms.
-    #[arg(long, default_value_t = 1000)]
-    pub retry_ms: u64,
+    /// The SSE `retry` value sent before a server-initiated disconnect, in ms
+    /// (2025-11-25 sessions; default 1000).
+    #[arg(long)]
+    pub retry_ms: Option<u64>,
     /// Server-initiated disconnect (2025-11-25 sessions): never,
     /// after-priming, after-events:N or after-ms:N.
-    #[arg(long, default_value = "never")]
-    pub disconnect: DisconnectPolicy,
-    /// Offer no standalone GET stream (GET answers 405).
+    #[arg(long)]
+    pub disconnect: Option<DisconnectPolicy>,
+    /// Offer no standalone GET stream (GET answers 405; legacy revisions).
     #[arg(long)]
     pub no_get_stream: bool,
     /// Origins allowed to call (comma-separated); default: loopback origins.
@@ -47,29 +53,70 @@ pub struct ServeArgs {
     pub keepalive_ms: u64,
 }
 
+/// Refuses flags that mean nothing for the revisions served.
+fn check_flags(args: &ServeArgs, versions: &[ProtocolVersion]) -> Result<(), String> {
+    let polling = versions.iter().any(|v| v.has(|f| f.sse_polling));
+    let legacy = versions.iter().any(|v| v.is_legacy());
+    let served = mcp_transport_core::version::list(versions);
+    if !polling {
+        if args.disconnect.is_some_and(|d| d != DisconnectPolicy::Never) {
+            return Err(format!(
+                "--disconnect means nothing here: server-initiated disconnect (SEP-1699) exists only on 2025-11-25, and this server serves {served}"
+            ));
+        }
+        if args.retry_ms.is_some() {
+            return Err(format!(
+                "--retry-ms means nothing here: retry before a server-initiated disconnect exists only on 2025-11-25, and this server serves {served}"
+            ));
+        }
+    }
+    if !legacy && args.no_get_stream {
+        return Err(format!(
+            "--no-get-stream means nothing here: 2026-07-28 has no GET stream (GET always answers 405), and this server serves {served}"
+        ));
+    }
+    Ok(())
+}
+
 /// Builds the server configuration from the options.
-pub fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
-    let versions = revisions::parse(&args.revisions)?;
+pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
+    let versions = revisions::parse_served(&args.revisions)?;
+    check_flags(args, &versions)?;
     if !args.path.starts_with('/') {
         return Err(format!("--path must start with '/', got {:?}", args.path));
     }
-    let cfg = ServerConfig::default()
-        .with_versions(versions)
+    let keepalive = (args.keepalive_ms > 0).then(|| Duration::from_millis(args.keepalive_ms));
+    let legacy = ServerConfig::default()
         .with_json_response(args.json_response)
-        .with_retry_ms(args.retry_ms)
-        .with_disconnect(args.disconnect)
+        .with_retry_ms(args.retry_ms.unwrap_or(1000))
+        .with_disconnect(args.disconnect.unwrap_or(DisconnectPolicy::Never))
         .with_get_stream(!args.no_get_stream)
         .with_allowed_origins(args.allowed_origins.clone())
         .with_allowed_hosts(args.allowed_hosts.clone())
-        .with_keepalive((args.keepalive_ms > 0).then(|| Duration::from_millis(args.keepalive_ms)));
-    Ok(cfg)
+        .with_keepalive(keepalive);
+    let modern = ModernConfig::default()
+        .with_json_response(args.json_response)
+        .with_allowed_origins(args.allowed_origins.clone())
+        .with_allowed_hosts(args.allowed_hosts.clone())
+        .with_keepalive(keepalive);
+    Ok(MultiConfig {
+        revisions: versions,
+        legacy,
+        modern,
+    })
+}
+
+/// The handler `serve` runs: the reference tools plus the conformance
+/// suite's fixtures.
+pub fn handler() -> Arc<dyn Handler> {
+    Arc::new(ConformanceHandler::new())
 }
 
 /// Runs the server until the process is stopped. Prints
 /// `listening on http://HOST:PORT/PATH` as the first stdout line.
 pub async fn run(args: ServeArgs) -> Result<(), String> {
     let cfg = config(&args)?;
-    let server = LegacyServer::new(Arc::new(ReferenceHandler::new()), cfg);
+    let server = MultiServer::try_new(handler(), cfg).map_err(|e| e.to_string())?;
     let app = server.route(&args.path);
     let listener = tokio::net::TcpListener::bind(args.bind)
         .await
