@@ -5,10 +5,13 @@
 //! binary runs) and as the `mcp-compat` binary:
 //!
 //! * `mcp-compat serve`: the reference server ([`reference::ReferenceHandler`]).
-//! * `mcp-compat call`: one request from the reference client.
+//! * `mcp-compat call`: one request from the negotiating client.
+//! * `mcp-compat matrix`: the compatibility matrix ([`matrix`]).
 
 pub mod call;
 pub mod fixtures;
+pub mod matrix;
+pub mod matrix_cmd;
 pub mod reference;
 pub mod revisions;
 pub mod serve;

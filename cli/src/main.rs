@@ -1,7 +1,7 @@
-//! The `mcp-compat` binary: `serve` and `call`.
+//! The `mcp-compat` binary: `serve`, `call` and `matrix`.
 
 use clap::{Parser, Subcommand};
-use mcp_compat::{call, serve};
+use mcp_compat::{call, matrix_cmd, serve};
 
 /// MCP Streamable HTTP reference server and client.
 #[derive(Parser, Debug)]
@@ -17,6 +17,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Send one request with the reference client and print its result.
     Call(call::CallArgs),
+    /// Run the compatibility matrix (every client x server configuration).
+    Matrix(matrix_cmd::MatrixArgs),
 }
 
 #[tokio::main]
@@ -29,6 +31,11 @@ async fn main() -> std::process::ExitCode {
     let outcome = match cli.command {
         Command::Serve(args) => serve::run(args).await,
         Command::Call(args) => call::run(args).await.map(|result| println!("{result}")),
+        Command::Matrix(args) => match matrix_cmd::run(args).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("some cells do not match the spec's prediction".into()),
+            Err(e) => Err(e),
+        },
     };
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,

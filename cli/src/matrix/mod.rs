@@ -1,0 +1,163 @@
+//! The compatibility matrix: every client configuration against every server
+//! configuration, each cell running a fixed list of scenarios over loopback,
+//! each outcome checked against what the spec predicts ([`expect`]).
+//!
+//! A cell passes when what happened matches what was expected — a predicted
+//! failure that happens is a pass, and a scenario the negotiated revision
+//! does not have is "not applicable".
+
+pub mod expect;
+pub mod proxy;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod scenario_impl;
+
+use std::fmt;
+
+use mcp_transport_core::ProtocolVersion;
+
+pub use expect::{Expected, expected};
+pub use run::{CellResult, ScenarioResult, run_cell, run_matrix};
+
+/// A client configuration: the revisions it may use, most preferred first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClientKind {
+    /// Only 2025-03-26.
+    C0326,
+    /// Only 2025-06-18.
+    C0618,
+    /// Only 2025-11-25.
+    C1125,
+    /// Only 2026-07-28 (modern-only).
+    Modern,
+    /// Every legacy revision (legacy-only dual): 2025-11-25, 2025-06-18, 2025-03-26.
+    Legacy,
+    /// Every revision (dual-era): 2026-07-28 first, then the legacy ones.
+    All,
+}
+
+/// A server configuration: the revisions it serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ServerKind {
+    /// Only 2025-03-26.
+    S0326,
+    /// Only 2025-06-18.
+    S0618,
+    /// Only 2025-11-25.
+    S1125,
+    /// Only 2026-07-28.
+    S0728,
+    /// Every legacy revision.
+    Legacy,
+    /// Every revision (dual-era).
+    All,
+}
+
+impl ClientKind {
+    /// Every client configuration, in table order.
+    pub const ALL: [ClientKind; 6] = [
+        ClientKind::C0326,
+        ClientKind::C0618,
+        ClientKind::C1125,
+        ClientKind::Modern,
+        ClientKind::Legacy,
+        ClientKind::All,
+    ];
+
+    /// The revisions, most preferred first.
+    pub fn revisions(self) -> Vec<ProtocolVersion> {
+        use ProtocolVersion as V;
+        match self {
+            ClientKind::C0326 => vec![V::V2025_03_26],
+            ClientKind::C0618 => vec![V::V2025_06_18],
+            ClientKind::C1125 => vec![V::V2025_11_25],
+            ClientKind::Modern => vec![V::V2026_07_28],
+            ClientKind::Legacy => vec![V::V2025_11_25, V::V2025_06_18, V::V2025_03_26],
+            ClientKind::All => vec![
+                V::V2026_07_28,
+                V::V2025_11_25,
+                V::V2025_06_18,
+                V::V2025_03_26,
+            ],
+        }
+    }
+
+    /// The short name used in test names and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::C0326 => "c-2025-03-26",
+            ClientKind::C0618 => "c-2025-06-18",
+            ClientKind::C1125 => "c-2025-11-25",
+            ClientKind::Modern => "c-2026-07-28",
+            ClientKind::Legacy => "c-legacy",
+            ClientKind::All => "c-all",
+        }
+    }
+
+    /// Looks a configuration up by [`name`](Self::name).
+    pub fn by_name(name: &str) -> Option<ClientKind> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+impl ServerKind {
+    /// Every server configuration, in table order.
+    pub const ALL: [ServerKind; 6] = [
+        ServerKind::S0326,
+        ServerKind::S0618,
+        ServerKind::S1125,
+        ServerKind::S0728,
+        ServerKind::Legacy,
+        ServerKind::All,
+    ];
+
+    /// The revisions served.
+    pub fn revisions(self) -> Vec<ProtocolVersion> {
+        use ProtocolVersion as V;
+        match self {
+            ServerKind::S0326 => vec![V::V2025_03_26],
+            ServerKind::S0618 => vec![V::V2025_06_18],
+            ServerKind::S1125 => vec![V::V2025_11_25],
+            ServerKind::S0728 => vec![V::V2026_07_28],
+            ServerKind::Legacy => vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25],
+            ServerKind::All => vec![
+                V::V2025_03_26,
+                V::V2025_06_18,
+                V::V2025_11_25,
+                V::V2026_07_28,
+            ],
+        }
+    }
+
+    /// The short name used in test names and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::S0326 => "s-2025-03-26",
+            ServerKind::S0618 => "s-2025-06-18",
+            ServerKind::S1125 => "s-2025-11-25",
+            ServerKind::S0728 => "s-2026-07-28",
+            ServerKind::Legacy => "s-legacy",
+            ServerKind::All => "s-all",
+        }
+    }
+
+    /// Looks a configuration up by [`name`](Self::name).
+    pub fn by_name(name: &str) -> Option<ServerKind> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for ClientKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for ServerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+pub use scenario::Scenario;

@@ -1,0 +1,336 @@
+//! Running cells: a fresh server and client per scenario, over loopback.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::serve::ListenerExt;
+use mcp_legacy_http::server::{DisconnectPolicy, ServerConfig};
+use mcp_negotiate::client::{Connection, NegotiateConfig, NegotiateError, connect};
+use mcp_negotiate::server::{MultiConfig, MultiServer};
+use mcp_rev_2026_07_28::server::ModernConfig;
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::handler::LogLevel;
+use mcp_transport_core::transport::{Transport, TransportError};
+use serde_json::json;
+
+use super::expect::{Expected, Failure, Prediction, expected};
+use super::proxy::Proxy;
+use super::scenario::Scenario;
+use super::{ClientKind, ServerKind};
+use crate::reference::ReferenceHandler;
+
+/// What actually happened in one scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observed {
+    /// It worked; the detail says what was checked.
+    Works(String),
+    /// It failed; `kind` when the failure is one the spec names.
+    Failed {
+        /// The recognized failure, if any.
+        kind: Option<Failure>,
+        /// What went wrong.
+        message: String,
+    },
+    /// Not run: the negotiated revision has no such mechanism.
+    Skipped,
+}
+
+/// One scenario of one cell, predicted and observed.
+#[derive(Clone, Debug)]
+pub struct ScenarioResult {
+    /// The client configuration.
+    pub client: ClientKind,
+    /// The server configuration.
+    pub server: ServerKind,
+    /// The scenario.
+    pub scenario: Scenario,
+    /// What the spec predicts.
+    pub prediction: Prediction,
+    /// The revision actually negotiated.
+    pub negotiated: Option<ProtocolVersion>,
+    /// What happened.
+    pub observed: Observed,
+}
+
+impl ScenarioResult {
+    /// Whether what happened is what the spec predicts.
+    pub fn passed(&self) -> bool {
+        if self.negotiated != self.prediction.revision {
+            return false;
+        }
+        match (&self.prediction.expected, &self.observed) {
+            (Expected::Works, Observed::Works(_)) => true,
+            (Expected::Fails(want), Observed::Failed { kind: Some(got), .. }) => want == got,
+            (Expected::NotApplicable, Observed::Skipped) => true,
+            _ => false,
+        }
+    }
+
+    /// A one-line explanation of a mismatch (or of the pass).
+    pub fn explain(&self) -> String {
+        let rev = |r: &Option<ProtocolVersion>| {
+            r.as_ref()
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "no revision".into())
+        };
+        let want = match &self.prediction.expected {
+            Expected::Works => "works".to_owned(),
+            Expected::Fails(f) => f.to_string(),
+            Expected::NotApplicable => "not applicable".to_owned(),
+        };
+        let got = match &self.observed {
+            Observed::Works(d) => format!("worked ({d})"),
+            Observed::Failed { message, .. } => format!("failed: {message}"),
+            Observed::Skipped => "skipped".to_owned(),
+        };
+        format!(
+            "{} x {} / {}: expected {} on {}, got {} on {} [spec: {}]",
+            self.client,
+            self.server,
+            self.scenario,
+            want,
+            rev(&self.prediction.revision),
+            got,
+            rev(&self.negotiated),
+            self.prediction.spec
+        )
+    }
+}
+
+/// All scenarios of one cell.
+#[derive(Clone, Debug)]
+pub struct CellResult {
+    /// The client configuration.
+    pub client: ClientKind,
+    /// The server configuration.
+    pub server: ServerKind,
+    /// One result per scenario run.
+    pub scenarios: Vec<ScenarioResult>,
+}
+
+impl CellResult {
+    /// Whether every scenario matched its prediction.
+    pub fn passed(&self) -> bool {
+        self.scenarios.iter().all(ScenarioResult::passed)
+    }
+
+    /// The revision the cell negotiated, as its scenarios saw it.
+    pub fn negotiated(&self) -> Option<ProtocolVersion> {
+        self.scenarios.iter().find_map(|s| s.negotiated.clone())
+    }
+}
+
+/// Time one scenario may take before it counts as hung.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Runs every scenario of one cell (optionally only those `keep` accepts).
+pub async fn run_cell(
+    client: ClientKind,
+    server: ServerKind,
+    keep: impl Fn(Scenario) -> bool,
+) -> CellResult {
+    let mut scenarios = Vec::new();
+    for scenario in Scenario::ALL {
+        if keep(scenario) {
+            scenarios.push(run_one(client, server, scenario).await);
+        }
+    }
+    CellResult {
+        client,
+        server,
+        scenarios,
+    }
+}
+
+/// Runs every cell, `parallel` at a time; `progress` is told of each
+/// finished cell.
+pub async fn run_matrix(
+    filter: impl Fn(ClientKind, ServerKind, Scenario) -> bool + Send + Sync + 'static,
+    parallel: usize,
+    progress: impl Fn(&CellResult) + Send + Sync + 'static,
+) -> Vec<CellResult> {
+    let filter = Arc::new(filter);
+    let progress = Arc::new(progress);
+    let gate = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut tasks = Vec::new();
+    for client in ClientKind::ALL {
+        for server in ServerKind::ALL {
+            if !Scenario::ALL.iter().any(|s| filter(client, server, *s)) {
+                continue;
+            }
+            let (filter, progress, gate) = (filter.clone(), progress.clone(), gate.clone());
+            tasks.push(tokio::spawn(async move {
+                let _permit = gate.acquire_owned().await;
+                let cell = run_cell(client, server, |s| filter(client, server, s)).await;
+                progress(&cell);
+                cell
+            }));
+        }
+    }
+    let mut cells = Vec::new();
+    for t in tasks {
+        if let Ok(cell) = t.await {
+            cells.push(cell);
+        }
+    }
+    cells
+}
+
+/// Runs one scenario of one cell against a fresh server.
+pub async fn run_one(client: ClientKind, server: ServerKind, scenario: Scenario) -> ScenarioResult {
+    let prediction = expected(client, server, scenario);
+    let (negotiated, observed) =
+        match tokio::time::timeout(SCENARIO_TIMEOUT, observe(client, server, scenario, &prediction))
+            .await
+        {
+            Ok(r) => r,
+            Err(_) => (
+                prediction.revision.clone(),
+                Observed::Failed {
+                    kind: None,
+                    message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
+                },
+            ),
+        };
+    ScenarioResult {
+        client,
+        server,
+        scenario,
+        prediction,
+        negotiated,
+        observed,
+    }
+}
+
+/// A server under test.
+pub(crate) struct Harness {
+    pub(crate) server: MultiServer,
+    pub(crate) handler: Arc<ReferenceHandler>,
+    pub(crate) addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result<Harness> {
+    let handler = Arc::new(ReferenceHandler::new());
+    let json = scenario == Scenario::Json;
+    let mut legacy = ServerConfig::default()
+        .with_json_response(json)
+        .with_retry_ms(20)
+        .with_keepalive(None);
+    if scenario == Scenario::Disconnect {
+        legacy = legacy.with_disconnect(DisconnectPolicy::AfterPriming);
+    }
+    let modern = ModernConfig::default()
+        .with_json_response(json)
+        .with_keepalive(None);
+    let config = MultiConfig {
+        revisions: server.revisions(),
+        legacy,
+        modern,
+    };
+    let multi = MultiServer::new(handler.clone(), config);
+    let app = multi.route("/mcp");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let listener = listener.tap_io(|t| {
+        let _ = t.set_nodelay(true);
+    });
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(Harness {
+        server: multi,
+        handler,
+        addr,
+        task,
+    })
+}
+
+fn client_config(client: ClientKind, addr: SocketAddr) -> NegotiateConfig {
+    let url = format!("http://{addr}/mcp");
+    let mut cfg = NegotiateConfig::new(url)
+        .with_revisions(client.revisions())
+        .with_capabilities(json!({ "elicitation": {} }))
+        .with_input_handler(Arc::new(super::scenario_impl::Ada));
+    cfg.legacy = cfg
+        .legacy
+        .clone()
+        .with_reconnect_backoff(Duration::from_millis(20));
+    cfg.modern = cfg.modern.clone().with_log_level(Some(LogLevel::Debug));
+    cfg.request_timeout = Some(Duration::from_secs(10));
+    cfg
+}
+
+fn classify_connect(e: &NegotiateError) -> Observed {
+    Observed::Failed {
+        kind: matches!(e, NegotiateError::NoMatch { .. }).then_some(Failure::NoMutualRevision),
+        message: e.to_string(),
+    }
+}
+
+/// Classifies a transport error the spec names.
+pub(crate) fn classify_error(e: &TransportError) -> Option<Failure> {
+    match e {
+        TransportError::ResumeFailed(_) => Some(Failure::NotResumable),
+        _ => None,
+    }
+}
+
+async fn observe(
+    client: ClientKind,
+    server: ServerKind,
+    scenario: Scenario,
+    prediction: &Prediction,
+) -> (Option<ProtocolVersion>, Observed) {
+    let harness = match spawn_server(server, scenario).await {
+        Ok(h) => h,
+        Err(e) => {
+            return (
+                None,
+                Observed::Failed {
+                    kind: None,
+                    message: format!("cannot start the server: {e}"),
+                },
+            );
+        }
+    };
+    // Network drops go through a proxy that can cut connections.
+    let proxy = if scenario == Scenario::NetworkDrop {
+        match Proxy::start(harness.addr).await {
+            Ok(p) => Some(p),
+            Err(e) => {
+                return (
+                    None,
+                    Observed::Failed {
+                        kind: None,
+                        message: format!("cannot start the proxy: {e}"),
+                    },
+                );
+            }
+        }
+    } else {
+        None
+    };
+    let target = proxy.as_ref().map(Proxy::addr).unwrap_or(harness.addr);
+    let conn: Connection = match connect(client_config(client, target)).await {
+        Ok(c) => c,
+        Err(e) => return (None, classify_connect(&e)),
+    };
+    let negotiated = Some(conn.revision());
+    // Scenarios the negotiated revision lacks are not run.
+    let (expected_here, _) = super::expect::on_revision(&conn.revision(), scenario);
+    if expected_here == Expected::NotApplicable && prediction.revision == negotiated {
+        let _ = conn.close().await;
+        return (negotiated, Observed::Skipped);
+    }
+    let observed = super::scenario_impl::run(scenario, &conn, &harness, proxy.as_ref()).await;
+    let _ = conn.close().await;
+    (negotiated, observed)
+}

@@ -1,0 +1,79 @@
+//! The fixed scenario list every cell runs.
+
+use std::fmt;
+
+/// One scenario of a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scenario {
+    /// A request answered as `application/json` (server in JSON mode).
+    Json,
+    /// A request answered as an SSE stream.
+    Sse,
+    /// Progress and log notifications arrive before the response, in order.
+    Progress,
+    /// The server asks the client for input: a server-to-client request
+    /// (legacy) or an MRTR round (modern).
+    Input,
+    /// Cancellation: `notifications/cancelled` (legacy) or closing the
+    /// response stream (modern); the handler must see it.
+    Cancel,
+    /// A server-initiated disconnect mid-request, resumed (SEP-1699).
+    Disconnect,
+    /// The network drops mid-request: resumed where the revision allows, a
+    /// clear error where it does not.
+    NetworkDrop,
+    /// Change notifications: the GET stream (legacy) or
+    /// `subscriptions/listen` (modern).
+    Changes,
+    /// The session expires; the client re-initializes (legacy).
+    Expiry,
+    /// DELETE ends the session (legacy).
+    Delete,
+    /// GET answers 405 (2026-07-28).
+    Get405,
+}
+
+impl Scenario {
+    /// Every scenario, in report order.
+    pub const ALL: [Scenario; 11] = [
+        Scenario::Json,
+        Scenario::Sse,
+        Scenario::Progress,
+        Scenario::Input,
+        Scenario::Cancel,
+        Scenario::Disconnect,
+        Scenario::NetworkDrop,
+        Scenario::Changes,
+        Scenario::Expiry,
+        Scenario::Delete,
+        Scenario::Get405,
+    ];
+
+    /// The short name used in test names and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Json => "json",
+            Scenario::Sse => "sse",
+            Scenario::Progress => "progress",
+            Scenario::Input => "input",
+            Scenario::Cancel => "cancel",
+            Scenario::Disconnect => "disconnect",
+            Scenario::NetworkDrop => "network_drop",
+            Scenario::Changes => "changes",
+            Scenario::Expiry => "expiry",
+            Scenario::Delete => "delete",
+            Scenario::Get405 => "get_405",
+        }
+    }
+
+    /// Looks a scenario up by [`name`](Self::name).
+    pub fn by_name(name: &str) -> Option<Scenario> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

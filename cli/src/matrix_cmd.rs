@@ -1,0 +1,78 @@
+//! `mcp-compat matrix`: runs the compatibility matrix in process and prints it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use clap::Args;
+
+use crate::matrix::report::{Format, render};
+use crate::matrix::{ClientKind, Scenario, ServerKind, run_matrix};
+
+/// Options of `mcp-compat matrix`.
+#[derive(Args, Debug, Clone)]
+pub struct MatrixArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Keep only the results whose `CLIENT/SERVER/SCENARIO` name contains
+    /// every comma-separated part (e.g. `c-all,s-2025-11-25` or `network_drop`).
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// How many cells run at once.
+    #[arg(long, default_value_t = 6)]
+    pub parallel: usize,
+}
+
+/// The name a filter matches against.
+pub fn result_name(c: ClientKind, s: ServerKind, scenario: Scenario) -> String {
+    format!("{c}/{s}/{scenario}")
+}
+
+/// Runs the matrix; returns whether every cell matched its prediction.
+pub async fn run(args: MatrixArgs) -> Result<bool, String> {
+    let parts: Vec<String> = args
+        .filter
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let keep = move |c: ClientKind, s: ServerKind, sc: Scenario| {
+        let name = result_name(c, s, sc);
+        parts.iter().all(|p| name.contains(p.as_str()))
+    };
+    let total = ClientKind::ALL
+        .iter()
+        .flat_map(|c| ServerKind::ALL.iter().map(move |s| (*c, *s)))
+        .filter(|(c, s)| Scenario::ALL.iter().any(|sc| keep(*c, *s, *sc)))
+        .count();
+    if total == 0 {
+        return Err("--filter matches no cell".into());
+    }
+    let done = Arc::new(AtomicUsize::new(0));
+    eprintln!("running {total} cells ({} scenarios each at most)", Scenario::ALL.len());
+    let cells = run_matrix(keep, args.parallel, move |cell| {
+        let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+        let rev = cell
+            .negotiated()
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "none".into());
+        let mark = if cell.passed() { "✓" } else { "✗" };
+        eprintln!("[{n}/{total}] {} x {}: {rev} {mark}", cell.client, cell.server);
+    })
+    .await;
+    let ok = cells.iter().all(|c| c.passed());
+    let text = render(&cells, args.format);
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(ok)
+}

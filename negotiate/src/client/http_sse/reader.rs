@@ -1,0 +1,210 @@
+//! The reader task: the one owner of the SSE stream, routing every message
+//! the server sends.
+//!
+//! 2024-11-05 *Transports*, "HTTP with SSE": "Server messages are sent as
+//! SSE `message` events, with the message content encoded as JSON in the
+//! event data." Unlike Streamable HTTP there is one stream for everything,
+//! so the client must sort the messages itself:
+//!
+//! | message | goes to |
+//! | --- | --- |
+//! | a response | the request with its id (else the listener) |
+//! | `notifications/progress` | the request whose id is its `progressToken` (else the listener) |
+//! | a request (`ping`, `roots/list`, `sampling/createMessage`) | answered by POST (`ping` by the transport, the rest by the [`InputHandler`](mcp_transport_core::transport::InputHandler)), then a copy to the listener |
+//! | any other notification | the listener |
+//!
+//! When the stream ends or breaks, the connection is over: this transport
+//! has no event ids and no resumption, so every in-flight request fails with
+//! a [`TransportError::Connection`] saying so, and so does every later call.
+
+use std::sync::Arc;
+
+use mcp_transport_core::jsonrpc::{Body, Message, Request, Response, parse_body};
+use mcp_transport_core::sse::{Decoder, SseItem};
+use mcp_transport_core::transport::TransportError;
+use serde_json::value::RawValue;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::shared::{Shared, error_chain};
+
+/// Starts the reader task on the rest of the SSE stream.
+pub(crate) fn spawn(
+    shared: Arc<Shared>,
+    response: reqwest::Response,
+    decoder: Decoder,
+    leftover: Vec<SseItem>,
+) {
+    tokio::spawn(run(shared, response, decoder, leftover));
+}
+
+async fn run(
+    shared: Arc<Shared>,
+    mut response: reqwest::Response,
+    mut decoder: Decoder,
+    mut items: Vec<SseItem>,
+) {
+    let ended = shared.ended.clone();
+    loop {
+        for item in items.drain(..) {
+            if !handle(&shared, item).await {
+                return;
+            }
+        }
+        let chunk = tokio::select! {
+            biased;
+            () = ended.cancelled() => return,
+            chunk = response.chunk() => chunk,
+        };
+        match chunk {
+            Ok(Some(bytes)) => {
+                if let Err(e) = decoder.feed(&bytes, &mut items) {
+                    for item in items.drain(..) {
+                        if !handle(&shared, item).await {
+                            return;
+                        }
+                    }
+                    shared.end(TransportError::Limit(format!(
+                        "the HTTP+SSE stream from {}: {e}; the connection was dropped",
+                        shared.sse_url
+                    )));
+                    return;
+                }
+            }
+            Ok(None) => {
+                tracing::debug!(url = %shared.sse_url, "the server ended the HTTP+SSE stream");
+                shared.end(TransportError::Connection(format!(
+                    "the server closed the HTTP+SSE stream at {}",
+                    shared.sse_url
+                )));
+                return;
+            }
+            Err(e) => {
+                shared.end(TransportError::Connection(format!(
+                    "the HTTP+SSE stream at {} broke: {}",
+                    shared.sse_url,
+                    error_chain(&e)
+                )));
+                return;
+            }
+        }
+    }
+}
+
+/// Handles one decoded item; `false` once the connection is over.
+async fn handle(shared: &Arc<Shared>, item: SseItem) -> bool {
+    let SseItem::Event(event) = item else {
+        // Ids and `retry` mean nothing without resumption.
+        return true;
+    };
+    match event.event_type.as_str() {
+        "message" => {}
+        "endpoint" => {
+            tracing::warn!(data = %event.data, "ignoring a second `endpoint` event on the HTTP+SSE stream");
+            return true;
+        }
+        other => {
+            tracing::debug!(
+                event_type = other,
+                "ignoring an SSE event that is not `message`"
+            );
+            return true;
+        }
+    }
+    // Batches are accepted on receipt: 2024-11-05 is JSON-RPC 2.0, batches
+    // included, and a lenient reader costs nothing here.
+    let messages = match parse_body(event.data.as_bytes(), true) {
+        Ok(Body::Single(m)) => vec![m],
+        Ok(Body::Batch(items)) => items
+            .into_iter()
+            .filter_map(|item| {
+                item.map_err(|e| tracing::warn!(error = %e.error, "skipping an invalid element of a batch on the HTTP+SSE stream"))
+                    .ok()
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "skipping an SSE `message` event that is not a JSON-RPC message");
+            return true;
+        }
+    };
+    for message in messages {
+        if !route(shared, message).await {
+            return false;
+        }
+    }
+    true
+}
+
+/// Routes one message (see the module docs); `false` once the connection is over.
+async fn route(shared: &Arc<Shared>, message: Message) -> bool {
+    match message {
+        Message::Response(response) => {
+            if let Some(r) = shared.deliver_response(response) {
+                tracing::warn!(id = ?r.id, "a response to no in-flight request; handing it to the listener");
+                shared.to_listener(Message::Response(r));
+            }
+        }
+        Message::Notification(note) => {
+            if let Some(n) = shared.deliver_progress(note) {
+                shared.to_listener(Message::Notification(n));
+            }
+        }
+        Message::Request(request) => {
+            let ended = shared.ended.clone();
+            let permit = tokio::select! {
+                biased;
+                () = ended.cancelled() => return false,
+                p = shared.input_permits.clone().acquire_owned() => p,
+            };
+            let Ok(permit) = permit else { return false };
+            tokio::spawn(answer(shared.clone(), request, permit));
+        }
+    }
+    true
+}
+
+/// Answers a server-to-client request by POSTing the response to the
+/// endpoint, then hands a copy of the request to the listener.
+///
+/// `ping` is answered with an empty result by the transport (2024-11-05
+/// *Ping*: "The receiver MUST respond promptly with an empty response");
+/// everything else by the configured input handler, its result or its error.
+async fn answer(shared: Arc<Shared>, request: Request, _permit: OwnedSemaphorePermit) {
+    let ended = shared.ended.clone();
+    let work = async {
+        let payload = if request.method == "ping" {
+            Ok(empty_result())
+        } else {
+            shared
+                .config
+                .input_handler
+                .handle(&request.method, request.params.as_deref())
+                .await
+        };
+        if let Err(e) = &payload {
+            tracing::debug!(method = %request.method, error = %e, "answering a server request with an error");
+        }
+        let response = Message::Response(Response {
+            id: Some(request.id.clone()),
+            payload,
+        });
+        let what = format!(
+            "POST of the answer to server request {} ({})",
+            request.id, request.method
+        );
+        shared.post(&response, &what).await
+    };
+    let result = tokio::select! {
+        biased;
+        () = ended.cancelled() => return,
+        r = work => r,
+    };
+    match result {
+        Ok(()) => shared.to_listener(Message::Request(request)),
+        Err(e) => tracing::warn!(error = %e, "could not answer a server request"),
+    }
+}
+
+/// `{}`.
+fn empty_result() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("`{{}}` is JSON"))
+}

@@ -1,0 +1,229 @@
+//! The tools' `Mcp-Param-*` headers, learned from the handler's own
+//! `tools/list`.
+//!
+//! To validate `Mcp-Param-{Name}` headers (*Streamable HTTP*, "Server
+//! Behavior for Custom Headers") the server must know each tool's
+//! `x-mcp-header` annotations. The handler is the only source of tool
+//! definitions, so the transport calls the handler's `tools/list` (every
+//! page) and keeps the result:
+//!
+//! * until a `notifications/tools/list_changed` is published
+//!   ([`ModernServer::publish`](super::ModernServer::publish)) or
+//!   [`ModernServer::invalidate_tool_headers`](super::ModernServer::invalidate_tool_headers)
+//!   is called;
+//! * a call naming a tool the cached list does not know triggers one
+//!   re-fetch, at most once per [`MIN_REFRESH`] (so unknown names cannot make
+//!   every request list the tools again).
+//!
+//! Concurrent misses share one fetch. A handler without `tools/list` (or
+//! whose list fails) has no header-mirrored parameters.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures_util::FutureExt;
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::cancel::CancellationToken;
+use mcp_transport_core::handler::{
+    ClientDescription, Handler, LogLevel, Outcome, RequestContext, RequestSink, SendError,
+};
+use mcp_transport_core::jsonrpc::{Notification, Request, RequestId};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::schema::{ParamHeader, header_params};
+use crate::headers::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+
+/// The shortest time between two fetches caused by unknown tool names.
+pub(crate) const MIN_REFRESH: Duration = Duration::from_secs(1);
+
+/// The most `tools/list` pages read in one fetch.
+const MAX_PAGES: usize = 64;
+
+type Headers = Arc<[ParamHeader]>;
+
+struct Snapshot {
+    built: Instant,
+    tools: HashMap<String, Headers>,
+}
+
+/// The cache of every tool's `Mcp-Param-*` headers.
+#[derive(Default)]
+pub(crate) struct ToolCatalog {
+    generation: AtomicU64,
+    current: RwLock<Option<Arc<Snapshot>>>,
+    fetch: tokio::sync::Mutex<()>,
+}
+
+fn empty() -> Headers {
+    Arc::from(Vec::new())
+}
+
+impl ToolCatalog {
+    /// Forgets the cached list; the next `tools/call` fetches it again.
+    pub fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The cached headers of `tool`, or `Err(fresh)` when the cache cannot
+    /// answer (`fresh`: a fetch now would be too soon after the last one).
+    fn lookup(&self, tool: &str) -> Result<Headers, bool> {
+        match self.snapshot() {
+            Some(s) => match s.tools.get(tool) {
+                Some(h) => Ok(h.clone()),
+                None => Err(s.built.elapsed() < MIN_REFRESH),
+            },
+            None => Err(false),
+        }
+    }
+
+    /// The `Mcp-Param-*` headers of `tool` (empty when it has none or is
+    /// unknown).
+    pub async fn headers_for(
+        &self,
+        handler: &Arc<dyn Handler>,
+        version: &ProtocolVersion,
+        tool: &str,
+    ) -> Headers {
+        match self.lookup(tool) {
+            Ok(h) => return h,
+            Err(true) => return empty(),
+            Err(false) => {}
+        }
+        let _one_fetch = self.fetch.lock().await;
+        match self.lookup(tool) {
+            Ok(h) => return h,
+            Err(true) => return empty(),
+            Err(false) => {}
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        let snapshot = Arc::new(fetch(handler, version).await);
+        let found = snapshot.tools.get(tool).cloned().unwrap_or_else(empty);
+        if self.generation.load(Ordering::Acquire) == generation {
+            *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(snapshot);
+        }
+        found
+    }
+}
+
+/// A sink for the transport's own calls: nothing is delivered.
+struct NullSink;
+
+#[async_trait]
+impl RequestSink for NullSink {
+    async fn send(&self, _notification: Notification) -> Result<(), SendError> {
+        Err(SendError::Unsupported(
+            "the transport's internal tools/list has no response stream",
+        ))
+    }
+
+    fn log_level(&self) -> Option<LogLevel> {
+        None
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsPage {
+    #[serde(default)]
+    tools: Vec<ToolDef>,
+    #[serde(default)]
+    next_cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolDef {
+    name: String,
+    #[serde(default)]
+    input_schema: Value,
+}
+
+/// Reads every page of the handler's `tools/list`.
+async fn fetch(handler: &Arc<dyn Handler>, version: &ProtocolVersion) -> Snapshot {
+    let mut tools = HashMap::new();
+    let mut cursor: Option<String> = None;
+    for page in 0..MAX_PAGES {
+        let mut params = json!({"_meta": {
+            META_PROTOCOL_VERSION: version.as_str(),
+            META_CLIENT_CAPABILITIES: {},
+        }});
+        if let Some(c) = &cursor {
+            params["cursor"] = Value::String(c.clone());
+        }
+        let id = RequestId::String(format!("mcp-rev-2026-07-28/tools-list/{page}"));
+        let Ok(request) = Request::new(id.clone(), "tools/list", Some(&params)) else {
+            break;
+        };
+        let cx = RequestContext::new(
+            version.clone(),
+            id,
+            Arc::new(ClientDescription {
+                info: None,
+                capabilities: json!({}),
+            }),
+            CancellationToken::new(),
+            Arc::new(NullSink),
+        );
+        let outcome = AssertUnwindSafe(handler.handle(request, cx))
+            .catch_unwind()
+            .await;
+        let page: ToolsPage = match outcome {
+            Ok(Outcome::Result(raw)) => match serde_json::from_str(raw.get()) {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the handler's tools/list result is malformed; no Mcp-Param headers are checked");
+                    break;
+                }
+            },
+            Ok(Outcome::Error(e)) => {
+                tracing::debug!(error = %e, "the handler's tools/list failed; no Mcp-Param headers are checked");
+                break;
+            }
+            Ok(Outcome::InputRequired(_)) => {
+                tracing::warn!(
+                    "the handler answered tools/list with InputRequired, which MRTR does not allow there"
+                );
+                break;
+            }
+            Err(_) => {
+                tracing::error!("the handler panicked in tools/list");
+                break;
+            }
+        };
+        for tool in page.tools {
+            let headers = match header_params(&tool.input_schema) {
+                Ok(h) => Arc::from(h),
+                Err(reason) => {
+                    tracing::warn!(
+                        tool = %tool.name,
+                        %reason,
+                        "tool definition has invalid x-mcp-header annotations; conforming clients exclude it, so no Mcp-Param headers are expected for it"
+                    );
+                    empty()
+                }
+            };
+            tools.insert(tool.name, headers);
+        }
+        match page.next_cursor {
+            Some(c) if Some(&c) != cursor.as_ref() => cursor = Some(c),
+            _ => break,
+        }
+    }
+    Snapshot {
+        built: Instant::now(),
+        tools,
+    }
+}

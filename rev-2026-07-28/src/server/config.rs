@@ -1,0 +1,375 @@
+//! [`ModernConfig`], [`CacheScope`] and [`PrincipalFn`].
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_transport_core::ProtocolVersion;
+use serde::{Deserialize, Serialize};
+
+/// Who may reuse a cached result (2026-07-28 *Caching*, "Cache Scope Field":
+/// "analogous to HTTP `Cache-Control: public` vs `Cache-Control: private`").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// "The response does not contain user-specific data. Any client, shared
+    /// gateway, or caching proxy MAY store and serve the cached response to
+    /// any user."
+    Public,
+    /// "Cached responses MAY be reused for the same authorization context.
+    /// Caches MUST NOT be shared across authorization contexts."
+    #[default]
+    Private,
+}
+
+impl CacheScope {
+    /// The wire value, `"public"` or `"private"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+/// Names the authenticated principal of an HTTP request (for example the
+/// subject of its bearer token), or `None` for an anonymous request.
+///
+/// When set in [`ModernConfig::principal`], every `requestState` the server
+/// issues is bound to the principal of the request that produced it, and a
+/// retry presented by another principal is rejected (*Multi Round-Trip
+/// Requests*, "Server Requirements" 5: servers SHOULD include "the
+/// authenticated principal, rejecting state presented by a different
+/// principal").
+pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync>;
+
+/// Configuration of a [`ModernServer`](super::ModernServer).
+///
+/// Every field has a documented default ([`ModernConfig::default`]); the
+/// `with_*` methods set one field each.
+///
+/// # Binding somewhere other than loopback
+///
+/// By default only requests whose `Host` names a loopback address
+/// (`localhost`, `127.0.0.1`, `[::1]`, any port) and whose `Origin`, when
+/// present, is a loopback origin are served — the DNS-rebinding protection
+/// of *Streamable HTTP*, "Security & Endpoint" ("Servers MUST validate the
+/// Origin header on all incoming connections"). A server reachable under
+/// another name **must** set [`allowed_hosts`](Self::allowed_hosts) (and,
+/// for browser clients, [`allowed_origins`](Self::allowed_origins)), or every
+/// request gets 403.
+///
+/// # Several instances behind a load balancer
+///
+/// The stateless model lets any instance answer any request, including the
+/// retry of a multi round-trip request. The `requestState` an instance
+/// issues is sealed with [`state_key`](Self::state_key); instances that may
+/// receive each other's retries **must** be configured with the same key
+/// (the default is a random key per process, so a retry that lands on
+/// another instance fails verification).
+#[derive(Clone)]
+pub struct ModernConfig {
+    /// The modern protocol versions this engine serves. A request whose
+    /// `io.modelcontextprotocol/protocolVersion` is not one of them gets an
+    /// `UnsupportedProtocolVersionError` (`-32022`). Legacy versions listed
+    /// here are ignored (this engine has no `initialize`). Default:
+    /// `[2026-07-28]`.
+    pub supported_versions: Vec<ProtocolVersion>,
+    /// The versions named in `supported` of every `-32022` error and in
+    /// `supportedVersions` of `server/discover`. `None` (the default) means
+    /// [`supported_versions`](Self::supported_versions). A dual-era
+    /// deployment (this engine next to a legacy one on the same endpoint)
+    /// lists its legacy versions here too, so that a client can see them
+    /// (*Versioning*, "Protocol Version Negotiation": the error lists "the
+    /// versions it does support").
+    pub advertised_versions: Option<Vec<ProtocolVersion>>,
+    /// Answer requests with `application/json`, unless the handler sends a
+    /// notification (progress, log) before its result, which switches that
+    /// answer to an SSE stream. When `false` (the default) results are sent
+    /// as SSE streams. Either way an error with its own HTTP status (`404`
+    /// for `-32601`, `400` for `-32020`/`-32021`/`-32022` and for the
+    /// transport's `-32602`) is sent as JSON with that status when it comes
+    /// before any notification. The transport's own answers
+    /// (`server/discover`, errors of the checks) are always JSON.
+    pub json_response: bool,
+    /// The largest POST body accepted; larger is 413. Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Origins allowed in the `Origin` header, compared case-insensitively
+    /// as `scheme://host[:port]`. `None` (the default) allows only loopback
+    /// origins (`http(s)://localhost`, `127.0.0.1`, `[::1]`, any port). A
+    /// request without `Origin` is always allowed; one with a present but
+    /// not allowed `Origin` gets 403.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Names allowed in the `Host` header: `host` (any port) or `host:port`.
+    /// `None` (the default) allows only `localhost`, `127.0.0.1` and `[::1]`
+    /// with any port; any other `Host` gets 403.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Keep-alive period of SSE responses: a comment line (`:`) is written
+    /// on a stream idle this long (*Streamable HTTP*, "Receiving Messages",
+    /// Note on keep-alives). With `json_response` off, a request whose
+    /// handler has sent nothing for this long also gets its SSE stream
+    /// opened (with such a comment), so a client waits no longer than this
+    /// for response headers. `None` disables both. Default 15 s.
+    pub keepalive: Option<Duration>,
+    /// `ttlMs` of the `server/discover` result (*Caching*, "Cacheable
+    /// Results": `server/discover` MUST carry caching hints). Default
+    /// 60 000 (one minute).
+    pub discover_ttl_ms: u64,
+    /// `cacheScope` of the `server/discover` result. Default
+    /// [`CacheScope::Public`]: versions, capabilities and server info
+    /// describe the deployment, not the user.
+    pub discover_cache_scope: CacheScope,
+    /// `ttlMs` added to a complete result of `tools/list`, `prompts/list`,
+    /// `resources/list`, `resources/templates/list` and `resources/read`
+    /// when the handler's result has none (*Caching*: "Servers MUST include
+    /// caching hints on results with `resultType: \"complete\"` returned by"
+    /// these operations). Default 0 ("immediately stale").
+    pub result_ttl_ms: u64,
+    /// `cacheScope` added to those results when the handler's result has
+    /// none. Default [`CacheScope::Private`] (the safe choice: no shared
+    /// cache may reuse it).
+    pub result_cache_scope: CacheScope,
+    /// Put `io.modelcontextprotocol/serverInfo` (the handler's
+    /// `ServerDescription::info`) in every result's `_meta` (*Overview*,
+    /// "Per-response protocol fields": servers SHOULD, "unless specifically
+    /// configured not to do so"). Default `true`.
+    pub include_server_info: bool,
+    /// The HMAC-SHA256 key sealing `requestState` (*Multi Round-Trip
+    /// Requests*, "Server Requirements" 4: servers "MUST protect its
+    /// integrity (e.g. HMAC or AEAD)"). `None` (the default) draws a random
+    /// key when the server is built, so state survives only within this
+    /// process. **Instances behind a load balancer must share one key.**
+    pub state_key: Option<[u8; 32]>,
+    /// How long an issued `requestState` stays valid ("a short expiry (TTL),
+    /// rejecting state presented after it lapses"). Default 10 minutes.
+    pub state_ttl: Duration,
+    /// How many `InputRequiredResult`s one logical request may receive in a
+    /// row (the count travels inside the sealed state); the next one is
+    /// answered with an error instead. Default 8.
+    pub max_input_rounds: u32,
+    /// The most `subscriptions/listen` streams open at once; one more is
+    /// answered `503`. Default 1024.
+    pub max_listen_streams: usize,
+    /// The most notifications queued for one listen stream. A listener that
+    /// falls this far behind has its subscription ended with a JSON-RPC
+    /// error response (it must re-subscribe and re-fetch what it caches);
+    /// notifications are never dropped silently. Default 64; at least 1.
+    pub listen_queue: usize,
+    /// The most notifications queued, unsent, for one request's response
+    /// stream; a handler's `notify` then waits (backpressure). Default 16;
+    /// at least 1.
+    pub stream_queue: usize,
+    /// Names the authenticated principal of a request, to bind
+    /// `requestState` to it. `None` (the default): state is not bound to a
+    /// principal.
+    pub principal: Option<PrincipalFn>,
+}
+
+impl Default for ModernConfig {
+    fn default() -> Self {
+        ModernConfig {
+            supported_versions: vec![ProtocolVersion::V2026_07_28],
+            advertised_versions: None,
+            json_response: false,
+            max_body_bytes: 4 * 1024 * 1024,
+            allowed_origins: None,
+            allowed_hosts: None,
+            keepalive: Some(Duration::from_secs(15)),
+            discover_ttl_ms: 60_000,
+            discover_cache_scope: CacheScope::Public,
+            result_ttl_ms: 0,
+            result_cache_scope: CacheScope::Private,
+            include_server_info: true,
+            state_key: None,
+            state_ttl: Duration::from_secs(600),
+            max_input_rounds: 8,
+            max_listen_streams: 1024,
+            listen_queue: 64,
+            stream_queue: 16,
+            principal: None,
+        }
+    }
+}
+
+impl fmt::Debug for ModernConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModernConfig")
+            .field("supported_versions", &self.supported_versions)
+            .field("advertised_versions", &self.advertised_versions)
+            .field("json_response", &self.json_response)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("keepalive", &self.keepalive)
+            .field("discover_ttl_ms", &self.discover_ttl_ms)
+            .field("discover_cache_scope", &self.discover_cache_scope)
+            .field("result_ttl_ms", &self.result_ttl_ms)
+            .field("result_cache_scope", &self.result_cache_scope)
+            .field("include_server_info", &self.include_server_info)
+            .field(
+                "state_key",
+                &self.state_key.map(|_| "<redacted>").unwrap_or("<random>"),
+            )
+            .field("state_ttl", &self.state_ttl)
+            .field("max_input_rounds", &self.max_input_rounds)
+            .field("max_listen_streams", &self.max_listen_streams)
+            .field("listen_queue", &self.listen_queue)
+            .field("stream_queue", &self.stream_queue)
+            .field("principal", &self.principal.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
+}
+
+impl ModernConfig {
+    /// Sets [`supported_versions`](Self::supported_versions).
+    pub fn with_supported_versions(
+        mut self,
+        versions: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Self {
+        self.supported_versions = versions.into_iter().collect();
+        self
+    }
+
+    /// Sets [`advertised_versions`](Self::advertised_versions).
+    pub fn with_advertised_versions(mut self, versions: Option<Vec<ProtocolVersion>>) -> Self {
+        self.advertised_versions = versions;
+        self
+    }
+
+    /// Sets [`json_response`](Self::json_response).
+    pub fn with_json_response(mut self, on: bool) -> Self {
+        self.json_response = on;
+        self
+    }
+
+    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+
+    /// Sets [`allowed_origins`](Self::allowed_origins).
+    pub fn with_allowed_origins(mut self, origins: Option<Vec<String>>) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// Sets [`allowed_hosts`](Self::allowed_hosts).
+    pub fn with_allowed_hosts(mut self, hosts: Option<Vec<String>>) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
+    /// Sets [`keepalive`](Self::keepalive).
+    pub fn with_keepalive(mut self, every: Option<Duration>) -> Self {
+        self.keepalive = every;
+        self
+    }
+
+    /// Sets [`discover_ttl_ms`](Self::discover_ttl_ms) and
+    /// [`discover_cache_scope`](Self::discover_cache_scope).
+    pub fn with_discover_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.discover_ttl_ms = ttl_ms;
+        self.discover_cache_scope = scope;
+        self
+    }
+
+    /// Sets [`result_ttl_ms`](Self::result_ttl_ms) and
+    /// [`result_cache_scope`](Self::result_cache_scope).
+    pub fn with_result_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.result_ttl_ms = ttl_ms;
+        self.result_cache_scope = scope;
+        self
+    }
+
+    /// Sets [`include_server_info`](Self::include_server_info).
+    pub fn with_include_server_info(mut self, on: bool) -> Self {
+        self.include_server_info = on;
+        self
+    }
+
+    /// Sets [`state_key`](Self::state_key).
+    pub fn with_state_key(mut self, key: Option<[u8; 32]>) -> Self {
+        self.state_key = key;
+        self
+    }
+
+    /// Sets [`state_ttl`](Self::state_ttl).
+    pub fn with_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// Sets [`max_input_rounds`](Self::max_input_rounds).
+    pub fn with_max_input_rounds(mut self, n: u32) -> Self {
+        self.max_input_rounds = n;
+        self
+    }
+
+    /// Sets [`max_listen_streams`](Self::max_listen_streams).
+    pub fn with_max_listen_streams(mut self, n: usize) -> Self {
+        self.max_listen_streams = n;
+        self
+    }
+
+    /// Sets [`listen_queue`](Self::listen_queue).
+    pub fn with_listen_queue(mut self, n: usize) -> Self {
+        self.listen_queue = n;
+        self
+    }
+
+    /// Sets [`stream_queue`](Self::stream_queue).
+    pub fn with_stream_queue(mut self, n: usize) -> Self {
+        self.stream_queue = n;
+        self
+    }
+
+    /// Sets [`principal`](Self::principal).
+    pub fn with_principal(mut self, principal: Option<PrincipalFn>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// The configured versions this engine serves: the modern ones.
+    pub(crate) fn served_versions(&self) -> Vec<ProtocolVersion> {
+        self.supported_versions
+            .iter()
+            .filter(|v| v.is_modern())
+            .cloned()
+            .collect()
+    }
+
+    /// The versions advertised in `-32022` errors and `server/discover`.
+    pub(crate) fn advertised(&self) -> Vec<ProtocolVersion> {
+        self.advertised_versions
+            .clone()
+            .unwrap_or_else(|| self.supported_versions.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_served() {
+        let c = ModernConfig::default();
+        assert_eq!(c.served_versions(), [ProtocolVersion::V2026_07_28]);
+        assert_eq!(c.advertised(), [ProtocolVersion::V2026_07_28]);
+        let c = c
+            .with_supported_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28])
+            .with_advertised_versions(Some(vec![
+                ProtocolVersion::V2026_07_28,
+                ProtocolVersion::V2025_11_25,
+            ]));
+        assert_eq!(c.served_versions(), [ProtocolVersion::V2026_07_28]);
+        assert_eq!(c.advertised().len(), 2);
+    }
+
+    #[test]
+    fn debug_redacts_the_key() {
+        let c = ModernConfig::default().with_state_key(Some([7u8; 32]));
+        let s = format!("{c:?}");
+        assert!(s.contains("<redacted>") && !s.contains("7, 7"), "{s}");
+    }
+}

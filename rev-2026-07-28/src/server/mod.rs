@@ -1,0 +1,336 @@
+//! The 2026-07-28 server: Streamable HTTP in the stateless model.
+//!
+//! # Use
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use axum::serve::ListenerExt;
+//! use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
+//! # async fn run(handler: Arc<dyn mcp_transport_core::handler::Handler>) -> std::io::Result<()> {
+//! let server = ModernServer::new(handler, ModernConfig::default());
+//! let app = axum::Router::new().nest_service("/mcp", server.router());
+//! // Bind to loopback: the default Host/Origin checks allow only loopback
+//! // names (see `ModernConfig::allowed_hosts`).
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000")
+//!     .await?
+//!     // SSE events are small writes; without TCP_NODELAY, Nagle's algorithm
+//!     // and delayed ACKs add ~40 ms to each.
+//!     .tap_io(|tcp| {
+//!         let _ = tcp.set_nodelay(true);
+//!     });
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+//!
+//! [`ModernServer::route`] mounts the endpoint at any path, and
+//! [`ModernServer::handle`] serves one request directly (for a dispatcher
+//! in front of several revision engines).
+//!
+//! # The model
+//!
+//! * **Stateless** (*Overview*, "Statelessness"; SEP-2575, SEP-2567): no
+//!   `initialize`, no session. Every POST carries its protocol version and
+//!   client capabilities in `params._meta`, mirrored into headers (SEP-2243).
+//!   `GET` and `DELETE` get `405` with `Allow: POST`; `Mcp-Session-Id` and
+//!   `Last-Event-ID` are ignored and never minted or echoed; SSE events carry
+//!   no `id` and there is no priming event. Nothing of a request is kept
+//!   after it ends: the only state that spans requests is the `requestState`
+//!   key and the registry of open listen streams.
+//! * **Cancellation by close**: closing a request's response stream (or its
+//!   connection, in JSON mode) fires the handler's cancellation token at
+//!   once, and nothing more is sent for the request.
+//! * **`server/discover`** and **`subscriptions/listen`** are answered by the
+//!   transport; change notifications are fed in with
+//!   [`ModernServer::publish`].
+//! * **MRTR**: `Outcome::InputRequired` becomes an `InputRequiredResult`
+//!   whose `requestState` the server seals (HMAC-SHA256); the retry's
+//!   `inputResponses` and the handler's own state are handed back in
+//!   `RequestContext::input_responses` / `request_state`. The server never
+//!   sends a JSON-RPC request.
+//! * Results get `resultType`, `_meta["io.modelcontextprotocol/serverInfo"]`
+//!   and, where *Caching* requires them, `ttlMs`/`cacheScope`.
+//!
+//! # Architecture
+//!
+//! | module | concern |
+//! | --- | --- |
+//! | `config` | [`ModernConfig`], [`CacheScope`], [`PrincipalFn`] |
+//! | `checks` | `Origin`, `Host`, `Accept`, `Content-Type` |
+//! | `validate` | per-request `_meta`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (pure) |
+//! | `schema` | `x-mcp-header` annotations of an `inputSchema` (pure) |
+//! | `catalog` | the tools' `Mcp-Param-*` headers, from the handler's `tools/list` |
+//! | `mrtr` | sealing `requestState`; capabilities input requests need |
+//! | `result` | `resultType`, `serverInfo`, caching hints |
+//! | `post` | the POST pipeline, check by check |
+//! | `request` | a request's task, sink and response stream; cancellation |
+//! | `listen` | `subscriptions/listen` streams and their registry |
+//! | `discover` | `server/discover` |
+//! | `reply` | HTTP responses, SSE blocks |
+//!
+//! # Status and error-code mapping
+//!
+//! | status | JSON-RPC code | when | spec |
+//! | --- | --- | --- | --- |
+//! | 200 | — | JSON result, or an SSE stream | "Sending Messages" 6 |
+//! | 202 | — | a notification (accepted; see `post`) | "Sending Messages" 5 |
+//! | 400 | `-32700` | body is not JSON | JSON-RPC |
+//! | 400 | `-32600` | not one conforming message; a batch; a JSON-RPC response | "Sending Messages" 4 |
+//! | 400 | `-32602` | `_meta` lacks `protocolVersion`/`clientCapabilities` or has them malformed; bad `logLevel`; body lacks `params.name`/`uri` for `Mcp-Name`; `requestState` tampered, expired, for another request/principal, or missing with `inputResponses`; bad `notifications` filter | *Overview*, "Per-request protocol fields": "the server MUST reject it with JSON-RPC error code `-32602` … the response status MUST be `400 Bad Request`"; *Logging*, "Error Handling"; *MRTR*, "Server Requirements" 4 |
+//! | 400 | `-32020` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` missing, mismatched, invalid characters, bad Base64, sent twice | *Streamable HTTP*, "Server Validation" |
+//! | 400 | `-32021` | the handler's input requests need a capability the client did not declare (`data.requiredCapabilities`) | *Overview*: "MUST return a `MissingRequiredClientCapabilityError` (`-32021`) … On HTTP, the response status MUST be `400 Bad Request`" |
+//! | 400 | `-32022` | unsupported version (`data: {supported, requested}`); also the answer to `initialize` | *Versioning*, "Protocol Version Negotiation"; "Backward Compatibility" |
+//! | 403 | `-32600` | `Origin` present and not allowed; `Host` not allowed | "Security & Endpoint" 1 |
+//! | 404 | `-32601` | the handler does not implement the method; `ping`, `logging/setLevel`, `resources/(un)subscribe` | "Protocol Version Header": "MUST respond with `404 Not Found` and a JSON-RPC error with code `-32601`" |
+//! | 405 | `-32600` | GET, DELETE, any method but POST (`Allow: POST`) | "Earlier Streamable HTTP Revisions" |
+//! | 406 | `-32600` | `Accept` lacks `application/json` or `text/event-stream` | "Sending Messages" 2 |
+//! | 413 | `-32600` | body over `max_body_bytes` | — |
+//! | 415 | `-32600` | `Content-Type` is not `application/json` | — |
+//! | 503 | `-32603` | `max_listen_streams` reached | — |
+//!
+//! A handler's `-32002` (resource not found, retired) is sent as `-32602`,
+//! and `-32042` or any code of `-32020..=-32099` this revision does not
+//! define as `-32603` (*Overview*, "Error Codes": implementations "MUST NOT
+//! emit these codes").
+//!
+//! Handler errors other than `-32601`/`-32020`/`-32021`/`-32022` (for example
+//! `-32602` for an unknown tool) are ordinary JSON-RPC responses with 200.
+//! An error status can only be used while no SSE stream has been opened for
+//! the request; after a notification, the error is the stream's last event.
+//! Errors echo the request `id` when the request could be parsed.
+
+mod catalog;
+mod checks;
+mod config;
+mod discover;
+mod listen;
+mod mrtr;
+mod post;
+mod reply;
+mod request;
+mod result;
+mod schema;
+mod validate;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::body::Body;
+use http::header::{HOST, ORIGIN};
+use http::{Method, StatusCode};
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::handler::{Handler, ServerDescription};
+use mcp_transport_core::jsonrpc::{Notification, to_raw};
+use rand::RngCore;
+use serde_json::value::RawValue;
+
+pub use config::{CacheScope, ModernConfig, PrincipalFn};
+
+use catalog::ToolCatalog;
+use listen::Registry;
+use mrtr::Sealer;
+use reply::HttpResponse;
+
+/// State shared by every request of one server.
+pub(crate) struct Shared {
+    pub handler: Arc<dyn Handler>,
+    pub config: ModernConfig,
+    /// The handler's `describe()`, taken once when the server is built.
+    pub description: ServerDescription,
+    /// `serverInfo`, serialized; `None` when `include_server_info` is off.
+    pub server_info: Option<Box<RawValue>>,
+    /// The modern versions served.
+    pub served: Vec<ProtocolVersion>,
+    /// The versions advertised in `-32022` and `server/discover`.
+    pub advertised: Vec<ProtocolVersion>,
+    pub sealer: Sealer,
+    pub catalog: ToolCatalog,
+    pub listeners: Arc<Registry>,
+    /// Handler tasks running.
+    pub in_flight: AtomicUsize,
+}
+
+/// The 2026-07-28 Streamable HTTP server. Cheap to clone (a handle).
+///
+/// See the [module documentation](self) for behaviour and status codes.
+#[derive(Clone)]
+pub struct ModernServer {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for ModernServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModernServer")
+            .field("config", &self.shared.config)
+            .field("listen_streams", &self.active_listen_streams())
+            .field("in_flight", &self.in_flight_requests())
+            .finish()
+    }
+}
+
+impl ModernServer {
+    /// A server answering with `handler`. Calls `handler.describe()` once,
+    /// now: the description (server info, capabilities, instructions) is
+    /// what `server/discover`, result `_meta` and listen filters use for the
+    /// server's lifetime. Needs no runtime until it serves.
+    pub fn new(handler: Arc<dyn Handler>, config: ModernConfig) -> Self {
+        let served = config.served_versions();
+        if served.is_empty() {
+            tracing::warn!(
+                versions = %mcp_transport_core::version::list(&config.supported_versions),
+                "ModernConfig::supported_versions names no modern protocol version; every request will get -32022"
+            );
+        }
+        let description = handler.describe();
+        let server_info = config
+            .include_server_info
+            .then(|| to_raw(&description.info).ok())
+            .flatten();
+        let key = config.state_key.unwrap_or_else(|| {
+            let mut k = [0u8; 32];
+            rand::rng().fill_bytes(&mut k);
+            k
+        });
+        let advertised = config.advertised();
+        ModernServer {
+            shared: Arc::new(Shared {
+                handler,
+                sealer: Sealer::new(key, config.state_ttl),
+                config,
+                description,
+                server_info,
+                served,
+                advertised,
+                catalog: ToolCatalog::default(),
+                listeners: Arc::new(Registry::default()),
+                in_flight: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ModernConfig {
+        &self.shared.config
+    }
+
+    /// A router serving the MCP endpoint at `/`; mount it with
+    /// `Router::new().nest_service("/mcp", server.router())`.
+    pub fn router(&self) -> Router {
+        self.route("/")
+    }
+
+    /// A router serving the MCP endpoint at `path` (which must start with
+    /// `/`, as for `axum::Router::route`). Every HTTP method reaches
+    /// [`handle`](Self::handle), which answers all but POST with 405.
+    pub fn route(&self, path: &str) -> Router {
+        let server = self.clone();
+        Router::new().route(
+            path,
+            axum::routing::any(move |req: axum::extract::Request| {
+                let server = server.clone();
+                async move { server.handle(req).await }
+            }),
+        )
+    }
+
+    /// Serves one HTTP request to the MCP endpoint: `Origin` and `Host` are
+    /// checked first (403), then anything but POST gets 405 with
+    /// `Allow: POST`, then the POST pipeline runs (see the module docs).
+    pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
+        let (parts, body) = req.into_parts();
+        if let Some(r) = origin_or_host_rejected(&parts, &self.shared.config) {
+            return r;
+        }
+        if parts.method != Method::POST {
+            return reply::method_not_allowed(&parts.method);
+        }
+        post::post(&self.shared, parts, body).await
+    }
+
+    /// Delivers a change notification to every open `subscriptions/listen`
+    /// stream that opted in to it (see *Subscriptions*), tagged with that
+    /// stream's subscription id; returns on how many streams it was queued.
+    ///
+    /// Only `notifications/tools/list_changed`,
+    /// `notifications/prompts/list_changed`,
+    /// `notifications/resources/list_changed` and
+    /// `notifications/resources/updated` (with `params.uri`) are ever
+    /// delivered; anything else (progress and log messages are
+    /// request-scoped) reaches no stream. Publishing
+    /// `notifications/tools/list_changed` also drops the cached tool
+    /// definitions used to check `Mcp-Param-*` headers.
+    pub fn publish(&self, notification: Notification) -> usize {
+        if notification.method == "notifications/tools/list_changed" {
+            self.shared.catalog.invalidate();
+        }
+        self.shared
+            .listeners
+            .publish(&notification, self.shared.config.listen_queue.max(1))
+    }
+
+    /// Ends every open listen stream gracefully (for example before
+    /// shutdown): each delivers what is queued, then the
+    /// `subscriptions/listen` result (*Subscriptions*, "Graceful Closure"),
+    /// then closes. Returns how many streams were open.
+    pub fn end_listeners(&self) -> usize {
+        self.shared.listeners.end_all()
+    }
+
+    /// The number of open `subscriptions/listen` streams.
+    pub fn active_listen_streams(&self) -> usize {
+        self.shared.listeners.len()
+    }
+
+    /// The number of handler tasks still running (a cancelled request
+    /// counts until its handler returns).
+    pub fn in_flight_requests(&self) -> usize {
+        self.shared.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Forgets the cached tool definitions behind `Mcp-Param-*` checks, as
+    /// publishing `notifications/tools/list_changed` does; the next
+    /// `tools/call` lists the tools again.
+    pub fn invalidate_tool_headers(&self) {
+        self.shared.catalog.invalidate();
+    }
+}
+
+/// `Origin` then `Host` (*Streamable HTTP*, "Security & Endpoint": "If the
+/// `Origin` header is present and invalid, servers MUST respond with HTTP
+/// 403 Forbidden"; the `Host` check is the other half of DNS-rebinding
+/// protection). `Some` is the 403 to send.
+fn origin_or_host_rejected(
+    parts: &http::request::Parts,
+    config: &ModernConfig,
+) -> Option<HttpResponse> {
+    if let Some(origin) = parts.headers.get(ORIGIN) {
+        let ok = origin
+            .to_str()
+            .is_ok_and(|o| checks::origin_allowed(o, config.allowed_origins.as_deref()));
+        if !ok {
+            return Some(reply::invalid(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "Forbidden: Origin {:?} is not allowed",
+                    String::from_utf8_lossy(origin.as_bytes())
+                ),
+            ));
+        }
+    }
+    let host = match parts.headers.get(HOST) {
+        Some(h) => h.to_str().ok().map(str::to_owned),
+        None => parts.uri.authority().map(|a| a.as_str().to_owned()),
+    };
+    match host {
+        Some(h) if checks::host_allowed(&h, config.allowed_hosts.as_deref()) => None,
+        Some(h) => Some(reply::invalid(
+            StatusCode::FORBIDDEN,
+            format!("Forbidden: Host {h:?} is not allowed (DNS rebinding protection)"),
+        )),
+        None => Some(reply::invalid(
+            StatusCode::FORBIDDEN,
+            "Forbidden: the request names no Host (DNS rebinding protection)",
+        )),
+    }
+}

@@ -1,0 +1,341 @@
+//! `POST`: one JSON-RPC message per request (*Streamable HTTP*, "Sending
+//! Messages"), checked in this order — each failure is answered with its
+//! status and a JSON-RPC error, and nothing is kept:
+//!
+//! | # | check | failure |
+//! | --- | --- | --- |
+//! | 1 | `Accept` lists `application/json` and `text/event-stream` | 406, `-32600`, no id |
+//! | 2 | `Content-Type: application/json` | 415, `-32600`, no id |
+//! | 3 | body at most `max_body_bytes` | 413, `-32600`, no id |
+//! | 4 | the body is JSON | 400, `-32700`, no id |
+//! | 5 | it is one conforming message, not a batch | 400, `-32600`, no id |
+//! | 6 | a notification is accepted as is | 202 |
+//! | 7 | a response is refused (this revision has no server-to-client requests) | 400, `-32600` |
+//! | 8 | `initialize` is answered with the versions this server speaks | 400, `-32022` |
+//! | 9 | `_meta` carries `protocolVersion` and `clientCapabilities` | 400, `-32602` |
+//! | 10 | `MCP-Protocol-Version` is present and equals the `_meta` version | 400, `-32020` |
+//! | 11 | that version is served | 400, `-32022` with `{supported, requested}` |
+//! | 12 | `Mcp-Method` equals the method | 400, `-32020` |
+//! | 13 | `Mcp-Name` equals `params.name`/`params.uri` (`tools/call`, `prompts/get`, `resources/read`) | 400, `-32020` (`-32602` if the body lacks it) |
+//! | 14 | `io.modelcontextprotocol/logLevel`, when present, is a log level | 400, `-32602` |
+//! | 15 | methods this revision removed | 404, `-32601` |
+//! | 16 | `tools/call`: the tool's `Mcp-Param-*` headers | 400, `-32020` |
+//! | 17 | MRTR retry: `requestState` verifies; `inputResponses` come with one | 400, `-32602` |
+//!
+//! The version is checked (11) before the other headers because a version
+//! this server does not speak may define other header rules; the header
+//! version is compared with the body (10) first, so a disagreement is
+//! reported as such rather than as an unsupported version.
+//!
+//! `server/discover` and `subscriptions/listen` are then answered by the
+//! transport; everything else goes to the handler ([`request::serve`]).
+//!
+//! ## Notifications
+//!
+//! "This revision of the core protocol defines no client-to-server
+//! notifications over Streamable HTTP" and "header requirements for
+//! notification POSTs are not defined by this revision" (*Streamable HTTP*,
+//! "Sending Messages", Note). A notification POST is therefore accepted with
+//! `202` ("If the server accepts it, the server MUST return HTTP status code
+//! `202 Accepted` with no body") without header checks:
+//! `notifications/cancelled` and `notifications/initialized` are ignored
+//! (closing the stream is the cancellation; there is no handshake), anything
+//! else (an extension's notification) is passed to `Handler::notification`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::body::Body;
+use futures_util::StreamExt;
+use http::StatusCode;
+use http::header::CONTENT_LENGTH;
+use http::request::Parts;
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::jsonrpc::{
+    self, ErrorObject, INVALID_PARAMS, Message, Notification, Request, RequestId,
+};
+use mcp_transport_core::negotiation::{UnsupportedVersionData, modern_server_check};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::reply::{self, HttpResponse};
+use super::request::{self, Prepared};
+use super::validate::{self, Params, Rejection};
+use super::{Shared, checks, discover, listen, mrtr};
+
+/// Reads the body, failing with 413 beyond `max` bytes.
+async fn read_body(body: Body, parts: &Parts, max: usize) -> Result<bytes::Bytes, HttpResponse> {
+    let too_large = || {
+        reply::invalid(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: the body exceeds the limit of {max} bytes"),
+        )
+    };
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let mut buf = bytes::BytesMut::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            reply::invalid(
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: cannot read the body: {e}"),
+            )
+        })?;
+        if buf.len() + chunk.len() > max {
+            return Err(too_large());
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Handles one POST.
+pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> HttpResponse {
+    let accepts = checks::accepts(&parts.headers);
+    if !(accepts.json && accepts.sse) {
+        return reply::invalid(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the Accept header must list both application/json and text/event-stream",
+        );
+    }
+    if !checks::is_json_content_type(&parts.headers) {
+        return reply::invalid(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+    }
+    let bytes = match read_body(body, &parts, shared.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let message = match jsonrpc::parse_body(&bytes, false) {
+        Ok(jsonrpc::Body::Single(m)) => m,
+        Ok(jsonrpc::Body::Batch(_)) => {
+            // Not reachable with `allow_batch = false`; kept total.
+            return reply::body_error(&jsonrpc::BodyError::BatchNotAllowed);
+        }
+        Err(e) => return reply::body_error(&e),
+    };
+    match message {
+        Message::Request(req) => on_request(shared, &parts, req).await,
+        Message::Notification(n) => {
+            on_notification(shared, n).await;
+            reply::accepted()
+        }
+        Message::Response(_) => reply::invalid(
+            StatusCode::BAD_REQUEST,
+            "Invalid Request: clients must not send JSON-RPC responses; in protocol revision 2026-07-28 servers send no requests (input is requested with InputRequiredResult)",
+        ),
+    }
+}
+
+async fn on_notification(shared: &Shared, n: Notification) {
+    match n.method.as_str() {
+        "notifications/cancelled" | "notifications/initialized" => {
+            tracing::debug!(method = %n.method, "notification has no meaning on 2026-07-28 Streamable HTTP; ignored");
+        }
+        _ => shared.handler.notification(n).await,
+    }
+}
+
+/// 400 with the rejection's code, echoing the id.
+fn reject(id: &RequestId, r: Rejection) -> HttpResponse {
+    reply::error(
+        StatusCode::BAD_REQUEST,
+        Some(id.clone()),
+        ErrorObject::new(r.code, r.message),
+    )
+}
+
+/// `-32022` with `{supported, requested}`.
+fn unsupported(shared: &Shared, id: &RequestId, requested: ProtocolVersion) -> HttpResponse {
+    let data = UnsupportedVersionData {
+        supported: shared.advertised.clone(),
+        requested,
+    };
+    reply::error(StatusCode::BAD_REQUEST, Some(id.clone()), data.to_error())
+}
+
+/// The answer to `initialize` (*Versioning*, "Backward Compatibility with
+/// Initialization-Based Versions": "A server that supports only modern
+/// versions SHOULD name the protocol versions it supports in any error it
+/// returns to an `initialize` request"). It is an
+/// `UnsupportedProtocolVersionError` for the version `initialize` asked for,
+/// with status 400 (the compatibility matrix: the legacy client's request
+/// "is rejected per server validation with `400 Bad Request`").
+fn initialize(shared: &Shared, req: &Request) -> HttpResponse {
+    let params = Params::parse(req.params.as_deref());
+    let requested = params
+        .parsed::<String>("protocolVersion")
+        .unwrap_or_default();
+    let mut error = UnsupportedVersionData {
+        supported: shared.advertised.clone(),
+        requested: ProtocolVersion::parse(&requested),
+    }
+    .to_error();
+    error.message = format!(
+        "Unsupported protocol version: this endpoint speaks the stateless protocol (no initialize handshake); supported protocol versions: {} (initialize asked for {})",
+        mcp_transport_core::version::list(&shared.advertised),
+        if requested.is_empty() {
+            "no version"
+        } else {
+            &requested
+        },
+    );
+    reply::error(StatusCode::BAD_REQUEST, Some(req.id.clone()), error)
+}
+
+/// Methods this revision removed, with what replaces them.
+fn removed(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "ping" => "ping was removed in 2026-07-28; any request shows the server is alive",
+        "logging/setLevel" => {
+            "logging/setLevel was removed in 2026-07-28; set _meta io.modelcontextprotocol/logLevel on each request"
+        }
+        "resources/subscribe" | "resources/unsubscribe" => {
+            "resource subscriptions were replaced in 2026-07-28 by subscriptions/listen with a resourceSubscriptions filter"
+        }
+        _ => return None,
+    })
+}
+
+async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpResponse {
+    if req.method == "initialize" {
+        return initialize(shared, &req);
+    }
+    let id = req.id.clone();
+    let params = Params::parse(req.params.as_deref());
+    let meta = match validate::read_meta(&params) {
+        Ok(m) => m,
+        Err(r) => return reject(&id, r),
+    };
+    if let Err(r) = validate::check_version_header(&parts.headers, &meta.version) {
+        return reject(&id, r);
+    }
+    let version = ProtocolVersion::parse(&meta.version);
+    if let Err(data) = modern_server_check(&version, &shared.served) {
+        return unsupported(shared, &id, data.requested);
+    }
+    if let Err(r) = validate::check_method_header(&parts.headers, &req.method) {
+        return reject(&id, r);
+    }
+    if let Err(r) = validate::check_name_header(&parts.headers, &req.method, &params) {
+        return reject(&id, r);
+    }
+    let log_level = match meta.log_level() {
+        Ok(l) => l,
+        Err(r) => return reject(&id, r),
+    };
+    if let Some(why) = removed(&req.method) {
+        return reply::error(
+            StatusCode::NOT_FOUND,
+            Some(id),
+            ErrorObject::new(
+                jsonrpc::METHOD_NOT_FOUND,
+                format!("Method not found: {} ({why})", req.method),
+            ),
+        );
+    }
+    match req.method.as_str() {
+        "server/discover" => return discover::respond(shared, id),
+        "subscriptions/listen" => return listen::open(shared, id, &params),
+        "tools/call" => {
+            let name = params.parsed::<String>("name").unwrap_or_default();
+            let specs = shared
+                .catalog
+                .headers_for(&shared.handler, &version, &name)
+                .await;
+            if !specs.is_empty() {
+                let arguments = params.parsed::<Value>("arguments");
+                if let Err(r) =
+                    validate::check_param_headers(&parts.headers, &specs, arguments.as_ref())
+                {
+                    return reject(&id, r);
+                }
+            }
+        }
+        _ => {}
+    }
+
+    // MRTR (*Multi Round-Trip Requests*, "Server Requirements").
+    let input_responses = match params.get("inputResponses") {
+        None => None,
+        Some(raw) => match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(raw.get()) {
+            Ok(m) => Some(m),
+            Err(_) => {
+                return reject(
+                    &id,
+                    Rejection::params(
+                        "Invalid params: inputResponses must be an object mapping the keys of the server's inputRequests to their results",
+                    ),
+                );
+            }
+        },
+    };
+    let token = match params.get("requestState") {
+        None => None,
+        Some(raw) => match serde_json::from_str::<String>(raw.get()) {
+            Ok(t) => Some(t),
+            Err(_) => {
+                return reject(
+                    &id,
+                    Rejection::params("Invalid params: requestState must be a string"),
+                );
+            }
+        },
+    };
+    let mut binding = mrtr::supports_input_required(&req.method).then(|| {
+        let principal = shared.config.principal.as_ref().and_then(|f| f(parts));
+        mrtr::BindingSource::new(&req.method, params, principal)
+    });
+    let opened = match (token, &mut binding) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return reject(
+                &id,
+                Rejection::params(format!(
+                    "Invalid params: requestState on {}, which never receives an InputRequiredResult (only tools/call, prompts/get and resources/read do)",
+                    req.method
+                )),
+            );
+        }
+        (Some(token), Some(binding)) => {
+            match shared
+                .sealer
+                .open(&token, binding.binding(), mrtr::now_ms())
+            {
+                Ok(o) => Some(o),
+                Err(e) => return reject(&id, Rejection::params(e.to_string())),
+            }
+        }
+    };
+    if input_responses.is_some() && opened.is_none() {
+        return reject(
+            &id,
+            Rejection {
+                code: INVALID_PARAMS,
+                message: "Invalid params: inputResponses without requestState; this server issues a requestState with every InputRequiredResult, and the retry must echo it back exactly".to_owned(),
+            },
+        );
+    }
+    request::serve(
+        shared,
+        Prepared {
+            request: req,
+            version,
+            meta,
+            log_level,
+            binding,
+            opened,
+            input_responses,
+        },
+    )
+    .await
+}

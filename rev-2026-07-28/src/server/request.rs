@@ -1,0 +1,459 @@
+//! Running one request through the handler, and its response stream.
+//!
+//! The handler runs in its own task. What it produces travels through a
+//! bounded queue to the HTTP response:
+//!
+//! * The POST waits for the first thing the handler produces. A final
+//!   answer that comes first is sent as JSON when `json_response` is on or
+//!   when it has its own HTTP status (`404`/`400`, see
+//!   [`reply::status_for`]); otherwise as a one-event SSE stream. A
+//!   notification that comes first opens the SSE stream. With
+//!   `json_response` off, a handler silent for a whole
+//!   [`keepalive`](super::ModernConfig::keepalive) period also gets its
+//!   stream opened, with a keep-alive comment.
+//! * **Cancellation by close** (*Streamable HTTP*, "Cancellation": "Closing
+//!   the SSE response stream MUST be treated by the server as cancellation
+//!   of that request"): a drop guard of the request's cancellation token
+//!   lives in the POST future and then in the response body. When the
+//!   client goes away, hyper drops whichever holds it and the handler's
+//!   `RequestContext::cancelled()` fires at once; the queue is gone with
+//!   the body, so nothing more is sent for the request ("MUST NOT send any
+//!   further messages for it"). In JSON mode the same guard sits in the
+//!   POST future, which hyper drops when the connection closes.
+//! * After the final answer the stream ends ("The final JSON-RPC response
+//!   SHOULD terminate the stream"). Events have no `id` and there is no
+//!   priming event (no resumption in this revision). Each event is one
+//!   body chunk, so one write.
+//!
+//! Nothing about the request outlives it: the task, the queue and the
+//! guard are all it has.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::body::Body;
+use bytes::Bytes;
+use futures_util::FutureExt;
+use http::StatusCode;
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::cancel::{CancellationToken, DropGuard};
+use mcp_transport_core::handler::{
+    ClientDescription, LogLevel, Outcome, RequestContext, RequestSink, SendError,
+};
+use mcp_transport_core::jsonrpc::{
+    self, ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Message, Notification,
+    Request, RequestId,
+};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+use super::Shared;
+use super::mrtr::{self, BindingSource, Opened};
+use super::reply::{self, HttpResponse};
+use super::result::{self, Decoration};
+use super::validate::RequestMeta;
+
+/// Notifications that belong on `subscriptions/listen` streams only.
+const LISTEN_ONLY: [&str; 5] = [
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+    "notifications/subscriptions/acknowledged",
+];
+
+/// What flows from the handler's task to the response.
+enum Item {
+    /// A notification, already an SSE event.
+    Notification(Bytes),
+    /// The final answer.
+    Final(Final),
+}
+
+/// The final answer: its JSON text and the status it gets when sent as JSON.
+struct Final {
+    status: StatusCode,
+    json: String,
+}
+
+impl Final {
+    fn error(id: &RequestId, error: ErrorObject) -> Final {
+        Final {
+            status: reply::status_for(error.code),
+            json: reply::response_json(jsonrpc::Response::error(Some(id.clone()), error)),
+        }
+    }
+
+    fn result(id: &RequestId, result: Box<RawValue>) -> Final {
+        Final {
+            status: StatusCode::OK,
+            json: reply::response_json(jsonrpc::Response::result(id.clone(), result)),
+        }
+    }
+}
+
+/// A request that passed every check, ready for the handler.
+pub(crate) struct Prepared {
+    /// The request.
+    pub request: Request,
+    /// Its protocol version.
+    pub version: ProtocolVersion,
+    /// Its metadata.
+    pub meta: RequestMeta,
+    /// Its parsed log level.
+    pub log_level: Option<LogLevel>,
+    /// What a `requestState` issued for it is bound to (MRTR methods only).
+    pub binding: Option<BindingSource>,
+    /// The verified `requestState` of a retry.
+    pub opened: Option<Opened>,
+    /// The `inputResponses` of a retry.
+    pub input_responses: Option<BTreeMap<String, Box<RawValue>>>,
+}
+
+/// The request's [`RequestSink`]: queues notifications for the response
+/// stream, applying the per-request rules.
+struct Sink {
+    tx: mpsc::Sender<Item>,
+    cancel: CancellationToken,
+    log_level: Option<LogLevel>,
+    progress_token: Option<Value>,
+}
+
+fn param<'a>(n: &'a Notification, key: &str) -> Option<Value> {
+    let p: &'a RawValue = n.params.as_deref()?;
+    let v: Value = serde_json::from_str(p.get()).ok()?;
+    v.get(key).cloned()
+}
+
+#[async_trait]
+impl RequestSink for Sink {
+    /// Queues a notification for this request's stream (waiting while the
+    /// queue is full). Request-scoped rules:
+    ///
+    /// * `notifications/message` only at or above the level the request's
+    ///   `_meta` asked for, and never without one (*Logging*: "The server
+    ///   MUST NOT emit `notifications/message` for a request that does not
+    ///   include this field"); others are dropped (`Ok`).
+    /// * `notifications/progress` only with the request's own
+    ///   `progressToken` (*Progress*: "Progress notifications MUST only
+    ///   reference tokens that: Were provided in an active request");
+    ///   others are dropped (`Ok`).
+    /// * Change notifications (`*/list_changed`, `resources/updated`) are
+    ///   refused: they go to listen streams (*Streamable HTTP*, "Receiving
+    ///   Messages": notifications on a response stream "MUST relate to the
+    ///   originating client request").
+    async fn send(&self, n: Notification) -> Result<(), SendError> {
+        if self.cancel.is_cancelled() {
+            return Err(SendError::Finished);
+        }
+        match n.method.as_str() {
+            "notifications/message" => {
+                let level =
+                    param(&n, "level").and_then(|l| serde_json::from_value::<LogLevel>(l).ok());
+                match (self.log_level, level) {
+                    (Some(min), Some(level)) if level >= min => {}
+                    _ => return Ok(()),
+                }
+            }
+            "notifications/progress"
+                if self.progress_token.is_none()
+                    || param(&n, "progressToken") != self.progress_token =>
+            {
+                return Ok(());
+            }
+            "notifications/cancelled" => {
+                return Err(SendError::Unsupported(
+                    "a server sends notifications/cancelled only to end a subscription on stdio",
+                ));
+            }
+            m if LISTEN_ONLY.contains(&m) => {
+                return Err(SendError::Unsupported(
+                    "change notifications go to subscriptions/listen streams (ModernServer::publish), not to a request's response stream",
+                ));
+            }
+            _ => {}
+        }
+        let event = reply::event(&Message::Notification(n).to_json());
+        tokio::select! {
+            sent = self.tx.send(Item::Notification(event)) => sent.map_err(|_| SendError::Finished),
+            () = self.cancel.cancelled() => Err(SendError::Finished),
+        }
+    }
+
+    /// The level of the request's `io.modelcontextprotocol/logLevel`, or
+    /// `None` when it carried none.
+    fn log_level(&self) -> Option<LogLevel> {
+        self.log_level
+    }
+}
+
+/// Counts a running handler task.
+struct Busy(Arc<Shared>);
+
+impl Busy {
+    fn enter(shared: &Arc<Shared>) -> Busy {
+        shared.in_flight.fetch_add(1, Ordering::AcqRel);
+        Busy(shared.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What the task needs to turn an outcome into the final answer.
+struct Finish {
+    method: String,
+    id: RequestId,
+    capabilities: Value,
+    binding: Option<BindingSource>,
+    round: u32,
+}
+
+/// Runs the handler and answers the POST (see the module docs).
+pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpResponse {
+    let Prepared {
+        request,
+        version,
+        meta,
+        log_level,
+        binding,
+        opened,
+        input_responses,
+    } = prepared;
+    let cancel = CancellationToken::new();
+    let (tx, mut rx) = mpsc::channel(shared.config.stream_queue.max(1));
+    let sink = Arc::new(Sink {
+        tx: tx.clone(),
+        cancel: cancel.clone(),
+        log_level,
+        progress_token: meta.progress_token.clone(),
+    });
+    let finish = Finish {
+        method: request.method.clone(),
+        id: request.id.clone(),
+        capabilities: meta.capabilities.clone(),
+        binding,
+        round: opened.as_ref().map_or(0, |o| o.round),
+    };
+    let mut cx = RequestContext::new(
+        version,
+        request.id.clone(),
+        Arc::new(ClientDescription {
+            info: meta.info,
+            capabilities: meta.capabilities,
+        }),
+        cancel.clone(),
+        sink,
+    );
+    cx.progress_token = meta.progress_token;
+    cx.input_responses = input_responses;
+    cx.request_state = opened.and_then(|o| o.state);
+
+    // Armed until the answer is complete: dropping this future (the client
+    // went away before the head was sent) cancels the request.
+    let guard = cancel.drop_guard();
+    tokio::spawn(run(shared.clone(), request, cx, tx, finish));
+
+    let json_mode = shared.config.json_response;
+    let first = match (json_mode, shared.config.keepalive) {
+        (false, Some(every)) => match tokio::time::timeout(every, rx.recv()).await {
+            Ok(item) => item.map(Some),
+            Err(_) => Some(None),
+        },
+        _ => rx.recv().await.map(Some),
+    };
+    match first {
+        Some(Some(Item::Final(fin))) if json_mode || fin.status != StatusCode::OK => {
+            guard.disarm();
+            reply::json(fin.status, fin.json)
+        }
+        Some(Some(Item::Final(fin))) => {
+            guard.disarm();
+            reply::sse(Body::from(reply::event(&fin.json)))
+        }
+        Some(Some(Item::Notification(event))) => stream(rx, guard, event, shared.config.keepalive),
+        Some(None) => stream(rx, guard, reply::comment(), shared.config.keepalive),
+        None => {
+            // The task ended without an answer; it cannot have been
+            // cancelled (the guard is still here), so it failed.
+            guard.disarm();
+            reply::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                None,
+                ErrorObject::internal("the request ended without an answer"),
+            )
+        }
+    }
+}
+
+/// The state of a response stream; dropping it (the client closed the
+/// stream) drops the guard, which cancels the request.
+struct Flow {
+    rx: mpsc::Receiver<Item>,
+    guard: Option<DropGuard>,
+    first: Option<Bytes>,
+    keepalive: Option<Duration>,
+    done: bool,
+}
+
+fn stream(
+    rx: mpsc::Receiver<Item>,
+    guard: DropGuard,
+    first: Bytes,
+    keepalive: Option<Duration>,
+) -> HttpResponse {
+    let flow = Flow {
+        rx,
+        guard: Some(guard),
+        first: Some(first),
+        keepalive,
+        done: false,
+    };
+    let chunks = futures_util::stream::unfold(flow, |mut f| async move {
+        if let Some(first) = f.first.take() {
+            return Some((Ok::<Bytes, Infallible>(first), f));
+        }
+        if f.done {
+            return None;
+        }
+        let item = match f.keepalive {
+            Some(every) => match tokio::time::timeout(every, f.rx.recv()).await {
+                Ok(item) => item,
+                Err(_) => return Some((Ok(reply::comment()), f)),
+            },
+            None => f.rx.recv().await,
+        };
+        match item {
+            Some(Item::Notification(event)) => Some((Ok(event), f)),
+            Some(Item::Final(fin)) => {
+                f.done = true;
+                if let Some(g) = f.guard.take() {
+                    g.disarm();
+                }
+                Some((Ok(reply::event(&fin.json)), f))
+            }
+            None => None,
+        }
+    });
+    reply::sse(Body::from_stream(chunks))
+}
+
+/// The handler's task.
+async fn run(
+    shared: Arc<Shared>,
+    request: Request,
+    cx: RequestContext,
+    tx: mpsc::Sender<Item>,
+    mut finish: Finish,
+) {
+    let _busy = Busy::enter(&shared);
+    let cancel = cx.cancellation().clone();
+    let outcome = AssertUnwindSafe(shared.handler.handle(request, cx))
+        .catch_unwind()
+        .await;
+    if cancel.is_cancelled() {
+        tracing::debug!(request = %finish.id, "request cancelled: its response stream was closed");
+        return;
+    }
+    let fin = match outcome {
+        Ok(outcome) => conclude(&shared, &mut finish, outcome),
+        Err(_) => {
+            tracing::error!(request = %finish.id, method = %finish.method, "the handler panicked");
+            Final::error(
+                &finish.id,
+                ErrorObject::new(INTERNAL_ERROR, "Internal error: the handler failed"),
+            )
+        }
+    };
+    // The receiver is gone if the client closed the stream meanwhile.
+    let _ = tx.send(Item::Final(fin)).await;
+}
+
+/// Turns the handler's outcome into the final answer.
+fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
+    let server_info = shared.server_info.as_deref();
+    match outcome {
+        Outcome::Result(raw) => {
+            let deco = Decoration {
+                server_info,
+                ttl_ms: shared.config.result_ttl_ms,
+                scope: shared.config.result_cache_scope,
+            };
+            match result::complete(&raw, &f.method, &deco) {
+                Ok(r) => Final::result(&f.id, r),
+                Err(e) => Final::error(&f.id, ErrorObject::internal(e)),
+            }
+        }
+        Outcome::Error(e) => Final::error(&f.id, reply::wire_error(e)),
+        Outcome::InputRequired(input) => {
+            let Some(source) = f
+                .binding
+                .as_mut()
+                .filter(|_| mrtr::supports_input_required(&f.method))
+            else {
+                tracing::error!(method = %f.method, "the handler asked for client input on a method that may not return InputRequiredResult");
+                return Final::error(
+                    &f.id,
+                    ErrorObject::internal(format!(
+                        "the handler needs client input, which {} cannot ask for (only tools/call, prompts/get and resources/read may)",
+                        f.method
+                    )),
+                );
+            };
+            match mrtr::missing_capabilities(&input.requests, &f.capabilities) {
+                Err(e) => {
+                    tracing::error!(method = %f.method, error = %e, "invalid input request from the handler");
+                    return Final::error(&f.id, ErrorObject::internal(e));
+                }
+                Ok(Some(missing)) => {
+                    let names: Vec<&String> = missing
+                        .as_object()
+                        .map(|m| m.keys().collect())
+                        .unwrap_or_default();
+                    let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                    return Final::error(
+                        &f.id,
+                        ErrorObject::new(
+                            MISSING_REQUIRED_CLIENT_CAPABILITY,
+                            format!(
+                                "Missing required client capability: this request needs {} ({missing}), which the request's _meta io.modelcontextprotocol/clientCapabilities does not declare",
+                                names.join(", ")
+                            ),
+                        )
+                        .with_data(&serde_json::json!({ "requiredCapabilities": missing })),
+                    );
+                }
+                Ok(None) => {}
+            }
+            let round = f.round.saturating_add(1);
+            if round > shared.config.max_input_rounds {
+                return Final::error(
+                    &f.id,
+                    ErrorObject::internal(format!(
+                        "the request needed client input more than {} times in a row; giving up",
+                        shared.config.max_input_rounds
+                    )),
+                );
+            }
+            let token = shared.sealer.seal(
+                source.binding(),
+                input.state.as_deref(),
+                round,
+                mrtr::now_ms(),
+            );
+            Final::result(
+                &f.id,
+                result::input_required(&input.requests, &token, server_info),
+            )
+        }
+    }
+}

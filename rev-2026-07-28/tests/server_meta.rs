@@ -1,0 +1,323 @@
+//! Per-request metadata, result fields, error mapping, and request-scoped
+//! notifications (*Overview*, "`_meta`", "Error Codes"; *Versioning*;
+//! *Logging*; *Progress*; *Caching*).
+
+mod server_common;
+
+use serde_json::{Value, json};
+use server_common::*;
+
+const PV: &str = "io.modelcontextprotocol/protocolVersion";
+const CC: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// A tools/call whose `_meta` is exactly `meta`, with a version header.
+fn with_meta(meta: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+           "params": {"name": "echo", "arguments": {}, "_meta": meta}})
+}
+
+#[tokio::test]
+async fn missing_metadata_is_400_invalid_params_naming_the_key() {
+    let t = start(config()).await;
+    for (meta, key) in [
+        (None, "params._meta"),
+        (Some(json!({CC: {}})), PV),
+        (Some(json!({PV: V})), CC),
+        (Some(json!({PV: V, CC: "none"})), CC),
+    ] {
+        let b = match &meta {
+            Some(m) => with_meta(m.clone()),
+            None => json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                            "params": {"name": "echo"}}),
+        };
+        let resp = t
+            .rpc(&b)
+            .header("mcp-protocol-version", V)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{meta:?}");
+        let v = error_json(resp).await;
+        assert_eq!(v["id"], 9);
+        assert_eq!(v["error"]["code"], -32602, "{meta:?}");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(key), "{msg}");
+    }
+    // clientInfo is optional.
+    let resp = t
+        .rpc(&with_meta(json!({PV: V, CC: {}})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test]
+async fn unsupported_version_is_400_with_supported_and_requested() {
+    let t = start(config()).await;
+    for requested in ["1900-01-01", "2025-11-25", "2027-01-01", "garbage"] {
+        let b = with_meta(json!({PV: requested, CC: {}}));
+        let resp = t.rpc(&b).send().await.unwrap();
+        assert_eq!(resp.status(), 400, "{requested}");
+        let v = error_json(resp).await;
+        assert_eq!(v["id"], 9);
+        assert_eq!(v["error"]["code"], -32022);
+        assert_eq!(
+            v["error"]["data"],
+            json!({"supported": ["2026-07-28"], "requested": requested})
+        );
+    }
+}
+
+#[tokio::test]
+async fn version_header_must_match_the_body() {
+    let t = start(config()).await;
+    let b = tool(1, "echo", json!({}));
+    // Missing.
+    let mut req = t.post().body(b.to_string());
+    for (k, v) in std_headers(&b) {
+        if k != "MCP-Protocol-Version" {
+            req = req.header(k, v);
+        }
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let v = error_json(resp).await;
+    assert_eq!(v["error"]["code"], -32020);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("MCP-Protocol-Version")
+    );
+    // Different from the body (even a supported one is a mismatch).
+    let b2 = with_meta(json!({PV: "2027-01-01", CC: {}}));
+    let resp = t
+        .post()
+        .body(b2.to_string())
+        .header("mcp-protocol-version", V)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    assert_eq!(error_json(resp).await["error"]["code"], -32020);
+}
+
+#[tokio::test]
+async fn results_carry_result_type_server_info_and_cache_hints() {
+    let t = start(config()).await;
+    let a = t.exchange(&tool(1, "echo", json!({}))).await;
+    let r = a.result();
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(
+        r["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "test-server", "version": "0.0.1"})
+    );
+    assert!(r.get("ttlMs").is_none(), "tools/call is not cacheable");
+
+    let a = t
+        .exchange(&body(2, "tools/list", json!({}), json!({})))
+        .await;
+    let r = a.result();
+    assert_eq!(r["ttlMs"], 0);
+    assert_eq!(r["cacheScope"], "private");
+    assert_eq!(r["resultType"], "complete");
+
+    let a = t
+        .exchange(&body(
+            3,
+            "resources/read",
+            json!({"uri": "file:///x"}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(a.result()["cacheScope"], "private");
+    assert_eq!(a.result()["contents"][0]["text"], "hello");
+
+    // Configured off / other defaults.
+    let t = start(
+        config()
+            .with_include_server_info(false)
+            .with_result_cache(30_000, mcp_rev_2026_07_28::server::CacheScope::Public),
+    )
+    .await;
+    let a = t
+        .exchange(&body(4, "tools/list", json!({}), json!({})))
+        .await;
+    assert!(a.result().get("_meta").is_none());
+    assert_eq!(a.result()["ttlMs"], 30_000);
+    assert_eq!(a.result()["cacheScope"], "public");
+}
+
+#[tokio::test]
+async fn unknown_and_removed_methods_are_404_method_not_found() {
+    let t = start(config()).await;
+    for method in [
+        "foo/bar",
+        "completion/complete",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+    ] {
+        let resp = t.send(&body(5, method, json!({}), json!({}))).await;
+        assert_eq!(resp.status(), 404, "{method}");
+        let v = error_json(resp).await;
+        assert_eq!(v["id"], 5);
+        assert_eq!(v["error"]["code"], -32601, "{method}");
+    }
+    // Also in JSON mode.
+    let t = start(config().with_json_response(true)).await;
+    let resp = t.send(&body(6, "foo/bar", json!({}), json!({}))).await;
+    assert_eq!(resp.status(), 404);
+}
+
+fn countdown(id: i64, extra_meta: Value) -> Value {
+    body(
+        id,
+        "tools/call",
+        json!({"name": "countdown", "arguments": {"n": 2}, "_meta": extra_meta}),
+        json!({}),
+    )
+}
+
+#[tokio::test]
+async fn log_messages_only_with_a_log_level_and_at_or_above_it() {
+    let t = start(config()).await;
+    let a = t.exchange(&countdown(1, json!({}))).await;
+    assert!(a.of("notifications/message").is_empty());
+
+    let a = t
+        .exchange(&countdown(
+            2,
+            json!({"io.modelcontextprotocol/logLevel": "info"}),
+        ))
+        .await;
+    let logs = a.of("notifications/message");
+    assert_eq!(logs.len(), 2, "{:?}", a.notifications);
+    assert!(logs.iter().all(|l| l["params"]["level"] == "info"));
+
+    let a = t
+        .exchange(&countdown(
+            3,
+            json!({"io.modelcontextprotocol/logLevel": "debug"}),
+        ))
+        .await;
+    assert_eq!(a.of("notifications/message").len(), 4);
+
+    let a = t
+        .exchange(&countdown(
+            4,
+            json!({"io.modelcontextprotocol/logLevel": "error"}),
+        ))
+        .await;
+    assert!(a.of("notifications/message").is_empty());
+
+    let resp = t
+        .send(&countdown(
+            5,
+            json!({"io.modelcontextprotocol/logLevel": "loud"}),
+        ))
+        .await;
+    assert_eq!(resp.status(), 400);
+    let v = error_json(resp).await;
+    assert_eq!(v["error"]["code"], -32602);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("log level")
+    );
+}
+
+#[tokio::test]
+async fn progress_only_with_a_progress_token() {
+    let t = start(config()).await;
+    let a = t.exchange(&countdown(1, json!({}))).await;
+    assert!(a.of("notifications/progress").is_empty());
+    let a = t
+        .exchange(&countdown(2, json!({"progressToken": "tok"})))
+        .await;
+    let p = a.of("notifications/progress");
+    assert_eq!(p.len(), 2);
+    assert!(p.iter().all(|n| n["params"]["progressToken"] == "tok"));
+}
+
+#[tokio::test]
+async fn input_requests_need_the_client_capability() {
+    let t = start(config()).await;
+    // No elicitation capability.
+    let resp = t.send(&tool(1, "ask", json!({}))).await;
+    assert_eq!(resp.status(), 400);
+    let v = error_json(resp).await;
+    assert_eq!(v["id"], 1);
+    assert_eq!(v["error"]["code"], -32021);
+    assert_eq!(
+        v["error"]["data"],
+        json!({"requiredCapabilities": {"elicitation": {}}})
+    );
+    // With it, an InputRequiredResult.
+    let b = body(
+        2,
+        "tools/call",
+        json!({"name": "ask"}),
+        json!({"elicitation": {}}),
+    );
+    let a = t.exchange(&b).await;
+    assert_eq!(a.result()["resultType"], "input_required");
+    // Sampling needs sampling, not elicitation.
+    let b = body(
+        3,
+        "tools/call",
+        json!({"name": "ask_sampling"}),
+        json!({"elicitation": {}}),
+    );
+    let resp = t.send(&b).await;
+    assert_eq!(resp.status(), 400);
+    let v = error_json(resp).await;
+    assert_eq!(
+        v["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+}
+
+#[tokio::test]
+async fn change_notifications_cannot_go_on_a_request_stream() {
+    let t = start(config()).await;
+    let a = t.exchange(&tool(1, "push_list_changed", json!({}))).await;
+    assert!(a.notifications.is_empty());
+    assert_eq!(a.result()["structuredContent"]["refused"], true);
+    let refusals = t.handler.refusals.lock().unwrap().clone();
+    assert!(refusals[0].contains("subscriptions/listen"), "{refusals:?}");
+}
+
+#[tokio::test]
+async fn handler_errors_without_their_own_status_are_200() {
+    let t = start(config().with_json_response(true)).await;
+    let resp = t.send(&tool(1, "no_such_tool", json!({}))).await;
+    assert_eq!(resp.status(), 200);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32602);
+    assert_eq!(v["id"], 1);
+}
+
+#[tokio::test]
+async fn retired_error_codes_are_not_emitted() {
+    let t = start(config()).await;
+    let a = t
+        .exchange(&body(
+            1,
+            "resources/read",
+            json!({"uri": "file:///missing"}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        a.error()["code"],
+        -32602,
+        "-32002 is replaced by -32602 in 2026-07-28"
+    );
+    assert_eq!(a.error()["message"], "Resource not found");
+}
