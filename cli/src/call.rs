@@ -46,6 +46,27 @@ fn json_object(what: &str, text: &str) -> Result<Value, String> {
     Ok(v)
 }
 
+/// For a `tools/call` whose result has `isError: true` (a tool execution
+/// error, *Tools*, "Error Handling"), the message to fail with: the tool's
+/// name and its text content.
+fn tool_error(tool: Option<&str>, result: &str) -> Option<String> {
+    let tool = tool?;
+    let v: Value = serde_json::from_str(result).ok()?;
+    if v.get("isError") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    let texts: Vec<&str> = v["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    Some(format!(
+        "tool {tool} reported an error (isError): {}",
+        texts.join(" ")
+    ))
+}
+
 /// Runs one call; returns the result JSON text.
 pub async fn run(args: CallArgs) -> Result<String, String> {
     let versions = revisions::parse_spoken(&args.revisions)?;
@@ -66,7 +87,9 @@ pub async fn run(args: CallArgs) -> Result<String, String> {
     let timeout = Duration::from_millis(args.timeout_ms);
     let work = async {
         let cfg = NegotiateConfig::new(args.url.clone()).with_revisions(versions);
-        let client = connect(cfg).await.map_err(|e| format!("cannot connect: {e}"))?;
+        let client = connect(cfg)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
         if args.verbose {
             eprintln!("revision: {}", client.revision());
             eprintln!("negotiated: {}", client.negotiated().reason);
@@ -102,7 +125,10 @@ pub async fn run(args: CallArgs) -> Result<String, String> {
         }
         let _ = client.close().await;
         match response.payload {
-            Ok(result) => Ok(result.get().to_owned()),
+            Ok(result) => match tool_error(args.tool.as_deref(), result.get()) {
+                Some(message) => Err(message),
+                None => Ok(result.get().to_owned()),
+            },
             Err(e) => Err(format!("server answered with an error: {e}")),
         }
     };

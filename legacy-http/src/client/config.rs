@@ -55,7 +55,8 @@ pub struct ClientConfig {
     /// The wait before reconnecting when the server sent no `retry` field.
     pub reconnect_backoff: Duration,
     /// How many reconnections in a row may bring nothing new (no new event
-    /// id, no message) before the stream fails with
+    /// id, no message, no `retry` from a polling server) before the stream
+    /// fails with
     /// [`TransportError::ResumeFailed`](mcp_transport_core::transport::TransportError::ResumeFailed).
     pub max_resume_attempts: u32,
     /// How long the client may keep reconnecting without anything new

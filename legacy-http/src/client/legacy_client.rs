@@ -166,8 +166,13 @@ impl Transport for LegacyClient {
         if session.id.is_none() || session.is_lost() {
             return Ok(());
         }
-        let response =
-            wire::send(wire::delete(&self.shared, session), "DELETE of the session").await?;
+        let send = || wire::send(wire::delete(&self.shared, session), "DELETE of the session");
+        let response = match send().await {
+            // A pooled connection may have died with the network since its
+            // last use; DELETE is idempotent, so one more try is safe.
+            Err(TransportError::Connection(_)) => send().await?,
+            other => other?,
+        };
         if delete_ok(response.status()) {
             Ok(())
         } else {

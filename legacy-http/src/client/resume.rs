@@ -23,12 +23,13 @@
 //! - Events carrying an id already delivered are dropped, so each message
 //!   reaches the caller once even from a server that replays the
 //!   `Last-Event-ID` event itself.
-//! - A reconnection "makes progress" when a new event id or a message
-//!   arrives. At most `max_resume_attempts` reconnections in a row, during
-//!   at most `max_resume_time`, may make none; then the stream fails with
-//!   `ResumeFailed` naming the attempts and the time spent. A polling
-//!   server keeps a long request alive by priming each connection with a
-//!   fresh id, as SEP-1699 has it do.
+//! - A reconnection "makes progress" when a new event id, a message or a
+//!   `retry` field arrives (a server that sends `retry` before closing is
+//!   polling, SEP-1699, and may have nothing new for many polls: a long
+//!   request, an idle standalone stream; a request's polls stay bounded
+//!   by its deadline). At most `max_resume_attempts` reconnections in a
+//!   row, during at most `max_resume_time`, may make none; then the stream
+//!   fails with `ResumeFailed` naming the attempts and the time spent.
 //! - An HTTP error on the resumption GET ends the stream with that status
 //!   and the JSON-RPC error message of the body (404 with a session id:
 //!   `SessionExpired`).
@@ -111,7 +112,12 @@ impl EventSource {
                 continue;
             };
             match conn.next().await? {
-                Read::Frame(Frame::Retry(ms)) => self.retry = Some(Duration::from_millis(ms)),
+                Read::Frame(Frame::Retry(ms)) => {
+                    self.retry = Some(Duration::from_millis(ms));
+                    // The server is polling (SEP-1699: `retry` before it
+                    // closes): an idle poll is an answer, not a failure.
+                    self.resumer.progress();
+                }
                 Read::Frame(Frame::Id(id)) => self.set_id(id),
                 Read::Frame(Frame::Event {
                     id,

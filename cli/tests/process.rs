@@ -1,0 +1,350 @@
+//! The `mcp-compat` binary as a user runs it: `serve` as a child process
+//! (its first stdout line names the endpoint), `call` as further processes
+//! against it; exit codes, stdout and stderr.
+//!
+//! Every child is killed when its test ends, however it ends ([`Serve`]'s
+//! `Drop`), and every wait is bounded so a hang fails instead of blocking.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-compat");
+/// The bound on any one process (start-up, a call).
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A running `mcp-compat serve`, killed on drop.
+struct Serve {
+    child: Child,
+    url: String,
+}
+
+impl Serve {
+    /// Starts `mcp-compat serve --bind 127.0.0.1:0 EXTRA...` and reads its
+    /// first stdout line, `listening on http://HOST:PORT/PATH`.
+    fn start(extra: &[&str]) -> Serve {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mcp-compat serve");
+        let stdout = child.stdout.take().expect("piped stdout");
+        // From here on the child is killed whatever happens.
+        let mut serve = Serve {
+            child,
+            url: String::new(),
+        };
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(line);
+            // Keep draining, so the server never blocks on a full pipe.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        let line = rx
+            .recv_timeout(WAIT)
+            .expect("serve printed its first line in time");
+        let url = line
+            .trim_end()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        serve.url = url.to_owned();
+        serve
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a finished process left.
+#[derive(Debug)]
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Runs `mcp-compat ARGS...` to its end (killed and failed after [`WAIT`]).
+fn run(args: &[&str]) -> Ran {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mcp-compat");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcp-compat {args:?} did not exit within {WAIT:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Ran {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// `mcp-compat call URL ARGS...` with a bounded timeout of its own.
+fn call(url: &str, args: &[&str]) -> Ran {
+    let mut all = vec!["call", url, "--timeout-ms", "15000"];
+    all.extend_from_slice(args);
+    run(&all)
+}
+
+/// The text of the first content block of a `CallToolResult`.
+fn first_text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// The JSON messages `-v` printed on stderr, in order.
+fn messages(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+/// The `progress` values of the `notifications/progress` among `messages`.
+fn progress_values(messages: &[Value]) -> Vec<f64> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn call_add_prints_the_result_and_exits_0() {
+    let serve = Serve::start(&[]);
+    let ran = call(&serve.url, &["--tool", "add", "--args", r#"{"a":2,"b":3}"#]);
+    assert!(ran.ok(), "{ran:?}");
+    let result: Value = serde_json::from_str(ran.stdout.trim()).expect("stdout is the result JSON");
+    assert_eq!(first_text(&result), "5", "{result}");
+    assert_ne!(result["isError"], true);
+}
+
+#[test]
+fn verbose_prints_the_revision_first_then_the_messages() {
+    let serve = Serve::start(&["--revisions", "2025-11-25"]);
+    let ran = call(
+        &serve.url,
+        &[
+            "-v",
+            "--tool",
+            "countdown",
+            "--args",
+            r#"{"n":3,"interval_ms":10}"#,
+        ],
+    );
+    assert!(ran.ok(), "{ran:?}");
+    assert_eq!(
+        ran.stderr.lines().next(),
+        Some("revision: 2025-11-25"),
+        "{}",
+        ran.stderr
+    );
+    let messages = messages(&ran.stderr);
+    assert_eq!(
+        progress_values(&messages),
+        [1.0, 2.0, 3.0],
+        "{}",
+        ran.stderr
+    );
+    let logs = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .count();
+    assert_eq!(logs, 3, "{}", ran.stderr);
+    // Every progress notification comes before the response, which is last.
+    let last = messages.last().expect("the response is printed");
+    assert!(
+        last.get("id").is_some() && last.get("result").is_some(),
+        "{last}"
+    );
+    assert_eq!(first_text(&last["result"]), "done");
+    let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(first_text(&result), "done");
+}
+
+#[test]
+fn unknown_tool_exits_non_zero_with_a_message() {
+    let serve = Serve::start(&[]);
+    let ran = call(&serve.url, &["--tool", "no_such_tool"]);
+    assert!(!ran.ok(), "{ran:?}");
+    assert!(ran.stderr.contains("no_such_tool"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("error"), "{}", ran.stderr);
+    assert!(ran.stdout.trim().is_empty(), "{}", ran.stdout);
+}
+
+#[test]
+fn tool_error_exits_non_zero_with_a_message() {
+    let serve = Serve::start(&[]);
+    let ran = call(
+        &serve.url,
+        &["--tool", "add", "--args", r#"{"a":"two","b":3}"#],
+    );
+    assert!(!ran.ok(), "a result with isError: true must fail: {ran:?}");
+    assert!(
+        ran.stderr.contains("arguments a and b must be numbers"),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn bad_args_json_exits_non_zero_with_a_message() {
+    let serve = Serve::start(&[]);
+    let ran = call(&serve.url, &["--tool", "add", "--args", "{not json"]);
+    assert!(!ran.ok(), "{ran:?}");
+    assert!(ran.stderr.contains("--args is not JSON"), "{}", ran.stderr);
+    let ran = call(&serve.url, &["--tool", "add", "--args", "[1, 2]"]);
+    assert!(!ran.ok(), "{ran:?}");
+    assert!(
+        ran.stderr.contains("--args must be a JSON object"),
+        "{}",
+        ran.stderr
+    );
+}
+
+/// `--disconnect after-priming`: every connection of the call's stream is
+/// closed by the server right away, and the client still gets every
+/// message, once, by resuming with `Last-Event-ID`.
+#[test]
+fn countdown_through_a_polling_server_resumes() {
+    let serve = Serve::start(&[
+        "--revisions",
+        "2025-11-25",
+        "--disconnect",
+        "after-priming",
+        "--retry-ms",
+        "50",
+    ]);
+    let ran = call(
+        &serve.url,
+        &[
+            "-v",
+            "--tool",
+            "countdown",
+            "--args",
+            r#"{"n":4,"interval_ms":30}"#,
+        ],
+    );
+    assert!(ran.ok(), "{ran:?}");
+    let messages = messages(&ran.stderr);
+    assert_eq!(
+        progress_values(&messages),
+        [1.0, 2.0, 3.0, 4.0],
+        "{}",
+        ran.stderr
+    );
+    let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(first_text(&result), "done");
+}
+
+/// The on-demand close (`close_stream` calls `close_sse_stream`) through
+/// the binary: the call resumes and gets the answer.
+#[test]
+fn close_stream_through_the_binary_resumes() {
+    let serve = Serve::start(&["--revisions", "2025-11-25", "--retry-ms", "50"]);
+    let ran = call(
+        &serve.url,
+        &["--tool", "close_stream", "--args", r#"{"ms":100}"#],
+    );
+    assert!(ran.ok(), "{ran:?}");
+    let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(first_text(&result), "resumed", "{result}");
+}
+
+#[test]
+fn serve_refuses_a_bogus_disconnect_policy() {
+    let ran = run(&["serve", "--bind", "127.0.0.1:0", "--disconnect", "bogus"]);
+    assert!(!ran.ok(), "{ran:?}");
+    assert!(ran.stdout.is_empty(), "no listening line: {}", ran.stdout);
+    assert!(ran.stderr.contains("bogus"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("after-priming"),
+        "names the valid policies: {}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn serve_refuses_an_unknown_revision() {
+    let ran = run(&[
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--revisions",
+        "1999-01-01",
+    ]);
+    assert!(!ran.ok(), "{ran:?}");
+    assert!(ran.stdout.is_empty(), "no listening line: {}", ran.stdout);
+    assert!(ran.stderr.contains("1999-01-01"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("2025-11-25"),
+        "names the supported ones: {}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn call_refuses_an_unknown_revision() {
+    let serve = Serve::start(&[]);
+    let ran = call(&serve.url, &["--revisions", "1999-01-01", "--tool", "add"]);
+    assert!(!ran.ok(), "{ran:?}");
+    assert!(ran.stderr.contains("1999-01-01"), "{}", ran.stderr);
+    assert!(ran.stdout.trim().is_empty(), "{}", ran.stdout);
+}
+
+#[test]
+fn serve_prints_the_endpoint_path() {
+    let serve = Serve::start(&["--path", "/elsewhere"]);
+    assert!(serve.url.ends_with("/elsewhere"), "{}", serve.url);
+    let ran = call(
+        &serve.url,
+        &["--tool", "echo", "--args", r#"{"text":"hi"}"#],
+    );
+    assert!(ran.ok(), "{ran:?}");
+    let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(first_text(&result), "hi");
+}
