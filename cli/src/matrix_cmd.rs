@@ -56,7 +56,10 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
         return Err("--filter matches no cell".into());
     }
     let done = Arc::new(AtomicUsize::new(0));
-    eprintln!("running {total} cells ({} scenarios each at most)", Scenario::ALL.len());
+    eprintln!(
+        "running {total} cells ({} scenarios each at most)",
+        Scenario::ALL.len()
+    );
     let cells = run_matrix(keep, args.parallel, move |cell| {
         let n = done.fetch_add(1, Ordering::SeqCst) + 1;
         let rev = cell
@@ -64,7 +67,10 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
             .map(|v| v.to_string())
             .unwrap_or_else(|| "none".into());
         let mark = if cell.passed() { "✓" } else { "✗" };
-        eprintln!("[{n}/{total}] {} x {}: {rev} {mark}", cell.client, cell.server);
+        eprintln!(
+            "[{n}/{total}] {} x {}: {rev} {mark}",
+            cell.client, cell.server
+        );
     })
     .await;
     let ok = cells.iter().all(|c| c.passed());

@@ -31,7 +31,11 @@ pub fn parse_spoken(list: &str) -> Result<Vec<ProtocolVersion>, String> {
     parse(list, SPOKEN, "auto")
 }
 
-fn parse(list: &str, known: &[ProtocolVersion], word: &str) -> Result<Vec<ProtocolVersion>, String> {
+fn parse(
+    list: &str,
+    known: &[ProtocolVersion],
+    word: &str,
+) -> Result<Vec<ProtocolVersion>, String> {
     let list = list.trim();
     if list == word || list == "all" || list == "auto" {
         return Ok(known.iter().rev().cloned().collect());

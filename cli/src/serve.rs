@@ -59,7 +59,10 @@ fn check_flags(args: &ServeArgs, versions: &[ProtocolVersion]) -> Result<(), Str
     let legacy = versions.iter().any(|v| v.is_legacy());
     let served = mcp_transport_core::version::list(versions);
     if !polling {
-        if args.disconnect.is_some_and(|d| d != DisconnectPolicy::Never) {
+        if args
+            .disconnect
+            .is_some_and(|d| d != DisconnectPolicy::Never)
+        {
             return Err(format!(
                 "--disconnect means nothing here: server-initiated disconnect (SEP-1699) exists only on 2025-11-25, and this server serves {served}"
             ));

@@ -29,18 +29,29 @@ const C_0618: &[V] = &[V::V2025_06_18];
 const C_1125: &[V] = &[V::V2025_11_25];
 const C_MODERN: &[V] = &[V::V2026_07_28];
 const C_LEGACY: &[V] = &[V::V2025_11_25, V::V2025_06_18, V::V2025_03_26];
-const C_ALL: &[V] = &[V::V2026_07_28, V::V2025_11_25, V::V2025_06_18, V::V2025_03_26];
+const C_ALL: &[V] = &[
+    V::V2026_07_28,
+    V::V2025_11_25,
+    V::V2025_06_18,
+    V::V2025_03_26,
+];
 
 const S_0326: &[V] = &[V::V2025_03_26];
 const S_0618: &[V] = &[V::V2025_06_18];
 const S_1125: &[V] = &[V::V2025_11_25];
 const S_0728: &[V] = &[V::V2026_07_28];
 const S_LEGACY: &[V] = &[V::V2025_03_26, V::V2025_06_18, V::V2025_11_25];
-const S_ALL: &[V] = &[V::V2025_03_26, V::V2025_06_18, V::V2025_11_25, V::V2026_07_28];
+const S_ALL: &[V] = &[
+    V::V2025_03_26,
+    V::V2025_06_18,
+    V::V2025_11_25,
+    V::V2026_07_28,
+];
 
 async fn run_cell(client: &[V], server: &[V], expected: Option<V>) {
     let running = support::spawn(server).await;
-    let outcome = connect(NegotiateConfig::new(running.url.clone()).with_revisions(client.to_vec())).await;
+    let outcome =
+        connect(NegotiateConfig::new(running.url.clone()).with_revisions(client.to_vec())).await;
     match (outcome, expected) {
         (Ok(conn), Some(want)) => {
             let n = conn.negotiated();
@@ -61,7 +72,12 @@ async fn run_cell(client: &[V], server: &[V], expected: Option<V>) {
             assert!(result.get().contains("\"hi\""), "{}", result.get());
             conn.close().await.unwrap();
         }
-        (Err(NegotiateError::NoMatch { offered, answers, .. }), None) => {
+        (
+            Err(NegotiateError::NoMatch {
+                offered, answers, ..
+            }),
+            None,
+        ) => {
             eprintln!("no match: {}", answers.join("; "));
             assert_eq!(offered, client);
             assert!(!answers.is_empty());

@@ -48,7 +48,11 @@ fn grid(cells: &[CellResult], markdown: bool) -> String {
     rows.push(header);
     for c in ClientKind::ALL {
         let mut row = vec![c.name().to_owned()];
-        row.extend(ServerKind::ALL.iter().map(|s| cell_label(find(cells, c, *s))));
+        row.extend(
+            ServerKind::ALL
+                .iter()
+                .map(|s| cell_label(find(cells, c, *s))),
+        );
         rows.push(row);
     }
     let widths: Vec<usize> = (0..rows[0].len())
@@ -155,7 +159,11 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
             );
             for s in cells.iter().flat_map(|c| &c.scenarios) {
                 let name = format!("{}::{}::{}", s.client, s.server, s.scenario);
-                let _ = write!(out, r#"  <testcase classname="matrix" name="{}""#, xml(&name));
+                let _ = write!(
+                    out,
+                    r#"  <testcase classname="matrix" name="{}""#,
+                    xml(&name)
+                );
                 if s.passed() {
                     if s.observed == Observed::Skipped {
                         let _ = writeln!(out, "><skipped/></testcase>");

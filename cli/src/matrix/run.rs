@@ -61,7 +61,12 @@ impl ScenarioResult {
         }
         match (&self.prediction.expected, &self.observed) {
             (Expected::Works, Observed::Works(_)) => true,
-            (Expected::Fails(want), Observed::Failed { kind: Some(got), .. }) => want == got,
+            (
+                Expected::Fails(want),
+                Observed::Failed {
+                    kind: Some(got), ..
+                },
+            ) => want == got,
             (Expected::NotApplicable, Observed::Skipped) => true,
             _ => false,
         }
@@ -180,19 +185,21 @@ pub async fn run_matrix(
 /// Runs one scenario of one cell against a fresh server.
 pub async fn run_one(client: ClientKind, server: ServerKind, scenario: Scenario) -> ScenarioResult {
     let prediction = expected(client, server, scenario);
-    let (negotiated, observed) =
-        match tokio::time::timeout(SCENARIO_TIMEOUT, observe(client, server, scenario, &prediction))
-            .await
-        {
-            Ok(r) => r,
-            Err(_) => (
-                prediction.revision.clone(),
-                Observed::Failed {
-                    kind: None,
-                    message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
-                },
-            ),
-        };
+    let (negotiated, observed) = match tokio::time::timeout(
+        SCENARIO_TIMEOUT,
+        observe(client, server, scenario, &prediction),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(_) => (
+            prediction.revision.clone(),
+            Observed::Failed {
+                kind: None,
+                message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
+            },
+        ),
+    };
     ScenarioResult {
         client,
         server,

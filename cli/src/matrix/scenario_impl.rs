@@ -78,7 +78,11 @@ fn result_text(resp: &Response) -> Result<String, String> {
 
 async fn call(conn: &Connection, tool: &str, args: Value) -> Result<String, Observed> {
     let stream = conn
-        .request("tools/call", tool_params(tool, args), RequestOptions::default())
+        .request(
+            "tools/call",
+            tool_params(tool, args),
+            RequestOptions::default(),
+        )
         .await
         .map_err(|e| from_error(&e))?;
     let resp = stream.response().await.map_err(|e| from_error(&e))?;
@@ -144,9 +148,13 @@ async fn streamed(conn: &Connection) -> Result<Observed, Observed> {
         .map_err(|e| from_error(&e))?;
     let text = result_text(&resp).map_err(failed)?;
     if text == "done" && related > 0 {
-        Ok(works(format!("{related} messages streamed before the response")))
+        Ok(works(format!(
+            "{related} messages streamed before the response"
+        )))
     } else {
-        Err(failed(format!("answer {text:?} after {related} streamed messages")))
+        Err(failed(format!(
+            "answer {text:?} after {related} streamed messages"
+        )))
     }
 }
 
@@ -228,7 +236,9 @@ async fn countdown(
 async fn input(conn: &Connection) -> Result<Observed, Observed> {
     let text = call(conn, "ask_name", json!({})).await?;
     if text == "hello, Ada" {
-        Ok(works("the input request was answered and the call completed"))
+        Ok(works(
+            "the input request was answered and the call completed",
+        ))
     } else {
         Err(failed(format!("answered {text:?}")))
     }
@@ -320,7 +330,9 @@ async fn expiry(conn: &Connection, harness: &Harness) -> Result<Observed, Observ
             "404 reported as session expired, then a new session was initialized",
         ))
     } else {
-        Err(failed(format!("after re-initialize echo answered {text:?}")))
+        Err(failed(format!(
+            "after re-initialize echo answered {text:?}"
+        )))
     }
 }
 

@@ -65,7 +65,11 @@ impl EraCache {
 
     /// How many origins are remembered.
     pub fn len(&self) -> usize {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).map.len()
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map
+            .len()
     }
 
     /// Whether nothing is remembered.
@@ -92,7 +96,10 @@ mod tests {
             origin_of("http://127.0.0.1:8080/mcp?x=1").as_deref(),
             Some("http://127.0.0.1:8080")
         );
-        assert_eq!(origin_of("https://a.test/mcp").as_deref(), Some("https://a.test:443"));
+        assert_eq!(
+            origin_of("https://a.test/mcp").as_deref(),
+            Some("https://a.test:443")
+        );
         assert_eq!(origin_of("not a url"), None);
         let c = EraCache::new();
         c.put("o", ProtocolVersion::V2025_11_25);

@@ -112,7 +112,11 @@ impl Transport for Connection {
         params: Option<Box<RawValue>>,
         options: RequestOptions,
     ) -> Result<ResponseStream, TransportError> {
-        let r = self.inner.transport().request(method, params, options).await;
+        let r = self
+            .inner
+            .transport()
+            .request(method, params, options)
+            .await;
         if let Err(e) = &r {
             self.check(e);
         }

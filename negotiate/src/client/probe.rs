@@ -59,9 +59,9 @@ pub fn classify(error: &TransportError) -> Verdict {
             rpc: Some(e),
             ..
         } if is_modern_error(*status, e) => Verdict::Modern,
-        TransportError::Http { status, .. } if (200..500).contains(status) => Verdict::Legacy {
-            status: *status,
-        },
+        TransportError::Http { status, .. } if (200..500).contains(status) => {
+            Verdict::Legacy { status: *status }
+        }
         TransportError::Negotiation(NegotiationError::NoMutualVersion {
             server_supports, ..
         }) => Verdict::ModernWithout {
@@ -98,7 +98,10 @@ mod tests {
             Verdict::Modern
         );
         assert_eq!(
-            classify(&http(404, Some(ErrorObject::method_not_found("server/discover")))),
+            classify(&http(
+                404,
+                Some(ErrorObject::method_not_found("server/discover"))
+            )),
             Verdict::Modern
         );
     }
@@ -107,7 +110,10 @@ mod tests {
     fn anything_else_is_legacy() {
         // A -32022 without its data is not recognized.
         assert_eq!(
-            classify(&http(400, Some(ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "x")))),
+            classify(&http(
+                400,
+                Some(ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "x"))
+            )),
             Verdict::Legacy { status: 400 }
         );
         assert_eq!(classify(&http(400, None)), Verdict::Legacy { status: 400 });
@@ -119,7 +125,10 @@ mod tests {
         assert_eq!(classify(&http(405, None)), Verdict::Legacy { status: 405 });
         // -32601 in a 200 comes from a legacy server processing the method.
         assert_eq!(
-            classify(&http(200, Some(ErrorObject::method_not_found("server/discover")))),
+            classify(&http(
+                200,
+                Some(ErrorObject::method_not_found("server/discover"))
+            )),
             Verdict::Legacy { status: 200 }
         );
         assert_eq!(classify(&http(503, None)), Verdict::Unreachable);

@@ -64,10 +64,14 @@ impl MultiConfig {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// No revision was configured.
-    #[error("no revision configured: give at least one of 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28")]
+    #[error(
+        "no revision configured: give at least one of 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28"
+    )]
     Empty,
     /// A revision this server cannot serve.
-    #[error("revision {0} cannot be served (Streamable HTTP revisions: 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)")]
+    #[error(
+        "revision {0} cannot be served (Streamable HTTP revisions: 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)"
+    )]
     Unservable(ProtocolVersion),
 }
 

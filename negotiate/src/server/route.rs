@@ -149,19 +149,37 @@ mod tests {
 
     #[test]
     fn dual_era_routes_by_how_the_client_opens() {
-        assert_eq!(route(&post(MODERN, Some("2026-07-28"), false), true, true), Target::Modern);
-        assert_eq!(route(&post(MODERN, None, false), true, true), Target::Modern);
+        assert_eq!(
+            route(&post(MODERN, Some("2026-07-28"), false), true, true),
+            Target::Modern
+        );
+        assert_eq!(
+            route(&post(MODERN, None, false), true, true),
+            Target::Modern
+        );
         assert_eq!(route(&post(INIT, None, false), true, true), Target::Legacy);
         // A session always belongs to the legacy engine.
         assert_eq!(route(&post(MODERN, None, true), true, true), Target::Legacy);
         assert_eq!(route(&post("[]", None, false), true, true), Target::Legacy);
         // No _meta, but a modern header: the modern engine explains what is missing.
         let bare = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
-        assert_eq!(route(&post(bare, Some("2026-07-28"), false), true, true), Target::Modern);
-        assert_eq!(route(&post(bare, Some("2025-06-18"), false), true, true), Target::Legacy);
-        assert_eq!(route(&post("{not json", None, false), true, true), Target::Legacy);
+        assert_eq!(
+            route(&post(bare, Some("2026-07-28"), false), true, true),
+            Target::Modern
+        );
+        assert_eq!(
+            route(&post(bare, Some("2025-06-18"), false), true, true),
+            Target::Legacy
+        );
+        assert_eq!(
+            route(&post("{not json", None, false), true, true),
+            Target::Legacy
+        );
         // An unknown future version is modern too: the modern engine answers -32022.
-        assert_eq!(route(&post(bare, Some("2030-01-01"), false), true, true), Target::Modern);
+        assert_eq!(
+            route(&post(bare, Some("2030-01-01"), false), true, true),
+            Target::Modern
+        );
     }
 
     #[test]
@@ -174,14 +192,20 @@ mod tests {
                 body: None,
             };
             assert_eq!(route(&p(true, None), true, true), Target::Legacy);
-            assert_eq!(route(&p(false, Some("2026-07-28")), true, true), Target::Modern);
+            assert_eq!(
+                route(&p(false, Some("2026-07-28")), true, true),
+                Target::Modern
+            );
             assert_eq!(route(&p(false, None), true, true), Target::Legacy);
         }
     }
 
     #[test]
     fn single_era_takes_everything() {
-        assert_eq!(route(&post(MODERN, None, false), true, false), Target::Legacy);
+        assert_eq!(
+            route(&post(MODERN, None, false), true, false),
+            Target::Legacy
+        );
         assert_eq!(route(&post(INIT, None, false), false, true), Target::Modern);
     }
 }

@@ -14,8 +14,8 @@ use mcp_transport_core::handler::{
 };
 use mcp_transport_core::jsonrpc::{ErrorObject, Request, to_raw};
 use mcp_transport_core::transport::InputHandler;
-use serde_json::{Value, json};
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 /// Tools: `echo {text}` and `ask {}` (asks the client for a name by elicitation).
 pub struct TestHandler;
@@ -81,7 +81,11 @@ pub struct Ada;
 
 #[async_trait]
 impl InputHandler for Ada {
-    async fn handle(&self, method: &str, _: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
+    async fn handle(
+        &self,
+        method: &str,
+        _: Option<&RawValue>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         match method {
             "elicitation/create" => {
                 Ok(to_raw(&json!({ "action": "accept", "content": { "name": "Ada" } })).unwrap())
@@ -107,7 +111,10 @@ impl Drop for Running {
 
 /// Spawns a multi-revision server with `TestHandler` on 127.0.0.1:0.
 pub async fn spawn(revisions: &[ProtocolVersion]) -> Running {
-    let server = MultiServer::new(Arc::new(TestHandler), MultiConfig::revisions(revisions.to_vec()));
+    let server = MultiServer::new(
+        Arc::new(TestHandler),
+        MultiConfig::revisions(revisions.to_vec()),
+    );
     let app = server.route("/mcp");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
