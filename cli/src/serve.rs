@@ -111,15 +111,38 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
 
 /// The handler `serve` runs: the reference tools plus the conformance
 /// suite's fixtures.
-pub fn handler() -> Arc<dyn Handler> {
+pub fn handler() -> Arc<ConformanceHandler> {
     Arc::new(ConformanceHandler::new())
+}
+
+/// Builds the server and forwards the handler's list-change notifications
+/// to every era's listeners (legacy GET streams, 2026-07-28
+/// `subscriptions/listen`). Must run inside a tokio runtime.
+pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
+    let fixtures = handler();
+    let mut changes = fixtures.changes();
+    let as_handler: Arc<dyn Handler> = fixtures;
+    let server = MultiServer::try_new(as_handler, cfg).map_err(|e| e.to_string())?;
+    let publisher = server.clone();
+    tokio::spawn(async move {
+        loop {
+            match changes.recv().await {
+                Ok(n) => {
+                    publisher.publish(&n).await;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    });
+    Ok(server)
 }
 
 /// Runs the server until the process is stopped. Prints
 /// `listening on http://HOST:PORT/PATH` as the first stdout line.
 pub async fn run(args: ServeArgs) -> Result<(), String> {
     let cfg = config(&args)?;
-    let server = MultiServer::try_new(handler(), cfg).map_err(|e| e.to_string())?;
+    let server = build(cfg)?;
     let app = server.route(&args.path);
     let listener = tokio::net::TcpListener::bind(args.bind)
         .await

@@ -317,3 +317,23 @@ async fn a_silent_handler_gets_its_stream_opened_by_the_keepalive() {
     assert_eq!(v["id"], 1);
     assert!(r.raw.starts_with(":\n"), "{:?}", r.raw);
 }
+
+#[tokio::test]
+async fn initialize_with_modern_meta_is_a_removed_method() {
+    // A modern request (metadata and headers) for `initialize`: the method
+    // was removed, so 404 with -32601 (*Streamable HTTP*, "If the server does
+    // not implement the requested RPC method, it MUST respond with 404").
+    let t = start(config()).await;
+    let b = body(7, "initialize", json!({}), json!({}));
+    let resp = t.send(&b).await;
+    assert_eq!(resp.status(), 404);
+    let v = error_json(resp).await;
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["error"]["code"], -32601);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize")
+    );
+}

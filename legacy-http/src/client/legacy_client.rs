@@ -14,6 +14,7 @@ use mcp_transport_core::transport::{
 use mcp_transport_core::version::Features;
 use serde_json::value::RawValue;
 
+use super::batch::{self, BatchItem, BatchResponses};
 use super::config::ClientConfig;
 use super::listen::{self, Listening};
 use super::request;
@@ -96,6 +97,28 @@ impl LegacyClient {
     /// The negotiated revision's feature row.
     pub fn features(&self) -> Features {
         self.current().session.features
+    }
+
+    /// Sends `items` as one JSON-RPC batch (one POST whose body is a JSON
+    /// array) and returns one response per request, matched by id.
+    ///
+    /// Only revision 2025-03-26 has batches (*Transports*, "Sending Messages
+    /// to the Server" 3; removed in 2025-06-18): on a session of another
+    /// revision this fails with [`TransportError::Unsupported`] and sends
+    /// nothing. An empty `items` is `InvalidInput`.
+    ///
+    /// A batch of notifications only is answered 202. Otherwise the answer
+    /// is one JSON array (or object) or an SSE stream, whose events may
+    /// hold single messages or arrays of them; the stream is read until
+    /// every request has its response, resumed by GET with `Last-Event-ID`
+    /// if the connection breaks (as for [`request`](Transport::request)),
+    /// and server requests on it are answered through the input handler.
+    /// The whole batch is bounded by `ClientConfig::request_timeout`. If the
+    /// client gives up (timeout, failed resumption, or this future is
+    /// dropped), each unanswered request is cancelled with
+    /// `notifications/cancelled`.
+    pub async fn batch(&self, items: Vec<BatchItem>) -> Result<BatchResponses, TransportError> {
+        batch::send(self.shared.clone(), items).await
     }
 
     /// Opens the standalone GET stream, telling "not offered" (405) apart

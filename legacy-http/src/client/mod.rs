@@ -22,9 +22,9 @@
 //! revision's [`Features`](mcp_transport_core::version::Features) row, never
 //! from its version string: `version_header` (send `MCP-Protocol-Version`
 //! after `initialize`), `batches` (JSON-RPC batches may arrive in SSE events
-//! and JSON answers; the POST side has a seam for sending them),
-//! `get_stream`. Polling (SEP-1699) needs no switch: the resumption loop
-//! honours `retry` and `Last-Event-ID` whenever a server uses them.
+//! and JSON answers, and [`LegacyClient::batch`] sends them), `get_stream`.
+//! Polling (SEP-1699) needs no switch: the resumption loop honours `retry`
+//! and `Last-Event-ID` whenever a server uses them.
 //!
 //! | module | what it does |
 //! | --- | --- |
@@ -34,11 +34,13 @@
 //! | `sse_reader` | one SSE connection: body bytes → frames (events with their own ids, ids, `retry`) |
 //! | `resume` | one logical SSE stream across connections: `retry`/backoff, `Last-Event-ID`, de-duplication, bounds |
 //! | `request` | POST of a request, JSON or SSE answer, the [`ResponseStream`](mcp_transport_core::transport::ResponseStream) |
+//! | `batch` | POST of a JSON-RPC batch (2025-03-26), its answer matched to the requests by id |
 //! | `input` | answering server-to-client requests by POST |
 //! | `cancel` | `notifications/cancelled` when a request's stream is dropped |
 //! | `listen` | the standalone GET stream |
 //! | `legacy_client` | [`LegacyClient`] and its `Transport` implementation |
 
+mod batch;
 mod cancel;
 mod config;
 mod input;
@@ -51,6 +53,7 @@ mod shared;
 mod sse_reader;
 mod wire;
 
+pub use batch::{BatchItem, BatchResponses};
 pub use config::{
     ClientConfig, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RESUME_ATTEMPTS, DEFAULT_MAX_RESUME_TIME,
     DEFAULT_RECONNECT_BACKOFF, DEFAULT_REQUEST_TIMEOUT,

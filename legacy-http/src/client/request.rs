@@ -25,11 +25,51 @@ use super::shared::Shared;
 use super::wire::{self, MediaType, Outgoing};
 
 /// Where the messages of an answer come from.
-enum Source {
+pub(crate) enum Source {
     /// An `application/json` answer, already read.
     Json(VecDeque<Message>),
     /// A `text/event-stream` answer, resumed as needed.
     Sse(Box<EventSource>),
+}
+
+impl Source {
+    /// Starts reading a successful answer (JSON or SSE; any other media
+    /// type is an error). `mode` names the logical stream, `what` the
+    /// answer in errors.
+    pub(crate) async fn open(
+        shared: &Arc<Shared>,
+        session: &Arc<Session>,
+        mode: Mode,
+        response: reqwest::Response,
+        what: &str,
+    ) -> Result<Self, TransportError> {
+        Ok(match wire::media_type(&response) {
+            MediaType::Json => {
+                let body = wire::read_body(response, shared.config.max_body_bytes, what).await?;
+                let messages = wire::parse_messages(&body, &session.features, what)?;
+                Source::Json(messages.into())
+            }
+            MediaType::EventStream => Source::Sse(Box::new(EventSource::new(
+                shared.clone(),
+                session.clone(),
+                mode,
+                response,
+            ))),
+            MediaType::Other(ct) => {
+                return Err(TransportError::PeerMisbehaved(format!(
+                    "{what} has content type {ct:?}; expected application/json or text/event-stream"
+                )));
+            }
+        })
+    }
+
+    /// The next message; `None` when a JSON answer has no more.
+    pub(crate) async fn next(&mut self) -> Result<Option<Message>, TransportError> {
+        match self {
+            Source::Json(queue) => Ok(queue.pop_front()),
+            Source::Sse(source) => source.next().await,
+        }
+    }
 }
 
 /// The answer to one POSTed request, read message by message.
@@ -54,24 +94,14 @@ impl Exchange {
                 "{what} was 202 Accepted; a request must be answered with JSON or an SSE stream"
             )));
         }
-        let source = match wire::media_type(&response) {
-            MediaType::Json => {
-                let body = wire::read_body(response, shared.config.max_body_bytes, &what).await?;
-                let messages = wire::parse_messages(&body, &session.features, &what)?;
-                Source::Json(messages.into())
-            }
-            MediaType::EventStream => Source::Sse(Box::new(EventSource::new(
-                shared.clone(),
-                session.clone(),
-                Mode::Request(id.clone()),
-                response,
-            ))),
-            MediaType::Other(ct) => {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "{what} has content type {ct:?}; expected application/json or text/event-stream"
-                )));
-            }
-        };
+        let source = Source::open(
+            &shared,
+            &session,
+            Mode::Request(id.clone()),
+            response,
+            &what,
+        )
+        .await?;
         Ok(Exchange {
             shared,
             session,
@@ -89,11 +119,7 @@ impl Exchange {
     /// through the input handler before it is returned), or the response.
     pub(crate) async fn next_event(&mut self) -> Result<StreamEvent, TransportError> {
         loop {
-            let message = match &mut self.source {
-                Source::Json(queue) => queue.pop_front(),
-                Source::Sse(source) => source.next().await?,
-            };
-            let Some(message) = message else {
+            let Some(message) = self.source.next().await? else {
                 return Err(TransportError::PeerMisbehaved(format!(
                     "the answer to request {} ended without its response",
                     self.id
@@ -241,7 +267,7 @@ impl RequestStream {
 }
 
 /// Runs `work` under the request's deadline.
-async fn with_deadline<T>(
+pub(crate) async fn with_deadline<T>(
     deadline: Option<Instant>,
     timeout: Option<Duration>,
     work: impl Future<Output = Result<T, TransportError>>,

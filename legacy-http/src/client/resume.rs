@@ -58,6 +58,9 @@ pub(crate) enum Mode {
     Request(RequestId),
     /// The standalone GET stream.
     Listen,
+    /// The SSE answer to the POST of a JSON-RPC batch (2025-03-26) holding
+    /// these requests.
+    Batch(Vec<RequestId>),
 }
 
 /// A logical SSE stream, resumed across connections.
@@ -185,7 +188,7 @@ impl EventSource {
     /// stream is no longer offered.
     async fn reconnect(&mut self) -> Result<bool, TransportError> {
         let what = self.what();
-        if matches!(self.mode, Mode::Request(_)) && self.last_event_id.is_none() {
+        if matches!(self.mode, Mode::Request(_) | Mode::Batch(_)) && self.last_event_id.is_none() {
             return Err(TransportError::ResumeFailed(format!(
                 "{what}: {} before the server sent any event id, so there is no Last-Event-ID to resume from",
                 self.last_end
@@ -234,6 +237,10 @@ impl EventSource {
         match &self.mode {
             Mode::Request(id) => format!("the stream of request {id}"),
             Mode::Listen => "the standalone GET stream".to_owned(),
+            Mode::Batch(ids) => {
+                let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+                format!("the stream of the batch of requests {}", ids.join(", "))
+            }
         }
     }
 }

@@ -27,15 +27,13 @@ pub(crate) const ACCEPT_POST: &str = "application/json, text/event-stream";
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// What the client POSTs: one message, or (2025-03-26 only, `Features::batches`)
-/// a JSON-RPC batch. Only single messages are sent today; the batch arm is
-/// the seam for a later issue.
+/// a JSON-RPC batch (sent by `LegacyClient::batch`).
 #[derive(Debug)]
 pub(crate) enum Outgoing<'a> {
     /// One JSON-RPC message.
     Single(&'a Message),
     /// A JSON-RPC batch (2025-03-26 *Transports*, "Sending Messages to the
     /// Server" 3).
-    #[allow(dead_code)] // The seam for sending batches; nothing sends one yet.
     Batch(&'a [Message]),
 }
 

@@ -196,7 +196,16 @@ pub struct ServerConfig {
     /// How many times one request may return `Outcome::InputRequired`
     /// before it is answered with an error. Default 8.
     pub max_input_rounds: u32,
+    /// The most elements one JSON-RPC batch may hold (2025-03-26 sessions,
+    /// the only ones with `Features::batches`); a longer batch is answered
+    /// 400 with `-32600` and nothing in it is processed. JSON-RPC 2.0 sets
+    /// no bound; this one keeps one POST from starting an unbounded number
+    /// of handler tasks. Default [`DEFAULT_MAX_BATCH_LEN`]; at least 1.
+    pub max_batch_len: usize,
 }
+
+/// The default [`ServerConfig::max_batch_len`]: 64 elements.
+pub const DEFAULT_MAX_BATCH_LEN: usize = 64;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -219,6 +228,7 @@ impl Default for ServerConfig {
             max_pending_client_requests: 64,
             event_store: Arc::new(MemoryEventStore::default()),
             max_input_rounds: 8,
+            max_batch_len: DEFAULT_MAX_BATCH_LEN,
         }
     }
 }
@@ -246,6 +256,7 @@ impl fmt::Debug for ServerConfig {
                 &self.max_pending_client_requests,
             )
             .field("max_input_rounds", &self.max_input_rounds)
+            .field("max_batch_len", &self.max_batch_len)
             .finish_non_exhaustive()
     }
 }
@@ -350,6 +361,12 @@ impl ServerConfig {
     /// Sets [`max_input_rounds`](Self::max_input_rounds).
     pub fn with_max_input_rounds(mut self, n: u32) -> Self {
         self.max_input_rounds = n;
+        self
+    }
+
+    /// Sets [`max_batch_len`](Self::max_batch_len) (0 is taken as 1).
+    pub fn with_max_batch_len(mut self, n: usize) -> Self {
+        self.max_batch_len = n.max(1);
         self
     }
 

@@ -36,8 +36,8 @@
 //! | switch | effect here |
 //! | --- | --- |
 //! | `sse_polling` (2025-11-25) | priming event first on every new stream; [`DisconnectPolicy`] and `close_sse_stream` close connections early (after `retry`). Without it: no priming, never closed early, but events still carry ids ([`ServerConfig::event_ids`]) so they can be resumed |
-//! | `batches` (2025-03-26) | a JSON array body is parsed as a batch (answered 400 "not implemented yet" for now); elsewhere it is `-32600` |
-//! | `version_header` | a missing `MCP-Protocol-Version` is logged; a malformed or unsupported one is 400 on every revision |
+//! | `batches` (2025-03-26) | a JSON array body is a batch, answered element by element (the `batch` module: 202, one JSON array, or one SSE stream with one event per message); elsewhere it is 400 `-32600` "batches ended with 2025-03-26" |
+//! | `version_header` | a missing `MCP-Protocol-Version` is served at the session's version (logged where the revision defines the header); a malformed or unsupported one is 400 on every revision |
 //! | `elicitation` | `elicitation/create` input requests are refused before 2025-06-18 |
 //!
 //! # Architecture
@@ -50,6 +50,7 @@
 //! | `session` | sessions, their registry, idle expiry |
 //! | `initialize` | negotiation and session creation |
 //! | `post` | POST checks and per-message dispatch |
+//! | `batch` | JSON-RPC batches (2025-03-26): element rules, one answer for the batch |
 //! | `request` | running a request in its task; cancellation |
 //! | `outlet` | a request's `RequestSink`: JSON or SSE, backpressure |
 //! | `input` | server-to-client requests for `Outcome::InputRequired` |
@@ -68,10 +69,10 @@
 //!
 //! | status | when |
 //! | --- | --- |
-//! | 200 | JSON answer, or an SSE stream |
-//! | 202 | a notification or response was accepted |
+//! | 200 | JSON answer (a JSON array for a batch), or an SSE stream |
+//! | 202 | a notification or response, or a batch of only those, was accepted |
 //! | 204 | DELETE ended the session |
-//! | 400 | unparsable JSON (`-32700`), non-conforming message or batch where none is allowed (`-32600`), batch (not implemented yet), missing `MCP-Session-Id`, `initialize` with one, bad `MCP-Protocol-Version`, request id already in flight, malformed / foreign / unknown `Last-Event-ID` |
+//! | 400 | unparsable JSON (`-32700`), non-conforming message, empty batch, batch longer than `max_batch_len`, or batch where none is allowed (`-32600`), missing `MCP-Session-Id`, `initialize` with one, bad `MCP-Protocol-Version`, request id already in flight, malformed / foreign / unknown `Last-Event-ID` |
 //! | 403 | `Origin` or `Host` not allowed |
 //! | 404 | unknown, expired or terminated session |
 //! | 405 | GET without `Last-Event-ID` when `get_stream` is off; DELETE when `allow_delete` is off; other methods |
@@ -103,6 +104,7 @@
 //!   `json_response` mode the POST is answered by an SSE body that ends at
 //!   once.
 
+mod batch;
 mod checks;
 mod config;
 mod connection;
@@ -129,7 +131,7 @@ use http::{HeaderMap, Method, StatusCode};
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 
-pub use config::{DisconnectPolicy, ParsePolicyError, ServerConfig};
+pub use config::{DEFAULT_MAX_BATCH_LEN, DisconnectPolicy, ParsePolicyError, ServerConfig};
 
 use reply::Reject;
 use session::{Registry, Session, millis_since, sweep_interval};

@@ -7,6 +7,12 @@
 //! first, which opens the stream and switches the answer to SSE.
 //!
 //! After the response (or a cancellation) nothing more is sent.
+//!
+//! The requests of one JSON-RPC batch (2025-03-26) share one answer: their
+//! outlets belong to a [`Group`], which owns the batch's one stream (or, in
+//! `json_response` mode, collects the responses until the last one, or
+//! opens the stream when a related message comes first) and ends it after
+//! the last request has its response.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -21,6 +27,7 @@ use mcp_transport_core::jsonrpc::{Message, Notification, Response};
 use tokio::sync::oneshot;
 
 use super::Shared;
+use super::batch::Group;
 use super::session::{Session, lock};
 use super::stream::StreamState;
 
@@ -43,6 +50,9 @@ pub(crate) struct Outlet {
     open_lock: tokio::sync::Mutex<()>,
     answer: Mutex<Option<oneshot::Sender<Answer>>>,
     done: AtomicBool,
+    /// The batch this request belongs to: its stream and its answer are
+    /// the group's.
+    group: Option<Arc<Group>>,
 }
 
 impl Outlet {
@@ -69,6 +79,19 @@ impl Outlet {
         (Arc::new(Self::new(shared, session, cancel, Some(tx))), rx)
     }
 
+    /// An outlet of one request of a batch: related messages go to the
+    /// group's stream (opening it if needed), the response to the group.
+    pub fn in_group(
+        shared: &Arc<Shared>,
+        session: &Arc<Session>,
+        cancel: CancellationToken,
+        group: Arc<Group>,
+    ) -> Arc<Self> {
+        let mut o = Self::new(shared, session, cancel, None);
+        o.group = Some(group);
+        Arc::new(o)
+    }
+
     fn new(
         shared: &Arc<Shared>,
         session: &Arc<Session>,
@@ -83,6 +106,7 @@ impl Outlet {
             open_lock: tokio::sync::Mutex::new(()),
             answer: Mutex::new(answer),
             done: AtomicBool::new(false),
+            group: None,
         }
     }
 
@@ -97,6 +121,11 @@ impl Outlet {
         }
         if self.done.load(Ordering::Acquire) {
             return Err(SendError::Finished);
+        }
+        if let Some(group) = &self.group {
+            let state = group.stream().await?;
+            let _ = self.stream.set(state.clone());
+            return Ok(state);
         }
         let (state, priming) = open_request_stream(&self.shared, &self.session)
             .await
@@ -148,6 +177,9 @@ impl Outlet {
         if self.done.swap(true, Ordering::AcqRel) {
             return;
         }
+        if let Some(group) = &self.group {
+            return group.respond(response).await;
+        }
         match self.stream.get() {
             Some(stream) => {
                 let store = self.shared.config.event_store.as_ref();
@@ -175,6 +207,9 @@ impl Outlet {
         let _guard = self.open_lock.lock().await;
         if self.done.swap(true, Ordering::AcqRel) {
             return;
+        }
+        if let Some(group) = &self.group {
+            return group.abandon().await;
         }
         match self.stream.get() {
             Some(stream) => {

@@ -19,10 +19,12 @@
 //! Then a notification or response is accepted with 202 and no body (4.);
 //! a request is answered with JSON or an SSE stream (5., 6.).
 //!
-//! Batches (2025-03-26 only, `Features::batches`) are parsed but answered
-//! with 400 for now; messages are dispatched one at a time by
-//! [`on_request`], [`on_notification`] and [`on_response`], so a batch path
-//! can call them per element.
+//! Batches (2025-03-26 only, `Features::batches`) go through the same
+//! checks (the session ones in [`established`]) and are then answered by
+//! the `batch` module, which dispatches element by element with
+//! [`own_answer`], [`on_notification`] and [`on_response`] and runs handler
+//! requests like single ones. On sessions of later revisions an array is
+//! 400 `-32600` "batches ended with 2025-03-26".
 
 use std::sync::Arc;
 
@@ -38,7 +40,7 @@ use mcp_transport_core::jsonrpc::{
 
 use super::reply::{self, HttpResponse, Reject};
 use super::session::Session;
-use super::{Shared, checks, initialize, request};
+use super::{Shared, batch, checks, initialize, request};
 
 /// Reads the body, failing with 413 beyond `max` bytes.
 async fn read_body(
@@ -115,11 +117,8 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
     };
     let message = match jsonrpc::parse_body(&bytes, batches) {
         Ok(jsonrpc::Body::Single(m)) => m,
-        Ok(jsonrpc::Body::Batch(_)) => {
-            return reply::invalid(
-                StatusCode::BAD_REQUEST,
-                "Invalid Request: batch support for 2025-03-26 is not implemented yet",
-            );
+        Ok(jsonrpc::Body::Batch(items)) => {
+            return batch::post(shared, &parts.headers, session_id, session, items).await;
         }
         Err(e) => return reply::body_error(&e),
     };
@@ -138,20 +137,10 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
         };
         return initialize::initialize(shared, req).await;
     }
-    let session = match (session_id, session) {
-        (None, _) => {
-            return reply::invalid(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: the MCP-Session-Id header is required (send initialize first)",
-            );
-        }
-        (Some(id), None) => return not_found(id).response(),
-        (Some(_), Some(s)) => s,
+    let session = match established(shared, &parts.headers, session_id, session) {
+        Ok(s) => s,
+        Err(r) => return r.response(),
     };
-    if let Err(r) = checks::check_protocol_version(&parts.headers, &session, &shared.config) {
-        return r.response();
-    }
-    session.touch(shared.now_ms());
     match message {
         Message::Request(req) => on_request(shared, &session, req).await,
         Message::Notification(n) => {
@@ -163,6 +152,30 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
             reply::accepted()
         }
     }
+}
+
+/// The session a (non-`initialize`) POST belongs to: 400 without
+/// `MCP-Session-Id`, 404 for a session that does not exist (any more), 400
+/// for a bad `MCP-Protocol-Version`; the session is touched.
+pub(crate) fn established(
+    shared: &Shared,
+    headers: &http::HeaderMap,
+    session_id: Option<&str>,
+    session: Option<Arc<Session>>,
+) -> Result<Arc<Session>, Reject> {
+    let session = match (session_id, session) {
+        (None, _) => {
+            return Err(Reject::invalid(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the MCP-Session-Id header is required (send initialize first)",
+            ));
+        }
+        (Some(id), None) => return Err(not_found(id)),
+        (Some(_), Some(s)) => s,
+    };
+    checks::check_protocol_version(headers, &session, &shared.config)?;
+    session.touch(shared.now_ms());
+    Ok(session)
 }
 
 /// 404: the session does not exist (any more). "When a client receives HTTP
@@ -182,8 +195,17 @@ pub(crate) async fn on_request(
     session: &Arc<Session>,
     req: Request,
 ) -> HttpResponse {
-    match req.method.as_str() {
-        "ping" => reply::json_response(Response::result(req.id, empty_object())),
+    match own_answer(session, req) {
+        Ok(response) => reply::json_response(response),
+        Err(req) => request::serve(shared, session, req).await,
+    }
+}
+
+/// The transport's own answer to `ping` and `logging/setLevel`; any other
+/// request is given back, for the handler.
+pub(crate) fn own_answer(session: &Session, req: Request) -> Result<Response, Request> {
+    Ok(match req.method.as_str() {
+        "ping" => Response::result(req.id, empty_object()),
         "logging/setLevel" => {
             #[derive(serde::Deserialize)]
             struct SetLevel {
@@ -197,16 +219,13 @@ pub(crate) async fn on_request(
             match parsed {
                 Ok(p) => {
                     session.set_log_level(p.level);
-                    reply::json_response(Response::result(req.id, empty_object()))
+                    Response::result(req.id, empty_object())
                 }
-                Err(e) => reply::json_response(Response::error(
-                    Some(req.id),
-                    ErrorObject::invalid_params(e),
-                )),
+                Err(e) => Response::error(Some(req.id), ErrorObject::invalid_params(e)),
             }
         }
-        _ => request::serve(shared, session, req).await,
-    }
+        _ => return Err(req),
+    })
 }
 
 fn empty_object() -> Box<serde_json::value::RawValue> {

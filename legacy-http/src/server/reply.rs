@@ -87,6 +87,15 @@ pub(crate) fn json_response(resp: jsonrpc::Response) -> HttpResponse {
     json_body(StatusCode::OK, Message::Response(resp).to_json())
 }
 
+/// 200 `application/json` carrying a JSON-RPC batch response: an array of
+/// responses (2025-03-26 batches; never empty, JSON-RPC 2.0 §6: "the Server
+/// MUST NOT return an empty Array").
+pub(crate) fn json_batch(responses: &[jsonrpc::Response]) -> HttpResponse {
+    // Serializing a response cannot fail (string keys, payloads already JSON).
+    let body = serde_json::to_string(responses).unwrap_or_default();
+    json_body(StatusCode::OK, body)
+}
+
 /// 202 Accepted with no body (a notification or response was accepted).
 pub(crate) fn accepted() -> HttpResponse {
     let mut r = Response::new(Body::empty());

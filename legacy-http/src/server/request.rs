@@ -93,7 +93,10 @@ pub(crate) async fn serve(
     }
 }
 
-fn spawn(
+/// Runs `request` in its own task, its messages going to `outlet`. The
+/// request must already be registered (`Session::start_request`) with
+/// `cancel`.
+pub(crate) fn spawn(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
     request: Request,

@@ -11,7 +11,7 @@
 //! | --- | --- |
 //! | carries `Mcp-Session-Id` | legacy (the session's own revision decides everything after) |
 //! | POST whose body is a JSON array (a 2025-03-26 batch) | legacy |
-//! | POST `initialize` | legacy |
+//! | POST `initialize` without modern `_meta` | legacy |
 //! | POST whose `params._meta` names `io.modelcontextprotocol/protocolVersion` | modern |
 //! | any other request whose `MCP-Protocol-Version` header names a modern version | modern |
 //! | anything else | legacy (it answers as a legacy server would: 400 without a session) |
@@ -87,17 +87,18 @@ fn body_kind(body: &[u8]) -> BodyKind {
     let Ok(env) = serde_json::from_slice::<Envelope<'_>>(body) else {
         return BodyKind::Other;
     };
-    if env.method.as_deref() == Some("initialize") {
-        return BodyKind::Initialize;
-    }
     let modern = env
         .params
         .and_then(|p| serde_json::from_str::<Params<'_>>(p.get()).ok())
         .and_then(|p| p.meta)
         .and_then(|m| m.version)
         .is_some();
+    // Modern `_meta` wins, even on `initialize`: such a request is a modern
+    // request for a method 2026-07-28 removed, and gets its 404.
     if modern {
         BodyKind::ModernMeta
+    } else if env.method.as_deref() == Some("initialize") {
+        BodyKind::Initialize
     } else {
         BodyKind::Other
     }
@@ -158,6 +159,12 @@ mod tests {
             Target::Modern
         );
         assert_eq!(route(&post(INIT, None, false), true, true), Target::Legacy);
+        // initialize carrying modern _meta is a modern request (for a removed method).
+        let modern_init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(
+            route(&post(modern_init, Some("2026-07-28"), false), true, true),
+            Target::Modern
+        );
         // A session always belongs to the legacy engine.
         assert_eq!(route(&post(MODERN, None, true), true, true), Target::Legacy);
         assert_eq!(route(&post("[]", None, false), true, true), Target::Legacy);

@@ -20,7 +20,7 @@
 //! | 14 | `io.modelcontextprotocol/logLevel`, when present, is a log level | 400, `-32602` |
 //! | 15 | methods this revision removed | 404, `-32601` |
 //! | 16 | `tools/call`: the tool's `Mcp-Param-*` headers | 400, `-32020` |
-//! | 17 | MRTR retry: `requestState` verifies; `inputResponses` come with one | 400, `-32602` |
+//! | 17 | MRTR retry: a `requestState` must verify (`inputResponses` without one reach the handler unverified) | 400, `-32602` |
 //!
 //! The version is checked (11) before the other headers because a version
 //! this server does not speak may define other header rules; the header
@@ -51,9 +51,7 @@ use http::StatusCode;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::jsonrpc::{
-    self, ErrorObject, INVALID_PARAMS, Message, Notification, Request, RequestId,
-};
+use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, RequestId};
 use mcp_transport_core::negotiation::{UnsupportedVersionData, modern_server_check};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -195,6 +193,9 @@ fn initialize(shared: &Shared, req: &Request) -> HttpResponse {
 /// Methods this revision removed, with what replaces them.
 fn removed(method: &str) -> Option<&'static str> {
     Some(match method {
+        "initialize" => {
+            "initialize was removed in 2026-07-28: there is no handshake; every request carries its version and capabilities in _meta (call server/discover to learn the supported versions)"
+        }
         "ping" => "ping was removed in 2026-07-28; any request shows the server is alive",
         "logging/setLevel" => {
             "logging/setLevel was removed in 2026-07-28; set _meta io.modelcontextprotocol/logLevel on each request"
@@ -207,7 +208,13 @@ fn removed(method: &str) -> Option<&'static str> {
 }
 
 async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpResponse {
-    if req.method == "initialize" {
+    // A legacy client's `initialize` (no per-request metadata) gets the
+    // versions named; one that carries modern `_meta` is a modern request
+    // for a method this revision removed (404 below).
+    let modern_meta = req
+        .meta()
+        .is_some_and(|m| m.contains_key(crate::headers::META_PROTOCOL_VERSION));
+    if req.method == "initialize" && !modern_meta {
         return initialize(shared, &req);
     }
     let id = req.id.clone();
@@ -316,15 +323,11 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
             }
         }
     };
-    if input_responses.is_some() && opened.is_none() {
-        return reject(
-            &id,
-            Rejection {
-                code: INVALID_PARAMS,
-                message: "Invalid params: inputResponses without requestState; this server issues a requestState with every InputRequiredResult, and the retry must echo it back exactly".to_owned(),
-            },
-        );
-    }
+    // `inputResponses` without a `requestState` reach the handler as
+    // unverified input: the spec lets an InputRequiredResult carry no
+    // `requestState` ("the client MUST NOT include one in the retry"), and
+    // inputResponses are client-controlled either way; the handler validates
+    // them, re-asks for what is missing, and ignores what it never asked for.
     request::serve(
         shared,
         Prepared {
