@@ -9,6 +9,7 @@
 //! * `mcp-compat matrix`: the compatibility matrix ([`matrix`]).
 
 pub mod call;
+pub mod check;
 pub mod fixtures;
 pub mod matrix;
 pub mod matrix_cmd;

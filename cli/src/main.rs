@@ -1,7 +1,7 @@
 //! The `mcp-compat` binary: `serve`, `call` and `matrix`.
 
 use clap::{Parser, Subcommand};
-use mcp_compat::{call, matrix_cmd, serve};
+use mcp_compat::{call, check, matrix_cmd, serve};
 
 /// MCP Streamable HTTP reference server and client.
 #[derive(Parser, Debug)]
@@ -19,6 +19,9 @@ enum Command {
     Call(call::CallArgs),
     /// Run the compatibility matrix (every client x server configuration).
     Matrix(matrix_cmd::MatrixArgs),
+    /// Check someone else's server: the revisions it speaks and the
+    /// transport behaviours it gets right or wrong.
+    CheckServer(check::CheckArgs),
 }
 
 #[tokio::main]
@@ -34,6 +37,11 @@ async fn main() -> std::process::ExitCode {
         Command::Matrix(args) => match matrix_cmd::run(args).await {
             Ok(true) => Ok(()),
             Ok(false) => Err("some cells do not match the spec's prediction".into()),
+            Err(e) => Err(e),
+        },
+        Command::CheckServer(args) => match check::cli(args).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("some checks failed".into()),
             Err(e) => Err(e),
         },
     };

@@ -1,0 +1,425 @@
+//! `mcp-compat check-server URL`: points this workspace's client
+//! configurations at *someone else's* server and reports which revisions it
+//! speaks and, per revision, the transport behaviours it gets right or wrong,
+//! each with the spec sentence it checks.
+//!
+//! 1. **Revisions** ([`RevisionProbe`]): `initialize` offering 2025-03-26,
+//!    2025-06-18 and 2025-11-25 in turn (accepted, counter-offered or
+//!    refused), and `server/discover` with the 2026-07-28 `_meta` and
+//!    headers.
+//! 2. **Behaviours** ([`Check`]), only for the revisions the server speaks,
+//!    over raw HTTP (reqwest plus the workspace's SSE decoder, so the wire
+//!    is seen exactly as sent). The ids are in [`id`]; what each one sends
+//!    and expects is documented on its constant.
+//! 3. **The peer** ([`Peer`]) from `serverInfo`, its version parsed with
+//!    `semver` where it is one, and the **known quirks** of named
+//!    implementations whose version range it falls in ([`quirks`], one data
+//!    file), each with whether our check observed it.
+//!
+//! An outcome is [`Outcome::Pass`], [`Outcome::Fail`], or — honestly —
+//! [`Outcome::NotApplicable`] (the rule does not bind this server, e.g. it
+//! assigns no session id) or [`Outcome::Inconclusive`] (the behaviour could
+//! not be observed, e.g. the server answered JSON where the rule is about
+//! SSE). The command exits 0 when no check fails.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), String> {
+//! let report = mcp_compat::check::run("http://127.0.0.1:3000/mcp", Default::default()).await?;
+//! assert!(report.passed(), "{}", mcp_compat::check::report::render(&report, Default::default()));
+//! # Ok(()) }
+//! ```
+
+mod detect;
+mod legacy;
+mod modern;
+mod polling;
+pub mod quirks;
+pub mod report;
+mod spec;
+mod wire;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use mcp_transport_core::ProtocolVersion;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use detect::{Peer, ProbeAnswer, RevisionProbe};
+pub use quirks::{Observation, QuirkFinding};
+
+use crate::revisions;
+use spec::Spec;
+use wire::Wire;
+
+/// The check ids, stable across releases (the quirks file names them).
+pub mod id {
+    /// 2025-11-25: the first event of a POST SSE stream (a `tools/list`, or
+    /// a `ping` when that is answered as JSON) has an id and empty data.
+    pub const PRIMING_EVENT: &str = "priming-event";
+    /// 2025-11-25: a connection the server closes before its stream's
+    /// response carries a `retry` field first (observable only when the
+    /// server closes early).
+    pub const RETRY_BEFORE_CLOSE: &str = "retry-before-close";
+    /// 2025-11-25: the ids of two streams of one session differ.
+    pub const EVENT_IDS_UNIQUE: &str = "event-ids-unique";
+    /// 2025-11-25: a GET resuming with an id of stream A replays nothing
+    /// of stream B.
+    pub const RESUME_SAME_STREAM: &str = "resume-same-stream";
+    /// 2025-11-25: a GET resuming with `Last-Event-ID: X` never repeats X.
+    pub const EXCLUSIVE_REPLAY: &str = "exclusive-replay";
+    /// 2025-11-25: a GET with a `Last-Event-ID` the server never issued is
+    /// refused with a 4xx, not answered 200 with an empty stream.
+    pub const FAILED_RESUME_4XX: &str = "failed-resume-4xx";
+    /// 2025-06-18 (or 2025-03-26): no priming event on an older session's
+    /// streams.
+    pub const NO_PRIMING_FOR_OLDER: &str = "no-priming-for-older";
+    /// Legacy: after DELETE, a request naming the session gets 404.
+    pub const NOT_FOUND_AFTER_DELETE: &str = "404-after-delete";
+    /// Legacy: a request without `MCP-Session-Id` (not `initialize`) gets 400.
+    pub const BAD_REQUEST_WITHOUT_SESSION: &str = "400-without-session";
+    /// 2025-06-18 and later legacy: a malformed `MCP-Protocol-Version`
+    /// gets 400.
+    pub const BAD_REQUEST_MALFORMED_VERSION: &str = "400-malformed-version";
+    /// Every revision: `Origin: http://evil.example` gets 403 (2025-11-25
+    /// and later name the 403; earlier revisions any refusal).
+    pub const FORBIDDEN_BAD_ORIGIN: &str = "403-bad-origin";
+    /// Every revision: a POST without `Accept` gets 406.
+    pub const NOT_ACCEPTABLE_WITHOUT_ACCEPT: &str = "406-without-accept";
+    /// 2026-07-28: GET gets 405.
+    pub const METHOD_NOT_ALLOWED_ON_GET: &str = "405-on-get";
+    /// 2026-07-28: an `Mcp-Method` that differs from the body gets 400 with
+    /// `-32020`.
+    pub const HEADER_MISMATCH: &str = "header-mismatch";
+    /// 2026-07-28: a POST without `MCP-Protocol-Version` gets 400.
+    pub const MISSING_VERSION_HEADER: &str = "missing-version-header";
+    /// 2026-07-28: an unknown version gets 400 with `-32022` and
+    /// `data.supported`.
+    pub const UNSUPPORTED_VERSION: &str = "unsupported-version";
+    /// 2026-07-28: closing a request's response stream cancels it.
+    pub const CANCEL_ON_CLOSE: &str = "cancel-on-close";
+
+    /// Every id.
+    pub const ALL: [&str; 17] = [
+        PRIMING_EVENT,
+        RETRY_BEFORE_CLOSE,
+        EVENT_IDS_UNIQUE,
+        RESUME_SAME_STREAM,
+        EXCLUSIVE_REPLAY,
+        FAILED_RESUME_4XX,
+        NO_PRIMING_FOR_OLDER,
+        NOT_FOUND_AFTER_DELETE,
+        BAD_REQUEST_WITHOUT_SESSION,
+        BAD_REQUEST_MALFORMED_VERSION,
+        FORBIDDEN_BAD_ORIGIN,
+        NOT_ACCEPTABLE_WITHOUT_ACCEPT,
+        METHOD_NOT_ALLOWED_ON_GET,
+        HEADER_MISMATCH,
+        MISSING_VERSION_HEADER,
+        UNSUPPORTED_VERSION,
+        CANCEL_ON_CLOSE,
+    ];
+}
+
+/// What a check found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The server does what the sentence says.
+    Pass,
+    /// It does not; the reason says what it did instead.
+    Fail(String),
+    /// The sentence does not bind this server (and why).
+    NotApplicable(String),
+    /// The behaviour could not be observed (and why).
+    Inconclusive(String),
+}
+
+impl Outcome {
+    /// Whether this is a failure.
+    pub fn is_fail(&self) -> bool {
+        matches!(self, Outcome::Fail(_))
+    }
+
+    /// The reason, for anything but a pass.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Outcome::Pass => None,
+            Outcome::Fail(r) | Outcome::NotApplicable(r) | Outcome::Inconclusive(r) => Some(r),
+        }
+    }
+
+    /// A short label: `pass`, `FAIL`, `n/a`, `inconclusive`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail(_) => "FAIL",
+            Outcome::NotApplicable(_) => "n/a",
+            Outcome::Inconclusive(_) => "inconclusive",
+        }
+    }
+}
+
+/// One behaviour checked at one revision.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    /// The check's id (see [`id`]).
+    pub id: &'static str,
+    /// The revision it ran at.
+    pub revision: ProtocolVersion,
+    /// What it checks, in a line.
+    pub title: &'static str,
+    /// The spec sentence it checks, quoted exactly.
+    pub spec: &'static str,
+    /// Where that sentence is (`<rev>/basic/transports.mdx`).
+    pub spec_source: &'static str,
+    /// What it found.
+    pub outcome: Outcome,
+}
+
+impl Check {
+    fn new(
+        id: &'static str,
+        revision: &ProtocolVersion,
+        title: &'static str,
+        spec: Spec,
+        outcome: Outcome,
+    ) -> Check {
+        Check {
+            id,
+            revision: revision.clone(),
+            title,
+            spec: spec.text,
+            spec_source: spec.source,
+            outcome,
+        }
+    }
+}
+
+/// A long-running tool of the server under test, for the cancellation check.
+#[derive(Clone, Debug)]
+pub struct SlowTool {
+    /// The tool's name (it must be in `tools/list`).
+    pub name: String,
+    /// Arguments that keep it running for several seconds.
+    pub arguments: Value,
+    /// A tool whose text result starts with the number of requests the
+    /// server has seen cancelled (e.g. the reference server's
+    /// `cancelled_count`); without one, whether the work stopped cannot be
+    /// seen from outside and the check is inconclusive.
+    pub cancel_count_tool: Option<String>,
+}
+
+/// How to run the checks.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The revisions to probe (and check, where the server speaks them).
+    pub revisions: Vec<ProtocolVersion>,
+    /// The bound on one HTTP exchange, and on reading one SSE stream.
+    pub timeout: Duration,
+    /// A long-running tool, for `cancel-on-close` (and a chance to see a
+    /// 2025-11-25 server close a stream early, for `retry-before-close`).
+    pub slow_tool: Option<SlowTool>,
+    /// The HTTP client (a fresh one when `None`).
+    pub http: Option<reqwest::Client>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            revisions: revisions::SERVED.to_vec(),
+            timeout: Duration::from_secs(5),
+            slow_tool: None,
+            http: None,
+        }
+    }
+}
+
+/// What `check-server` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The endpoint checked.
+    pub url: String,
+    /// The server, from its `serverInfo`.
+    pub peer: Option<Peer>,
+    /// How the server answered each revision.
+    pub revisions: Vec<RevisionProbe>,
+    /// The behaviour checks, by revision.
+    pub checks: Vec<Check>,
+    /// Known quirks of the named implementation at its version.
+    pub quirks: Vec<QuirkFinding>,
+}
+
+impl Report {
+    /// The revisions the server accepted.
+    pub fn speaks(&self) -> Vec<ProtocolVersion> {
+        self.revisions
+            .iter()
+            .filter(|p| p.answer == ProbeAnswer::Accepted)
+            .map(|p| p.revision.clone())
+            .collect()
+    }
+
+    /// The failed checks.
+    pub fn failures(&self) -> Vec<&Check> {
+        self.checks.iter().filter(|c| c.outcome.is_fail()).collect()
+    }
+
+    /// The check `id` at `revision`, if it ran.
+    pub fn find(&self, id: &str, revision: &ProtocolVersion) -> Option<&Check> {
+        self.checks
+            .iter()
+            .find(|c| c.id == id && &c.revision == revision)
+    }
+
+    /// The server speaks at least one revision and no check failed.
+    pub fn passed(&self) -> bool {
+        !self.speaks().is_empty() && self.failures().is_empty()
+    }
+}
+
+/// What the checks share.
+pub(crate) struct Ctx<'a> {
+    pub wire: &'a Wire,
+    pub opts: &'a CheckOptions,
+    /// The revisions the server accepted.
+    pub speaks: &'a [ProtocolVersion],
+}
+
+/// Runs every probe and check against `url`. Fails only when `url` is not
+/// a usable http(s) URL; everything the server does is in the report.
+pub async fn run(url: &str, opts: CheckOptions) -> Result<Report, String> {
+    let wire = Wire::new(url, opts.timeout, opts.http.clone())?;
+    let mut probes = Vec::new();
+    let mut peer = None;
+    let mut wanted = opts.revisions.clone();
+    wanted.sort();
+    wanted.dedup();
+    for rev in &wanted {
+        let (probe, info) = if rev.is_modern() {
+            detect::probe_modern(&wire, rev).await
+        } else {
+            detect::probe_legacy(&wire, rev).await
+        };
+        tracing::debug!(revision = %rev, answer = ?probe.answer, detail = %probe.detail, "probed");
+        if peer.is_none()
+            && let Some(info) = info
+        {
+            peer = Peer::from_server_info(&info, rev);
+        }
+        probes.push(probe);
+    }
+    let speaks: Vec<ProtocolVersion> = probes
+        .iter()
+        .filter(|p| p.answer == ProbeAnswer::Accepted)
+        .map(|p| p.revision.clone())
+        .collect();
+    let cx = Ctx {
+        wire: &wire,
+        opts: &opts,
+        speaks: &speaks,
+    };
+    let mut checks = Vec::new();
+    for rev in &speaks {
+        if rev.is_legacy() {
+            checks.extend(legacy::run(&cx, rev).await);
+            if rev.has(|f| f.sse_polling) {
+                checks.extend(polling::run(&cx, rev).await);
+            }
+        } else {
+            checks.extend(modern::run(&cx, rev).await);
+        }
+    }
+    let quirks = match &peer {
+        Some(p) => quirks::flag(p, &checks),
+        None => Vec::new(),
+    };
+    Ok(Report {
+        url: url.to_owned(),
+        peer,
+        revisions: probes,
+        checks,
+        quirks,
+    })
+}
+
+/// Options of `mcp-compat check-server`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The MCP endpoint URL of the server to check.
+    pub url: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: report::Format,
+    /// Revisions to probe and check: a comma-separated list or `all`.
+    #[arg(long, default_value = "all")]
+    pub revisions: String,
+    /// Bound on one HTTP exchange (and on reading one SSE stream), in ms.
+    #[arg(long, default_value_t = 5_000)]
+    pub timeout_ms: u64,
+    /// A tool of the server that runs for several seconds (for
+    /// `cancel-on-close`); it must be in `tools/list`.
+    #[arg(long)]
+    pub slow_tool: Option<String>,
+    /// The slow tool's arguments, as a JSON object.
+    #[arg(long, default_value = "{}", requires = "slow_tool")]
+    pub slow_args: String,
+    /// A tool whose text result is the number of cancelled requests so far
+    /// (e.g. `cancelled_count`), so `cancel-on-close` can see the
+    /// cancellation.
+    #[arg(long, requires = "slow_tool")]
+    pub cancel_count_tool: Option<String>,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+impl CheckArgs {
+    /// The library options these arguments mean.
+    pub fn options(&self) -> Result<CheckOptions, String> {
+        let revisions = revisions::parse_served(&self.revisions)?;
+        let slow_tool = match &self.slow_tool {
+            Some(name) => {
+                let arguments: Value = serde_json::from_str(&self.slow_args)
+                    .map_err(|e| format!("--slow-args is not JSON: {e}"))?;
+                if !arguments.is_object() {
+                    return Err("--slow-args must be a JSON object".into());
+                }
+                Some(SlowTool {
+                    name: name.clone(),
+                    arguments,
+                    cancel_count_tool: self.cancel_count_tool.clone(),
+                })
+            }
+            None => None,
+        };
+        if self.timeout_ms == 0 {
+            return Err("--timeout-ms must be at least 1".into());
+        }
+        Ok(CheckOptions {
+            revisions,
+            timeout: Duration::from_millis(self.timeout_ms),
+            slow_tool,
+            http: None,
+        })
+    }
+}
+
+/// Runs `check-server` as the binary does: prints (or writes) the report
+/// and returns whether every applicable check passed.
+pub async fn cli(args: CheckArgs) -> Result<bool, String> {
+    let opts = args.options()?;
+    eprintln!("checking {}", args.url);
+    let report = run(&args.url, opts).await?;
+    let text = report::render(&report, args.format);
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    if report.speaks().is_empty() {
+        return Err(format!("{} speaks none of the revisions tried", report.url));
+    }
+    Ok(report.passed())
+}

@@ -1,0 +1,509 @@
+//! Checks of 2025-11-25 (SEP-1699 polling) and of resumption: the priming
+//! event, `retry` before a server-initiated close, unique stream-naming
+//! event ids, exclusive replay, and how a failed resume is answered. Also
+//! the opposite rule for older sessions: no priming event.
+
+use std::time::Duration;
+
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::sse::SseItem;
+use serde_json::{Value, json};
+
+use super::detect::LegacySession;
+use super::wire::{Capture, Headers, Wire, short};
+use super::{Check, Ctx, Outcome, id, spec};
+
+/// A `Last-Event-ID` no server ever issued.
+const FORGED_ID: &str = "mcp-compat-forged-event-id";
+/// How long a resumed GET is read (it may stay open as a live stream).
+const RESUME_READ: Duration = Duration::from_millis(1500);
+/// How long a stream is still read after its response arrived.
+const LINGER: Duration = Duration::from_millis(500);
+
+/// One request the server was asked to answer on an SSE stream.
+#[derive(Debug)]
+pub(crate) enum Streamed {
+    /// It did: the request id and what the connection delivered.
+    Sse { request: i64, capture: Capture },
+    /// It answered `tools/list` and `ping` as `application/json`.
+    Json,
+    /// It failed (HTTP error, no answer).
+    Failed(String),
+}
+
+impl Streamed {
+    fn sse(&self) -> Result<(i64, &Capture), Outcome> {
+        match self {
+            Streamed::Sse { request, capture } => Ok((*request, capture)),
+            Streamed::Json => Err(Outcome::Inconclusive(
+                "the server answered tools/list and ping as application/json, not as an SSE stream, so there was no stream to look at".into(),
+            )),
+            Streamed::Failed(e) => Err(Outcome::Inconclusive(e.clone())),
+        }
+    }
+}
+
+/// Sends `tools/list` (then `ping`, if that was JSON) in `session` and
+/// reads the SSE stream of the first one answered with SSE.
+pub(crate) async fn sse_request(wire: &Wire, session: &LegacySession) -> Streamed {
+    for method in ["tools/list", "ping"] {
+        let request = wire.id();
+        let body = json!({ "jsonrpc": "2.0", "id": request, "method": method });
+        let reply = match wire.post(&session.headers(), &body).await {
+            Ok(r) => r,
+            Err(e) => return Streamed::Failed(e),
+        };
+        if !reply.is_success() {
+            let status = reply.status;
+            let text = reply.text(wire.timeout).await;
+            return Streamed::Failed(format!("{method} answered HTTP {status}: {}", short(&text)));
+        }
+        if reply.is_sse() {
+            let capture = Capture::read(reply.sse(), Some(request), wire.timeout, LINGER).await;
+            return Streamed::Sse { request, capture };
+        }
+    }
+    Streamed::Json
+}
+
+/// The 2025-11-25 checks.
+pub(crate) async fn run(cx: &Ctx<'_>, rev: &ProtocolVersion) -> Vec<Check> {
+    let wire = cx.wire;
+    let session = match LegacySession::open(wire, rev).await {
+        Ok(s) => s,
+        Err(e) => {
+            let why = Outcome::Inconclusive(format!("no session could be opened: {e}"));
+            return all()
+                .into_iter()
+                .map(|(i, t, s)| Check::new(i, rev, t, s, why.clone()))
+                .collect();
+        }
+    };
+    let a = sse_request(wire, &session).await;
+    let b = sse_request(wire, &session).await;
+    let mut out = vec![
+        Check::new(
+            id::PRIMING_EVENT,
+            rev,
+            T_PRIMING,
+            spec::PRIMING,
+            priming(&a),
+        ),
+        Check::new(
+            id::EVENT_IDS_UNIQUE,
+            rev,
+            T_UNIQUE,
+            spec::IDS_UNIQUE,
+            ids_unique(&a, &b),
+        ),
+        Check::new(
+            id::RESUME_SAME_STREAM,
+            rev,
+            T_SAME_STREAM,
+            spec::SAME_STREAM,
+            same_stream(wire, &session, &a, &b).await,
+        ),
+        Check::new(
+            id::EXCLUSIVE_REPLAY,
+            rev,
+            T_EXCLUSIVE,
+            spec::REPLAY_AFTER,
+            exclusive(wire, &session, &b).await,
+        ),
+        Check::new(
+            id::FAILED_RESUME_4XX,
+            rev,
+            T_FAILED,
+            spec::REPLAY_AFTER,
+            failed_resume(wire, &session).await,
+        ),
+    ];
+    let slow = match &cx.opts.slow_tool {
+        Some(tool) => Some(slow_call(wire, &session, &tool.name, &tool.arguments).await),
+        None => None,
+    };
+    let mut watched: Vec<&Streamed> = vec![&a, &b];
+    watched.extend(slow.as_ref());
+    out.push(Check::new(
+        id::RETRY_BEFORE_CLOSE,
+        rev,
+        T_RETRY,
+        spec::RETRY,
+        retry(&watched, cx.opts.slow_tool.is_some()),
+    ));
+    session.close(wire).await;
+    out
+}
+
+const T_PRIMING: &str = "the first event of a POST SSE stream has an event id and empty data";
+const T_UNIQUE: &str = "event ids of two streams of one session differ";
+const T_SAME_STREAM: &str = "resuming stream A never replays events of stream B";
+const T_EXCLUSIVE: &str = "resuming with Last-Event-ID X replays what came after X, never X itself";
+const T_FAILED: &str = "a resume with an id the server never issued is refused with a 4xx, not a 200 with an empty stream";
+const T_RETRY: &str = "a connection closed before its stream's response sends retry first";
+/// Title of the older-session priming check.
+pub(crate) const T_NO_PRIMING: &str = "no priming event on the streams of a pre-2025-11-25 session";
+
+fn all() -> [(&'static str, &'static str, spec::Spec); 6] {
+    [
+        (id::PRIMING_EVENT, T_PRIMING, spec::PRIMING),
+        (id::EVENT_IDS_UNIQUE, T_UNIQUE, spec::IDS_UNIQUE),
+        (id::RESUME_SAME_STREAM, T_SAME_STREAM, spec::SAME_STREAM),
+        (id::EXCLUSIVE_REPLAY, T_EXCLUSIVE, spec::REPLAY_AFTER),
+        (id::FAILED_RESUME_4XX, T_FAILED, spec::REPLAY_AFTER),
+        (id::RETRY_BEFORE_CLOSE, T_RETRY, spec::RETRY),
+    ]
+}
+
+/// The first item that is not a `retry`.
+fn first_block(c: &Capture) -> Option<&SseItem> {
+    c.items.iter().find(|i| !matches!(i, SseItem::Retry(_)))
+}
+
+fn priming(a: &Streamed) -> Outcome {
+    let (_, c) = match a.sse() {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    match first_block(c) {
+        Some(SseItem::Event(e)) if e.data.is_empty() && !e.last_event_id.is_empty() => {
+            Outcome::Pass
+        }
+        Some(SseItem::Event(e)) if e.data.is_empty() => Outcome::Fail(
+            "the first event has empty data but no id, so the client has no id to resume from"
+                .into(),
+        ),
+        Some(SseItem::Event(e)) => Outcome::Fail(format!(
+            "the first event already carries a message ({}); no priming event (an id and empty data) came before it",
+            short(&e.data)
+        )),
+        Some(SseItem::LastEventId(id)) => Outcome::Fail(format!(
+            "the first block sets id {id:?} but has no data field, so no event is dispatched; the sentence asks for an event with an empty data field"
+        )),
+        Some(SseItem::Retry(_)) | None if c.end == super::wire::End::StillOpen => {
+            Outcome::Inconclusive("the stream stayed open without any event".into())
+        }
+        Some(SseItem::Retry(_)) | None => {
+            Outcome::Fail("the SSE stream ended without any event".into())
+        }
+    }
+}
+
+fn ids_unique(a: &Streamed, b: &Streamed) -> Outcome {
+    let ((ra, ca), (rb, cb)) = match (a.sse(), b.sse()) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(o), _) | (_, Err(o)) => return o,
+    };
+    let (ia, ib) = (ca.ids(), cb.ids());
+    if ia.is_empty() || ib.is_empty() {
+        return Outcome::NotApplicable(
+            "the server attaches no id to its SSE events (ids are optional: \"Servers MAY attach an id field\")".into(),
+        );
+    }
+    let shared: Vec<&String> = ia.iter().filter(|i| ib.contains(i)).collect();
+    if shared.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(format!(
+            "id {:?} was used on two different streams of one session (the streams of requests {ra} and {rb}), so Last-Event-ID cannot say which stream to resume",
+            shared[0]
+        ))
+    }
+}
+
+/// GET with `Last-Event-ID: last` in `session`; `Err` is the outcome when
+/// the server did not resume.
+async fn resume(wire: &Wire, session: &LegacySession, last: &str) -> Result<Capture, Outcome> {
+    let mut extra: Headers = session.headers();
+    extra.push(("last-event-id", last.to_owned()));
+    let reply = wire.get(&extra).await.map_err(Outcome::Inconclusive)?;
+    if !reply.is_success() {
+        return Err(Outcome::Inconclusive(format!(
+            "the server did not resume from {last:?} (HTTP {}); resumption is optional, so nothing could be observed",
+            reply.status
+        )));
+    }
+    if !reply.is_sse() {
+        return Err(Outcome::Inconclusive(format!(
+            "the resume from {last:?} answered {} {:?}, not an SSE stream",
+            reply.status,
+            reply.media_type()
+        )));
+    }
+    Ok(Capture::read(
+        reply.sse(),
+        None,
+        RESUME_READ.min(wire.timeout),
+        Duration::ZERO,
+    )
+    .await)
+}
+
+/// Whether `data` is a JSON-RPC message with id `request`.
+fn is_for(data: &str, request: i64) -> bool {
+    serde_json::from_str::<Value>(data).is_ok_and(|v| v.get("id") == Some(&json!(request)))
+}
+
+async fn same_stream(wire: &Wire, session: &LegacySession, a: &Streamed, b: &Streamed) -> Outcome {
+    let ((ra, ca), (rb, cb)) = match (a.sse(), b.sse()) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(o), _) | (_, Err(o)) => return o,
+    };
+    let (ia, ib) = (ca.ids(), cb.ids());
+    let Some(from) = ia.first() else {
+        return Outcome::NotApplicable(
+            "the server attaches no event ids: there is nothing to resume from".into(),
+        );
+    };
+    let replay = match resume(wire, session, from).await {
+        Ok(c) => c,
+        Err(o) => return o,
+    };
+    let foreign: Vec<String> = replay
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            SseItem::Event(e)
+                if (ib.contains(&e.last_event_id) && !ia.contains(&e.last_event_id))
+                    || is_for(&e.data, rb) =>
+            {
+                Some(if e.data.is_empty() {
+                    format!("id {:?}", e.last_event_id)
+                } else {
+                    format!("id {:?}: {}", e.last_event_id, short(&e.data))
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    if foreign.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(format!(
+            "resuming the stream of request {ra} from {from:?} replayed {} event(s) of the stream of request {rb}: {}",
+            foreign.len(),
+            foreign.join("; ")
+        ))
+    }
+}
+
+async fn exclusive(wire: &Wire, session: &LegacySession, b: &Streamed) -> Outcome {
+    let (_, cb) = match b.sse() {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    let Some(last) = cb.ids().last().cloned() else {
+        return Outcome::NotApplicable(
+            "the server attaches no event ids: there is nothing to resume from".into(),
+        );
+    };
+    let last_data: Option<String> = cb
+        .messages()
+        .into_iter()
+        .find(|(id, _)| *id == last)
+        .map(|(_, d)| d);
+    let replay = match resume(wire, session, &last).await {
+        Ok(c) => c,
+        Err(o) => return o,
+    };
+    let repeated = replay.items.iter().any(|item| match item {
+        SseItem::Event(e) => {
+            e.last_event_id == last || (!e.data.is_empty() && Some(&e.data) == last_data.as_ref())
+        }
+        SseItem::LastEventId(id) => *id == last,
+        SseItem::Retry(_) => false,
+    });
+    if repeated {
+        Outcome::Fail(format!(
+            "resuming with Last-Event-ID {last:?} sent the event {last:?} again: the client already has it, so it is delivered twice"
+        ))
+    } else {
+        Outcome::Pass
+    }
+}
+
+async fn failed_resume(wire: &Wire, session: &LegacySession) -> Outcome {
+    let mut extra: Headers = session.headers();
+    extra.push(("last-event-id", FORGED_ID.to_owned()));
+    let reply = match wire.get(&extra).await {
+        Ok(r) => r,
+        Err(e) => return Outcome::Inconclusive(e),
+    };
+    let status = reply.status;
+    match status {
+        400..=499 => return Outcome::Pass,
+        200..=299 => {}
+        _ => {
+            return Outcome::Fail(format!(
+                "answered HTTP {status}: an id the server never issued is the client's error, a 4xx"
+            ));
+        }
+    }
+    if !reply.is_sse() {
+        return Outcome::Fail(format!(
+            "answered HTTP {status} ({:?}) to a resume it cannot serve",
+            reply.media_type()
+        ));
+    }
+    let c = Capture::read(
+        reply.sse(),
+        None,
+        RESUME_READ.min(wire.timeout),
+        Duration::ZERO,
+    )
+    .await;
+    let messages = c.messages().len();
+    match (&c.end, messages) {
+        (super::wire::End::StillOpen, 0) => Outcome::Inconclusive(format!(
+            "answered HTTP {status} and kept an empty stream open: the server seems to ignore Last-Event-ID and open a standalone stream, so whether it resumes could not be told"
+        )),
+        (_, 0) => Outcome::Fail(format!(
+            "answered HTTP {status} with an empty stream for Last-Event-ID {FORGED_ID:?}, an id it never issued: a client takes that for a successful resume and reconnects with the same id for ever"
+        )),
+        (_, n) => Outcome::Fail(format!(
+            "answered HTTP {status} and sent {n} message(s) for Last-Event-ID {FORGED_ID:?}, an id it never issued"
+        )),
+    }
+}
+
+/// Calls the slow tool in `session`, reads its stream for a while (a
+/// polling server may close it early), then cancels it.
+async fn slow_call(wire: &Wire, session: &LegacySession, name: &str, args: &Value) -> Streamed {
+    let request = wire.id();
+    let body = json!({
+        "jsonrpc": "2.0", "id": request, "method": "tools/call",
+        "params": { "name": name, "arguments": args }
+    });
+    let streamed = match wire.post(&session.headers(), &body).await {
+        Err(e) => Streamed::Failed(e),
+        Ok(r) if !r.is_success() => {
+            Streamed::Failed(format!("tools/call {name} answered HTTP {}", r.status))
+        }
+        Ok(r) if r.is_sse() => {
+            let window = Duration::from_secs(2).min(wire.timeout);
+            Streamed::Sse {
+                request,
+                capture: Capture::read(r.sse(), Some(request), window, LINGER).await,
+            }
+        }
+        Ok(_) => Streamed::Json,
+    };
+    let cancel = json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": request, "reason": "check-server is done watching" }
+    });
+    let _ = wire.post(&session.headers(), &cancel).await;
+    streamed
+}
+
+fn retry(watched: &[&Streamed], slow_tool: bool) -> Outcome {
+    let mut closed = 0;
+    for s in watched {
+        if let Streamed::Sse { request, capture } = s
+            && capture.closed_early()
+        {
+            if !capture.saw_retry() {
+                return Outcome::Fail(format!(
+                    "the server closed the stream of request {request} before its response without sending a retry field first"
+                ));
+            }
+            closed += 1;
+        }
+    }
+    if closed > 0 {
+        return Outcome::Pass;
+    }
+    let hint = if slow_tool {
+        ""
+    } else {
+        " (--slow-tool gives it a long call to close)"
+    };
+    Outcome::Inconclusive(format!(
+        "the server closed none of the {} stream(s) watched before its response, so the rule never came into play{hint}",
+        watched.len()
+    ))
+}
+
+/// Older sessions (2025-03-26, 2025-06-18): the first event of a POST
+/// stream must not be a priming event, which a client of that revision
+/// would parse as a (broken) message.
+pub(crate) async fn no_priming_for_older(wire: &Wire, session: &LegacySession) -> Outcome {
+    let streamed = sse_request(wire, session).await;
+    let (_, c) = match streamed.sse() {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    match first_block(c) {
+        Some(SseItem::Event(e)) if e.data.is_empty() => Outcome::Fail(format!(
+            "the first event of a {} stream is a priming event (id {:?}, empty data), which a {} client parses as a JSON-RPC message and fails on",
+            session.version, e.last_event_id, session.version
+        )),
+        _ => Outcome::Pass,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wire::End;
+    use super::*;
+    use mcp_transport_core::sse::Event;
+
+    fn ev(id: &str, data: &str) -> SseItem {
+        SseItem::Event(Event {
+            event_type: "message".into(),
+            data: data.into(),
+            last_event_id: id.into(),
+        })
+    }
+
+    fn sse(items: Vec<SseItem>, end: End) -> Streamed {
+        Streamed::Sse {
+            request: 1,
+            capture: Capture {
+                items,
+                response: None,
+                end,
+            },
+        }
+    }
+
+    #[test]
+    fn priming_verdicts() {
+        let ok = sse(
+            vec![SseItem::Retry(5), ev("s.1.0", ""), ev("s.1.1", "{}")],
+            End::Closed,
+        );
+        assert_eq!(priming(&ok), Outcome::Pass);
+        assert!(priming(&sse(vec![ev("s.1.1", "{}")], End::Closed)).is_fail());
+        assert!(priming(&sse(vec![ev("", "")], End::Closed)).is_fail());
+        assert!(priming(&sse(vec![SseItem::LastEventId("x".into())], End::Closed)).is_fail());
+        assert!(matches!(priming(&Streamed::Json), Outcome::Inconclusive(_)));
+    }
+
+    #[test]
+    fn unique_ids() {
+        let a = sse(vec![ev("0", ""), ev("a1", "{}")], End::Closed);
+        let b = sse(vec![ev("0", ""), ev("b1", "{}")], End::Closed);
+        assert!(ids_unique(&a, &b).is_fail());
+        let c = sse(vec![ev("c0", ""), ev("c1", "{}")], End::Closed);
+        assert_eq!(ids_unique(&a, &c), Outcome::Pass);
+    }
+
+    #[test]
+    fn retry_needs_an_early_close() {
+        let open = sse(vec![ev("0", "")], End::Closed);
+        // Closed with no response and no retry: a failure.
+        assert!(retry(&[&open], false).is_fail());
+        let with_retry = sse(vec![ev("0", ""), SseItem::Retry(50)], End::Closed);
+        assert_eq!(retry(&[&with_retry], false), Outcome::Pass);
+        let done = Streamed::Sse {
+            request: 1,
+            capture: Capture {
+                items: vec![],
+                response: Some(json!({})),
+                end: End::Closed,
+            },
+        };
+        assert!(matches!(retry(&[&done], false), Outcome::Inconclusive(_)));
+    }
+}

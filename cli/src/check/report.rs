@@ -1,0 +1,277 @@
+//! Rendering a [`Report`]: a plain-text table, markdown, or JSON.
+//!
+//! The text formats list the revisions probed, one row per check (revision,
+//! id, result, and for anything but a pass the reason), the known quirks of
+//! the peer, and then every check once with the spec sentence it tests and
+//! the file that sentence is in.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{Observation, ProbeAnswer, Report};
+
+/// Output format of `check-server`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned plain text.
+    #[default]
+    Table,
+    /// GitHub-flavoured markdown.
+    Markdown,
+    /// The whole report as JSON (for machines).
+    Json,
+}
+
+/// Renders `report` in `format`.
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => text(report, false),
+        Format::Markdown => text(report, true),
+        Format::Json => json(report),
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    passed: bool,
+    speaks: Vec<String>,
+    #[serde(flatten)]
+    report: &'a Report,
+}
+
+fn json(report: &Report) -> String {
+    let wrapped = JsonReport {
+        passed: report.passed(),
+        speaks: report.speaks().iter().map(ToString::to_string).collect(),
+        report,
+    };
+    let mut s = serde_json::to_string_pretty(&wrapped)
+        .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize the report: {e}\"}}"));
+    s.push('\n');
+    s
+}
+
+fn answer_label(a: ProbeAnswer) -> &'static str {
+    match a {
+        ProbeAnswer::Accepted => "accepted",
+        ProbeAnswer::CounterOffered => "counter-offered",
+        ProbeAnswer::Refused => "refused",
+    }
+}
+
+fn observation_label(o: &Observation) -> (&'static str, &str) {
+    match o {
+        Observation::Observed(d) => ("observed", d),
+        Observation::NotObserved(d) => ("not observed", d),
+        Observation::NotChecked(d) => ("not checked", d),
+    }
+}
+
+/// Rows as an aligned plain-text table, or a markdown table.
+fn table(out: &mut String, header: &[&str], rows: &[Vec<String>], markdown: bool) {
+    if markdown {
+        let cell = |s: &str| s.replace('|', "\\|");
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(
+            out,
+            "|{}",
+            header.iter().map(|_| " --- |").collect::<String>()
+        );
+        for r in rows {
+            let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        return;
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(widths.len() - 1) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut s = String::from(" ");
+        for (i, c) in cells.iter().enumerate() {
+            s.push(' ');
+            s.push_str(c);
+            if i + 1 < cells.len() {
+                s.push_str(&" ".repeat(widths[i] - c.chars().count() + 1));
+            }
+        }
+        s.trim_end().to_owned()
+    };
+    let _ = writeln!(out, "{}", line(header));
+    for r in rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        let _ = writeln!(out, "{}", line(&cells));
+    }
+}
+
+fn text(report: &Report, md: bool) -> String {
+    let mut out = String::new();
+    let h = |out: &mut String, title: &str| {
+        if md {
+            let _ = writeln!(out, "\n### {title}\n");
+        } else {
+            let _ = writeln!(out, "\n{title}");
+        }
+    };
+    if md {
+        let _ = writeln!(out, "## check-server {}", report.url);
+    } else {
+        let _ = writeln!(out, "check-server {}", report.url);
+    }
+    match &report.peer {
+        Some(p) => {
+            let semver = match &p.semver {
+                Some(v) => format!("semver {v}"),
+                None => "not semver".to_owned(),
+            };
+            let _ = writeln!(
+                out,
+                "{}server: {} {} ({semver}; serverInfo from the {} probe)",
+                if md { "\n" } else { "" },
+                p.name,
+                p.version,
+                p.revision
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "{}server: no serverInfo seen",
+                if md { "\n" } else { "" }
+            );
+        }
+    }
+
+    h(&mut out, "Revisions");
+    let rows: Vec<Vec<String>> = report
+        .revisions
+        .iter()
+        .map(|p| {
+            vec![
+                p.revision.to_string(),
+                answer_label(p.answer).to_owned(),
+                p.detail.clone(),
+            ]
+        })
+        .collect();
+    table(&mut out, &["revision", "answer", "detail"], &rows, md);
+    let speaks = report.speaks();
+    let _ = writeln!(
+        out,
+        "{}speaks: {}",
+        if md { "\n" } else { "" },
+        if speaks.is_empty() {
+            "none of the revisions tried".to_owned()
+        } else {
+            mcp_transport_core::version::list(&speaks)
+        }
+    );
+
+    if !report.checks.is_empty() {
+        h(&mut out, "Checks");
+        let rows: Vec<Vec<String>> = report
+            .checks
+            .iter()
+            .map(|c| {
+                vec![
+                    c.revision.to_string(),
+                    c.id.to_owned(),
+                    c.outcome.label().to_owned(),
+                    c.outcome.reason().unwrap_or_default().to_owned(),
+                ]
+            })
+            .collect();
+        table(
+            &mut out,
+            &["revision", "check", "result", "detail"],
+            &rows,
+            md,
+        );
+        let count = |label: &str| {
+            report
+                .checks
+                .iter()
+                .filter(|c| c.outcome.label() == label)
+                .count()
+        };
+        let _ = writeln!(
+            out,
+            "{}{} passed, {} failed, {} not applicable, {} inconclusive",
+            if md { "\n" } else { "" },
+            count("pass"),
+            count("FAIL"),
+            count("n/a"),
+            count("inconclusive")
+        );
+    }
+
+    if let Some(p) = &report.peer
+        && !report.quirks.is_empty()
+    {
+        h(
+            &mut out,
+            &format!("Known quirks of {} {} (quirks.json)", p.name, p.version),
+        );
+        for f in &report.quirks {
+            let (label, detail) = observation_label(&f.observation);
+            let range = if f.version_checked {
+                format!("versions {}", f.quirk.versions)
+            } else {
+                format!(
+                    "versions {}, not checked: {:?} is not semver",
+                    f.quirk.versions, p.version
+                )
+            };
+            let _ = writeln!(out, "- [{label}] {} ({range})", f.quirk.quirk);
+            let _ = writeln!(out, "  {detail}");
+            let _ = writeln!(out, "  source: {}", f.quirk.source);
+            if let Some(n) = &f.quirk.note {
+                let _ = writeln!(out, "  note: {n}");
+            }
+        }
+    }
+
+    if !report.checks.is_empty() {
+        h(&mut out, "What each check tests");
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for c in &report.checks {
+            if seen.contains(&(c.id, c.spec)) {
+                continue;
+            }
+            seen.push((c.id, c.spec));
+            let same: Vec<&super::Check> = report
+                .checks
+                .iter()
+                .filter(|o| o.id == c.id && o.spec == c.spec)
+                .collect();
+            let revs: Vec<String> = same.iter().map(|o| o.revision.to_string()).collect();
+            let mut sources: Vec<&str> = Vec::new();
+            for o in &same {
+                if !sources.contains(&o.spec_source) {
+                    sources.push(o.spec_source);
+                }
+            }
+            if md {
+                let quoted: Vec<String> = sources.iter().map(|s| format!("`{s}`")).collect();
+                let _ = writeln!(
+                    out,
+                    "- **{}** ({}): {}\n  > {}\n  — {}",
+                    c.id,
+                    revs.join(", "),
+                    c.title,
+                    c.spec,
+                    quoted.join(", ")
+                );
+            } else {
+                let _ = writeln!(out, "- {} ({}): {}", c.id, revs.join(", "), c.title);
+                let _ = writeln!(out, "    \"{}\"", c.spec);
+                let _ = writeln!(out, "    — {}", sources.join(", "));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,524 @@
+//! Raw HTTP for the checks: reqwest carries the exchange and the
+//! workspace's WHATWG-exact [`Decoder`] reads SSE bodies, so a check sees
+//! exactly what the server put on the wire — every id, every `retry`, every
+//! empty `data` — with nothing smoothed over by a client library.
+//!
+//! Every wait is bounded: a request by [`Wire::timeout`], an SSE read by the
+//! deadline its caller gives.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use mcp_transport_core::sse::{Decoder, SseItem};
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+
+/// `Accept` as a conforming client sends it on POST.
+pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// `Accept` as a conforming client sends it on GET.
+pub(crate) const ACCEPT_SSE: &str = "text/event-stream";
+
+/// Request headers, in order (names lowercase).
+pub(crate) type Headers = Vec<(&'static str, String)>;
+
+/// The headers of a conforming POST: both media types accepted, a JSON body.
+pub(crate) fn post_headers() -> Headers {
+    vec![
+        ("accept", ACCEPT_BOTH.to_owned()),
+        ("content-type", "application/json".to_owned()),
+    ]
+}
+
+/// The headers of a conforming GET.
+pub(crate) fn get_headers() -> Headers {
+    vec![("accept", ACCEPT_SSE.to_owned())]
+}
+
+/// The endpoint under test and the HTTP client that talks to it.
+#[derive(Debug)]
+pub(crate) struct Wire {
+    http: reqwest::Client,
+    /// The MCP endpoint.
+    pub url: String,
+    /// The bound on one exchange (until the response head arrives, or a
+    /// whole JSON body is read).
+    pub timeout: Duration,
+    next_id: AtomicI64,
+}
+
+impl Wire {
+    /// A wire to `url`, with `http` or a fresh client.
+    pub(crate) fn new(
+        url: &str,
+        timeout: Duration,
+        http: Option<reqwest::Client>,
+    ) -> Result<Wire, String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("bad URL {url:?}: {e}"))?;
+        if parsed.scheme() != "http" && parsed.scheme() != "https" {
+            return Err(format!("bad URL {url:?}: the scheme must be http or https"));
+        }
+        let http = match http {
+            Some(h) => h,
+            None => reqwest::Client::builder()
+                .tcp_nodelay(true)
+                .build()
+                .map_err(|e| format!("building the HTTP client: {e}"))?,
+        };
+        Ok(Wire {
+            http,
+            url: url.to_owned(),
+            timeout,
+            next_id: AtomicI64::new(1),
+        })
+    }
+
+    /// A fresh JSON-RPC request id.
+    pub(crate) fn id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sends one request and waits (at most [`Self::timeout`]) for the
+    /// response head; the body is left unread in the [`Reply`].
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        headers: &Headers,
+        body: Option<&Value>,
+    ) -> Result<Reply, String> {
+        let mut req = self.http.request(method.clone(), &self.url);
+        for (name, value) in headers {
+            req = req.header(*name, value.as_str());
+        }
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let response = tokio::time::timeout(self.timeout, req.send())
+            .await
+            .map_err(|_| {
+                format!(
+                    "{method} got no response head within {} ms",
+                    self.timeout.as_millis()
+                )
+            })?
+            .map_err(|e| format!("{method} failed: {}", chain(&e)))?;
+        Ok(Reply {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            response,
+        })
+    }
+
+    /// POST with the conforming headers plus `extra`.
+    pub(crate) async fn post(&self, extra: &Headers, body: &Value) -> Result<Reply, String> {
+        let mut h = post_headers();
+        h.extend(extra.iter().cloned());
+        self.send(Method::POST, &h, Some(body)).await
+    }
+
+    /// GET with the conforming headers plus `extra`.
+    pub(crate) async fn get(&self, extra: &Headers) -> Result<Reply, String> {
+        let mut h = get_headers();
+        h.extend(extra.iter().cloned());
+        self.send(Method::GET, &h, None).await
+    }
+
+    /// DELETE with `extra`.
+    pub(crate) async fn delete(&self, extra: &Headers) -> Result<Reply, String> {
+        self.send(Method::DELETE, extra, None).await
+    }
+
+    /// Sends a request by hand over TCP and returns the status code: the
+    /// only way to send a request *without* an `Accept` header (reqwest adds
+    /// `Accept: */*` to every request that has none). `http` URLs only.
+    pub(crate) async fn raw_status(&self, headers: &Headers, body: &Value) -> Result<u16, String> {
+        let url = reqwest::Url::parse(&self.url).map_err(|e| e.to_string())?;
+        if url.scheme() != "http" {
+            return Err("a hand-written request needs an http:// URL".into());
+        }
+        let host = url.host_str().ok_or("the URL names no host")?.to_owned();
+        let port = url.port_or_known_default().unwrap_or(80);
+        let mut path = url.path().to_owned();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        let authority = match url.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.clone(),
+        };
+        let body = body.to_string();
+        let mut head = format!("POST {path} HTTP/1.1\r\nhost: {authority}\r\n");
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str(&format!(
+            "content-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        ));
+        let connect_host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let work = async move {
+            let mut tcp = tokio::net::TcpStream::connect((connect_host.as_str(), port))
+                .await
+                .map_err(|e| format!("cannot connect to {authority}: {e}"))?;
+            tcp.write_all(head.as_bytes())
+                .await
+                .map_err(|e| e.to_string())?;
+            tcp.write_all(body.as_bytes())
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 1024];
+            while !buf.windows(2).any(|w| w == b"\r\n") && buf.len() < 8192 {
+                let n = tcp.read(&mut chunk).await.map_err(|e| e.to_string())?;
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            let line = String::from_utf8_lossy(&buf);
+            let line = line.lines().next().unwrap_or_default();
+            line.split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse::<u16>().ok())
+                .ok_or_else(|| format!("not an HTTP status line: {line:?}"))
+        };
+        tokio::time::timeout(self.timeout, work)
+            .await
+            .map_err(|_| "no status line in time".to_owned())?
+    }
+}
+
+/// A response whose head has arrived; the body is read on demand.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The response headers.
+    pub headers: HeaderMap,
+    response: reqwest::Response,
+}
+
+impl Reply {
+    /// The media type of `Content-Type`, lowercase, without parameters.
+    pub(crate) fn media_type(&self) -> String {
+        self.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|m| m.trim().to_ascii_lowercase())
+            .unwrap_or_default()
+    }
+
+    /// Whether the body is an SSE stream.
+    pub(crate) fn is_sse(&self) -> bool {
+        self.media_type() == "text/event-stream"
+    }
+
+    /// Whether the status is 2xx.
+    pub(crate) fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// One header's value, as text.
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+
+    /// The whole body as text (bounded by `timeout`; what arrived by then
+    /// otherwise).
+    pub(crate) async fn text(mut self, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        let mut buf = Vec::new();
+        while let Ok(Ok(Some(chunk))) =
+            tokio::time::timeout_at(deadline, self.response.chunk()).await
+        {
+            buf.extend_from_slice(&chunk);
+            if buf.len() > 1 << 20 {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+
+    /// The body parsed as JSON, if it is.
+    pub(crate) async fn json(self, timeout: Duration) -> Option<Value> {
+        serde_json::from_str(&self.text(timeout).await).ok()
+    }
+
+    /// The body as an SSE stream.
+    pub(crate) fn sse(self) -> SseReader {
+        SseReader {
+            response: Some(self.response),
+            decoder: Decoder::new(),
+            pending: VecDeque::new(),
+        }
+    }
+
+    /// The JSON-RPC response to request `id`: the JSON body, or the
+    /// matching event of an SSE body.
+    pub(crate) async fn rpc_answer(self, id: i64, timeout: Duration) -> Result<Value, String> {
+        let status = self.status;
+        if self.is_sse() {
+            let capture = Capture::read(self.sse(), Some(id), timeout, Duration::ZERO).await;
+            return capture
+                .response
+                .ok_or_else(|| format!("HTTP {status}: the SSE stream ended without a response"));
+        }
+        let text = self.text(timeout).await;
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) if v.get("result").is_some() || v.get("error").is_some() => Ok(v),
+            _ => Err(format!("HTTP {status}: {}", short(&text))),
+        }
+    }
+}
+
+/// An error with its sources, `: `-separated (reqwest's own message hides
+/// the cause, such as "connection refused").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        source = inner.source();
+    }
+    s
+}
+
+/// At most 200 characters of `text`, on one line.
+pub(crate) fn short(text: &str) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.is_empty() {
+        return "(empty body)".into();
+    }
+    match one_line.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    }
+}
+
+/// What reading an SSE body produced next.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// An item, in stream order.
+    Item(SseItem),
+    /// The server ended the body.
+    End,
+    /// The connection broke (reset, malformed chunking, oversize event).
+    Broken(String),
+    /// The deadline passed with the stream still open.
+    Timeout,
+}
+
+/// An SSE body, decoded item by item.
+#[derive(Debug)]
+pub(crate) struct SseReader {
+    response: Option<reqwest::Response>,
+    decoder: Decoder,
+    pending: VecDeque<SseItem>,
+}
+
+impl SseReader {
+    /// The next item, or how the stream stopped.
+    pub(crate) async fn next(&mut self, deadline: Instant) -> Next {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                return Next::Item(item);
+            }
+            let Some(response) = self.response.as_mut() else {
+                return Next::End;
+            };
+            let mut out = Vec::new();
+            match tokio::time::timeout_at(deadline, response.chunk()).await {
+                Err(_) => return Next::Timeout,
+                Ok(Ok(Some(chunk))) => {
+                    if let Err(e) = self.decoder.feed(&chunk, &mut out) {
+                        self.response = None;
+                        return Next::Broken(e.to_string());
+                    }
+                    self.pending.extend(out);
+                }
+                Ok(Ok(None)) => {
+                    let _ = self.decoder.finish(&mut out);
+                    self.response = None;
+                    self.pending.extend(out);
+                    if self.pending.is_empty() {
+                        return Next::End;
+                    }
+                }
+                Ok(Err(e)) => {
+                    self.response = None;
+                    return Next::Broken(e.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// How a captured stream stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The server ended the body.
+    Closed,
+    /// The connection broke.
+    Broken(String),
+    /// Still open when we stopped reading.
+    StillOpen,
+}
+
+/// Everything one SSE connection delivered, in order.
+#[derive(Clone, Debug)]
+pub(crate) struct Capture {
+    /// The decoded items.
+    pub items: Vec<SseItem>,
+    /// The JSON-RPC response to the request, when it arrived.
+    pub response: Option<Value>,
+    /// How the connection stopped.
+    pub end: End,
+}
+
+impl Capture {
+    /// Reads `reader` until it ends, until `timeout`, or until `linger`
+    /// after the response to `id` arrived (a server SHOULD end the stream
+    /// after the response; this does not wait for ever to see it).
+    pub(crate) async fn read(
+        mut reader: SseReader,
+        id: Option<i64>,
+        timeout: Duration,
+        linger: Duration,
+    ) -> Capture {
+        let mut deadline = Instant::now() + timeout;
+        let mut items = Vec::new();
+        let mut response = None;
+        let end = loop {
+            match reader.next(deadline).await {
+                Next::Item(item) => {
+                    if response.is_none()
+                        && let Some(msg) = answers(&item, id)
+                    {
+                        response = Some(msg);
+                        deadline = deadline.min(Instant::now() + linger);
+                    }
+                    items.push(item);
+                }
+                Next::End => break End::Closed,
+                Next::Broken(e) => break End::Broken(e),
+                Next::Timeout => break End::StillOpen,
+            }
+        };
+        Capture {
+            items,
+            response,
+            end,
+        }
+    }
+
+    /// The distinct non-empty event ids the connection set, in order.
+    pub(crate) fn ids(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for item in &self.items {
+            let id = match item {
+                SseItem::Event(e) => &e.last_event_id,
+                SseItem::LastEventId(id) => id,
+                SseItem::Retry(_) => continue,
+            };
+            if !id.is_empty() && !out.contains(id) {
+                out.push(id.clone());
+            }
+        }
+        out
+    }
+
+    /// The dispatched events with non-empty data: `(id, data)`.
+    pub(crate) fn messages(&self) -> Vec<(String, String)> {
+        self.items
+            .iter()
+            .filter_map(|item| match item {
+                SseItem::Event(e) if !e.data.is_empty() => {
+                    Some((e.last_event_id.clone(), e.data.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The server ended the connection before the response arrived.
+    pub(crate) fn closed_early(&self) -> bool {
+        self.response.is_none() && self.end != End::StillOpen
+    }
+
+    /// A `retry` field arrived on this connection.
+    pub(crate) fn saw_retry(&self) -> bool {
+        self.items.iter().any(|i| matches!(i, SseItem::Retry(_)))
+    }
+}
+
+/// The JSON-RPC response to `id` that `item` carries, if it does.
+fn answers(item: &SseItem, id: Option<i64>) -> Option<Value> {
+    let SseItem::Event(e) = item else {
+        return None;
+    };
+    let id = id?;
+    let v: Value = serde_json::from_str(&e.data).ok()?;
+    let is_response = v.get("result").is_some() || v.get("error").is_some();
+    (is_response && v.get("id") == Some(&json!(id))).then_some(v)
+}
+
+/// The JSON-RPC error code in a response body, if there is one.
+pub(crate) fn error_code(body: &Value) -> Option<i64> {
+    body.pointer("/error/code").and_then(Value::as_i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_transport_core::sse::Event;
+
+    fn ev(id: &str, data: &str) -> SseItem {
+        SseItem::Event(Event {
+            event_type: "message".into(),
+            data: data.into(),
+            last_event_id: id.into(),
+        })
+    }
+
+    #[test]
+    fn capture_ids_and_messages() {
+        let c = Capture {
+            items: vec![
+                ev("a.1.0", ""),
+                SseItem::Retry(10),
+                ev("a.1.1", r#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+                ev("a.1.1", "x"),
+            ],
+            response: None,
+            end: End::Closed,
+        };
+        assert_eq!(c.ids(), ["a.1.0", "a.1.1"]);
+        assert_eq!(c.messages().len(), 2);
+        assert!(c.saw_retry());
+        assert!(c.closed_early());
+        assert!(answers(&c.items[2], Some(3)).is_some());
+        assert!(answers(&c.items[2], Some(4)).is_none());
+    }
+
+    #[test]
+    fn short_folds_and_cuts() {
+        assert_eq!(short(" a \n b "), "a b");
+        assert_eq!(short(""), "(empty body)");
+        assert!(short(&"x".repeat(300)).ends_with('…'));
+    }
+}
