@@ -1,0 +1,159 @@
+//! The negotiating client's fallbacks and cache, and one handler serving
+//! every era.
+
+#[path = "support/old_server.rs"]
+mod old_server;
+mod support;
+
+use std::sync::Arc;
+
+use mcp_negotiate::client::{EraCache, NegotiateConfig, NegotiateError, connect, origin_of};
+use mcp_transport_core::jsonrpc::to_raw;
+use mcp_transport_core::transport::{RequestOptions, Transport};
+use mcp_transport_core::{Era, ProtocolVersion as V};
+use serde_json::{Value, json};
+
+async fn call(conn: &impl Transport, tool: &str, args: Value) -> Result<String, String> {
+    let params = to_raw(&json!({ "name": tool, "arguments": args })).unwrap();
+    let resp = conn
+        .request("tools/call", Some(params), RequestOptions::default())
+        .await
+        .map_err(|e| e.to_string())?
+        .response()
+        .await
+        .map_err(|e| e.to_string())?;
+    match resp.payload {
+        Ok(r) => {
+            let v: Value = serde_json::from_str(r.get()).unwrap();
+            Ok(v["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned())
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// 2025-11-25 *Transports*, "Backwards Compatibility": Streamable HTTP fails
+/// with 400/404/405, so the client GETs the URL and finds an `endpoint` event.
+#[tokio::test]
+async fn falls_back_to_http_sse_on_an_old_server() {
+    let (addr, old) = old_server::spawn(old_server::Options::default()).await;
+    let url = format!("http://{addr}/sse");
+    let conn = connect(NegotiateConfig::new(url))
+        .await
+        .expect("negotiated");
+    let n = conn.negotiated();
+    assert_eq!(n.revision, V::V2024_11_05);
+    assert_eq!(n.era, Era::Legacy);
+    assert!(n.reason.contains("HTTP+SSE"), "{}", n.reason);
+    // The modern probe and initialize were tried first, as POSTs the old
+    // server refused; then the endpoint was found.
+    assert!(n.reason.contains("server/discover"), "{}", n.reason);
+    assert!(n.reason.contains("initialize"), "{}", n.reason);
+    assert_eq!(
+        call(&conn, "echo", json!({ "text": "old" })).await.unwrap(),
+        "old"
+    );
+    assert!(old.received_methods().iter().any(|m| m == "tools/call"));
+    conn.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn without_2024_11_05_an_old_server_is_no_match_listing_every_answer() {
+    let (addr, _old) = old_server::spawn(old_server::Options::default()).await;
+    let cfg = NegotiateConfig::new(format!("http://{addr}/sse"))
+        .with_revisions(vec![V::V2026_07_28, V::V2025_11_25]);
+    match connect(cfg).await {
+        Err(NegotiateError::NoMatch {
+            offered, answers, ..
+        }) => {
+            assert_eq!(offered, vec![V::V2026_07_28, V::V2025_11_25]);
+            let text = answers.join("; ");
+            assert!(
+                text.contains("server/discover") && text.contains("initialize"),
+                "{text}"
+            );
+            assert!(text.contains("405"), "{text}");
+        }
+        Err(e) => panic!("expected NoMatch, got {e}"),
+        Ok(c) => panic!("expected NoMatch, negotiated {}", c.revision()),
+    }
+}
+
+/// One handler, written once: the same answers in every era, including a
+/// call that asks the client for input (server-to-client request on legacy
+/// sessions, an InputRequiredResult round on 2026-07-28).
+#[tokio::test]
+async fn one_handler_answers_the_same_in_every_era() {
+    let running = support::spawn(&V::STREAMABLE).await;
+    let mut echoes = Vec::new();
+    let mut asks = Vec::new();
+    for rev in V::STREAMABLE {
+        let cfg = NegotiateConfig::new(running.url.clone())
+            .with_revisions(vec![rev.clone()])
+            .with_capabilities(json!({ "elicitation": {} }))
+            .with_input_handler(Arc::new(support::Ada));
+        let conn = connect(cfg).await.unwrap();
+        assert_eq!(conn.revision(), rev);
+        echoes.push(
+            call(&conn, "echo", json!({ "text": "same" }))
+                .await
+                .unwrap(),
+        );
+        if rev.has(|f| f.elicitation) {
+            asks.push(call(&conn, "ask", json!({})).await.unwrap());
+        } else {
+            // 2025-03-26 has no elicitation: a clear error, not a hang.
+            let e = call(&conn, "ask", json!({})).await.unwrap_err();
+            assert!(e.contains("elicitation"), "{e}");
+        }
+        conn.close().await.unwrap();
+    }
+    assert_eq!(echoes, vec!["same"; 4]);
+    assert_eq!(asks, vec!["hello, Ada"; 3]);
+}
+
+/// 2026-07-28 *Versioning*: clients SHOULD cache the era per origin and
+/// re-probe "if the cached assumption later fails".
+#[tokio::test]
+async fn the_era_is_cached_per_origin_and_reprobed_when_it_stops_working() {
+    let cache = EraCache::new();
+    let all = support::spawn(&V::STREAMABLE).await;
+    let cfg = |url: &str| NegotiateConfig::new(url.to_owned()).with_cache(cache.clone());
+    let first = connect(cfg(&all.url)).await.unwrap();
+    assert_eq!(first.revision(), V::V2026_07_28);
+    let origin = origin_of(&all.url).unwrap();
+    assert_eq!(cache.get(&origin), Some(V::V2026_07_28));
+    let second = connect(cfg(&all.url)).await.unwrap();
+    assert!(
+        second.negotiated().reason.contains("era cache"),
+        "{}",
+        second.negotiated().reason
+    );
+    assert_eq!(
+        call(&second, "echo", json!({ "text": "c" })).await.unwrap(),
+        "c"
+    );
+
+    // A legacy-only server now answers at an origin cached as modern: the
+    // first request fails, the entry is forgotten, the next connect re-probes.
+    let legacy = support::spawn(&[V::V2025_11_25]).await;
+    let legacy_origin = origin_of(&legacy.url).unwrap();
+    cache.put(&legacy_origin, V::V2026_07_28);
+    let stale = connect(cfg(&legacy.url)).await.unwrap();
+    assert_eq!(stale.revision(), V::V2026_07_28);
+    assert!(call(&stale, "echo", json!({ "text": "x" })).await.is_err());
+    assert_eq!(
+        cache.get(&legacy_origin),
+        None,
+        "the stale entry is forgotten"
+    );
+    let fresh = connect(cfg(&legacy.url)).await.unwrap();
+    assert_eq!(fresh.revision(), V::V2025_11_25);
+    assert_eq!(cache.get(&legacy_origin), Some(V::V2025_11_25));
+    assert_eq!(
+        call(&fresh, "echo", json!({ "text": "ok" })).await.unwrap(),
+        "ok"
+    );
+}
