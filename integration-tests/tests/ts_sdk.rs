@@ -1,0 +1,833 @@
+//! Interop with the TypeScript SDK (`@modelcontextprotocol/sdk` 1.32.2),
+//! both ways, at 2025-03-26, 2025-06-18 and 2025-11-25:
+//!
+//! - `ours_vs_ts_server::v*`: our [`LegacyClient`] (one revision each)
+//!   against `scripts/ts-interop/server.mjs` (`StreamableHTTPServerTransport`
+//!   with the SDK's `InMemoryEventStore` and `retryInterval`): a tool call,
+//!   progress (each notification exactly once), `closeSSEStream` mid-call
+//!   with resumption by GET + `Last-Event-ID`, and DELETE on close, observed
+//!   on the TS server (its stderr is one JSON event per line).
+//! - `ts_client_vs_serve::v*`: `scripts/ts-interop/client.mjs` (`Client` over
+//!   `StreamableHTTPClientTransport`) against `mcp-compat serve`, the version
+//!   chosen by the server (`--revisions REV`) or pinned by the client, and on
+//!   2025-11-25 with our server disconnecting mid-call (`--disconnect`): the
+//!   SDK client resumes and every result and progress notification arrives.
+//!
+//! Every test is ignored by default (they need Node and the SDK, not only
+//! Rust); `scripts/ts-interop.sh` installs the SDK, builds `mcp-compat` and
+//! runs them with `--ignored`. Environment: `NODE` (default `node`),
+//! `MCP_COMPAT_BIN` (default: the newest of `target/{debug,release}/mcp-compat`).
+//! What the SDK does differently is written down in `docs/INTEROP.md`.
+//!
+//! Every child process is killed when its test ends, however it ends
+//! ([`Peer`], [`KillOnDrop`]), and every wait is bounded; no test asserts
+//! how fast anything is.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mcp_legacy_http::client::{ClientConfig, LegacyClient};
+use mcp_negotiate::client::{NegotiateConfig, connect as negotiate};
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
+use serde_json::{Value, json};
+
+/// The bound on any one step: a process starting, a call, an event showing up.
+const WAIT: Duration = Duration::from_secs(30);
+/// The bound on one run of `client.mjs`.
+const CLIENT_WAIT: Duration = Duration::from_secs(90);
+/// The SDK version the scripts pin.
+const SDK_VERSION: &str = "1.32.2";
+
+// ---------------------------------------------------------------------------
+// Locating things
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+fn interop_dir() -> PathBuf {
+    root().join("scripts").join("ts-interop")
+}
+
+fn node() -> Command {
+    let mut cmd = Command::new(std::env::var_os("NODE").unwrap_or_else(|| OsString::from("node")));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Fails with how to fix it when the SDK is not where the scripts import it from.
+fn require_sdk() {
+    let pkg = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let text = std::fs::read_to_string(&pkg).unwrap_or_else(|e| {
+        panic!(
+            "the TypeScript SDK is not installed ({}: {e}); run scripts/ts-interop.sh",
+            pkg.display()
+        )
+    });
+    let manifest: Value = serde_json::from_str(&text).expect("the SDK's package.json is JSON");
+    assert_eq!(
+        manifest["version"],
+        SDK_VERSION,
+        "{} is not the pinned SDK version; run scripts/ts-interop.sh",
+        pkg.display()
+    );
+}
+
+/// The `mcp-compat` binary: `MCP_COMPAT_BIN`, else the newest of
+/// `target/{debug,release}/mcp-compat` (`CARGO_TARGET_DIR` honoured).
+fn mcp_compat() -> PathBuf {
+    if let Some(bin) = std::env::var_os("MCP_COMPAT_BIN") {
+        return PathBuf::from(bin);
+    }
+    let target = match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        Some(t) if t.is_absolute() => t,
+        Some(t) => root().join(t),
+        None => root().join("target"),
+    };
+    ["debug", "release"]
+        .iter()
+        .map(|profile| target.join(profile).join("mcp-compat"))
+        .filter_map(|p| {
+            let modified = p.metadata().and_then(|m| m.modified()).ok()?;
+            Some((modified, p))
+        })
+        .max()
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| {
+            panic!(
+                "no mcp-compat binary under {}: run `cargo build -p mcp-compat` or set MCP_COMPAT_BIN",
+                target.display()
+            )
+        })
+}
+
+// ---------------------------------------------------------------------------
+// Child processes
+
+/// A long-running peer (`server.mjs`, `mcp-compat serve`): its URL from the
+/// first stdout line `listening on http://…`, its stderr lines collected;
+/// killed on drop (its stderr is printed when the test failed).
+struct Peer {
+    name: &'static str,
+    child: Child,
+    url: String,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Peer {
+    fn spawn(name: &'static str, mut cmd: Command) -> Peer {
+        let mut child = cmd
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        // From here on the child is killed whatever happens.
+        let mut peer = Peer {
+            name,
+            child,
+            url: String::new(),
+            stderr: lines.clone(),
+        };
+        thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                match line {
+                    Ok(l) => lines.lock().unwrap().push(l),
+                    Err(_) => break,
+                }
+            }
+        });
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(line);
+            // Keep draining, so the peer never blocks on a full pipe.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        let line = rx
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("{name} printed no first line within {WAIT:?}"));
+        let url = line
+            .trim_end()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("{name}: unexpected first line {line:?}"));
+        assert!(url.starts_with("http://127.0.0.1:"), "{name}: {url}");
+        peer.url = url.to_owned();
+        peer
+    }
+
+    /// The JSON objects the peer wrote on stderr so far (other lines skipped).
+    fn events(&self) -> Vec<Value> {
+        self.stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(Value::is_object)
+            .collect()
+    }
+
+    /// Waits (bounded) until an event matching `pred` has been logged.
+    async fn wait_event(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(e) = self.events().into_iter().find(|e| pred(e)) {
+                return e;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: no {what} logged within {WAIT:?}",
+                self.name
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if thread::panicking() {
+            let lines = self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default();
+            eprintln!("--- {} ({}) stderr ---\n{lines}\n---", self.name, self.url);
+        }
+    }
+}
+
+/// Kills a child on drop (a run that is abandoned by a panic).
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What a run of `client.mjs` left.
+#[derive(Debug)]
+struct Ran {
+    status: ExitStatus,
+    /// The JSON summary (its last stdout line).
+    summary: Value,
+    stderr: String,
+}
+
+/// Runs `node scripts/ts-interop/client.mjs URL ARGS...` to its end.
+fn ts_client(url: &str, args: &[&str]) -> Ran {
+    let child = node()
+        .arg(interop_dir().join("client.mjs"))
+        .arg(url)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start node: {e}"));
+    let mut child = KillOnDrop(child);
+    let drain = |mut r: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.0.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.0.stderr.take().expect("piped stderr")));
+    let deadline = Instant::now() + CLIENT_WAIT;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "client.mjs {url} {args:?} did not exit within {CLIENT_WAIT:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = out.join().expect("stdout reader");
+    let stderr = err.join().expect("stderr reader");
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty());
+    let summary = last
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| {
+            panic!("client.mjs printed no JSON summary (exit {status}); stdout:\n{stdout}\nstderr:\n{stderr}")
+        });
+    Ran {
+        status,
+        summary,
+        stderr,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Our client against the TypeScript SDK server
+
+/// `node scripts/ts-interop/server.mjs` (retry 200 ms).
+fn ts_server() -> Peer {
+    require_sdk();
+    let mut cmd = node();
+    cmd.arg(interop_dir().join("server.mjs"))
+        .args(["--retry-ms", "200"]);
+    Peer::spawn("TS SDK server", cmd)
+}
+
+/// Connects our client offering only `rev`, and checks the TS server
+/// accepted it (the answer, and the version its log says was requested).
+async fn connect_ours(server: &Peer, rev: &ProtocolVersion) -> (LegacyClient, String) {
+    let config = ClientConfig::new(server.url.clone())
+        .with_versions(vec![rev.clone()])
+        .with_request_timeout(Some(WAIT));
+    let client = LegacyClient::connect(config)
+        .await
+        .unwrap_or_else(|e| panic!("initialize at {rev} against the TS SDK server: {e}"));
+    assert_eq!(&client.revision(), rev, "the TS SDK server accepts {rev}");
+    let session = client
+        .session_id()
+        .expect("the TS SDK server (sessionIdGenerator) assigns a session id");
+    let init = server
+        .wait_event("session-initialized", |e| {
+            e["event"] == "session-initialized" && e["session"] == session.as_str()
+        })
+        .await;
+    assert_eq!(init["requested"], rev.as_str());
+    (client, session)
+}
+
+/// What one `tools/call` brought.
+#[derive(Debug, Default)]
+struct Call {
+    text: String,
+    is_error: bool,
+    /// `progress` of each progress notification, in arrival order.
+    progress: Vec<f64>,
+    /// `data` of each log message, in arrival order.
+    logs: Vec<String>,
+}
+
+async fn call_tool(client: &LegacyClient, name: &str, args: Value, progress: bool) -> Call {
+    let params = serde_json::value::to_raw_value(&json!({ "name": name, "arguments": args }))
+        .expect("params");
+    let options = RequestOptions {
+        progress,
+        ..RequestOptions::default()
+    };
+    let stream = client
+        .request("tools/call", Some(params), options)
+        .await
+        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"));
+    let mut events = Vec::new();
+    let response = tokio::time::timeout(WAIT, stream.response_with(|e| events.push(e.clone())))
+        .await
+        .unwrap_or_else(|_| panic!("tools/call {name}: no response within {WAIT:?}"))
+        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"));
+    let result: Value = match &response.payload {
+        Ok(raw) => serde_json::from_str(raw.get()).expect("result JSON"),
+        Err(e) => panic!("tools/call {name} failed: {e:?}"),
+    };
+    let mut call = Call {
+        text: result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        is_error: result["isError"] == true,
+        ..Call::default()
+    };
+    for event in events {
+        let StreamEvent::Notification(n) = event else {
+            panic!("tools/call {name}: unexpected {event:?}");
+        };
+        let params: Value = n
+            .params
+            .as_deref()
+            .map(|p| serde_json::from_str(p.get()).expect("params JSON"))
+            .unwrap_or(Value::Null);
+        match n.method.as_str() {
+            "notifications/progress" => {
+                assert!(
+                    params.get("progressToken").is_some(),
+                    "progress without a token: {params}"
+                );
+                call.progress
+                    .push(params["progress"].as_f64().expect("progress is a number"));
+            }
+            "notifications/message" => call
+                .logs
+                .push(params["data"].as_str().unwrap_or_default().to_owned()),
+            other => panic!("tools/call {name}: unexpected notification {other}: {params}"),
+        }
+    }
+    call
+}
+
+fn one_to(n: u32) -> Vec<f64> {
+    (1..=n).map(f64::from).collect()
+}
+
+/// The requests the TS server logged for `session`.
+fn requests_of(server: &Peer, session: &str) -> Vec<Value> {
+    server
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "request" && e["session"] == session)
+        .collect()
+}
+
+/// Resumptions: GETs of `session` that carried `Last-Event-ID`.
+fn resumptions(server: &Peer, session: &str) -> Vec<Value> {
+    requests_of(server, session)
+        .into_iter()
+        .filter(|e| e["method"] == "GET" && e["lastEventId"].is_string())
+        .collect()
+}
+
+/// Closes our client and checks the TS server saw the DELETE end the session.
+async fn close_and_check_delete(server: &Peer, client: &LegacyClient, session: &str) {
+    client.close().await.expect("DELETE of the session");
+    server
+        .wait_event("session-deleted", |e| {
+            e["event"] == "session-deleted" && e["session"] == session
+        })
+        .await;
+    let response = server
+        .wait_event("the DELETE's response", |e| {
+            e["event"] == "response" && e["method"] == "DELETE" && e["session"] == session
+        })
+        .await;
+    assert_eq!(response["status"], 200, "the SDK answers DELETE with 200");
+}
+
+/// Each request of our client after `initialize` carries
+/// `MCP-Protocol-Version` naming the revision where the revision has the
+/// header (2025-06-18 on), and none on 2025-03-26.
+fn check_version_headers(server: &Peer, session: &str, rev: &ProtocolVersion) {
+    let requests = requests_of(server, session);
+    assert!(!requests.is_empty());
+    let with_header = rev.has(|f| f.version_header);
+    for r in &requests {
+        if with_header {
+            assert_eq!(r["protocolVersion"], rev.as_str(), "{r}");
+        } else {
+            assert!(r["protocolVersion"].is_null(), "{r}");
+        }
+    }
+}
+
+/// echo, countdown with progress (each exactly once, in order, with its
+/// log messages), then DELETE on close.
+async fn ours_call_progress_delete(rev: ProtocolVersion) {
+    let server = ts_server();
+    let (client, session) = connect_ours(&server, &rev).await;
+
+    let echo = call_tool(&client, "echo", json!({ "text": "hello from Rust" }), false).await;
+    assert!(!echo.is_error, "{echo:?}");
+    assert_eq!(echo.text, "hello from Rust");
+
+    let countdown = call_tool(
+        &client,
+        "countdown",
+        json!({ "n": 5, "interval_ms": 10 }),
+        true,
+    )
+    .await;
+    assert_eq!(countdown.text, "done", "{countdown:?}");
+    assert_eq!(countdown.progress, one_to(5), "each progress exactly once");
+    assert_eq!(
+        countdown.logs,
+        ["4 left", "3 left", "2 left", "1 left", "0 left"]
+    );
+    assert!(resumptions(&server, &session).is_empty());
+
+    check_version_headers(&server, &session, &rev);
+    close_and_check_delete(&server, &client, &session).await;
+}
+
+/// `close_stream`: the TS server calls `extra.closeSSEStream()` mid-call.
+/// The SDK offers it only to clients at >= 2025-11-25 (with an event
+/// store): there our client waits the `retry` and resumes by GET with
+/// `Last-Event-ID`; on older revisions the stream is never closed.
+async fn ours_close_sse_stream(rev: ProtocolVersion) {
+    let server = ts_server();
+    let (client, session) = connect_ours(&server, &rev).await;
+    let polling = rev.has(|f| f.sse_polling);
+
+    let call = call_tool(&client, "close_stream", json!({ "ms": 150, "n": 4 }), true).await;
+    assert!(!call.is_error, "{call:?}");
+    assert_eq!(call.progress, one_to(4), "each progress exactly once");
+    assert_eq!(call.logs, ["before close", "after close"]);
+    let closed = server
+        .wait_event("sse-closed", |e| {
+            e["event"] == "sse-closed" && e["session"] == session.as_str()
+        })
+        .await;
+    let resumed = resumptions(&server, &session);
+    if polling {
+        assert_eq!(closed["how"], "extra.closeSSEStream", "{closed}");
+        assert_eq!(call.text, "resumed");
+        assert_eq!(resumed.len(), 1, "one GET with Last-Event-ID: {resumed:?}");
+    } else {
+        assert!(
+            closed["how"].is_null(),
+            "the SDK offers closeSSEStream only at >= 2025-11-25: {closed}"
+        );
+        assert_eq!(call.text, "not closed");
+        assert!(resumed.is_empty(), "{resumed:?}");
+    }
+
+    check_version_headers(&server, &session, &rev);
+    close_and_check_delete(&server, &client, &session).await;
+}
+
+/// `close_stream {force: true}`: the TS server closes the request's SSE
+/// stream with `transport.closeSSEStream(requestId)` whatever the revision
+/// (before 2025-11-25 this is a server-side drop: no priming event, no
+/// `retry`, but the progress events before it carried ids). Our client
+/// resumes by GET with `Last-Event-ID` (after `retry`, or its backoff) and
+/// gets every notification once and the result.
+async fn ours_forced_close(rev: ProtocolVersion) {
+    let server = ts_server();
+    let (client, session) = connect_ours(&server, &rev).await;
+
+    let call = call_tool(
+        &client,
+        "close_stream",
+        json!({ "ms": 150, "n": 4, "force": true }),
+        true,
+    )
+    .await;
+    assert!(!call.is_error, "{call:?}");
+    assert_eq!(call.text, "resumed");
+    assert_eq!(call.progress, one_to(4), "each progress exactly once");
+    assert_eq!(call.logs, ["before close", "after close"]);
+    let closed = server
+        .wait_event("sse-closed", |e| {
+            e["event"] == "sse-closed" && e["session"] == session.as_str()
+        })
+        .await;
+    assert!(closed["how"].is_string(), "{closed}");
+    let resumed = resumptions(&server, &session);
+    assert_eq!(resumed.len(), 1, "one GET with Last-Event-ID: {resumed:?}");
+
+    close_and_check_delete(&server, &client, &session).await;
+}
+
+mod ours_vs_ts_server {
+    use super::*;
+
+    macro_rules! revision {
+        ($name:ident, $rev:expr) => {
+            mod $name {
+                use super::*;
+
+                #[tokio::test]
+                #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+                async fn call_progress_delete() {
+                    ours_call_progress_delete($rev).await
+                }
+
+                #[tokio::test]
+                #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+                async fn close_sse_stream_mid_call() {
+                    ours_close_sse_stream($rev).await
+                }
+
+                #[tokio::test]
+                #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+                async fn forced_close_mid_call() {
+                    ours_forced_close($rev).await
+                }
+            }
+        };
+    }
+
+    revision!(v2025_03_26, ProtocolVersion::V2025_03_26);
+    revision!(v2025_06_18, ProtocolVersion::V2025_06_18);
+    revision!(v2025_11_25, ProtocolVersion::V2025_11_25);
+
+    /// The negotiating client (every revision allowed) against the TS SDK
+    /// server: the modern probe gets a 400 without a modern error, so it
+    /// falls back to `initialize` and settles on 2025-11-25.
+    #[tokio::test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    async fn negotiating_client_settles_on_2025_11_25() {
+        let server = ts_server();
+        let connection = negotiate(NegotiateConfig::new(server.url.clone()))
+            .await
+            .unwrap_or_else(|e| panic!("negotiation with the TS SDK server: {e}"));
+        assert_eq!(connection.revision(), ProtocolVersion::V2025_11_25);
+        let params = serde_json::value::to_raw_value(
+            &json!({ "name": "echo", "arguments": { "text": "negotiated" } }),
+        )
+        .expect("params");
+        let response = connection
+            .request("tools/call", Some(params), RequestOptions::default())
+            .await
+            .expect("tools/call")
+            .response()
+            .await
+            .expect("response");
+        let result: Value =
+            serde_json::from_str(response.payload.expect("a result").get()).expect("JSON");
+        assert_eq!(result["content"][0]["text"], "negotiated");
+        connection.close().await.expect("DELETE");
+        server
+            .wait_event("session-deleted", |e| e["event"] == "session-deleted")
+            .await;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The TypeScript SDK client against `mcp-compat serve`
+
+/// `mcp-compat serve --bind 127.0.0.1:0 ARGS...`.
+fn serve(args: &[&str]) -> Peer {
+    require_sdk();
+    let mut cmd = Command::new(mcp_compat());
+    cmd.args(["serve", "--bind", "127.0.0.1:0"]).args(args);
+    Peer::spawn("mcp-compat serve", cmd)
+}
+
+/// How `close_stream` must have gone.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum CloseStream {
+    /// Our server closed the connection mid-call and the SDK resumed.
+    Resumed,
+    /// Not a polling revision: the stream stayed open.
+    NotClosed,
+}
+
+/// Checks a successful `client.mjs` run: the version, echo, countdown
+/// (progress exactly 1..=count, one log each), close_stream, DELETE.
+fn check_ts_run(ran: &Ran, rev: &ProtocolVersion, count: u32, close: CloseStream) {
+    let s = &ran.summary;
+    assert!(
+        ran.status.success() && s["ok"] == true,
+        "client.mjs failed ({}): {s:#}\nstderr:\n{}",
+        ran.status,
+        ran.stderr
+    );
+    assert_eq!(s["protocolVersion"], rev.as_str(), "{s:#}");
+    assert_eq!(s["echo"], "hello from the TypeScript SDK");
+    let countdown = &s["countdown"];
+    assert_eq!(countdown["text"], "done", "{s:#}");
+    let want: Vec<Value> = (1..=count).map(Value::from).collect();
+    assert_eq!(countdown["progress"], Value::from(want), "{s:#}");
+    assert_eq!(countdown["logs"], count, "{s:#}");
+    let closed = &s["closeStream"];
+    // Our close_stream sends log messages, no progress.
+    assert_eq!(closed["logs"], 2, "{s:#}");
+    match close {
+        CloseStream::Resumed => {
+            assert_eq!(closed["text"], "resumed", "{s:#}");
+            assert!(
+                closed["resumptions"].as_u64() >= Some(1),
+                "the SDK resumed by GET with Last-Event-ID: {s:#}"
+            );
+        }
+        CloseStream::NotClosed => {
+            assert_eq!(closed["text"], "not closed", "{s:#}");
+            assert_eq!(closed["resumptions"], 0, "{s:#}");
+        }
+    }
+    assert_eq!(s["deleted"], true, "{s:#}");
+    let delete = s["deleteStatus"].as_u64();
+    assert!(
+        matches!(delete, Some(200 | 202 | 204)),
+        "DELETE answered {delete:?}: {s:#}"
+    );
+    // Every request after initialize names the negotiated version (the SDK
+    // sends the header on every revision).
+    let http = s["http"].as_array().expect("http log");
+    for r in http.iter().skip(1) {
+        assert_eq!(r["protocolVersion"], rev.as_str(), "{r}");
+    }
+}
+
+fn close_expectation(rev: &ProtocolVersion) -> CloseStream {
+    if rev.has(|f| f.sse_polling) {
+        CloseStream::Resumed
+    } else {
+        CloseStream::NotClosed
+    }
+}
+
+/// `serve --revisions REV`: the SDK client offers 2025-11-25 (it always
+/// offers its latest), our server counter-offers REV, the SDK accepts.
+fn ts_counter_offer(rev: ProtocolVersion) {
+    let mut args = vec!["--revisions", rev.as_str()];
+    if rev.has(|f| f.sse_polling) {
+        args.extend(["--retry-ms", "100"]);
+    }
+    let server = serve(&args);
+    let ran = ts_client(&server.url, &["--expect-version", rev.as_str()]);
+    check_ts_run(&ran, &rev, 5, close_expectation(&rev));
+}
+
+/// `serve` (every revision): the client pins REV in `initialize`
+/// (`--protocol-version`), our server accepts it.
+fn ts_pinned(rev: ProtocolVersion) {
+    let server = serve(&["--retry-ms", "100"]);
+    let ran = ts_client(
+        &server.url,
+        &[
+            "--protocol-version",
+            rev.as_str(),
+            "--expect-version",
+            rev.as_str(),
+        ],
+    );
+    check_ts_run(&ran, &rev, 5, close_expectation(&rev));
+}
+
+mod ts_client_vs_serve {
+    use super::*;
+
+    macro_rules! revision {
+        ($name:ident, $rev:expr) => {
+            mod $name {
+                use super::*;
+
+                #[test]
+                #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+                fn server_counter_offers() {
+                    ts_counter_offer($rev)
+                }
+
+                #[test]
+                #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+                fn client_pins_the_version() {
+                    ts_pinned($rev)
+                }
+            }
+        };
+    }
+
+    revision!(v2025_03_26, ProtocolVersion::V2025_03_26);
+    revision!(v2025_06_18, ProtocolVersion::V2025_06_18);
+    revision!(v2025_11_25, ProtocolVersion::V2025_11_25);
+
+    /// Our server closes every new stream right after its priming event
+    /// (`--disconnect after-priming`): every answer, and all of
+    /// countdown's progress, reach the SDK client through GET +
+    /// `Last-Event-ID` after our `retry`. The countdown (and close_stream's
+    /// 100 ms wait) is well within one `retry`, so each poll finds something
+    /// new (see
+    /// `sdk_forgets_last_event_id_after_an_empty_poll` for why that matters).
+    #[test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    fn disconnect_after_priming() {
+        let server = serve(&[
+            "--revisions",
+            "2025-11-25",
+            "--disconnect",
+            "after-priming",
+            "--retry-ms",
+            "250",
+        ]);
+        let ran = ts_client(&server.url, &["--count", "5", "--interval-ms", "5"]);
+        let rev = ProtocolVersion::V2025_11_25;
+        check_ts_run(&ran, &rev, 5, CloseStream::Resumed);
+        assert!(
+            ran.summary["countdown"]["resumptions"].as_u64() >= Some(1),
+            "{:#}",
+            ran.summary
+        );
+    }
+
+    /// Our server closes each connection after two message events
+    /// (`--disconnect after-events:2`): countdown's ten notifications and
+    /// its answer arrive over several connections, each resumed by the SDK
+    /// with `Last-Event-ID`, every progress exactly once.
+    #[test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    fn disconnect_after_events() {
+        let server = serve(&[
+            "--revisions",
+            "2025-11-25",
+            "--disconnect",
+            "after-events:2",
+            "--retry-ms",
+            "50",
+        ]);
+        let ran = ts_client(&server.url, &["--count", "5", "--interval-ms", "10"]);
+        let rev = ProtocolVersion::V2025_11_25;
+        check_ts_run(&ran, &rev, 5, CloseStream::Resumed);
+        assert!(
+            ran.summary["countdown"]["resumptions"].as_u64() >= Some(2),
+            "{:#}",
+            ran.summary
+        );
+    }
+
+    /// A known bug of the SDK client (1.32.2), pinned so an SDK upgrade that
+    /// fixes it is noticed: `_handleSseStream` keeps the last event id per
+    /// *connection*, so after a resumed connection that carried no event
+    /// with an id (a poll that found nothing new: our server with
+    /// `--disconnect after-priming` closes a resuming connection once it is
+    /// caught up) the next reconnection is a GET **without**
+    /// `Last-Event-ID`, which opens the standalone stream instead: the
+    /// request's answer never arrives and the call times out. The countdown
+    /// here (one event every 300 ms) is slower than the polls (100 ms).
+    /// When this test fails because the call succeeded, the SDK is fixed:
+    /// update docs/INTEROP.md and drop this test.
+    #[test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    fn sdk_forgets_last_event_id_after_an_empty_poll() {
+        let server = serve(&[
+            "--revisions",
+            "2025-11-25",
+            "--disconnect",
+            "after-priming",
+            "--retry-ms",
+            "100",
+        ]);
+        let ran = ts_client(
+            &server.url,
+            &[
+                "--count",
+                "3",
+                "--interval-ms",
+                "300",
+                "--timeout-ms",
+                "3000",
+            ],
+        );
+        let s = &ran.summary;
+        assert!(
+            !ran.status.success() && s["ok"] == false,
+            "the SDK client no longer loses its Last-Event-ID: update docs/INTEROP.md: {s:#}"
+        );
+        assert_eq!(s["echo"], "hello from the TypeScript SDK", "{s:#}");
+        assert!(s.get("countdown").is_none(), "{s:#}");
+        let error = s["error"].as_str().unwrap_or_default();
+        assert!(error.contains("timed out"), "{s:#}");
+        // The evidence: a GET without Last-Event-ID after resumptions began.
+        let http = s["http"].as_array().expect("http log");
+        let first_resume = http
+            .iter()
+            .position(|r| r["method"] == "GET" && r["lastEventId"].is_string())
+            .expect("the SDK resumed at least once");
+        assert!(
+            http[first_resume..]
+                .iter()
+                .any(|r| r["method"] == "GET" && r["lastEventId"].is_null()),
+            "{s:#}"
+        );
+    }
+}
