@@ -50,7 +50,7 @@ const MAX_CHUNK_BYTES: usize = 256 * 1024;
 
 /// How a connection starts.
 pub(crate) struct Plan {
-    /// The generation returned by `StreamState::attach`/`try_attach`.
+    /// The generation returned by `StreamState::attach`.
     pub generation: u64,
     /// The priming event's id, for a new stream on a polling session.
     pub priming: Option<EventId>,

@@ -1,4 +1,4 @@
-//! `GET`: the standalone stream ("Listening for Messages from the Server")
+//! `GET`: standalone streams ("Listening for Messages from the Server")
 //! and resumption ("Resumability and Redelivery").
 //!
 //! # Resumption (`Last-Event-ID`)
@@ -21,16 +21,42 @@
 //! A resume of a stream that has a connection takes the stream over: the
 //! old connection is closed, so no message goes out on two connections.
 //!
-//! # Standalone stream
+//! # Standalone streams
 //!
-//! One per session (stream number `StreamId::STANDALONE`), opened in the
-//! event store at the first `GET`; one connection at a time (a second
-//! concurrent `GET` is 409). It carries only what the server sends with
-//! `LegacyServer::notify_session`/`notify_all`, never a response. A fresh
-//! `GET` starts at the stream's current end; its priming event (polling
-//! sessions) names that position — for the first `GET` the stream's seq-0
-//! priming id, for a later one the id of the last event already on the
-//! stream, so that resuming from it replays exactly what follows.
+//! "Resumability and Redelivery" (2025-11-25): event ids "MUST be globally
+//! unique across all streams within that session". So each fresh `GET` (no
+//! `Last-Event-ID`) opens a **new** stream with its own number and becomes
+//! the session's *current* standalone stream; its priming event (polling
+//! sessions) is that stream's seq-0 id, which no other event of the session
+//! ever carries. (Re-opening one long-lived stream "at its current end"
+//! would make the priming event of a later `GET` repeat the id of the last
+//! event already sent on it.) The session's first standalone stream is
+//! number 0 (`StreamId::STANDALONE`, which the request-stream counter never
+//! issues); every later one takes the next number of the session's stream
+//! counter, shared with request streams.
+//!
+//! * One connection at a time: a fresh `GET` while the current standalone
+//!   stream has a connection attached (fresh or resumed) is 409.
+//! * The current standalone stream carries only what the server sends with
+//!   `LegacyServer::notify_session`/`notify_all`, never a response. A
+//!   message sent while no connection is attached is logged on it all the
+//!   same: a client that resumes the stream with its `Last-Event-ID` gets it.
+//! * A fresh `GET` that replaces a standalone stream *finishes* the old one
+//!   (in the event store and in its live state). Messages logged on the old
+//!   stream are **not** carried over to the new one — "MUST NOT replay
+//!   messages that would have been delivered on a different stream" — but
+//!   stay resumable: a `Last-Event-ID` of the old stream replays what
+//!   followed it and then the response ends, as for a finished request
+//!   stream. So a message sent between two `GET`s goes to the stream that
+//!   is current at that moment (the old one, until the new `GET` replaces
+//!   it), and is lost only to a client that reconnects without
+//!   `Last-Event-ID`.
+//! * Replacing happens under the session's standalone slot lock, which
+//!   server-initiated messages also take: each message lands either on the
+//!   old stream before it is finished or on the new one.
+//! * Finished standalone streams are ordinary finished streams for the
+//!   event store's bounds (evicted first when a session needs room; a
+//!   resume from an evicted one is 410).
 
 use std::sync::Arc;
 
@@ -147,39 +173,41 @@ fn foreign(text: &str) -> HttpResponse {
     )
 }
 
+/// A fresh `GET`: opens a new standalone stream that replaces the current
+/// one (see the module documentation).
 async fn standalone(shared: &Arc<Shared>, session: &Arc<Session>) -> HttpResponse {
-    let mut opened = None;
-    let state = session
-        .standalone()
-        .get_or_try_init(|| async {
-            let priming = shared
-                .config
-                .event_store
-                .open_stream(&session.tag, StreamId::STANDALONE)
-                .await?;
-            opened = Some(priming);
-            Ok::<_, mcp_transport_core::event_log::StoreError>(StreamState::new(
-                StreamId::STANDALONE,
-            ))
-        })
-        .await;
-    let state = match state {
-        Ok(s) => s.clone(),
-        Err(e) => {
-            return reply::internal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("cannot open the standalone stream: {e}"),
-            );
-        }
-    };
-    let cursor = state.live().last_seq;
-    let Some(generation) = state.try_attach(cursor) else {
+    let store = shared.config.event_store.as_ref();
+    let mut slot = session.standalone().lock().await;
+    if slot.as_ref().is_some_and(|s| s.is_attached()) {
         return reply::invalid(
             StatusCode::CONFLICT,
             "Conflict: this session already has its standalone GET stream open (one at a time); resume it with Last-Event-ID instead",
         );
+    }
+    let id = if slot.is_none() {
+        StreamId::STANDALONE
+    } else {
+        session.next_stream_id()
     };
-    let priming = opened.unwrap_or_else(|| EventId::new(session.tag, StreamId::STANDALONE, cursor));
+    let priming = match store.open_stream(&session.tag, id).await {
+        Ok(p) => p,
+        Err(e) => {
+            return reply::internal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("cannot open a standalone stream: {e}"),
+            );
+        }
+    };
+    let state = StreamState::new(id);
+    let generation = state.attach(EventId::PRIMING_SEQ);
+    session.add_stream(state.clone());
+    if let Some(old) = slot.replace(state.clone()) {
+        // Nothing more goes on the old stream: a resume of it replays what
+        // the client missed and then ends.
+        old.finish(store, &session.tag).await;
+        session.reap(&old);
+    }
+    drop(slot);
     connection::respond(
         shared,
         session,
@@ -187,7 +215,7 @@ async fn standalone(shared: &Arc<Shared>, session: &Arc<Session>) -> HttpRespons
         Plan {
             generation,
             priming: Some(priming),
-            cursor,
+            cursor: EventId::PRIMING_SEQ,
             prefetched: None,
             resuming: false,
         },

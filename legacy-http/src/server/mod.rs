@@ -56,7 +56,7 @@
 //! | `input` | server-to-client requests for `Outcome::InputRequired` |
 //! | `stream` | the small live state of a stream |
 //! | `connection` | an SSE connection: a cursor over the event log |
-//! | `get` | standalone stream and resumption |
+//! | `get` | standalone streams and resumption |
 //! | `delete` | session termination |
 //!
 //! Every message event is appended to the `EventStore` first and delivered
@@ -227,9 +227,12 @@ impl Shared {
         });
     }
 
-    /// Appends a server-initiated message to a session's standalone stream.
+    /// Appends a server-initiated message to a session's current standalone
+    /// stream (holding the slot, so a fresh GET cannot replace the stream
+    /// in the middle).
     async fn notify(&self, session: &Session, message: &Message) -> bool {
-        let Some(state) = session.standalone().get() else {
+        let slot = session.standalone().lock().await;
+        let Some(state) = slot.as_ref() else {
             return false;
         };
         state
@@ -363,10 +366,13 @@ impl LegacyServer {
     }
 
     /// Sends a server-initiated notification, unrelated to any request, on
-    /// one session's standalone GET stream. It is logged there (and so
-    /// delivered on resume) once the client has opened the stream; before
-    /// the first GET there is nowhere to send it and this returns `false`.
-    /// Never sent on any other stream.
+    /// one session's current standalone GET stream (the one the latest
+    /// fresh GET opened). It is logged there, and so delivered on resume,
+    /// even while no connection is attached; before the first GET there is
+    /// nowhere to send it and this returns `false`. Never sent on a request
+    /// stream, and never moved to a later standalone stream: a fresh GET
+    /// opens a new stream, and what was logged on the old one stays
+    /// resumable by its `Last-Event-ID`.
     pub async fn notify_session(&self, id: &str, notification: &Notification) -> bool {
         match self.shared.lookup(id).await {
             Some(s) => {
@@ -379,7 +385,7 @@ impl LegacyServer {
     }
 
     /// [`notify_session`](Self::notify_session) for every session; returns
-    /// on how many standalone streams it was logged.
+    /// on how many (current) standalone streams it was logged.
     pub async fn notify_all(&self, notification: &Notification) -> usize {
         let message = Message::Notification(notification.clone());
         let mut n = 0;

@@ -4,8 +4,10 @@
 //! version's [`Features`] row (every revision-dependent behaviour asks this
 //! row, never the version string), the client's description, and the
 //! [`SessionTag`] its event ids carry. Besides that it holds only small,
-//! bounded maps: live state of its unfinished streams, its in-flight
-//! requests' cancellation tokens and its pending server-to-client requests.
+//! bounded maps: live state of its unfinished streams (request streams and
+//! standalone GET streams alike; the current standalone stream is also
+//! named by the standalone slot), its in-flight requests' cancellation
+//! tokens and its pending server-to-client requests.
 //! An idle session owns no task, channel or timer; one sweeper task per
 //! server ends idle sessions.
 
@@ -20,7 +22,7 @@ use mcp_transport_core::event_id::{SessionTag, StreamId};
 use mcp_transport_core::handler::{ClientDescription, LogLevel};
 use mcp_transport_core::jsonrpc::{RequestId, Response};
 use mcp_transport_core::version::Features;
-use tokio::sync::{OnceCell, oneshot};
+use tokio::sync::oneshot;
 
 use super::Shared;
 use super::stream::StreamState;
@@ -46,10 +48,15 @@ pub(crate) struct Session {
     log_level: AtomicU8,
     next_stream: AtomicU64,
     next_client_request: AtomicU64,
-    /// Live state of request streams not yet reaped.
+    /// Live state of streams not yet reaped: request streams and standalone
+    /// GET streams (the current one, and a replaced one until it is reaped).
     streams: Mutex<HashMap<StreamId, Arc<StreamState>>>,
-    /// The standalone GET stream, opened at the first GET.
-    standalone: OnceCell<Arc<StreamState>>,
+    /// The current standalone GET stream: none before the first GET, then
+    /// the one the latest fresh GET opened (see the `get` module). An async
+    /// lock, held while a server-initiated message is appended and while a
+    /// fresh GET replaces the stream, so every message lands either on the
+    /// old stream before it is finished or on the new one.
+    standalone: tokio::sync::Mutex<Option<Arc<StreamState>>>,
     /// In-flight client requests and their cancellation tokens.
     requests: Mutex<HashMap<RequestId, CancellationToken>>,
     /// Server-to-client requests awaiting the client's response.
@@ -82,7 +89,7 @@ impl Session {
             next_stream: AtomicU64::new(StreamId::FIRST_REQUEST.get()),
             next_client_request: AtomicU64::new(1),
             streams: Mutex::default(),
-            standalone: OnceCell::new(),
+            standalone: tokio::sync::Mutex::new(None),
             requests: Mutex::default(),
             pending: Mutex::default(),
             last_active: AtomicU64::new(now_ms),
@@ -103,7 +110,8 @@ impl Session {
         self.log_level.store(level_to_u8(level), Ordering::Relaxed);
     }
 
-    /// Allocates the next request stream number.
+    /// Allocates the next stream number (for a request stream, or for a
+    /// standalone stream after the session's first).
     pub fn next_stream_id(&self) -> StreamId {
         StreamId(self.next_stream.fetch_add(1, Ordering::Relaxed))
     }
@@ -116,24 +124,23 @@ impl Session {
         ))
     }
 
-    /// Registers a request stream's live state.
+    /// Registers a stream's live state (so `Last-Event-ID` finds it).
     pub fn add_stream(&self, state: Arc<StreamState>) {
         lock(&self.streams).insert(state.id, state);
     }
 
     /// The live state of a stream, if it has one.
     pub fn stream(&self, id: StreamId) -> Option<Arc<StreamState>> {
-        if id.is_standalone() {
-            return self.standalone.get().cloned();
-        }
         lock(&self.streams).get(&id).cloned()
     }
 
-    /// Drops a request stream's live state once it has ended and everything
-    /// was delivered (or nobody is attached to deliver it); resumption then
-    /// works from the event store alone.
+    /// Drops a stream's live state once it has ended and everything was
+    /// delivered (or nobody is attached to deliver it); resumption then
+    /// works from the event store alone. The current standalone stream is
+    /// never finished, so it is never reaped; a replaced one is finished
+    /// and reaped like a request stream.
     pub fn reap(&self, state: &Arc<StreamState>) {
-        if state.id.is_standalone() || !state.live().finished || !state.fully_delivered() {
+        if !state.live().finished || !state.fully_delivered() {
             return;
         }
         let mut streams = lock(&self.streams);
@@ -145,8 +152,9 @@ impl Session {
         }
     }
 
-    /// The standalone stream's cell (opened on first use by the GET handler).
-    pub fn standalone(&self) -> &OnceCell<Arc<StreamState>> {
+    /// The slot of the current standalone stream (filled and replaced by
+    /// the GET handler, appended to by server-initiated messages).
+    pub fn standalone(&self) -> &tokio::sync::Mutex<Option<Arc<StreamState>>> {
         &self.standalone
     }
 

@@ -102,27 +102,7 @@ impl StreamState {
         generation
     }
 
-    /// Attaches like [`attach`](Self::attach) but only when no connection is
-    /// attached (the standalone GET stream is one connection at a time).
-    pub fn try_attach(&self, cursor: u64) -> Option<u64> {
-        let mut free = false;
-        self.delivery.send_if_modified(|d| {
-            if d.attached.is_none() {
-                // Reserve with a placeholder; the generation is set below.
-                d.attached = Some(u64::MAX);
-                d.delivered = cursor;
-                free = true;
-            }
-            free
-        });
-        if !free {
-            return None;
-        }
-        Some(self.attach(cursor))
-    }
-
     /// Whether a connection is attached.
-    #[cfg(test)]
     pub fn is_attached(&self) -> bool {
         self.delivery.borrow().attached.is_some()
     }
@@ -251,11 +231,11 @@ mod tests {
     }
 
     #[test]
-    fn attach_takeover_and_try_attach() {
+    fn attach_takeover_and_detach() {
         let s = StreamState::new(StreamId(1));
+        assert!(!s.is_attached());
         let g1 = s.attach(0);
         assert!(s.is_attached());
-        assert!(s.try_attach(0).is_none());
         let g2 = s.attach(0);
         assert!(g2 > g1);
         assert_eq!(s.live().generation, g2);
@@ -263,7 +243,8 @@ mod tests {
         assert!(s.is_attached());
         s.detach(g2);
         assert!(!s.is_attached());
-        let g3 = s.try_attach(5).unwrap();
+        let g3 = s.attach(5);
         assert_eq!(s.live().generation, g3);
+        assert_eq!(s.delivery.borrow().delivered, 5);
     }
 }
