@@ -22,10 +22,12 @@
 //! | [`event_id`] | session-unique event ids that name their stream and position |
 //! | [`event_log`] | the bounded per-stream replay log behind the [`event_log::EventStore`] trait |
 //! | [`cancel`] | a runtime-free cancellation token |
+//! | [`endpoint`] | `Origin`/`Host` allowlists, `Accept` and `Content-Type` rules every server applies |
 //! | [`transport`] | the client-side [`transport::Transport`] trait every revision implements |
 //! | [`handler`] | the server-side handler API, written once and served in every era |
 
 pub mod cancel;
+pub mod endpoint;
 pub mod event_id;
 pub mod event_log;
 pub mod handler;

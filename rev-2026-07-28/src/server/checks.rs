@@ -6,115 +6,16 @@
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+pub(crate) use mcp_transport_core::endpoint::{Accepts, host_allowed, origin_allowed};
 
-/// Splits `host[:port]` (with `[v6]` literals) into lowercase host and port.
-fn split_host_port(authority: &str) -> Option<(String, Option<&str>)> {
-    let a = authority.trim();
-    if a.is_empty() {
-        return None;
-    }
-    let (host, port) = if a.starts_with('[') {
-        let end = a.find(']')?;
-        let port = match &a[end + 1..] {
-            "" => None,
-            rest => Some(rest.strip_prefix(':')?),
-        };
-        (&a[..=end], port)
-    } else {
-        match a.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (a, None),
-        }
-    };
-    if let Some(p) = port
-        && (p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return None;
-    }
-    if host.is_empty() || host.contains(['/', '@', ' ']) {
-        return None;
-    }
-    Some((host.to_ascii_lowercase(), port))
-}
-
-/// Whether a `Host` value is allowed: `allowed` entries are `host` (any
-/// port) or `host:port`; `None` means the loopback names with any port.
-pub(crate) fn host_allowed(host: &str, allowed: Option<&[String]>) -> bool {
-    let Some((name, port)) = split_host_port(host) else {
-        return false;
-    };
-    match allowed {
-        None => LOOPBACK_HOSTS.contains(&name.as_str()),
-        Some(list) => list.iter().any(|entry| match split_host_port(entry) {
-            Some((n, None)) => n == name,
-            Some((n, Some(p))) => n == name && Some(p) == port,
-            None => false,
-        }),
-    }
-}
-
-/// Whether an `Origin` value is allowed: `allowed` entries are compared
-/// case-insensitively as `scheme://host[:port]` (a trailing `/` ignored);
-/// `None` means `http`/`https` with a loopback host and any port.
-pub(crate) fn origin_allowed(origin: &str, allowed: Option<&[String]>) -> bool {
-    let o = origin.trim().trim_end_matches('/');
-    match allowed {
-        Some(list) => list
-            .iter()
-            .any(|a| a.trim().trim_end_matches('/').eq_ignore_ascii_case(o)),
-        None => {
-            let lower = o.to_ascii_lowercase();
-            let Some((scheme, authority)) = lower.split_once("://") else {
-                return false;
-            };
-            (scheme == "http" || scheme == "https")
-                && split_host_port(authority)
-                    .is_some_and(|(h, _)| LOOPBACK_HOSTS.contains(&h.as_str()))
-        }
-    }
-}
-
-/// What an `Accept` header allows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Accepts {
-    /// `application/json` (or `application/*`, `*/*`).
-    pub json: bool,
-    /// `text/event-stream` (or `text/*`, `*/*`).
-    pub sse: bool,
-}
-
-/// Reads every `Accept` header. Media ranges may carry parameters; a range
-/// with `q=0` is "not acceptable" and ignored. Wildcards count: `*/*` as
-/// both types, `application/*` as JSON, `text/*` as SSE.
+/// Reads every `Accept` header ([`mcp_transport_core::endpoint::accepts`]).
 pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
-    let mut a = Accepts::default();
-    for value in headers.get_all(ACCEPT) {
-        let Ok(value) = value.to_str() else { continue };
-        for range in value.split(',') {
-            let mut parts = range.split(';');
-            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-            let refused = parts.any(|p| {
-                let p = p.trim();
-                p.len() > 2
-                    && p[..2].eq_ignore_ascii_case("q=")
-                    && p[2..].parse::<f32>().is_ok_and(|q| q <= 0.0)
-            });
-            if refused {
-                continue;
-            }
-            match media.as_str() {
-                "*/*" => {
-                    a.json = true;
-                    a.sse = true;
-                }
-                "application/json" | "application/*" => a.json = true,
-                "text/event-stream" | "text/*" => a.sse = true,
-                _ => {}
-            }
-        }
-    }
-    a
+    mcp_transport_core::endpoint::accepts(
+        headers
+            .get_all(ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok()),
+    )
 }
 
 /// Whether `Content-Type` is `application/json` (parameters such as
@@ -123,65 +24,12 @@ pub(crate) fn is_json_content_type(headers: &HeaderMap) -> bool {
     headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(mcp_transport_core::endpoint::is_json_media_type)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hosts() {
-        for ok in [
-            "localhost",
-            "localhost:8080",
-            "LOCALHOST:1",
-            "127.0.0.1:3000",
-            "[::1]:9",
-        ] {
-            assert!(host_allowed(ok, None), "{ok}");
-        }
-        for bad in [
-            "evil.example.com",
-            "localhost.evil.com",
-            "127.0.0.2",
-            "",
-            "localhost:",
-            "localhost:x",
-            "user@localhost",
-        ] {
-            assert!(!host_allowed(bad, None), "{bad}");
-        }
-        let list = vec!["mcp.example.com".to_owned(), "10.0.0.1:8080".to_owned()];
-        assert!(host_allowed("mcp.example.com:443", Some(&list)));
-        assert!(host_allowed("10.0.0.1:8080", Some(&list)));
-        assert!(!host_allowed("10.0.0.1:8081", Some(&list)));
-        assert!(!host_allowed("localhost", Some(&list)));
-    }
-
-    #[test]
-    fn origins() {
-        for ok in [
-            "http://localhost",
-            "http://localhost:5173",
-            "https://127.0.0.1:1",
-            "http://[::1]:80",
-        ] {
-            assert!(origin_allowed(ok, None), "{ok}");
-        }
-        for bad in [
-            "null",
-            "http://evil.example.com",
-            "file://localhost",
-            "localhost",
-        ] {
-            assert!(!origin_allowed(bad, None), "{bad}");
-        }
-        let list = vec!["https://app.example.com".to_owned()];
-        assert!(origin_allowed("https://APP.example.com/", Some(&list)));
-        assert!(!origin_allowed("http://app.example.com", Some(&list)));
-    }
 
     fn acc(v: &str) -> Accepts {
         let mut h = HeaderMap::new();
@@ -190,32 +38,9 @@ mod tests {
     }
 
     #[test]
-    fn accept_header() {
-        let both = Accepts {
-            json: true,
-            sse: true,
-        };
-        assert_eq!(acc("application/json, text/event-stream"), both);
-        assert_eq!(
-            acc("application/json;q=0.9,text/event-stream; charset=utf-8"),
-            both
-        );
-        assert_eq!(acc("*/*"), both);
-        assert_eq!(
-            acc("application/json"),
-            Accepts {
-                json: true,
-                sse: false
-            }
-        );
-        assert_eq!(
-            acc("application/json, text/event-stream;q=0"),
-            Accepts {
-                json: true,
-                sse: false
-            }
-        );
-        assert_eq!(acc("text/html"), Accepts::default());
+    fn accept_headers_are_read() {
+        assert!(acc("application/json, text/event-stream").sse);
+        assert!(!acc("application/json").sse);
     }
 
     #[test]
