@@ -7,9 +7,12 @@
 //! * `mcp-compat serve`: the reference server ([`reference::ReferenceHandler`]).
 //! * `mcp-compat call`: one request from the negotiating client.
 //! * `mcp-compat matrix`: the compatibility matrix ([`matrix`]).
+//! * `mcp-compat conformance-client URL`: the client the official
+//!   conformance suite drives ([`conformance_client`]).
 
 pub mod call;
 pub mod check;
+pub mod conformance_client;
 pub mod fixtures;
 pub mod matrix;
 pub mod matrix_cmd;

@@ -1,7 +1,8 @@
-//! The `mcp-compat` binary: `serve`, `call` and `matrix`.
+//! The `mcp-compat` binary: `serve`, `call`, `matrix`, `check-server` and the
+//! hidden `conformance-client`.
 
 use clap::{Parser, Subcommand};
-use mcp_compat::{call, check, matrix_cmd, serve};
+use mcp_compat::{call, check, conformance_client, matrix_cmd, serve};
 
 /// MCP Streamable HTTP reference server and client.
 #[derive(Parser, Debug)]
@@ -22,6 +23,14 @@ enum Command {
     /// Check someone else's server: the revisions it speaks and the
     /// transport behaviours it gets right or wrong.
     CheckServer(check::CheckArgs),
+    /// The client the official conformance suite runs: does what the
+    /// scenario named by `MCP_CONFORMANCE_SCENARIO` checks against the mock
+    /// server at URL (unset: connect, list tools, call the first tool).
+    #[command(hide = true)]
+    ConformanceClient {
+        /// The mock server's MCP endpoint.
+        url: String,
+    },
 }
 
 #[tokio::main]
@@ -44,6 +53,10 @@ async fn main() -> std::process::ExitCode {
             Ok(false) => Err("some checks failed".into()),
             Err(e) => Err(e),
         },
+        Command::ConformanceClient { url } => {
+            let scenario = std::env::var(conformance_client::SCENARIO_ENV).unwrap_or_default();
+            conformance_client::run(&url, scenario.trim()).await
+        }
     };
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,

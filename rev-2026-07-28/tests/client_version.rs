@@ -189,3 +189,61 @@ async fn other_http_errors_keep_status_and_rpc_error() {
         .unwrap();
     assert_eq!(response.payload.unwrap_err().code, -32601);
 }
+
+/// Found by the conformance suite's `request-metadata` scenario: its server
+/// rejects the first request with `-32022` whose `supported` lists the very
+/// version the client sent. That version is the highest mutual one, so the
+/// client retries once with it instead of giving up — and only once.
+#[tokio::test]
+async fn a_rejected_version_the_server_lists_as_supported_is_retried_once() {
+    let rejections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let reject = |seen: &Seen| {
+        status_json(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(
+                &seen.id(),
+                -32022,
+                "Unsupported protocol version",
+                Some(json!({"supported": ["2026-07-28"], "requested": seen.version()})),
+            ),
+        )
+    };
+    let count = rejections.clone();
+    let fake = Fake::start(move |seen| {
+        if count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return reject(seen);
+        }
+        json_ok(&result(
+            &seen.id(),
+            json!({"resultType": "complete", "tools": []}),
+        ))
+    })
+    .await;
+    let client = fake.client();
+    let response = client
+        .request("tools/list", None, RequestOptions::default())
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    assert!(response.payload.is_ok());
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].version(), Some("2026-07-28"));
+    assert_eq!(seen[1].header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_ne!(seen[0].id(), seen[1].id());
+
+    // A server that keeps rejecting it gets one retry, then the error.
+    let fake = Fake::start(reject).await;
+    let response = fake
+        .client()
+        .request("tools/list", None, RequestOptions::default())
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    assert_eq!(response.payload.unwrap_err().code, -32022);
+    assert_eq!(fake.seen().len(), 2);
+}

@@ -43,7 +43,8 @@
 //! * Every attempt gets a new id. Re-sends happen on
 //!   `-32022 UnsupportedProtocolVersionError` (once: the highest version in
 //!   both [`ModernClientConfig::versions`] and `data.supported` becomes the
-//!   client's version from then on; no mutual version is
+//!   client's version from then on, even when it is the one just rejected;
+//!   no mutual version is
 //!   `TransportError::Negotiation` naming both lists), on `-32020
 //!   HeaderMismatch` for `tools/call` (once, after re-fetching `tools/list`),
 //!   on `InputRequiredResult` (up to [`ModernClientConfig::max_input_rounds`],

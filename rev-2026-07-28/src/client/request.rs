@@ -20,7 +20,7 @@
 //!
 //! | the answer | what happens |
 //! | --- | --- |
-//! | `-32022 UnsupportedProtocolVersionError` (HTTP 400) | once per call: the highest version in both the configuration and `error.data.supported` becomes the client's version for this and later requests (*Versioning*, "Protocol Version Negotiation"); no mutual version is `TransportError::Negotiation`, naming both lists |
+//! | `-32022 UnsupportedProtocolVersionError` (HTTP 400) | once per call: the highest version in both the configuration and `error.data.supported` becomes the client's version for this and later requests (*Versioning*, "Protocol Version Negotiation"), and the request is re-sent with it — also when it is the version just rejected (the server lists it as supported, so the rejection was transient); no mutual version is `TransportError::Negotiation`, naming both lists |
 //! | `-32020 HeaderMismatch` on `tools/call` | once per call: `tools/list` is fetched again (all pages) and the call re-sent with recomputed `Mcp-Param-*` headers ("Client Behavior": the client "SHOULD call `tools/list` ... then retry") |
 //! | `resultType: "input_required"` | up to `max_input_rounds` times: [`mrtr`](super::mrtr) |
 //! | the stream or body ends before the response | only with `RequestOptions::safe_to_retry`, once: "Resumable SSE streams via `Last-Event-ID` are not supported", so the call is re-issued whole; otherwise `TransportError::ResumeFailed` |
@@ -461,16 +461,25 @@ impl Call {
                             &data.supported,
                             Some(Era::Modern),
                         )?;
-                        if chosen != *version {
-                            self.version_retried = true;
+                        // Retried even when `chosen` is the version just
+                        // sent: the server lists it as supported, so the
+                        // rejection was not about the version itself (a
+                        // server behind a load balancer mid-upgrade, a
+                        // stale instance) and "retry using the advertised
+                        // `supported` versions" holds for it too. Once per
+                        // call, so it cannot loop.
+                        self.version_retried = true;
+                        if chosen == *version {
+                            tracing::info!(%version, "UnsupportedProtocolVersionError for a version the server lists as supported; retrying once with it");
+                        } else {
                             let reason = format!(
                                 "{chosen}: the highest version in both the client's list ({}) and the server's ({}), after the server rejected {version}",
                                 mcp_transport_core::version::list(&self.shared.config.versions),
                                 mcp_transport_core::version::list(&data.supported),
                             );
                             self.shared.set_version(chosen, reason);
-                            return Ok(None);
                         }
+                        return Ok(None);
                     }
                 }
                 if error.code == HEADER_MISMATCH
