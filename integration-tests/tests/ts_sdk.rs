@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mcp_legacy_http::client::{ClientConfig, LegacyClient};
 use mcp_negotiate::client::{NegotiateConfig, connect as negotiate};
+use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};

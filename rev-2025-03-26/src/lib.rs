@@ -2,7 +2,7 @@
 //!
 //! MCP Streamable HTTP as it was first defined: revision **2025-03-26**, and
 //! its successor **2025-06-18**, served as two *profiles* of one crate. Both
-//! run on the session-based engine of [`mcp_legacy_http`] (sessions, the
+//! run on the session-based engine of [`mcp_session_engine`] (sessions, the
 //! standalone GET stream, the replay log, the client's stream handling and
 //! resumption are the same code as for 2025-11-25); the engine switches the
 //! differences on from the negotiated revision's
@@ -48,7 +48,7 @@
 //! own event** — related notifications and server requests of every
 //! request of the batch, and one response per request — that ends after the
 //! last response; in [`ServerConfig::json_response`] mode it is one JSON
-//! array, unless a request streams first. See `mcp_legacy_http`'s server
+//! array, unless a request streams first. See `mcp_session_engine`'s server
 //! documentation for the full table.
 //!
 //! # Use
@@ -90,11 +90,11 @@ use std::sync::Arc;
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::transport::TransportError;
 
-pub use mcp_legacy_http;
-pub use mcp_legacy_http::client::{
+pub use mcp_session_engine;
+pub use mcp_session_engine::client::{
     BatchItem, BatchResponses, ClientConfig, InitializeResult, LegacyClient, Listening,
 };
-pub use mcp_legacy_http::server::{
+pub use mcp_session_engine::server::{
     DEFAULT_MAX_BATCH_LEN, DisconnectPolicy, LegacyServer, ParsePolicyError, ServerConfig,
 };
 pub use mcp_transport_core;

@@ -1,7 +1,7 @@
 //! # mcp-rev-2025-11-25
 //!
 //! MCP Streamable HTTP as revision **2025-11-25** defines it: the
-//! session-based engine of [`mcp_legacy_http`], configured to negotiate this
+//! session-based engine of [`mcp_session_engine`], configured to negotiate this
 //! revision and nothing else. What 2025-11-25 adds to the session-based
 //! transport is SEP-1699 ("Support SSE polling via server-side
 //! disconnect"), and the engine switches it on from the revision's
@@ -57,9 +57,11 @@ use std::sync::Arc;
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::transport::TransportError;
 
-pub use mcp_legacy_http;
-pub use mcp_legacy_http::client::{ClientConfig, InitializeResult, LegacyClient, Listening};
-pub use mcp_legacy_http::server::{DisconnectPolicy, LegacyServer, ParsePolicyError, ServerConfig};
+pub use mcp_session_engine;
+pub use mcp_session_engine::client::{ClientConfig, InitializeResult, LegacyClient, Listening};
+pub use mcp_session_engine::server::{
+    DisconnectPolicy, LegacyServer, ParsePolicyError, ServerConfig,
+};
 pub use mcp_transport_core;
 pub use mcp_transport_core::ProtocolVersion;
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mcp_legacy_http::client::Listening;
 use mcp_negotiate::client::{Connection, NegotiateConfig, Underlying, connect};
+use mcp_session_engine::client::Listening;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Message, to_raw};
 use mcp_transport_core::transport::{ListenFilter, RequestOptions, ServerMessages, Transport};
@@ -184,7 +184,7 @@ impl Session {
 /// logged, not a failure: the stream is optional (*Transports*, "Listening
 /// for Messages from the Server").
 async fn open_standalone_stream(
-    client: &mcp_legacy_http::client::LegacyClient,
+    client: &mcp_session_engine::client::LegacyClient,
 ) -> Option<JoinHandle<()>> {
     match client.open_listen(ListenFilter::default()).await {
         Ok(Listening::Stream(messages)) => {

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::serve::ListenerExt;
-use mcp_legacy_http::server::{DisconnectPolicy, ServerConfig};
 use mcp_negotiate::client::{Connection, NegotiateConfig, NegotiateError, connect};
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_rev_2026_07_28::server::ModernConfig;
+use mcp_session_engine::server::{DisconnectPolicy, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::LogLevel;
 use mcp_transport_core::transport::{Transport, TransportError};

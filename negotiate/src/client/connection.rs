@@ -1,8 +1,8 @@
 //! [`Connection`]: one [`Transport`] whatever revision was negotiated.
 
 use async_trait::async_trait;
-use mcp_legacy_http::client::LegacyClient;
 use mcp_rev_2026_07_28::client::ModernClient;
+use mcp_session_engine::client::LegacyClient;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::Notification;
 use mcp_transport_core::transport::{

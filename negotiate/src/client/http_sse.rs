@@ -87,7 +87,7 @@ pub use config::{
 };
 /// What the server answered to `initialize` (2024-11-05 *Lifecycle*,
 /// "Initialization"); the same type the Streamable HTTP legacy client uses.
-pub use mcp_legacy_http::client::InitializeResult;
+pub use mcp_session_engine::client::InitializeResult;
 
 use request::Cancel;
 use shared::{Lifeline, Shared};

@@ -29,8 +29,8 @@ pub mod probe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_legacy_http::client::{ClientConfig, LegacyClient};
 use mcp_rev_2026_07_28::client::{ModernClient, ModernClientConfig};
+use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::transport::{InputHandler, NoInput, TransportError};
 use mcp_transport_core::version::{HttpTransport, list};
 use mcp_transport_core::{Era, ProtocolVersion};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use client_common::*;
 use futures::StreamExt;
 use http::StatusCode;
-use mcp_legacy_http::client::{ClientConfig, LegacyClient, Listening};
+use mcp_session_engine::client::{ClientConfig, LegacyClient, Listening};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::Message;
 use mcp_transport_core::transport::{

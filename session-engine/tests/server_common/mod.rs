@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use axum::serve::ListenerExt;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use mcp_legacy_http::server::{LegacyServer, ServerConfig};
+use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::handler::{
     Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext, ServerDescription,
 };

@@ -10,7 +10,7 @@ use std::time::Duration;
 use client_common::*;
 use futures::StreamExt;
 use http::StatusCode;
-use mcp_legacy_http::client::{ClientConfig, LegacyClient};
+use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Notification, to_raw};
 use mcp_transport_core::transport::{
@@ -72,7 +72,7 @@ async fn connects_over_json_and_sends_the_handshake_headers() {
     );
     let params = &init.body.as_ref().unwrap()["params"];
     assert_eq!(params["protocolVersion"], "2025-11-25");
-    assert_eq!(params["clientInfo"]["name"], "mcp-legacy-http");
+    assert_eq!(params["clientInfo"]["name"], "mcp-session-engine");
     assert!(init.rpc_id().unwrap().is_i64());
 
     let initialized = &seen[1];

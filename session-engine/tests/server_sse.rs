@@ -7,7 +7,7 @@ mod server_common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use mcp_legacy_http::server::DisconnectPolicy;
+use mcp_session_engine::server::DisconnectPolicy;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_id::EventId;
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! # mcp-legacy-http
+//! # mcp-session-engine
 //!
 //! The session-based ("legacy era") Streamable HTTP engine, shared by the
 //! revisions 2025-03-26, 2025-06-18 and 2025-11-25: sessions, POST and GET

@@ -6,7 +6,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use axum::serve::ListenerExt;
-//! use mcp_legacy_http::server::{LegacyServer, ServerConfig};
+//! use mcp_session_engine::server::{LegacyServer, ServerConfig};
 //! # async fn run(handler: Arc<dyn mcp_transport_core::handler::Handler>) -> std::io::Result<()> {
 //! let server = LegacyServer::new(handler, ServerConfig::default());
 //! let app = axum::Router::new().nest_service("/mcp", server.router());

@@ -26,7 +26,7 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_legacy_http::client::ClientConfig;
+/// use mcp_session_engine::client::ClientConfig;
 /// use mcp_transport_core::ProtocolVersion;
 ///
 /// let config = ClientConfig::new("http://127.0.0.1:8080/mcp")
@@ -162,7 +162,7 @@ impl Default for ClientConfig {
                 ProtocolVersion::V2025_03_26,
             ],
             client_info: serde_json::json!({
-                "name": "mcp-legacy-http",
+                "name": "mcp-session-engine",
                 "version": env!("CARGO_PKG_VERSION"),
             }),
             capabilities: serde_json::json!({}),

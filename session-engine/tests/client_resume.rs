@@ -11,7 +11,7 @@ use std::time::Duration;
 use client_common::*;
 use futures::StreamExt;
 use http::StatusCode;
-use mcp_legacy_http::client::{ClientConfig, LegacyClient};
+use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
 use serde_json::{Value, json};

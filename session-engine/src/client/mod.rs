@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_transport_core::transport::TransportError> {
-//! use mcp_legacy_http::client::{ClientConfig, LegacyClient};
+//! use mcp_session_engine::client::{ClientConfig, LegacyClient};
 //! use mcp_transport_core::transport::{RequestOptions, Transport};
 //!
 //! let client = LegacyClient::connect(ClientConfig::new("http://127.0.0.1:8080/mcp")).await?;

@@ -6,7 +6,7 @@ mod server_common;
 use std::time::Duration;
 
 use axum::body::Body;
-use mcp_legacy_http::server::{LegacyServer, ServerConfig};
+use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use serde_json::{Value, json};
 use server_common::*;
