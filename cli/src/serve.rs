@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use clap::Args;
-use mcp_negotiate::server::{MultiConfig, MultiServer};
+use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
+use mcp_rev_2025_11_25::{DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
-use mcp_session_engine::server::{DisconnectPolicy, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
 
@@ -89,9 +89,9 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
         return Err(format!("--path must start with '/', got {:?}", args.path));
     }
     let keepalive = (args.keepalive_ms > 0).then(|| Duration::from_millis(args.keepalive_ms));
-    let legacy = ServerConfig::default()
+    let legacy = legacy_config()
         .with_json_response(args.json_response)
-        .with_retry_ms(args.retry_ms.unwrap_or(1000))
+        .with_retry_ms(args.retry_ms.unwrap_or(DEFAULT_RETRY_MS))
         .with_disconnect(args.disconnect.unwrap_or(DisconnectPolicy::Never))
         .with_get_stream(!args.no_get_stream)
         .with_allowed_origins(args.allowed_origins.clone())

@@ -4,19 +4,19 @@
 //! its successor **2025-06-18**, served as two *profiles* of one crate. Both
 //! run on the session-based engine of [`mcp_session_engine`] (sessions, the
 //! standalone GET stream, the replay log, the client's stream handling and
-//! resumption are the same code as for 2025-11-25); the engine switches the
-//! differences on from the negotiated revision's
-//! [`Features`](mcp_transport_core::version::Features) row once
-//! `initialize` has settled on a version.
+//! resumption are the same code as for 2025-11-25); this crate's
+//! [`Revision`] is the engine's
+//! [`SessionRevision`](mcp_session_engine::revision::SessionRevision) for
+//! each, chosen once when `initialize` has settled on a version.
 //!
 //! # What differs, and where it is handled
 //!
 //! | rule | 2025-03-26 | 2025-06-18 |
 //! | --- | --- | --- |
-//! | JSON-RPC batches (`Features::batches`) | *Transports*, "Sending Messages to the Server" 3: the body may be "an array batching one or more requests and/or notifications" or "one or more responses"; 4: only responses/notifications → 202; 5-6: requests → one JSON body or an SSE stream with "one JSON-RPC response per each JSON-RPC request" (which "MAY be batched"). The server answers element by element (below); [`LegacyClient::batch`] sends batches | removed (changelog, "Major changes" 1): an array is 400 `-32600` "batches ended with 2025-03-26"; `LegacyClient::batch` is `Unsupported` |
-//! | `MCP-Protocol-Version` (`Features::version_header`) | not defined: the client does not send it, the server serves requests without it | "Protocol Version Header": the client "MUST include" it after `initialize`; the server answers 400 "with an invalid or unsupported" value, and serves a request without it (or naming another supported version) at the version negotiated for the session ("relying on the protocol version negotiated during initialization") |
-//! | elicitation (`Features::elicitation`) | not in `schema.ts` (`ServerRequest` is ping, sampling, roots): a handler's `elicitation/create` fails the request with `-32021` | `elicitation/create`, to clients that declared `elicitation` |
-//! | SEP-1699 (`Features::sse_polling`) | none: no priming event, no `retry`, and [`DisconnectPolicy`] is ignored — "The server SHOULD NOT close the SSE stream before sending a JSON-RPC response per each received JSON-RPC request" | the same |
+//! | JSON-RPC batches ([`Revision`]`::batches`) | *Transports*, "Sending Messages to the Server" 3: the body may be "an array batching one or more requests and/or notifications" or "one or more responses"; 4: only responses/notifications → 202; 5-6: requests → one JSON body or an SSE stream with "one JSON-RPC response per each JSON-RPC request" (which "MAY be batched"). The server answers element by element (below); [`LegacyClient::batch`] sends batches | removed (changelog, "Major changes" 1): an array is 400 `-32600` "batches ended with 2025-03-26"; `LegacyClient::batch` is `Unsupported` |
+//! | `MCP-Protocol-Version` (`version_header`) | not defined: the client does not send it, the server serves requests without it | "Protocol Version Header": the client "MUST include" it after `initialize`; the server answers 400 "with an invalid or unsupported" value, and serves a request without it (or naming another supported version) at the version negotiated for the session ("relying on the protocol version negotiated during initialization") |
+//! | elicitation (`elicitation`) | not in `schema.ts` (`ServerRequest` is ping, sampling, roots): a handler's `elicitation/create` fails the request with `-32021` | `elicitation/create`, to clients that declared `elicitation` |
+//! | SEP-1699 (`polling`) | none: no priming event, no `retry`, and the 2025-11-25 disconnect policy does not apply — "The server SHOULD NOT close the SSE stream before sending a JSON-RPC response per each received JSON-RPC request" | the same |
 //!
 //! Both: "Servers MAY attach an `id` field to their SSE events"
 //! ("Resumability and Redelivery" 1). Here that is
@@ -83,6 +83,8 @@
 //! more `versions` and use [`LegacyServer::new`] directly: the engine is
 //! the same.
 
+mod server;
+
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -94,11 +96,10 @@ pub use mcp_session_engine;
 pub use mcp_session_engine::client::{
     BatchItem, BatchResponses, ClientConfig, InitializeResult, LegacyClient, Listening,
 };
-pub use mcp_session_engine::server::{
-    DEFAULT_MAX_BATCH_LEN, DisconnectPolicy, LegacyServer, ParsePolicyError, ServerConfig,
-};
+pub use mcp_session_engine::server::{DEFAULT_MAX_BATCH_LEN, LegacyServer, ServerConfig};
 pub use mcp_transport_core;
 pub use mcp_transport_core::ProtocolVersion;
+pub use server::{Revision, register};
 
 /// Revision `2025-03-26`: the first Streamable HTTP, with JSON-RPC batches
 /// and without the `MCP-Protocol-Version` header.
@@ -188,11 +189,11 @@ impl FromStr for Profile {
 }
 
 /// The server configuration for `profile`: [`ServerConfig::default`] with
-/// `versions` set to the profile's revisions. Event ids are on
-/// ([`ServerConfig::event_ids`]), so broken streams can be resumed; the
-/// [`DisconnectPolicy`] and `retry_ms` do nothing on these revisions.
+/// `versions` set to the profile's revisions and this crate's
+/// [`Revision`]s registered. Event ids are on
+/// ([`ServerConfig::event_ids`]), so broken streams can be resumed.
 pub fn server_config(profile: Profile) -> ServerConfig {
-    ServerConfig::default().with_versions(profile.versions())
+    register(ServerConfig::default().with_versions(profile.versions()))
 }
 
 /// A server of this crate's revisions answering with `handler`.
@@ -210,7 +211,7 @@ pub fn server(handler: Arc<dyn Handler>, config: ServerConfig) -> LegacyServer {
     if versions.is_empty() {
         versions = Profile::Both.versions();
     }
-    LegacyServer::new(handler, config.with_versions(versions))
+    LegacyServer::new(handler, register(config.with_versions(versions)))
 }
 
 /// The client configuration for the endpoint `url` speaking `profile`:
@@ -255,13 +256,16 @@ mod tests {
     }
 
     #[test]
-    fn the_feature_rows_are_the_ones_the_docs_describe() {
-        let old = V2025_03_26.features().unwrap();
-        assert!(old.batches && !old.version_header && !old.sse_polling && !old.elicitation);
-        assert!(old.sessions && old.resumption && old.get_stream && old.server_requests);
-        let new = V2025_06_18.features().unwrap();
-        assert!(!new.batches && new.version_header && !new.sse_polling && new.elicitation);
-        assert!(new.sessions && new.resumption && new.get_stream && new.server_requests);
+    fn the_feature_rows_agree_with_the_revisions() {
+        use mcp_session_engine::revision::SessionRevision;
+        for r in Revision::ALL {
+            let f = r.version().features().unwrap();
+            assert_eq!(f.batches, r.batches(), "{r:?}");
+            assert_eq!(f.version_header, r.version_header(), "{r:?}");
+            assert_eq!(f.elicitation, r.elicitation(), "{r:?}");
+            assert_eq!(f.sse_polling, r.polling().is_some(), "{r:?}");
+            assert!(f.sessions && f.resumption && f.get_stream && f.server_requests);
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::*;
-use mcp_rev_2025_03_26::{LegacyServer, ProtocolVersion, ServerConfig, mcp_transport_core};
+use mcp_rev_2025_03_26::{LegacyServer, ServerConfig, mcp_transport_core};
 use mcp_transport_core::sse::SseItem;
 use serde_json::{Value, json};
 
@@ -444,10 +444,7 @@ async fn later_revisions_reject_arrays_saying_batches_ended_with_2025_03_26() {
 
     // The same engine serving 2025-11-25.
     let handler = std::sync::Arc::new(TestHandler::default());
-    let newer = LegacyServer::new(
-        handler.clone(),
-        ServerConfig::default().with_versions([ProtocolVersion::V2025_11_25]),
-    );
+    let newer = LegacyServer::new(handler.clone(), mcp_rev_2025_11_25::server_config());
     let newer = TestServer::serve(newer, handler).await;
     let raw = newer.raw();
     let s = raw.init("2025-11-25").await;

@@ -65,10 +65,16 @@ fn assert_plain_events(items: &[SseItem], ids: bool) {
 async fn no_priming_event_on_either_profile() {
     for (profile, version) in PROFILES {
         for policy in ["never", "after-priming", "after-events:1", "after-ms:0"] {
-            // The disconnect policy is a 2025-11-25 (SEP-1699) setting: it
-            // must change nothing here.
-            let config = test_config(profile).with_disconnect(policy.parse().unwrap());
-            let server = TestServer::start(config).await;
+            // The disconnect policy is a 2025-11-25 (SEP-1699) setting: on
+            // a server that also serves 2025-11-25 with it, it must change
+            // nothing for these revisions' sessions (SEP-1699, "Backward
+            // Compatibility": old client, new server).
+            use mcp_rev_2025_11_25::PollingExt;
+            let config = mcp_rev_2025_11_25::register(test_config(profile))
+                .with_disconnect(policy.parse().unwrap());
+            let handler = Arc::new(TestHandler::default());
+            let engine = mcp_rev_2025_03_26::LegacyServer::new(handler.clone(), config);
+            let server = TestServer::serve(engine, handler).await;
             let raw = server.raw();
             let s = raw.init(version).await;
             let resp = raw

@@ -1,18 +1,19 @@
 //! # mcp-rev-2025-11-25
 //!
-//! MCP Streamable HTTP as revision **2025-11-25** defines it: the
-//! session-based engine of [`mcp_session_engine`], configured to negotiate this
-//! revision and nothing else. What 2025-11-25 adds to the session-based
-//! transport is SEP-1699 ("Support SSE polling via server-side
-//! disconnect"), and the engine switches it on from the revision's
-//! [`Features`](mcp_transport_core::version::Features) row
-//! (`sse_polling`) once `initialize` has settled on this version:
+//! MCP Streamable HTTP as revision **2025-11-25** defines it, on the
+//! session-based engine of [`mcp_session_engine`]. What 2025-11-25 adds to
+//! the session-based transport is SEP-1699 ("Support SSE polling via
+//! server-side disconnect"), and it lives here: [`Revision`] is the engine's
+//! [`SessionRevision`](mcp_session_engine::revision::SessionRevision) for
+//! this version (chosen once, when `initialize` settles on 2025-11-25), and
+//! its [`policy`] module holds the disconnect policies as pure state
+//! machines.
 //!
 //! | rule (2025-11-25 *Transports*) | where |
 //! | --- | --- |
 //! | "Sending Messages to the Server" 6: "The server SHOULD immediately send an SSE event consisting of an event ID and an empty `data` field in order to prime the client to reconnect" (SEP-1699: "MUST") | the server primes every new stream |
-//! | 6: "After the server has sent an SSE event with an event ID to the client, the server MAY close the _connection_ (without terminating the _SSE stream_) at any time" | [`DisconnectPolicy`] and `RequestContext::close_sse_stream` |
-//! | 6: "it SHOULD send an SSE event with a standard `retry` field before closing the connection. The client MUST respect the `retry` field" | [`ServerConfig::retry_ms`]; the client waits exactly that long |
+//! | 6: "After the server has sent an SSE event with an event ID to the client, the server MAY close the _connection_ (without terminating the _SSE stream_) at any time" | [`DisconnectPolicy`] ([`policy::PolicyState`] per connection) and `RequestContext::close_sse_stream` |
+//! | 6: "it SHOULD send an SSE event with a standard `retry` field before closing the connection. The client MUST respect the `retry` field" | [`Revision::retry_ms`]; the client waits exactly that long |
 //! | 6: "Disconnection SHOULD NOT be interpreted as the client cancelling its request. To cancel, the client SHOULD explicitly send an MCP `CancelledNotification`" | a dropped connection never cancels; dropping a `ResponseStream` sends `notifications/cancelled` |
 //! | "Resumability and Redelivery" 2: resume "with an HTTP GET ... and include the `Last-Event-ID` header"; the server "MUST NOT replay messages that would have been delivered on a different stream" | the client's resumption loop; the server's event log |
 //! | "Session Management" 3-5: 404 for a terminated session, a fresh `InitializeRequest` after it, `DELETE` to end a session | both sides |
@@ -23,7 +24,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! # async fn run(handler: Arc<dyn mcp_transport_core::handler::Handler>) -> Result<(), Box<dyn std::error::Error>> {
-//! use mcp_rev_2025_11_25 as rev;
+//! use mcp_rev_2025_11_25::{self as rev, PollingExt};
 //! use mcp_transport_core::transport::{RequestOptions, Transport};
 //!
 //! // Server: poll clients every 500 ms instead of holding connections open.
@@ -52,6 +53,9 @@
 //! [`LegacyServer::new`] / [`LegacyClient::connect`] directly: the engine is
 //! the same.
 
+pub mod policy;
+mod server;
+
 use std::sync::Arc;
 
 use mcp_transport_core::handler::Handler;
@@ -59,11 +63,11 @@ use mcp_transport_core::transport::TransportError;
 
 pub use mcp_session_engine;
 pub use mcp_session_engine::client::{ClientConfig, InitializeResult, LegacyClient, Listening};
-pub use mcp_session_engine::server::{
-    DisconnectPolicy, LegacyServer, ParsePolicyError, ServerConfig,
-};
+pub use mcp_session_engine::server::{LegacyServer, ServerConfig};
 pub use mcp_transport_core;
 pub use mcp_transport_core::ProtocolVersion;
+pub use policy::{DisconnectPolicy, ParsePolicyError};
+pub use server::{DEFAULT_RETRY_MS, PollingExt, Revision};
 
 /// The protocol revision this crate speaks: `2025-11-25`, the value of
 /// `protocolVersion` in `initialize` and of the `MCP-Protocol-Version`
@@ -72,24 +76,41 @@ pub use mcp_transport_core::ProtocolVersion;
 pub const VERSION: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
 /// The server configuration for this revision: [`ServerConfig::default`]
-/// with `versions = [2025-11-25]`. An `initialize` offering another version
-/// is answered with 2025-11-25 (*Lifecycle*, "Version Negotiation": the
-/// server "MUST respond with another protocol version it supports").
+/// with `versions = [2025-11-25]` and this crate's [`Revision`]. An
+/// `initialize` offering another version is answered with 2025-11-25
+/// (*Lifecycle*, "Version Negotiation": the server "MUST respond with
+/// another protocol version it supports").
 ///
 /// The defaults keep every connection open until its response
 /// ([`DisconnectPolicy::Never`]) with `retry_ms = 1000`; set
-/// [`ServerConfig::disconnect`] to poll (SEP-1699).
+/// [`PollingExt::with_disconnect`] to poll (SEP-1699).
 pub fn server_config() -> ServerConfig {
-    ServerConfig::default().with_versions([VERSION])
+    ServerConfig::default()
+        .with_versions([VERSION])
+        .with_revision(Arc::new(Revision::default()))
+}
+
+/// Adds this revision to `config`: its [`Revision`] (unless the config has
+/// one already) and 2025-11-25 among the served versions (unless listed),
+/// for servers that serve several legacy revisions.
+pub fn register(mut config: ServerConfig) -> ServerConfig {
+    if config.revision(&VERSION).is_none() {
+        config = config.with_revision(Arc::new(Revision::default()));
+    }
+    if !config.versions.contains(&VERSION) {
+        config.versions.push(VERSION);
+    }
+    config
 }
 
 /// A server of this revision answering with `handler`.
 ///
 /// `config.versions` is replaced by `[2025-11-25]`, whatever it held, so
-/// the server negotiates this revision only; every other field is used as
-/// given. Start from [`server_config`].
+/// the server negotiates this revision only (its [`Revision`] is added when
+/// missing); every other field is used as given. Start from
+/// [`server_config`].
 pub fn server(handler: Arc<dyn Handler>, config: ServerConfig) -> LegacyServer {
-    LegacyServer::new(handler, config.with_versions([VERSION]))
+    LegacyServer::new(handler, register(config.with_versions([])))
 }
 
 /// The client configuration for the endpoint `url`: [`ClientConfig::new`]
@@ -121,6 +142,9 @@ mod tests {
     fn configs_name_this_revision_only() {
         assert_eq!(VERSION.as_str(), "2025-11-25");
         assert_eq!(server_config().versions, [VERSION]);
+        assert!(server_config().revision(&VERSION).is_some());
+        let both = register(register(ServerConfig::default().with_versions([])));
+        assert_eq!((both.versions.len(), both.revisions.len()), (1, 1));
         assert_eq!(client_config("http://127.0.0.1:1/mcp").versions, [VERSION]);
         assert!(VERSION.has(|f| f.sse_polling && f.sessions && f.version_header));
     }

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
-use mcp_rev_2025_11_25::LegacyClient;
+use mcp_rev_2025_11_25::{LegacyClient, PollingExt};
 use mcp_transport_core::jsonrpc::{Message, Notification};
 use mcp_transport_core::transport::{
     ListenFilter, ResponseStream, StreamEvent, Transport, TransportError,

@@ -64,7 +64,8 @@ async fn the_session_negotiates_this_revision_and_sends_its_header() {
 /// another revision is refused with a negotiation error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_refuses_a_server_of_another_revision() {
-    let old = mcp_rev_2025_11_25::server_config().with_versions([ProtocolVersion::V2025_06_18]);
+    let old = mcp_rev_2025_03_26::register(mcp_rev_2025_11_25::server_config())
+        .with_versions([ProtocolVersion::V2025_06_18]);
     // `rev::server` would force 2025-11-25: build the engine directly.
     let server =
         mcp_rev_2025_11_25::LegacyServer::new(std::sync::Arc::new(TestHandler::default()), old);

@@ -6,7 +6,7 @@ mod server_common;
 use std::time::Duration;
 
 use axum::body::Body;
-use mcp_session_engine::server::{LegacyServer, ServerConfig};
+use mcp_session_engine::server::LegacyServer;
 use mcp_transport_core::ProtocolVersion;
 use serde_json::{Value, json};
 use server_common::*;
@@ -403,10 +403,7 @@ async fn set_level_filters_log_messages() {
 
 #[tokio::test]
 async fn handle_serves_requests_directly_and_checks_missing_accept() {
-    let server = LegacyServer::new(
-        std::sync::Arc::new(TestHandler::default()),
-        ServerConfig::default(),
-    );
+    let server = LegacyServer::new(std::sync::Arc::new(TestHandler::default()), config());
     let req = http::Request::post("/")
         .header("host", "localhost")
         .header("content-type", "application/json")

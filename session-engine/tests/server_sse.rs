@@ -7,7 +7,7 @@ mod server_common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use mcp_session_engine::server::DisconnectPolicy;
+use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_id::EventId;
 use serde_json::json;

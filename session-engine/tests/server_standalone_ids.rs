@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_session_engine::server::DisconnectPolicy;
+use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::{MemoryEventStore, MemoryEventStoreConfig};

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use mcp_negotiate::client::{Connection, NegotiateConfig, NegotiateError, connect};
+use mcp_negotiate::server::legacy_config;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
+use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
-use mcp_session_engine::server::{DisconnectPolicy, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::LogLevel;
 use mcp_transport_core::transport::{Transport, TransportError};
@@ -227,7 +228,7 @@ impl Drop for Harness {
 async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result<Harness> {
     let handler = Arc::new(ReferenceHandler::new());
     let json = scenario == Scenario::Json;
-    let mut legacy = ServerConfig::default()
+    let mut legacy = legacy_config()
         .with_json_response(json)
         .with_retry_ms(20)
         .with_keepalive(None);

@@ -35,7 +35,8 @@ pub struct MultiConfig {
     /// stateless one.
     pub revisions: Vec<ProtocolVersion>,
     /// Settings of the legacy engine (its `versions` are overwritten with
-    /// the legacy subset of `revisions`).
+    /// the legacy subset of `revisions`; the revision crates'
+    /// implementations are added where it has none, see [`legacy_config`]).
     pub legacy: ServerConfig,
     /// Settings of the modern engine (its `supported_versions` are
     /// overwritten with the modern subset of `revisions`, and its advertised
@@ -54,10 +55,34 @@ impl MultiConfig {
     pub fn revisions(revisions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
         MultiConfig {
             revisions: revisions.into_iter().collect(),
-            legacy: ServerConfig::default(),
+            legacy: legacy_config(),
             modern: ModernConfig::default(),
         }
     }
+}
+
+/// The session engine's configuration with every legacy revision's
+/// implementation from its crate: 2025-03-26 and 2025-06-18 from
+/// `mcp-rev-2025-03-26`, 2025-11-25 (SEP-1699) from `mcp-rev-2025-11-25`.
+/// Implementations already in `config` are kept.
+pub fn with_legacy_revisions(config: ServerConfig) -> ServerConfig {
+    let versions = config.versions.clone();
+    let mut config = config;
+    for r in mcp_rev_2025_03_26::Revision::ALL {
+        if config
+            .revision(&mcp_session_engine::revision::SessionRevision::version(&r))
+            .is_none()
+        {
+            config = config.with_revision(Arc::new(r));
+        }
+    }
+    mcp_rev_2025_11_25::register(config).with_versions(versions)
+}
+
+/// [`ServerConfig::default`] with every legacy revision's implementation
+/// ([`with_legacy_revisions`]).
+pub fn legacy_config() -> ServerConfig {
+    with_legacy_revisions(ServerConfig::default())
 }
 
 /// Why a [`MultiServer`] could not be built.
@@ -130,7 +155,7 @@ impl MultiServer {
         let legacy = (!legacy_versions.is_empty()).then(|| {
             LegacyServer::new(
                 handler.clone(),
-                config.legacy.clone().with_versions(legacy_versions),
+                with_legacy_revisions(config.legacy.clone()).with_versions(legacy_versions),
             )
         });
         let modern = (!modern_versions.is_empty()).then(|| {

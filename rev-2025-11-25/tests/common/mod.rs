@@ -17,7 +17,9 @@ use axum::extract::Request;
 use axum::http::{Method, header};
 use axum::serve::ListenerExt;
 use futures::StreamExt;
-use mcp_rev_2025_11_25::{self as rev, ClientConfig, LegacyClient, LegacyServer, ServerConfig};
+use mcp_rev_2025_11_25::{
+    self as rev, ClientConfig, LegacyClient, LegacyServer, PollingExt, ServerConfig,
+};
 use mcp_transport_core::handler::{
     Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext, ServerDescription,
 };

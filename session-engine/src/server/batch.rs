@@ -1,4 +1,4 @@
-//! JSON-RPC batches: 2025-03-26 only (`Features::batches`).
+//! JSON-RPC batches: 2025-03-26 only (`SessionRevision::batches`).
 //!
 //! 2025-03-26 *Transports*, "Sending Messages to the Server" 3: the body of
 //! a POST may be "an array batching one or more requests and/or
@@ -100,7 +100,7 @@ pub(crate) async fn post(
         Ok(s) => s,
         Err(r) => return r.response(),
     };
-    if !session.features.batches {
+    if !session.revision.batches() {
         // `post` parses arrays as batches only for sessions that allow them.
         return reply::body_error(&BodyError::BatchNotAllowed);
     }

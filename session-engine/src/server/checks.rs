@@ -99,7 +99,7 @@ pub(crate) fn check_protocol_version(
     config: &ServerConfig,
 ) -> Result<(), Reject> {
     let Some(value) = headers.get(PROTOCOL_VERSION) else {
-        if session.features.version_header {
+        if session.revision.version_header() {
             tracing::debug!(
                 session = %session.id,
                 version = %session.version,

@@ -1,112 +1,13 @@
-//! [`ServerConfig`] and [`DisconnectPolicy`].
+//! [`ServerConfig`].
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_log::{EventStore, MemoryEventStore};
 
-/// When the server closes an SSE *connection* before its stream has ended
-/// (SEP-1699, 2025-11-25 *Transports*, "Sending Messages to the Server" 6:
-/// "the server MAY close the connection (without terminating the SSE
-/// stream) at any time"). Before closing such a connection the server sends
-/// `retry: <retry_ms>`, and the client resumes with `GET` + `Last-Event-ID`.
-///
-/// The policy applies **only** to sessions whose revision has
-/// `Features::sse_polling` (2025-11-25). Sessions at 2025-03-26 or
-/// 2025-06-18 are never closed early: those revisions say the server "SHOULD
-/// NOT close the SSE stream before sending the JSON-RPC response".
-///
-/// A handler can also close the current connection on demand with
-/// `RequestContext::close_sse_stream`, whatever the policy.
-///
-/// Parsed from text by [`FromStr`]: `never`, `after-priming`,
-/// `after-events:N` (N ≥ 1), `after-ms:N`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum DisconnectPolicy {
-    /// Keep every connection open until its stream ends.
-    #[default]
-    Never,
-    /// A connection to a *new* stream closes right after its priming event
-    /// (and the `retry`); a *resuming* connection first delivers everything
-    /// that is ready, then closes if the stream has not ended. The client
-    /// thus polls every `retry_ms`.
-    AfterPriming,
-    /// A connection closes after it has delivered this many message events
-    /// (replayed ones count; the priming event does not). At least 1.
-    AfterEvents(u32),
-    /// A connection closes this many milliseconds after it opened, once what
-    /// is ready by then has been delivered.
-    AfterMs(u64),
-}
-
-/// Why a [`DisconnectPolicy`] could not be parsed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid disconnect policy {input:?}: {reason} (expected never, after-priming, after-events:N or after-ms:N)"
-)]
-pub struct ParsePolicyError {
-    /// The text that was given.
-    pub input: String,
-    /// What is wrong with it.
-    pub reason: String,
-}
-
-impl FromStr for DisconnectPolicy {
-    type Err = ParsePolicyError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = |reason: String| ParsePolicyError {
-            input: s.to_owned(),
-            reason,
-        };
-        let t = s.trim();
-        match t {
-            "never" => return Ok(DisconnectPolicy::Never),
-            "after-priming" => return Ok(DisconnectPolicy::AfterPriming),
-            _ => {}
-        }
-        let Some((name, n)) = t.split_once(':') else {
-            return Err(err("unknown policy".into()));
-        };
-        let number = |n: &str| -> Result<u64, ParsePolicyError> {
-            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(err(format!("{n:?} is not a non-negative integer")));
-            }
-            n.parse::<u64>()
-                .map_err(|e| err(format!("{n:?} is not a valid number: {e}")))
-        };
-        match name {
-            "after-events" => {
-                let n = number(n)?;
-                if n == 0 {
-                    return Err(err(
-                        "after-events needs N >= 1 (with 0 a resuming client could never make progress)"
-                            .into(),
-                    ));
-                }
-                u32::try_from(n)
-                    .map(DisconnectPolicy::AfterEvents)
-                    .map_err(|_| err(format!("{n} is larger than {}", u32::MAX)))
-            }
-            "after-ms" => number(n).map(DisconnectPolicy::AfterMs),
-            other => Err(err(format!("unknown policy {other:?}"))),
-        }
-    }
-}
-
-impl fmt::Display for DisconnectPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DisconnectPolicy::Never => f.write_str("never"),
-            DisconnectPolicy::AfterPriming => f.write_str("after-priming"),
-            DisconnectPolicy::AfterEvents(n) => write!(f, "after-events:{n}"),
-            DisconnectPolicy::AfterMs(n) => write!(f, "after-ms:{n}"),
-        }
-    }
-}
+use crate::revision::SessionRevision;
 
 /// Configuration of a [`LegacyServer`](super::LegacyServer).
 ///
@@ -125,9 +26,19 @@ impl fmt::Display for DisconnectPolicy {
 #[derive(Clone)]
 pub struct ServerConfig {
     /// The legacy revisions served, negotiated at `initialize` with
-    /// `negotiation::legacy_server_select`. Versions that are not legacy
-    /// Streamable HTTP revisions are ignored. Default: `[2025-11-25]`.
+    /// `negotiation::legacy_server_select`. A version is served only when
+    /// [`revisions`](Self::revisions) holds its implementation; others are
+    /// ignored (with a warning when the server is built).
+    /// Default: `[2025-11-25]`.
     pub versions: Vec<ProtocolVersion>,
+    /// The revision implementations this server may negotiate, at most one
+    /// per version (see [`crate::revision`]): `mcp-rev-2025-11-25` for
+    /// 2025-11-25, `mcp-rev-2025-03-26` for 2025-03-26 and 2025-06-18. The
+    /// engine itself knows none, so the default is empty: start from a
+    /// revision crate's `server_config()`, or add them with
+    /// [`with_revision`](Self::with_revision). Versions listed here but not
+    /// in [`versions`](Self::versions) are not served.
+    pub revisions: Vec<Arc<dyn SessionRevision>>,
     /// Answer a request with `application/json` unless the handler sends a
     /// related message (or needs client input) before its result, in which
     /// case the answer becomes an SSE stream. When `false` (the default)
@@ -135,12 +46,6 @@ pub struct ServerConfig {
     /// transport's own answers (`initialize`, `ping`, `logging/setLevel`)
     /// are always JSON.
     pub json_response: bool,
-    /// The `retry` value (milliseconds) sent before the server closes a
-    /// connection whose stream has not ended (SEP-1699). Default 1000.
-    pub retry_ms: u64,
-    /// When to close connections early on `sse_polling` sessions. Default
-    /// [`DisconnectPolicy::Never`].
-    pub disconnect: DisconnectPolicy,
     /// Offer the standalone `GET` stream. When `false`, a `GET` without
     /// `Last-Event-ID` gets 405 (*Transports*, "Listening for Messages from
     /// the Server" 3). Default `true`.
@@ -149,8 +54,8 @@ pub struct ServerConfig {
     /// (*Transports*, "Session Management" 5). Default `true`.
     pub allow_delete: bool,
     /// Give SSE events ids (and so make them resumable) on sessions without
-    /// `sse_polling`. Sessions with `sse_polling` always get ids (SEP-1699
-    /// needs them). Default `true`.
+    /// SEP-1699 polling. Polling sessions always get ids (SEP-1699 needs
+    /// them). Default `true`.
     pub event_ids: bool,
     /// Origins allowed in the `Origin` header, compared case-insensitively
     /// as `scheme://host[:port]`. `None` (the default) allows only loopback
@@ -197,7 +102,7 @@ pub struct ServerConfig {
     /// before it is answered with an error. Default 8.
     pub max_input_rounds: u32,
     /// The most elements one JSON-RPC batch may hold (2025-03-26 sessions,
-    /// the only ones with `Features::batches`); a longer batch is answered
+    /// the only ones whose revision has batches); a longer batch is answered
     /// 400 with `-32600` and nothing in it is processed. JSON-RPC 2.0 sets
     /// no bound; this one keeps one POST from starting an unbounded number
     /// of handler tasks. Default [`DEFAULT_MAX_BATCH_LEN`]; at least 1.
@@ -211,9 +116,8 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             versions: vec![ProtocolVersion::V2025_11_25],
+            revisions: Vec::new(),
             json_response: false,
-            retry_ms: 1000,
-            disconnect: DisconnectPolicy::Never,
             get_stream: true,
             allow_delete: true,
             event_ids: true,
@@ -237,9 +141,8 @@ impl fmt::Debug for ServerConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServerConfig")
             .field("versions", &self.versions)
+            .field("revisions", &self.revisions)
             .field("json_response", &self.json_response)
-            .field("retry_ms", &self.retry_ms)
-            .field("disconnect", &self.disconnect)
             .field("get_stream", &self.get_stream)
             .field("allow_delete", &self.allow_delete)
             .field("event_ids", &self.event_ids)
@@ -268,21 +171,24 @@ impl ServerConfig {
         self
     }
 
+    /// Adds a revision implementation to [`revisions`](Self::revisions),
+    /// replacing the one of the same version. The version is served only
+    /// if [`versions`](Self::versions) lists it.
+    pub fn with_revision(mut self, revision: Arc<dyn SessionRevision>) -> Self {
+        let v = revision.version();
+        self.revisions.retain(|r| r.version() != v);
+        self.revisions.push(revision);
+        self
+    }
+
+    /// The implementation of `version` in [`revisions`](Self::revisions).
+    pub fn revision(&self, version: &ProtocolVersion) -> Option<&Arc<dyn SessionRevision>> {
+        self.revisions.iter().find(|r| &r.version() == version)
+    }
+
     /// Sets [`json_response`](Self::json_response).
     pub fn with_json_response(mut self, on: bool) -> Self {
         self.json_response = on;
-        self
-    }
-
-    /// Sets [`retry_ms`](Self::retry_ms).
-    pub fn with_retry_ms(mut self, ms: u64) -> Self {
-        self.retry_ms = ms;
-        self
-    }
-
-    /// Sets [`disconnect`](Self::disconnect).
-    pub fn with_disconnect(mut self, policy: DisconnectPolicy) -> Self {
-        self.disconnect = policy;
         self
     }
 
@@ -371,8 +277,18 @@ impl ServerConfig {
     }
 
     /// The configured versions that this engine can serve: legacy
-    /// Streamable HTTP revisions with sessions.
+    /// Streamable HTTP revisions with sessions, with an implementation in
+    /// [`revisions`](Self::revisions).
     pub(crate) fn served_versions(&self) -> Vec<ProtocolVersion> {
+        self.served_revisions()
+            .iter()
+            .map(|r| r.version())
+            .collect()
+    }
+
+    /// The implementations of the served versions, in the order of
+    /// [`versions`](Self::versions).
+    pub(crate) fn served_revisions(&self) -> Vec<Arc<dyn SessionRevision>> {
         self.versions
             .iter()
             .filter(|v| {
@@ -383,7 +299,7 @@ impl ServerConfig {
                                 == mcp_transport_core::version::HttpTransport::StreamableHttp
                     })
             })
-            .cloned()
+            .filter_map(|v| self.revision(v).cloned())
             .collect()
     }
 }
@@ -392,46 +308,52 @@ impl ServerConfig {
 mod tests {
     use super::*;
 
-    #[test]
-    fn policy_parses_and_prints() {
-        for (text, p) in [
-            ("never", DisconnectPolicy::Never),
-            ("after-priming", DisconnectPolicy::AfterPriming),
-            ("after-events:3", DisconnectPolicy::AfterEvents(3)),
-            ("after-ms:250", DisconnectPolicy::AfterMs(250)),
-            ("after-ms:0", DisconnectPolicy::AfterMs(0)),
-        ] {
-            assert_eq!(text.parse::<DisconnectPolicy>().unwrap(), p);
-            assert_eq!(p.to_string(), text);
+    /// A revision implementation for tests: only its version.
+    #[derive(Debug)]
+    struct Plain(ProtocolVersion);
+
+    impl SessionRevision for Plain {
+        fn version(&self) -> ProtocolVersion {
+            self.0.clone()
         }
-        for bad in [
-            "",
-            "sometimes",
-            "after-events:0",
-            "after-events:",
-            "after-events:-1",
-            "after-events:+1",
-            "after-ms:x",
-            "after-events:99999999999",
-            "after-secs:1",
-        ] {
-            let e = bad.parse::<DisconnectPolicy>().unwrap_err();
-            assert!(e.to_string().contains("expected never"), "{e}");
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
         }
     }
 
     #[test]
-    fn served_versions_are_legacy_streamable() {
-        let c = ServerConfig::default().with_versions([
+    fn served_versions_are_legacy_streamable_and_implemented() {
+        let mut c = ServerConfig::default();
+        for v in [
+            ProtocolVersion::V2024_11_05,
+            ProtocolVersion::V2025_03_26,
+            ProtocolVersion::V2025_11_25,
+            ProtocolVersion::V2026_07_28,
+        ] {
+            c = c.with_revision(Arc::new(Plain(v)));
+        }
+        let c = c.with_versions([
+            ProtocolVersion::V2025_06_18,
             ProtocolVersion::V2024_11_05,
             ProtocolVersion::V2025_03_26,
             ProtocolVersion::V2025_11_25,
             ProtocolVersion::V2026_07_28,
             ProtocolVersion::parse("2025-01-01"),
         ]);
+        // 2025-06-18 has no implementation here; 2024-11-05 and 2026-07-28
+        // are not session-based Streamable HTTP.
         assert_eq!(
             c.served_versions(),
             [ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_11_25]
         );
+        assert!(ServerConfig::default().served_versions().is_empty());
+    }
+
+    #[test]
+    fn with_revision_replaces_the_same_version() {
+        let c = ServerConfig::default()
+            .with_revision(Arc::new(Plain(ProtocolVersion::V2025_11_25)))
+            .with_revision(Arc::new(Plain(ProtocolVersion::V2025_11_25)));
+        assert_eq!(c.revisions.len(), 1);
     }
 }

@@ -9,15 +9,16 @@
 //!
 //! Per connection, in order:
 //!
-//! 1. the priming event, on a *new* stream of an `sse_polling` session
+//! 1. the priming event, on a *new* stream of a session whose revision has
+//!    [`SessionRevision::polling`](crate::revision::SessionRevision::polling)
 //!    (SEP-1699: "When a server starts an SSE stream, it MUST immediately
 //!    send an SSE event consisting of an id and an empty data string");
-//! 2. message events, each with its id (always on `sse_polling` sessions,
-//!    else when `ServerConfig::event_ids`), a short run of ready events
-//!    written as one body chunk;
+//! 2. message events, each with its id (always on polling sessions, else
+//!    when `ServerConfig::event_ids`), a short run of ready events written
+//!    as one body chunk;
 //! 3. the end: after the stream's last event (its response) the body ends.
-//!    If the server ends the connection before that — the
-//!    [`DisconnectPolicy`], `close_sse_stream`, or a takeover by a newer
+//!    If the server ends the connection before that — the revision's
+//!    [`ConnectionPolicy`], `close_sse_stream`, or a takeover by a newer
 //!    connection — a polling session first gets `retry: <retry_ms>` (SEP-1699:
 //!    "the server SHOULD send an SSE event with a retry field"), except on a
 //!    takeover, where the client has already reconnected.
@@ -38,10 +39,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::Shared;
-use super::config::DisconnectPolicy;
 use super::reply::{self, HttpResponse};
 use super::session::{BusyGuard, Session};
 use super::stream::{Live, StreamState};
+use crate::revision::ConnectionPolicy;
 
 /// At most this many events go into one body chunk.
 const MAX_CHUNK_EVENTS: usize = 64;
@@ -87,15 +88,12 @@ struct Connection {
     cursor: u64,
     priming: Option<EventId>,
     prefetched: Option<Replay>,
-    polling: bool,
+    /// `retry` before an early close: `Some` on polling (SEP-1699) sessions.
+    retry_ms: Option<u64>,
     with_ids: bool,
-    policy: DisconnectPolicy,
-    resuming: bool,
+    /// The revision's early-close policy; `None`: never closed early.
+    policy: Option<Box<dyn ConnectionPolicy>>,
     close_seen: u64,
-    sent: u64,
-    deadline: Option<Instant>,
-    /// Close (with `retry`) as soon as everything ready is delivered.
-    close_when_caught_up: bool,
     done: bool,
     _busy: BusyGuard,
 }
@@ -107,21 +105,11 @@ impl Connection {
         stream: Arc<StreamState>,
         plan: Plan,
     ) -> Self {
-        let polling = session.features.sse_polling;
         // Revisions without SEP-1699 are never closed early.
-        let policy = if polling {
-            shared.config.disconnect
-        } else {
-            DisconnectPolicy::Never
-        };
+        let polling = session.revision.polling();
+        let policy = polling.map(|p| p.connection(Instant::now().into_std(), plan.resuming));
         let rx = stream.subscribe();
         let close_seen = rx.borrow().close_requests;
-        let deadline = match policy {
-            DisconnectPolicy::AfterMs(ms) => {
-                Some(Instant::now() + std::time::Duration::from_millis(ms))
-            }
-            _ => None,
-        };
         Connection {
             shared: shared.clone(),
             session: session.clone(),
@@ -130,24 +118,20 @@ impl Connection {
             generation: plan.generation,
             rx,
             cursor: plan.cursor,
-            priming: plan.priming.filter(|_| polling),
+            priming: plan.priming.filter(|_| polling.is_some()),
             prefetched: plan.prefetched,
-            polling,
-            with_ids: polling || shared.config.event_ids,
+            retry_ms: polling.map(|p| p.retry_ms()),
+            with_ids: polling.is_some() || shared.config.event_ids,
             policy,
-            resuming: plan.resuming,
             close_seen,
-            sent: 0,
-            deadline,
-            close_when_caught_up: plan.resuming && policy == DisconnectPolicy::AfterPriming,
             done: false,
         }
     }
 
     /// Ends the connection early; a polling client learns when to come back.
     fn close_with_retry(&mut self, buf: &mut BytesMut) {
-        if self.polling {
-            sse::write_retry(buf, self.shared.config.retry_ms);
+        if let Some(ms) = self.retry_ms {
+            sse::write_retry(buf, ms);
         }
         self.done = true;
     }
@@ -166,7 +150,11 @@ impl Connection {
         if let Some(id) = self.priming.take() {
             // Ids are visible ASCII without CR, LF or NUL: this cannot fail.
             let _ = sse::write_priming(&mut buf, &id.to_string());
-            if self.policy == DisconnectPolicy::AfterPriming && !self.resuming {
+            if self
+                .policy
+                .as_ref()
+                .is_some_and(|p| p.close_after_priming())
+            {
                 self.close_with_retry(&mut buf);
             }
             return Some(buf.freeze());
@@ -180,9 +168,6 @@ impl Connection {
             if live.close_requests != self.close_seen {
                 self.close_with_retry(&mut buf);
                 return Some(buf.freeze());
-            }
-            if self.deadline.is_some_and(|d| Instant::now() >= d) {
-                self.close_when_caught_up = true;
             }
             let replay = match self.prefetched.take() {
                 Some(r) => Some(r),
@@ -212,13 +197,11 @@ impl Connection {
                 if (replay.finished || live.finished) && caught_up {
                     return self.finish(buf);
                 }
-                if let DisconnectPolicy::AfterEvents(n) = self.policy
-                    && self.sent >= u64::from(n)
-                {
+                if self.remaining() == Some(0) {
                     self.close_with_retry(&mut buf);
                     return Some(buf.freeze());
                 }
-                if self.close_when_caught_up && caught_up {
+                if caught_up && self.close_when_caught_up() {
                     self.close_with_retry(&mut buf);
                     return Some(buf.freeze());
                 }
@@ -227,7 +210,7 @@ impl Connection {
                 }
             } else if live.finished {
                 return self.finish(buf);
-            } else if self.close_when_caught_up {
+            } else if self.close_when_caught_up() {
                 self.close_with_retry(&mut buf);
                 return Some(buf.freeze());
             }
@@ -240,11 +223,28 @@ impl Connection {
         }
     }
 
-    /// Waits for a change, the deadline or the keep-alive time. Returns
-    /// `false` when the session ended; writes a keep-alive comment into
-    /// `buf` when that is due.
+    /// What the policy allows before closing (`None`: no limit).
+    fn remaining(&self) -> Option<u64> {
+        self.policy.as_ref().and_then(|p| p.remaining())
+    }
+
+    /// Whether the policy closes a connection that has delivered everything
+    /// ready.
+    fn close_when_caught_up(&self) -> bool {
+        self.policy
+            .as_ref()
+            .is_some_and(|p| p.close_when_caught_up(Instant::now().into_std()))
+    }
+
+    /// Waits for a change, the policy's wake-up time or the keep-alive
+    /// time. Returns `false` when the session ended; writes a keep-alive
+    /// comment into `buf` when that is due.
     async fn wait(&mut self, buf: &mut BytesMut) -> bool {
-        let deadline = self.deadline.filter(|_| !self.close_when_caught_up);
+        let deadline = self
+            .policy
+            .as_ref()
+            .and_then(|p| p.wake_at(Instant::now().into_std()))
+            .map(Instant::from_std);
         let keepalive = self.shared.config.keepalive;
         tokio::select! {
             changed = self.rx.changed() => changed.is_ok(),
@@ -277,14 +277,11 @@ impl Connection {
     }
 
     /// Writes events after the cursor (at most a chunk's worth, and no more
-    /// than an `AfterEvents` budget allows); returns how many.
+    /// than the policy allows); returns how many.
     fn write_events(&mut self, buf: &mut BytesMut, events: &[StoredEvent]) -> usize {
-        let budget = match self.policy {
-            DisconnectPolicy::AfterEvents(n) => {
-                usize::try_from(u64::from(n).saturating_sub(self.sent)).unwrap_or(usize::MAX)
-            }
-            _ => usize::MAX,
-        };
+        let budget = self
+            .remaining()
+            .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
         let mut written = 0;
         let start = self.cursor;
         for ev in events.iter().filter(|e| e.id.seq > start) {
@@ -298,7 +295,9 @@ impl Connection {
             written += 1;
         }
         if written > 0 {
-            self.sent += written as u64;
+            if let Some(p) = self.policy.as_mut() {
+                p.on_sent(written as u64, Instant::now().into_std());
+            }
             self.stream.delivered(self.generation, self.cursor);
         }
         written

@@ -77,10 +77,11 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpRe
         .with_data(&data);
         return reply::json_response(Response::error(Some(id), error));
     };
-    let Some(features) = version.features() else {
+    // `served_versions` lists only versions with an implementation.
+    let Some(revision) = shared.config.revision(&version).cloned() else {
         return reply::internal(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "negotiated an unknown version",
+            "negotiated a version without an implementation",
         );
     };
     let max = shared.config.max_sessions;
@@ -120,7 +121,7 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpRe
         session_id.clone().into(),
         tag,
         version.clone(),
-        features,
+        revision,
         client,
         shared.now_ms(),
     ));

@@ -37,7 +37,7 @@ pub(crate) enum AskError {
 /// session's revision has the method at all.
 fn required_capability(session: &Session, method: &str) -> Result<Option<&'static str>, String> {
     match method {
-        "elicitation/create" if !session.features.elicitation => Err(format!(
+        "elicitation/create" if !session.revision.elicitation() => Err(format!(
             "elicitation/create does not exist in protocol revision {}",
             session.version
         )),

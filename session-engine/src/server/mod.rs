@@ -7,8 +7,13 @@
 //! use std::sync::Arc;
 //! use axum::serve::ListenerExt;
 //! use mcp_session_engine::server::{LegacyServer, ServerConfig};
-//! # async fn run(handler: Arc<dyn mcp_transport_core::handler::Handler>) -> std::io::Result<()> {
-//! let server = LegacyServer::new(handler, ServerConfig::default());
+//! # async fn run(handler: Arc<dyn mcp_transport_core::handler::Handler>, revision: Arc<dyn mcp_session_engine::revision::SessionRevision>) -> std::io::Result<()> {
+//! // `revision`: a revision crate's implementation, e.g.
+//! // `mcp_rev_2025_11_25::Revision::default()`.
+//! let config = ServerConfig::default()
+//!     .with_versions([revision.version()])
+//!     .with_revision(revision);
+//! let server = LegacyServer::new(handler, config);
 //! let app = axum::Router::new().nest_service("/mcp", server.router());
 //! // Bind to loopback: the default Host/Origin checks allow only loopback
 //! // names (see `ServerConfig::allowed_hosts`).
@@ -29,14 +34,16 @@
 //!
 //! # One engine, three revisions
 //!
-//! `initialize` fixes a session's version; every behaviour that differs by
-//! revision then asks that version's `Features` row, never the version
+//! `initialize` fixes a session's version and picks that version's
+//! [`SessionRevision`](crate::revision::SessionRevision) from
+//! [`ServerConfig::revisions`] (implemented by the revision crates); every
+//! behaviour that differs by revision then asks it, never the version
 //! string:
 //!
-//! | switch | effect here |
+//! | method | effect here |
 //! | --- | --- |
-//! | `sse_polling` (2025-11-25) | priming event first on every new stream; [`DisconnectPolicy`] and `close_sse_stream` close connections early (after `retry`). Without it: no priming, never closed early, but events still carry ids ([`ServerConfig::event_ids`]) so they can be resumed |
-//! | `batches` (2025-03-26) | a JSON array body is a batch, answered element by element (the `batch` module: 202, one JSON array, or one SSE stream with one event per message); elsewhere it is 400 `-32600` "batches ended with 2025-03-26" |
+//! | `polling` (2025-11-25, `mcp-rev-2025-11-25`) | priming event first on every new stream; the revision's `ConnectionPolicy` and `close_sse_stream` close connections early (after `retry`). Without it: no priming, never closed early, but events still carry ids ([`ServerConfig::event_ids`]) so they can be resumed |
+//! | `batches` (2025-03-26, `mcp-rev-2025-03-26`) | a JSON array body is a batch, answered element by element (the `batch` module: 202, one JSON array, or one SSE stream with one event per message); elsewhere it is 400 `-32600` "batches ended with 2025-03-26" |
 //! | `version_header` | a missing `MCP-Protocol-Version` is served at the session's version (logged where the revision defines the header); a malformed or unsupported one is 400 on every revision |
 //! | `elicitation` | `elicitation/create` input requests are refused before 2025-06-18 |
 //!
@@ -44,7 +51,7 @@
 //!
 //! | module | concern |
 //! | --- | --- |
-//! | `config` | [`ServerConfig`], [`DisconnectPolicy`] |
+//! | `config` | [`ServerConfig`] |
 //! | `checks` | `Origin`/`Host`/`Accept`/`Content-Type`/session/version headers |
 //! | `reply` | HTTP responses, JSON-RPC error bodies |
 //! | `session` | sessions, their registry, idle expiry |
@@ -131,7 +138,7 @@ use http::{HeaderMap, Method, StatusCode};
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 
-pub use config::{DEFAULT_MAX_BATCH_LEN, DisconnectPolicy, ParsePolicyError, ServerConfig};
+pub use config::{DEFAULT_MAX_BATCH_LEN, ServerConfig};
 
 use reply::Reject;
 use session::{Registry, Session, millis_since, sweep_interval};
@@ -269,8 +276,13 @@ impl LegacyServer {
         if config.served_versions().is_empty() {
             tracing::warn!(
                 versions = %mcp_transport_core::version::list(&config.versions),
-                "ServerConfig::versions names no legacy Streamable HTTP revision; every initialize will fail"
+                "ServerConfig::versions names no legacy Streamable HTTP revision with an implementation in ServerConfig::revisions; every initialize will fail"
             );
+        }
+        for v in &config.versions {
+            if v.is_legacy() && config.revision(v).is_none() {
+                tracing::warn!(version = %v, "ServerConfig::versions names a version without an implementation in ServerConfig::revisions; it is not served");
+            }
         }
         LegacyServer {
             shared: Arc::new(Shared {

@@ -236,9 +236,9 @@ impl RequestSink for Outlet {
     /// SEP-1699 (2025-11-25): closes the current connection of this
     /// request's stream after a `retry`; the request goes on and its events
     /// wait in the log for the client's resume. `false` on sessions without
-    /// `sse_polling`, where nothing happens.
+    /// SEP-1699 polling, where nothing happens.
     fn close_sse_stream(&self) -> bool {
-        if !self.session.features.sse_polling {
+        if self.session.revision.polling().is_none() {
             return false;
         }
         if let Some(s) = self.stream.get() {

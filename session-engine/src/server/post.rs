@@ -19,7 +19,7 @@
 //! Then a notification or response is accepted with 202 and no body (4.);
 //! a request is answered with JSON or an SSE stream (5., 6.).
 //!
-//! Batches (2025-03-26 only, `Features::batches`) go through the same
+//! Batches (2025-03-26 only, `SessionRevision::batches`) go through the same
 //! checks (the session ones in [`established`]) and are then answered by
 //! the `batch` module, which dispatches element by element with
 //! [`own_answer`], [`on_notification`] and [`on_response`] and runs handler
@@ -108,12 +108,8 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
     // The session's revision decides whether a batch is legal; before a
     // session exists, any served revision that allows them.
     let batches = match &session {
-        Some(s) => s.features.batches,
-        None => shared
-            .config
-            .served_versions()
-            .iter()
-            .any(|v| v.has(|f| f.batches)),
+        Some(s) => s.revision.batches(),
+        None => shared.config.served_revisions().iter().any(|r| r.batches()),
     };
     let message = match jsonrpc::parse_body(&bytes, batches) {
         Ok(jsonrpc::Body::Single(m)) => m,

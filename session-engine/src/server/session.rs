@@ -1,8 +1,8 @@
 //! Sessions (*Transports*, "Session Management") and their registry.
 //!
 //! A session is fixed at `initialize`: its [`ProtocolVersion`], that
-//! version's [`Features`] row (every revision-dependent behaviour asks this
-//! row, never the version string), the client's description, and the
+//! version's [`SessionRevision`] (every revision-dependent behaviour asks
+//! it, never the version string), the client's description, and the
 //! [`SessionTag`] its event ids carry. Besides that it holds only small,
 //! bounded maps: live state of its unfinished streams (request streams and
 //! standalone GET streams alike; the current standalone stream is also
@@ -21,11 +21,11 @@ use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::{SessionTag, StreamId};
 use mcp_transport_core::handler::{ClientDescription, LogLevel};
 use mcp_transport_core::jsonrpc::{RequestId, Response};
-use mcp_transport_core::version::Features;
 use tokio::sync::oneshot;
 
 use super::Shared;
 use super::stream::StreamState;
+use crate::revision::SessionRevision;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // No code here panics while holding these locks; a poisoned lock still
@@ -41,8 +41,8 @@ pub(crate) struct Session {
     pub tag: SessionTag,
     /// The version negotiated at `initialize`.
     pub version: ProtocolVersion,
-    /// That version's feature row.
-    pub features: &'static Features,
+    /// That version's rules, chosen once at `initialize`.
+    pub revision: Arc<dyn SessionRevision>,
     /// The client, from `initialize`.
     pub client: Arc<ClientDescription>,
     log_level: AtomicU8,
@@ -75,7 +75,7 @@ impl Session {
         id: Arc<str>,
         tag: SessionTag,
         version: ProtocolVersion,
-        features: &'static Features,
+        revision: Arc<dyn SessionRevision>,
         client: ClientDescription,
         now_ms: u64,
     ) -> Self {
@@ -83,7 +83,7 @@ impl Session {
             id,
             tag,
             version,
-            features,
+            revision,
             client: Arc::new(client),
             log_level: AtomicU8::new(level_to_u8(LogLevel::Debug)),
             next_stream: AtomicU64::new(StreamId::FIRST_REQUEST.get()),

@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use axum::serve::ListenerExt;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use mcp_rev_2025_11_25::PollingExt;
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::handler::{
     Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext, ServerDescription,
@@ -212,9 +213,10 @@ pub async fn start(config: ServerConfig) -> TestServer {
     }
 }
 
-/// A 2025-11-25 config with short timings for tests.
+/// A 2025-11-25 config with short timings for tests, with every legacy
+/// revision's implementation registered (so `with_versions` may pick any).
 pub fn config() -> ServerConfig {
-    ServerConfig::default().with_retry_ms(50)
+    mcp_rev_2025_03_26::register(mcp_rev_2025_11_25::server_config()).with_retry_ms(50)
 }
 
 /// A `tools/call` body.

@@ -1,0 +1,127 @@
+//! The 2025-11-25 server: the session engine's [`SessionRevision`] for this
+//! revision, carrying SEP-1699's settings.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_session_engine::revision::{ConnectionPolicy, Polling, SessionRevision};
+use mcp_session_engine::server::ServerConfig;
+use mcp_transport_core::ProtocolVersion;
+
+use crate::VERSION;
+use crate::policy::{DisconnectPolicy, PolicyState};
+
+/// The default [`Revision::retry_ms`]: 1000 ms.
+pub const DEFAULT_RETRY_MS: u64 = 1000;
+
+/// Revision 2025-11-25 as the session engine asks it: batches gone,
+/// `MCP-Protocol-Version` and elicitation defined, and SEP-1699 polling —
+/// every new SSE stream primed, connections closed early by
+/// [`disconnect`](Self::disconnect) (or `close_sse_stream`) after
+/// `retry: retry_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Revision {
+    /// When connections close before their stream ends. Default
+    /// [`DisconnectPolicy::Never`].
+    pub disconnect: DisconnectPolicy,
+    /// The `retry` value sent before such a close (*Transports*, "Sending
+    /// Messages to the Server" 6: "it SHOULD send an SSE event with a
+    /// standard `retry` field before closing the connection"). Default
+    /// [`DEFAULT_RETRY_MS`].
+    pub retry_ms: u64,
+}
+
+impl Default for Revision {
+    fn default() -> Self {
+        Revision {
+            disconnect: DisconnectPolicy::Never,
+            retry_ms: DEFAULT_RETRY_MS,
+        }
+    }
+}
+
+impl SessionRevision for Revision {
+    fn version(&self) -> ProtocolVersion {
+        VERSION
+    }
+
+    fn polling(&self) -> Option<&dyn Polling> {
+        Some(self)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Polling for Revision {
+    fn retry_ms(&self) -> u64 {
+        self.retry_ms
+    }
+
+    fn connection(&self, now: Instant, resuming: bool) -> Box<dyn ConnectionPolicy> {
+        Box::new(PolicyState::new(self.disconnect, now, resuming))
+    }
+}
+
+/// SEP-1699's settings on an engine [`ServerConfig`]: they change this
+/// revision's implementation in [`ServerConfig::revisions`] (adding it when
+/// missing; whether 2025-11-25 is *served* is still
+/// [`ServerConfig::versions`]).
+pub trait PollingExt {
+    /// This revision's settings in the config (the defaults when it has
+    /// none).
+    fn polling(&self) -> Revision;
+    /// Sets [`Revision::disconnect`].
+    fn with_disconnect(self, policy: DisconnectPolicy) -> Self;
+    /// Sets [`Revision::retry_ms`].
+    fn with_retry_ms(self, ms: u64) -> Self;
+}
+
+impl PollingExt for ServerConfig {
+    fn polling(&self) -> Revision {
+        self.revision(&VERSION)
+            .and_then(|r| r.as_any().downcast_ref::<Revision>().copied())
+            .unwrap_or_default()
+    }
+
+    fn with_disconnect(self, policy: DisconnectPolicy) -> Self {
+        let r = Revision {
+            disconnect: policy,
+            ..self.polling()
+        };
+        self.with_revision(Arc::new(r))
+    }
+
+    fn with_retry_ms(self, ms: u64) -> Self {
+        let r = Revision {
+            retry_ms: ms,
+            ..self.polling()
+        };
+        self.with_revision(Arc::new(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_replace_the_implementation_and_keep_the_other() {
+        let c = ServerConfig::default()
+            .with_retry_ms(50)
+            .with_disconnect(DisconnectPolicy::AfterEvents(2));
+        assert_eq!(c.revisions.len(), 1);
+        assert_eq!(
+            c.polling(),
+            Revision {
+                disconnect: DisconnectPolicy::AfterEvents(2),
+                retry_ms: 50
+            }
+        );
+        let r = c.revision(&VERSION).unwrap();
+        assert_eq!(r.polling().map(|p| p.retry_ms()), Some(50));
+        assert!(!r.batches() && r.version_header() && r.elicitation());
+    }
+}
