@@ -1,0 +1,19 @@
+//! The client side of the edge: what the Streamable HTTP clients of both
+//! engines and the HTTP+SSE client do with reqwest below their protocol
+//! rules.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`send`] | sending a request (a failure is `TransportError::Connection`), reqwest error chains |
+//! | [`answer`] | media types, bounded answer bodies, the JSON-RPC error or text of an error body |
+//! | [`sse`] | [`SseBody`]: a response body read as SSE through the core decoder |
+
+pub mod answer;
+pub mod send;
+pub mod sse;
+
+pub use answer::{
+    BodyError, MediaType, body_excerpt, media_type, read_body, read_limited, rpc_error,
+};
+pub use send::{error_chain, send};
+pub use sse::{SseBody, SseEnd, SseNext, SseOverflow};

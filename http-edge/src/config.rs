@@ -1,0 +1,211 @@
+//! The configuration parts every engine and client has, embedded in their
+//! configs (`ServerConfig`, `ModernConfig`, `ClientConfig`,
+//! `ModernClientConfig`, `HttpSseConfig`), whose `with_*` builders delegate
+//! here.
+
+use std::time::Duration;
+
+use http::StatusCode;
+use http::header::{HOST, ORIGIN};
+use http::request::Parts;
+use mcp_transport_core::endpoint::{host_allowed, origin_allowed};
+use mcp_transport_core::transport::TransportError;
+
+use crate::server::Reject;
+
+/// The default [`ServerHttp::max_body_bytes`]: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The default [`ClientHttp::request_timeout`]: 5 minutes.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// Which `Origin` and `Host` values a server accepts: the DNS-rebinding
+/// protection of *Transports*, "Security Warning" ("Servers MUST validate
+/// the Origin header on all incoming connections").
+///
+/// The default allows only loopback names (`localhost`, `127.0.0.1`,
+/// `[::1]`, any port). A server reachable under another name **must** set
+/// [`allowed_hosts`](Self::allowed_hosts) (and, for browser clients,
+/// [`allowed_origins`](Self::allowed_origins)), or every request gets 403.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OriginPolicy {
+    /// Origins allowed in the `Origin` header, compared case-insensitively
+    /// as `scheme://host[:port]`. `None` (the default) allows only loopback
+    /// origins: `http(s)://localhost`, `127.0.0.1` or `[::1]` with any port.
+    /// A request without `Origin` is always allowed; one with a present but
+    /// not allowed `Origin` gets 403.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Names allowed in the `Host` header: `host` (any port) or `host:port`.
+    /// `None` (the default) allows only `localhost`, `127.0.0.1` and `[::1]`
+    /// with any port; any other `Host` gets 403.
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+impl OriginPolicy {
+    /// `Origin` then `Host` (*Transports*, "Security Warning": "If the
+    /// Origin header is present and invalid, servers MUST respond with HTTP
+    /// 403 Forbidden"; the `Host` check is the other half of DNS-rebinding
+    /// protection). Without a `Host` header the request URI's authority
+    /// counts; a request naming neither is refused.
+    pub fn check(&self, parts: &Parts) -> Result<(), Reject> {
+        if let Some(origin) = parts.headers.get(ORIGIN) {
+            let ok = origin
+                .to_str()
+                .is_ok_and(|o| origin_allowed(o, self.allowed_origins.as_deref()));
+            if !ok {
+                return Err(Reject::invalid(
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "Forbidden: Origin {:?} is not allowed",
+                        String::from_utf8_lossy(origin.as_bytes())
+                    ),
+                ));
+            }
+        }
+        let host = match parts.headers.get(HOST) {
+            Some(h) => h.to_str().ok().map(str::to_owned),
+            None => parts.uri.authority().map(|a| a.as_str().to_owned()),
+        };
+        match host {
+            Some(h) if host_allowed(&h, self.allowed_hosts.as_deref()) => Ok(()),
+            Some(h) => Err(Reject::invalid(
+                StatusCode::FORBIDDEN,
+                format!("Forbidden: Host {h:?} is not allowed (DNS rebinding protection)"),
+            )),
+            None => Err(Reject::invalid(
+                StatusCode::FORBIDDEN,
+                "Forbidden: the request names no Host (DNS rebinding protection)",
+            )),
+        }
+    }
+}
+
+/// What every server engine checks at the HTTP edge: who may call it and
+/// how large a POST body may be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerHttp {
+    /// The `Origin`/`Host` allowlists (loopback only by default).
+    pub origins: OriginPolicy,
+    /// The largest POST body accepted; larger is 413. Default 4 MiB.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServerHttp {
+    fn default() -> Self {
+        ServerHttp {
+            origins: OriginPolicy::default(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl ServerHttp {
+    /// Sets [`OriginPolicy::allowed_origins`].
+    pub fn with_allowed_origins(mut self, origins: Option<Vec<String>>) -> Self {
+        self.origins.allowed_origins = origins;
+        self
+    }
+
+    /// Sets [`OriginPolicy::allowed_hosts`].
+    pub fn with_allowed_hosts(mut self, hosts: Option<Vec<String>>) -> Self {
+        self.origins.allowed_hosts = hosts;
+        self
+    }
+
+    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+}
+
+/// What every client (the two Streamable HTTP clients and the HTTP+SSE one)
+/// needs to reach its server: where, with which HTTP client, how long to
+/// wait.
+#[derive(Clone, Debug)]
+pub struct ClientHttp {
+    /// The URL the client was given (the MCP endpoint; for HTTP+SSE, the
+    /// SSE URL).
+    pub url: String,
+    /// The default deadline of a request (what exactly it bounds is the
+    /// client's: see its config), overridden per request by
+    /// `RequestOptions::timeout`; `None` waits as long as the server keeps
+    /// the stream alive. Default 5 minutes.
+    pub request_timeout: Option<Duration>,
+    /// A custom HTTP client (proxies, TLS, default headers). It must not
+    /// have an overall request timeout, which would cut SSE streams. `None`
+    /// builds one with `TCP_NODELAY`.
+    pub http_client: Option<reqwest::Client>,
+}
+
+impl ClientHttp {
+    /// The settings for `url`, every other at its default.
+    pub fn new(url: impl Into<String>) -> Self {
+        ClientHttp {
+            url: url.into(),
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            http_client: None,
+        }
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`http_client`](Self::http_client).
+    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+
+    /// The HTTP client to use: the custom one, or a new one with
+    /// `TCP_NODELAY` (SSE events are small writes).
+    pub fn client(&self) -> Result<reqwest::Client, TransportError> {
+        match &self.http_client {
+            Some(client) => Ok(client.clone()),
+            None => reqwest::Client::builder()
+                .tcp_nodelay(true)
+                .build()
+                .map_err(|e| TransportError::Connection(format!("building the HTTP client: {e}"))),
+        }
+    }
+}
+
+impl Default for ClientHttp {
+    fn default() -> Self {
+        ClientHttp::new(String::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(headers: &[(&str, &str)]) -> Parts {
+        let mut b = http::Request::builder().uri("/mcp");
+        for (n, v) in headers {
+            b = b.header(*n, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn origin_then_host() {
+        let p = OriginPolicy::default();
+        assert!(p.check(&parts(&[("host", "localhost:3000")])).is_ok());
+        let e = p.check(&parts(&[])).unwrap_err();
+        assert!(e.message.contains("names no Host"), "{}", e.message);
+        let e = p
+            .check(&parts(&[("host", "localhost"), ("origin", "http://evil.example")]))
+            .unwrap_err();
+        assert_eq!(e.status, StatusCode::FORBIDDEN);
+        assert!(e.message.contains("Origin"), "{}", e.message);
+        let open = ServerHttp::default().with_allowed_hosts(Some(vec!["mcp.example.com".into()]));
+        assert!(
+            open.origins
+                .check(&parts(&[("host", "mcp.example.com")]))
+                .is_ok()
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! Building HTTP responses: JSON answers, SSE heads, JSON-RPC errors with
+//! their HTTP status.
+//!
+//! An HTTP error carries a JSON-RPC error response ("The HTTP response body
+//! MAY comprise a JSON-RPC error response that has no id", *Transports*,
+//! "Sending Messages to the Server" 4); it echoes the request's `id` when
+//! the engine could read one.
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderValue, Response, StatusCode};
+use mcp_transport_core::jsonrpc::{
+    self, BodyError, ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, Message, RequestId,
+};
+
+use crate::headers::{EVENT_STREAM, JSON, X_ACCEL_BUFFERING};
+
+/// An HTTP response of an engine.
+pub type HttpResponse = Response<Body>;
+
+/// `status` with a JSON body.
+pub fn json(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {
+    let mut r = Response::new(Body::from(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+    r
+}
+
+/// The JSON text of one JSON-RPC response.
+pub fn response_json(resp: jsonrpc::Response) -> String {
+    Message::Response(resp).to_json()
+}
+
+/// 200 `application/json` carrying one JSON-RPC response.
+pub fn json_response(resp: jsonrpc::Response) -> HttpResponse {
+    json(StatusCode::OK, response_json(resp))
+}
+
+/// `status` with a JSON-RPC error response (with `id` when known).
+pub fn error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+    json(status, response_json(jsonrpc::Response::error(id, error)))
+}
+
+/// `status` with a `-32600 Invalid Request` error and no id.
+pub fn invalid(status: StatusCode, message: impl Into<String>) -> HttpResponse {
+    error(status, None, ErrorObject::new(INVALID_REQUEST, message))
+}
+
+/// `status` (a 5xx) with a `-32603 Internal error` and no id.
+pub fn internal(status: StatusCode, message: impl Into<String>) -> HttpResponse {
+    error(status, None, ErrorObject::new(INTERNAL_ERROR, message))
+}
+
+/// 400 for a body `jsonrpc::parse_body` rejected (`-32700` or `-32600`).
+pub fn body_error(e: &BodyError) -> HttpResponse {
+    json(StatusCode::BAD_REQUEST, response_json(e.to_response()))
+}
+
+/// 405 with an `Allow` header and a `-32600` error saying why.
+pub fn method_not_allowed(allow: &'static str, message: impl Into<String>) -> HttpResponse {
+    let mut r = invalid(StatusCode::METHOD_NOT_ALLOWED, message);
+    r.headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+/// 202 Accepted with no body (a notification or response was accepted).
+pub fn accepted() -> HttpResponse {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = StatusCode::ACCEPTED;
+    r
+}
+
+/// 200 `text/event-stream` with `Cache-Control: no-cache` and
+/// `X-Accel-Buffering: no` (so proxies such as nginx pass events on at
+/// once; 2026-07-28 *Streamable HTTP*, "Receiving Messages": "servers SHOULD
+/// include the `X-Accel-Buffering: no` header").
+pub fn sse(body: Body) -> HttpResponse {
+    let mut r = Response::new(body);
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_carry_json_rpc_bodies() {
+        let r = method_not_allowed("POST", "no");
+        assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(r.headers()[ALLOW], "POST");
+        assert_eq!(r.headers()[CONTENT_TYPE], JSON);
+        let s = sse(Body::empty());
+        assert_eq!(s.headers()[X_ACCEL_BUFFERING], "no");
+        assert_eq!(accepted().status(), StatusCode::ACCEPTED);
+    }
+}

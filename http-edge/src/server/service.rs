@@ -1,0 +1,116 @@
+//! The `tower::Service` glue of the engines.
+//!
+//! Every engine (the session engine's `LegacyServer`, the stateless
+//! `ModernServer`, the dispatching `MultiServer`) is a cheap-to-clone
+//! handle with an inherent `async fn handle(&self, http::Request<Body>) ->
+//! http::Response<Body>`. [`impl_engine_service!`](crate::impl_engine_service)
+//! makes such a handle a `tower::Service<http::Request<B>>` for any
+//! axum-compatible body `B`, with `Response = http::Response<Body>` and
+//! `Error = Infallible`: every failure is an HTTP answer. So an engine can
+//! be driven in memory (`tower::ServiceExt::oneshot`), wrapped in tower
+//! middleware, boxed next to other engines, or mounted with [`router`].
+//!
+//! Nothing in the engines needs connection extensions (such as axum's
+//! `ConnectInfo`): a request built in memory is served like one from a
+//! socket, as long as it names its `Host` (the DNS-rebinding check of
+//! [`OriginPolicy`](crate::config::OriginPolicy) refuses a request that
+//! names none, in memory as on the wire).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+
+use axum::body::{Body, HttpBody};
+use axum::{BoxError, Router};
+use bytes::Bytes;
+use http::Request;
+use tower::Service;
+
+use super::HttpResponse;
+
+/// The future of an engine's `Service::call`.
+pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<HttpResponse, Infallible>> + Send>>;
+
+/// A boxed engine: what a dispatcher in front of several engines holds.
+pub type BoxEngine = tower::util::BoxCloneSyncService<Request<Body>, HttpResponse, Infallible>;
+
+/// Boxes an engine (see [`BoxEngine`]).
+pub fn boxed<S>(engine: S) -> BoxEngine
+where
+    S: Service<Request<Body>, Response = HttpResponse, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    BoxEngine::new(engine)
+}
+
+/// The `Service::call` future of an engine: `answer`, which cannot fail.
+pub fn respond<F>(answer: F) -> ResponseFuture
+where
+    F: Future<Output = HttpResponse> + Send + 'static,
+{
+    Box::pin(async move { Ok(answer.await) })
+}
+
+/// A request with any axum-compatible body, as the engines read it.
+pub fn into_axum<B>(req: Request<B>) -> Request<Body>
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    req.map(Body::new)
+}
+
+/// An axum router serving `engine` at `path` (which must start with `/`),
+/// for every HTTP method; the engine answers the methods it does not serve
+/// itself (405).
+pub fn router<S>(path: &str, engine: S) -> Router
+where
+    S: Service<Request<Body>, Response = HttpResponse, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    Router::new().route_service(path, engine)
+}
+
+/// Implements `tower::Service<http::Request<B>>` (for any axum-compatible
+/// body `B`; `Response = http::Response<axum::body::Body>`,
+/// `Error = Infallible`, always ready) for an engine handle: a `Clone` type
+/// with an inherent `async fn handle(&self, http::Request<axum::body::Body>)
+/// -> http::Response<axum::body::Body>`. `call` clones the handle and
+/// serves the request with `handle`.
+#[macro_export]
+macro_rules! impl_engine_service {
+    ($engine:ty) => {
+        impl<B> $crate::__private::Service<$crate::__private::Request<B>> for $engine
+        where
+            B: $crate::__private::HttpBody<Data = $crate::__private::Bytes>
+                + ::std::marker::Send
+                + 'static,
+            B::Error: ::std::convert::Into<$crate::__private::BoxError>,
+        {
+            type Response = $crate::server::HttpResponse;
+            type Error = ::std::convert::Infallible;
+            type Future = $crate::server::service::ResponseFuture;
+
+            fn poll_ready(
+                &mut self,
+                _cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<::std::result::Result<(), Self::Error>> {
+                ::std::task::Poll::Ready(::std::result::Result::Ok(()))
+            }
+
+            fn call(&mut self, req: $crate::__private::Request<B>) -> Self::Future {
+                let engine = ::std::clone::Clone::clone(self);
+                let req = $crate::server::service::into_axum(req);
+                $crate::server::service::respond(async move { engine.handle(req).await })
+            }
+        }
+    };
+}
