@@ -3,6 +3,7 @@
 //! `ModernClientConfig`, `HttpSseConfig`), whose `with_*` builders delegate
 //! here.
 
+use std::fmt;
 use std::time::Duration;
 
 use http::StatusCode;
@@ -121,7 +122,7 @@ impl ServerHttp {
 /// What every client (the two Streamable HTTP clients and the HTTP+SSE one)
 /// needs to reach its server: where, with which HTTP client, how long to
 /// wait.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ClientHttp {
     /// The URL the client was given (the MCP endpoint; for HTTP+SSE, the
     /// SSE URL).
@@ -172,6 +173,16 @@ impl ClientHttp {
     }
 }
 
+impl fmt::Debug for ClientHttp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientHttp")
+            .field("url", &self.url)
+            .field("request_timeout", &self.request_timeout)
+            .field("custom_http_client", &self.http_client.is_some())
+            .finish()
+    }
+}
+
 impl Default for ClientHttp {
     fn default() -> Self {
         ClientHttp::new(String::new())
@@ -197,7 +208,10 @@ mod tests {
         let e = p.check(&parts(&[])).unwrap_err();
         assert!(e.message.contains("names no Host"), "{}", e.message);
         let e = p
-            .check(&parts(&[("host", "localhost"), ("origin", "http://evil.example")]))
+            .check(&parts(&[
+                ("host", "localhost"),
+                ("origin", "http://evil.example"),
+            ]))
             .unwrap_err();
         assert_eq!(e.status, StatusCode::FORBIDDEN);
         assert!(e.message.contains("Origin"), "{}", e.message);

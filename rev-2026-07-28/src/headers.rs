@@ -9,19 +9,14 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-/// `MCP-Protocol-Version`: required on every POST, must equal `_meta`'s version.
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// `Mcp-Method`: mirrors the JSON-RPC `method`.
-pub const METHOD: &str = "mcp-method";
-/// `Mcp-Name`: mirrors `params.name` (`tools/call`, `prompts/get`) or
-/// `params.uri` (`resources/read`).
-pub const NAME: &str = "mcp-name";
-/// Prefix of `Mcp-Param-{Name}` headers (tool parameters marked `x-mcp-header`).
-pub const PARAM_PREFIX: &str = "mcp-param-";
-/// `Mcp-Session-Id`: ignored by this revision, never minted or echoed.
-pub const SESSION_ID: &str = "mcp-session-id";
-/// `Last-Event-ID`: ignored by this revision (streams are not resumable).
-pub const LAST_EVENT_ID: &str = "last-event-id";
+/// The header names, defined once at the edge: `MCP-Protocol-Version`
+/// (required on every POST, must equal `_meta`'s version), `Mcp-Method`,
+/// `Mcp-Name`, the `Mcp-Param-` prefix, and `Mcp-Session-Id` and
+/// `Last-Event-ID`, which this revision ignores (never minted or echoed;
+/// streams are not resumable).
+pub use mcp_http_edge::headers::{
+    LAST_EVENT_ID, METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID,
+};
 
 /// `_meta` key carrying the protocol version.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

@@ -122,7 +122,7 @@ impl HttpSseClient {
     /// Connects (2025-11-25 *Transports*, "Backwards Compatibility", and
     /// 2024-11-05 *Lifecycle*, "Initialization"):
     ///
-    /// 1. GETs `config.url` with `Accept: text/event-stream` and waits, at
+    /// 1. GETs `config.http.url` with `Accept: text/event-stream` and waits, at
     ///    most [`endpoint_timeout`](HttpSseConfig::endpoint_timeout), for
     ///    the `endpoint` event, which must be the stream's first event. A
     ///    non-2xx answer is [`TransportError::Http`]; a 2xx that is not
@@ -145,19 +145,11 @@ impl HttpSseClient {
     /// (nothing is sent), and the errors above. A JSON-RPC error in answer
     /// to `initialize` is [`TransportError::Http`] with status 202 (what the
     /// POST got) and the error in `rpc`; no answer within
-    /// [`request_timeout`](HttpSseConfig::request_timeout) is
+    /// [`request_timeout`](mcp_http_edge::config::ClientHttp::request_timeout) is
     /// [`TransportError::Timeout`].
     pub async fn connect(config: HttpSseConfig) -> Result<Self, TransportError> {
         let sse_url = config.validate()?;
-        let http = match &config.http_client {
-            Some(client) => client.clone(),
-            None => reqwest::Client::builder()
-                .tcp_nodelay(true)
-                .build()
-                .map_err(|e| {
-                    TransportError::Connection(format!("building the HTTP client: {e}"))
-                })?,
-        };
+        let http = config.http.client()?;
         let opened = open::open(
             &http,
             &sse_url,
@@ -169,12 +161,7 @@ impl HttpSseClient {
         // From here, returning early drops the lifeline, which ends the
         // reader and the SSE stream.
         let lifeline = Arc::new(Lifeline(shared.clone()));
-        reader::spawn(
-            shared.clone(),
-            opened.response,
-            opened.decoder,
-            opened.leftover,
-        );
+        reader::spawn(shared.clone(), opened.body);
         let (init, revision) = handshake(&shared, &lifeline).await?;
         Ok(HttpSseClient {
             shared,

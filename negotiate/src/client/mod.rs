@@ -139,23 +139,23 @@ impl NegotiateConfig {
 
     fn modern_config(&self, versions: Vec<ProtocolVersion>) -> ModernClientConfig {
         let mut c = self.modern.clone();
-        c.url = self.url.clone();
+        c.http.url = self.url.clone();
         c.versions = versions;
         c.client_info = Some(self.client_info.clone());
         c.capabilities = self.capabilities.clone();
         c.input_handler = self.input_handler.clone();
-        c.request_timeout = self.request_timeout;
+        c.http.request_timeout = self.request_timeout;
         c
     }
 
     fn legacy_config(&self, versions: Vec<ProtocolVersion>) -> ClientConfig {
         let mut c = self.legacy.clone();
-        c.url = self.url.clone();
+        c.http.url = self.url.clone();
         c.versions = versions;
         c.client_info = self.client_info.clone();
         c.capabilities = self.capabilities.clone();
         c.input_handler = self.input_handler.clone();
-        c.request_timeout = self.request_timeout;
+        c.http.request_timeout = self.request_timeout;
         c
     }
 }
@@ -253,7 +253,7 @@ fn http_sse_config(config: &NegotiateConfig) -> http_sse::HttpSseConfig {
     c.client_info = config.client_info.clone();
     c.capabilities = config.capabilities.clone();
     c.input_handler = config.input_handler.clone();
-    c.request_timeout = config.request_timeout;
+    c.http.request_timeout = config.request_timeout;
     c
 }
 

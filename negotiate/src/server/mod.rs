@@ -1,5 +1,12 @@
 //! The multi-revision server: one endpoint, every configured revision.
 //!
+//! Each engine is a `tower::Service` (see `mcp_http_edge::server::service`);
+//! the server holds them boxed, by era, and forwards each request, after
+//! [`route`] picked the era, to that era's service. The server is itself a
+//! `tower::Service<http::Request<B>>`, so it can be driven in memory
+//! (`tower::ServiceExt::oneshot`) as well as mounted with
+//! [`MultiServer::router`] or [`MultiServer::route`].
+//!
 //! ```no_run
 //! # use std::sync::Arc;
 //! # use mcp_negotiate::server::{MultiConfig, MultiServer};
@@ -19,11 +26,15 @@ use axum::Router;
 use axum::body::Body;
 use axum::response::IntoResponse;
 use http::{Request, Response, StatusCode};
+use mcp_http_edge::headers;
+use mcp_http_edge::server::reply;
+use mcp_http_edge::server::service::{self, BoxEngine};
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
-use mcp_transport_core::jsonrpc::{ErrorObject, Message, Notification, Response as RpcResponse};
+use mcp_transport_core::jsonrpc::Notification;
+use tower::ServiceExt;
 
 pub use route::{Probe, Target, route};
 
@@ -101,12 +112,39 @@ pub enum ConfigError {
 }
 
 /// One MCP endpoint serving every configured revision (see [`route`]).
+///
+/// It is a `tower::Service<http::Request<B>>` for any axum-compatible body
+/// `B` (`Response = http::Response<axum::body::Body>`, `Error =
+/// Infallible`).
 #[derive(Clone)]
 pub struct MultiServer {
+    /// The engines as services, by era: what requests are routed to.
+    engines: Engines,
+    /// The legacy engine's handle, for its management API.
     legacy: Option<LegacyServer>,
+    /// The modern engine's handle, for its management API.
     modern: Option<ModernServer>,
     max_body: usize,
 }
+
+/// The boxed engine of each configured era.
+#[derive(Clone)]
+struct Engines {
+    legacy: Option<BoxEngine>,
+    modern: Option<BoxEngine>,
+}
+
+impl Engines {
+    /// The service of the era `route` chose.
+    fn get(&self, target: Target) -> Option<BoxEngine> {
+        match target {
+            Target::Legacy => self.legacy.clone(),
+            Target::Modern => self.modern.clone(),
+        }
+    }
+}
+
+mcp_http_edge::impl_engine_service!(MultiServer);
 
 impl std::fmt::Debug for MultiServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -150,8 +188,9 @@ impl MultiServer {
         }
         let max_body = config
             .legacy
+            .http
             .max_body_bytes
-            .max(config.modern.max_body_bytes);
+            .max(config.modern.http.max_body_bytes);
         let legacy = (!legacy_versions.is_empty()).then(|| {
             LegacyServer::new(
                 handler.clone(),
@@ -164,7 +203,12 @@ impl MultiServer {
             m.advertised_versions = Some(config.revisions.clone());
             ModernServer::new(handler.clone(), m)
         });
+        let engines = Engines {
+            legacy: legacy.clone().map(service::boxed),
+            modern: modern.clone().map(service::boxed),
+        };
         Ok(MultiServer {
+            engines,
             legacy,
             modern,
             max_body,
@@ -183,23 +227,12 @@ impl MultiServer {
 
     /// A router serving the endpoint at `/` (mount it with `nest_service`).
     pub fn router(&self) -> Router {
-        let this = self.clone();
-        Router::new().fallback(move |req: Request<Body>| {
-            let this = this.clone();
-            async move { this.handle(req).await }
-        })
+        Router::new().fallback_service(self.clone())
     }
 
     /// A router serving the endpoint at `path`.
     pub fn route(&self, path: &str) -> Router {
-        let this = self.clone();
-        Router::new().route(
-            path,
-            axum::routing::any(move |req: Request<Body>| {
-                let this = this.clone();
-                async move { this.handle(req).await }
-            }),
-        )
+        service::router(path, self.clone())
     }
 
     /// Serves one request: reads what routing needs, then forwards the
@@ -216,23 +249,29 @@ impl MultiServer {
         };
         let version_header = parts
             .headers
-            .get("mcp-protocol-version")
+            .get(headers::PROTOCOL_VERSION)
             .and_then(|v| v.to_str().ok());
         let probe = Probe {
             method: &parts.method,
-            has_session: parts.headers.contains_key("mcp-session-id"),
+            has_session: parts.headers.contains_key(headers::SESSION_ID),
             version_header,
             body: bytes.as_deref(),
         };
-        let target = route(&probe, self.legacy.is_some(), self.modern.is_some());
+        let target = route(
+            &probe,
+            self.engines.legacy.is_some(),
+            self.engines.modern.is_some(),
+        );
         tracing::trace!(?target, method = %parts.method, "routed");
         let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
         let req = Request::from_parts(parts, body);
-        match (target, &self.legacy, &self.modern) {
-            (Target::Legacy, Some(l), _) => l.handle(req).await,
-            (Target::Modern, _, Some(m)) => m.handle(req).await,
+        match self.engines.get(target) {
+            Some(engine) => match engine.oneshot(req).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            },
             // `route` only picks a configured engine.
-            _ => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         }
     }
 
@@ -253,14 +292,8 @@ impl MultiServer {
 }
 
 fn too_large(limit: usize) -> Response<Body> {
-    let err = ErrorObject::new(
-        mcp_transport_core::jsonrpc::INVALID_REQUEST,
+    reply::invalid(
+        StatusCode::PAYLOAD_TOO_LARGE,
         format!("Payload Too Large: the body exceeds {limit} bytes"),
-    );
-    let json = Message::Response(RpcResponse::error(None, err)).to_json();
-    Response::builder()
-        .status(StatusCode::PAYLOAD_TOO_LARGE)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Body::from(json))
-        .unwrap_or_else(|_| StatusCode::PAYLOAD_TOO_LARGE.into_response())
+    )
 }

@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_http_edge::config::ClientHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::LogLevel;
 use mcp_transport_core::sse::DEFAULT_MAX_EVENT_SIZE;
@@ -12,10 +13,10 @@ use mcp_transport_core::transport::{InputHandler, NoInput};
 
 /// The default bound on `InputRequiredResult` rounds of one request.
 pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
-/// The default bound on a JSON (`application/json`) answer body: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// The default deadline of one HTTP exchange (one POST and its answer): 5 minutes.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+/// The default bound on a JSON (`application/json`) answer body: 4 MiB;
+/// the default deadline of one HTTP exchange (one POST and its answer): 5
+/// minutes.
+pub use mcp_http_edge::config::{DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT};
 
 /// How a [`ModernClient`](super::ModernClient) talks to a 2026-07-28 server.
 ///
@@ -37,9 +38,15 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// ```
 #[derive(Clone)]
 pub struct ModernClientConfig {
-    /// The MCP endpoint (*Streamable HTTP*: "a single HTTP endpoint path ...
-    /// that supports POST").
-    pub url: String,
+    /// Where and how to reach the server: `url`, the MCP endpoint
+    /// (*Streamable HTTP*: "a single HTTP endpoint path ... that supports
+    /// POST"); `http_client`, a custom HTTP client; `request_timeout`, the
+    /// deadline of one HTTP exchange: one POST until its response (each
+    /// MRTR round and each retry gets a fresh one; the input handler's time
+    /// is not counted), overridden per request by `RequestOptions::timeout`.
+    /// For `subscriptions/listen` it bounds the wait for the acknowledgment
+    /// only. `None` waits as long as the server keeps the stream open.
+    pub http: ClientHttp,
     /// The modern protocol versions the client speaks, most preferred first.
     /// The first is sent until a server's `UnsupportedProtocolVersionError`
     /// (or `server/discover`) makes the client pick the highest version both
@@ -68,27 +75,18 @@ pub struct ModernClientConfig {
     /// `notifications/message` at or above this level on a request's stream;
     /// when `None` it "MUST NOT send any" (schema, `RequestMetaObject`).
     pub log_level: Option<LogLevel>,
-    /// The deadline of one HTTP exchange: one POST until its response (each
-    /// MRTR round and each retry gets a fresh one; the input handler's time
-    /// is not counted). Overridden per request by `RequestOptions::timeout`.
-    /// For `subscriptions/listen` it bounds the wait for the acknowledgment
-    /// only. `None` waits as long as the server keeps the stream open.
-    pub request_timeout: Option<Duration>,
     /// The most bytes one SSE event may hold (the decoder's limit; exceeding
     /// it is `TransportError::Limit`).
     pub max_event_bytes: usize,
     /// The most bytes a JSON answer body may hold (`TransportError::Limit`).
     pub max_body_bytes: usize,
-    /// A custom HTTP client (proxies, TLS, default headers). `None` builds
-    /// one with `TCP_NODELAY`.
-    pub http_client: Option<reqwest::Client>,
 }
 
 impl ModernClientConfig {
     /// A configuration for the endpoint `url`, every other field at its default.
     pub fn new(url: impl Into<String>) -> Self {
         ModernClientConfig {
-            url: url.into(),
+            http: ClientHttp::new(url),
             ..Default::default()
         }
     }
@@ -129,9 +127,9 @@ impl ModernClientConfig {
         self
     }
 
-    /// Sets [`request_timeout`](Self::request_timeout).
+    /// Sets the deadline of one HTTP exchange ([`ClientHttp::request_timeout`]).
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.request_timeout = timeout;
+        self.http = self.http.with_request_timeout(timeout);
         self
     }
 
@@ -147,9 +145,9 @@ impl ModernClientConfig {
         self
     }
 
-    /// Sets [`http_client`](Self::http_client).
+    /// Sets a custom HTTP client ([`ClientHttp::http_client`]).
     pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
-        self.http_client = Some(client);
+        self.http = self.http.with_http_client(client);
         self
     }
 }
@@ -157,7 +155,7 @@ impl ModernClientConfig {
 impl Default for ModernClientConfig {
     fn default() -> Self {
         ModernClientConfig {
-            url: String::new(),
+            http: ClientHttp::default(),
             versions: vec![ProtocolVersion::V2026_07_28],
             client_info: Some(serde_json::json!({
                 "name": "mcp-rev-2026-07-28",
@@ -167,10 +165,8 @@ impl Default for ModernClientConfig {
             input_handler: Arc::new(NoInput),
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             log_level: None,
-            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             max_event_bytes: DEFAULT_MAX_EVENT_SIZE,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            http_client: None,
         }
     }
 }
@@ -178,16 +174,14 @@ impl Default for ModernClientConfig {
 impl fmt::Debug for ModernClientConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModernClientConfig")
-            .field("url", &self.url)
+            .field("http", &self.http)
             .field("versions", &self.versions)
             .field("client_info", &self.client_info)
             .field("capabilities", &self.capabilities)
             .field("max_input_rounds", &self.max_input_rounds)
             .field("log_level", &self.log_level)
-            .field("request_timeout", &self.request_timeout)
             .field("max_event_bytes", &self.max_event_bytes)
             .field("max_body_bytes", &self.max_body_bytes)
-            .field("custom_http_client", &self.http_client.is_some())
             .finish_non_exhaustive()
     }
 }

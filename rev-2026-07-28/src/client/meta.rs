@@ -24,16 +24,11 @@ use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::TransportError;
 use serde_json::{Map, Value};
 
+use mcp_http_edge::headers::{ACCEPT_POST, JSON};
+
 use super::config::ModernClientConfig;
 use super::tool_cache::ToolCache;
 use crate::headers;
-
-/// `Accept` of every POST: both media types a server may answer with.
-pub(crate) const ACCEPT_POST: &str = "application/json, text/event-stream";
-/// The JSON media type.
-pub(crate) const JSON: &str = "application/json";
-/// The SSE media type.
-pub(crate) const EVENT_STREAM: &str = "text/event-stream";
 
 /// What the transport adds to `_meta` on each attempt.
 pub(crate) struct MetaInputs<'a> {

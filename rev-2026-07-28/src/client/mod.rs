@@ -56,7 +56,7 @@
 //! * **Cancellation** is closing: dropping the `ResponseStream` drops the
 //!   POST or the response body, which closes the connection (*Streamable
 //!   HTTP*, "Cancellation"). No `notifications/cancelled` is ever sent;
-//!   `notify` refuses it. A timeout ([`ModernClientConfig::request_timeout`],
+//!   `notify` refuses it. A timeout ([`ModernClientConfig::with_request_timeout`],
 //!   per HTTP exchange) closes the stream the same way.
 //! * Bounds: [`ModernClientConfig::max_event_bytes`] per SSE event,
 //!   [`ModernClientConfig::max_body_bytes`] per JSON body

@@ -76,7 +76,7 @@ impl std::fmt::Debug for ModernClient {
 }
 
 impl ModernClient {
-    /// A client for `config.url`. Sends nothing ("There is no negotiation
+    /// A client for `config.http.url`. Sends nothing ("There is no negotiation
     /// handshake", *Versioning*). Fails (`TransportError::Connection`) on an
     /// invalid URL, an empty version list or a legacy version in it.
     pub fn new(config: ModernClientConfig) -> Result<Self, TransportError> {

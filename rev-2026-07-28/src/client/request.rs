@@ -171,7 +171,7 @@ impl Call {
         options: RequestOptions,
     ) -> Self {
         let progress_token = options.progress.then(|| shared.next_progress_token());
-        let timeout = options.timeout.or(shared.config.request_timeout);
+        let timeout = options.timeout.or(shared.config.http.request_timeout);
         Call {
             method: method.to_owned(),
             base,

@@ -45,8 +45,11 @@ pub(crate) struct Shared {
 impl Shared {
     /// Validates the configuration and builds the shared state.
     pub(crate) fn new(config: ModernClientConfig) -> Result<Self, TransportError> {
-        let url = reqwest::Url::parse(&config.url).map_err(|e| {
-            TransportError::Connection(format!("invalid MCP endpoint URL {:?}: {e}", config.url))
+        let url = reqwest::Url::parse(&config.http.url).map_err(|e| {
+            TransportError::Connection(format!(
+                "invalid MCP endpoint URL {:?}: {e}",
+                config.http.url
+            ))
         })?;
         let Some(first) = config.versions.first().cloned() else {
             return Err(TransportError::Connection(
@@ -59,15 +62,7 @@ impl Shared {
                  this client speaks only the stateless model of 2026-07-28 and later"
             )));
         }
-        let http = match &config.http_client {
-            Some(client) => client.clone(),
-            None => reqwest::Client::builder()
-                .tcp_nodelay(true)
-                .build()
-                .map_err(|e| {
-                    TransportError::Connection(format!("building the HTTP client: {e}"))
-                })?,
-        };
+        let http = config.http.client()?;
         Ok(Shared {
             http,
             url,

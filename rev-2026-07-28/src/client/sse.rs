@@ -1,5 +1,5 @@
-//! One SSE response stream read through the core WHATWG
-//! [`Decoder`](mcp_transport_core::sse::Decoder), bounded per event.
+//! One SSE response stream read through the edge's [`SseBody`] (the core
+//! WHATWG decoder over a reqwest response), bounded per event.
 //!
 //! Only the data of dispatched `message` events matters: comments
 //! (keep-alives, *Streamable HTTP* "Receiving Messages", Note) never reach
@@ -8,12 +8,9 @@
 //! with empty data (a legacy priming event) and events of other types are
 //! skipped.
 
-use std::collections::VecDeque;
-
-use mcp_transport_core::sse::{Decoder, SseError, SseItem};
+use mcp_http_edge::client::{SseBody, SseEnd, SseNext};
+use mcp_transport_core::sse::SseItem;
 use mcp_transport_core::transport::TransportError;
-
-use super::wire::error_chain;
 
 /// What one read gave.
 #[derive(Debug)]
@@ -28,16 +25,7 @@ pub(crate) enum SseRead {
 
 /// One SSE response being read.
 pub(crate) struct SseReader {
-    response: reqwest::Response,
-    decoder: Decoder,
-    items: VecDeque<SseItem>,
-    ended: Option<SseEnd>,
-}
-
-#[derive(Clone, Debug)]
-enum SseEnd {
-    Eof,
-    Broken(String),
+    body: SseBody,
 }
 
 impl SseReader {
@@ -45,10 +33,7 @@ impl SseReader {
     /// `max_event_bytes` for one event.
     pub(crate) fn new(response: reqwest::Response, max_event_bytes: usize) -> Self {
         SseReader {
-            response,
-            decoder: Decoder::with_max_event_size(max_event_bytes),
-            items: VecDeque::new(),
-            ended: None,
+            body: SseBody::new(response, max_event_bytes),
         }
     }
 
@@ -56,39 +41,25 @@ impl SseReader {
     /// size limit is a `Limit` error.
     pub(crate) async fn next(&mut self) -> Result<SseRead, TransportError> {
         loop {
-            while let Some(item) = self.items.pop_front() {
-                match item {
-                    SseItem::Event(event) if event.event_type == "message" => {
-                        if event.data.is_empty() {
-                            continue;
-                        }
+            let next = self.body.next().await.map_err(|overflow| {
+                TransportError::Limit(format!(
+                    "{} (ModernClientConfig::max_event_bytes)",
+                    overflow.error
+                ))
+            })?;
+            match next {
+                SseNext::Item(SseItem::Event(event)) if event.event_type == "message" => {
+                    if !event.data.is_empty() {
                         return Ok(SseRead::Data(event.data));
                     }
-                    SseItem::Event(event) => {
-                        tracing::debug!(event_type = %event.event_type, "ignoring a non-message SSE event");
-                    }
-                    SseItem::LastEventId(_) | SseItem::Retry(_) => {}
                 }
-            }
-            match &self.ended {
-                Some(SseEnd::Eof) => return Ok(SseRead::End),
-                Some(SseEnd::Broken(why)) => return Ok(SseRead::Broken(why.clone())),
-                None => {}
-            }
-            let mut out = Vec::new();
-            match self.response.chunk().await {
-                Ok(Some(bytes)) => self.decoder.feed(&bytes, &mut out).map_err(limit)?,
-                Ok(None) => {
-                    self.decoder.finish(&mut out).map_err(limit)?;
-                    self.ended = Some(SseEnd::Eof);
+                SseNext::Item(SseItem::Event(event)) => {
+                    tracing::debug!(event_type = %event.event_type, "ignoring a non-message SSE event");
                 }
-                Err(e) => self.ended = Some(SseEnd::Broken(error_chain(&e))),
+                SseNext::Item(SseItem::LastEventId(_) | SseItem::Retry(_)) => {}
+                SseNext::End(SseEnd::Eof) => return Ok(SseRead::End),
+                SseNext::End(SseEnd::Broken(why)) => return Ok(SseRead::Broken(why)),
             }
-            self.items.extend(out);
         }
     }
-}
-
-fn limit(e: SseError) -> TransportError {
-    TransportError::Limit(format!("{e} (ModernClientConfig::max_event_bytes)"))
 }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
 use serde::{Deserialize, Serialize};
 
@@ -55,9 +56,10 @@ pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> Option<String> + Sen
 /// present, is a loopback origin are served — the DNS-rebinding protection
 /// of *Streamable HTTP*, "Security & Endpoint" ("Servers MUST validate the
 /// Origin header on all incoming connections"). A server reachable under
-/// another name **must** set [`allowed_hosts`](Self::allowed_hosts) (and,
-/// for browser clients, [`allowed_origins`](Self::allowed_origins)), or every
-/// request gets 403.
+/// another name **must** set [`with_allowed_hosts`](Self::with_allowed_hosts)
+/// (and, for browser clients,
+/// [`with_allowed_origins`](Self::with_allowed_origins)), or every request
+/// gets 403 (see [`mcp_http_edge::config::OriginPolicy`]).
 ///
 /// # Several instances behind a load balancer
 ///
@@ -92,18 +94,11 @@ pub struct ModernConfig {
     /// before any notification. The transport's own answers
     /// (`server/discover`, errors of the checks) are always JSON.
     pub json_response: bool,
-    /// The largest POST body accepted; larger is 413. Default 4 MiB.
-    pub max_body_bytes: usize,
-    /// Origins allowed in the `Origin` header, compared case-insensitively
-    /// as `scheme://host[:port]`. `None` (the default) allows only loopback
-    /// origins (`http(s)://localhost`, `127.0.0.1`, `[::1]`, any port). A
-    /// request without `Origin` is always allowed; one with a present but
-    /// not allowed `Origin` gets 403.
-    pub allowed_origins: Option<Vec<String>>,
-    /// Names allowed in the `Host` header: `host` (any port) or `host:port`.
-    /// `None` (the default) allows only `localhost`, `127.0.0.1` and `[::1]`
-    /// with any port; any other `Host` gets 403.
-    pub allowed_hosts: Option<Vec<String>>,
+    /// What is checked at the HTTP edge: the `Origin`/`Host` allowlists
+    /// (loopback only by default; a present but not allowed `Origin`, or
+    /// any other `Host`, gets 403) and the largest POST body (larger is
+    /// 413; default 4 MiB).
+    pub http: ServerHttp,
     /// Keep-alive period of SSE responses: a comment line (`:`) is written
     /// on a stream idle this long (*Streamable HTTP*, "Receiving Messages",
     /// Note on keep-alives). With `json_response` off, a request whose
@@ -171,9 +166,7 @@ impl Default for ModernConfig {
             supported_versions: vec![ProtocolVersion::V2026_07_28],
             advertised_versions: None,
             json_response: false,
-            max_body_bytes: 4 * 1024 * 1024,
-            allowed_origins: None,
-            allowed_hosts: None,
+            http: ServerHttp::default(),
             keepalive: Some(Duration::from_secs(15)),
             discover_ttl_ms: 60_000,
             discover_cache_scope: CacheScope::Public,
@@ -197,9 +190,7 @@ impl fmt::Debug for ModernConfig {
             .field("supported_versions", &self.supported_versions)
             .field("advertised_versions", &self.advertised_versions)
             .field("json_response", &self.json_response)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("allowed_origins", &self.allowed_origins)
-            .field("allowed_hosts", &self.allowed_hosts)
+            .field("http", &self.http)
             .field("keepalive", &self.keepalive)
             .field("discover_ttl_ms", &self.discover_ttl_ms)
             .field("discover_cache_scope", &self.discover_cache_scope)
@@ -242,21 +233,27 @@ impl ModernConfig {
         self
     }
 
-    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    /// Sets [`http`](Self::http) (the edge settings) whole.
+    pub fn with_http(mut self, http: ServerHttp) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// Sets the POST body limit ([`ServerHttp::with_max_body_bytes`]).
     pub fn with_max_body_bytes(mut self, n: usize) -> Self {
-        self.max_body_bytes = n;
+        self.http = self.http.with_max_body_bytes(n);
         self
     }
 
-    /// Sets [`allowed_origins`](Self::allowed_origins).
+    /// Sets the allowed `Origin`s ([`ServerHttp::with_allowed_origins`]).
     pub fn with_allowed_origins(mut self, origins: Option<Vec<String>>) -> Self {
-        self.allowed_origins = origins;
+        self.http = self.http.with_allowed_origins(origins);
         self
     }
 
-    /// Sets [`allowed_hosts`](Self::allowed_hosts).
+    /// Sets the allowed `Host`s ([`ServerHttp::with_allowed_hosts`]).
     pub fn with_allowed_hosts(mut self, hosts: Option<Vec<String>>) -> Self {
-        self.allowed_hosts = hosts;
+        self.http = self.http.with_allowed_hosts(hosts);
         self
     }
 

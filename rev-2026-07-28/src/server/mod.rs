@@ -10,7 +10,7 @@
 //! let server = ModernServer::new(handler, ModernConfig::default());
 //! let app = axum::Router::new().nest_service("/mcp", server.router());
 //! // Bind to loopback: the default Host/Origin checks allow only loopback
-//! // names (see `ModernConfig::allowed_hosts`).
+//! // names (see `ModernConfig::with_allowed_hosts`).
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000")
 //!     .await?
 //!     // SSE events are small writes; without TCP_NODELAY, Nagle's algorithm
@@ -23,8 +23,9 @@
 //! ```
 //!
 //! [`ModernServer::route`] mounts the endpoint at any path, and
-//! [`ModernServer::handle`] serves one request directly (for a dispatcher
-//! in front of several revision engines).
+//! [`ModernServer::handle`] serves one request directly. The server is also
+//! a `tower::Service<http::Request<B>>` (see [`ModernServer`]), which is how
+//! a dispatcher in front of several revision engines holds it.
 //!
 //! # The model
 //!
@@ -55,7 +56,6 @@
 //! | module | concern |
 //! | --- | --- |
 //! | `config` | [`ModernConfig`], [`CacheScope`], [`PrincipalFn`] |
-//! | `checks` | `Origin`, `Host`, `Accept`, `Content-Type` |
 //! | `validate` | per-request `_meta`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (pure) |
 //! | `schema` | `x-mcp-header` annotations of an `inputSchema` (pure) |
 //! | `catalog` | the tools' `Mcp-Param-*` headers, from the handler's `tools/list` |
@@ -65,7 +65,7 @@
 //! | `request` | a request's task, sink and response stream; cancellation |
 //! | `listen` | `subscriptions/listen` streams and their registry |
 //! | `discover` | `server/discover` |
-//! | `reply` | HTTP responses, SSE blocks |
+//! | `reply` | status mapping, error-code translation, SSE blocks (the HTTP responses are the edge's, `mcp_http_edge`, which also checks `Origin`, `Host`, `Accept` and `Content-Type`) |
 //!
 //! # Status and error-code mapping
 //!
@@ -99,7 +99,6 @@
 //! Errors echo the request `id` when the request could be parsed.
 
 mod catalog;
-mod checks;
 mod config;
 mod discover;
 mod listen;
@@ -117,8 +116,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::body::Body;
-use http::header::{HOST, ORIGIN};
-use http::{Method, StatusCode};
+use http::Method;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::{Handler, ServerDescription};
 use mcp_transport_core::jsonrpc::{Notification, to_raw};
@@ -130,7 +128,6 @@ pub use config::{CacheScope, ModernConfig, PrincipalFn};
 use catalog::ToolCatalog;
 use listen::Registry;
 use mrtr::Sealer;
-use reply::HttpResponse;
 
 /// State shared by every request of one server.
 pub(crate) struct Shared {
@@ -153,11 +150,18 @@ pub(crate) struct Shared {
 
 /// The 2026-07-28 Streamable HTTP server. Cheap to clone (a handle).
 ///
+/// It is a `tower::Service<http::Request<B>>` for any axum-compatible body
+/// `B` (`Response = http::Response<axum::body::Body>`, `Error =
+/// Infallible`), so it can be driven in memory or wrapped in tower
+/// middleware; [`router`](Self::router) mounts it in axum.
+///
 /// See the [module documentation](self) for behaviour and status codes.
 #[derive(Clone)]
 pub struct ModernServer {
     shared: Arc<Shared>,
 }
+
+mcp_http_edge::impl_engine_service!(ModernServer);
 
 impl fmt::Debug for ModernServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -224,14 +228,7 @@ impl ModernServer {
     /// `/`, as for `axum::Router::route`). Every HTTP method reaches
     /// [`handle`](Self::handle), which answers all but POST with 405.
     pub fn route(&self, path: &str) -> Router {
-        let server = self.clone();
-        Router::new().route(
-            path,
-            axum::routing::any(move |req: axum::extract::Request| {
-                let server = server.clone();
-                async move { server.handle(req).await }
-            }),
-        )
+        mcp_http_edge::server::service::router(path, self.clone())
     }
 
     /// Serves one HTTP request to the MCP endpoint: `Origin` and `Host` are
@@ -239,8 +236,8 @@ impl ModernServer {
     /// `Allow: POST`, then the POST pipeline runs (see the module docs).
     pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
         let (parts, body) = req.into_parts();
-        if let Some(r) = origin_or_host_rejected(&parts, &self.shared.config) {
-            return r;
+        if let Err(r) = self.shared.config.http.origins.check(&parts) {
+            return r.response();
         }
         if parts.method != Method::POST {
             return reply::method_not_allowed(&parts.method);
@@ -293,44 +290,5 @@ impl ModernServer {
     /// `tools/call` lists the tools again.
     pub fn invalidate_tool_headers(&self) {
         self.shared.catalog.invalidate();
-    }
-}
-
-/// `Origin` then `Host` (*Streamable HTTP*, "Security & Endpoint": "If the
-/// `Origin` header is present and invalid, servers MUST respond with HTTP
-/// 403 Forbidden"; the `Host` check is the other half of DNS-rebinding
-/// protection). `Some` is the 403 to send.
-fn origin_or_host_rejected(
-    parts: &http::request::Parts,
-    config: &ModernConfig,
-) -> Option<HttpResponse> {
-    if let Some(origin) = parts.headers.get(ORIGIN) {
-        let ok = origin
-            .to_str()
-            .is_ok_and(|o| checks::origin_allowed(o, config.allowed_origins.as_deref()));
-        if !ok {
-            return Some(reply::invalid(
-                StatusCode::FORBIDDEN,
-                format!(
-                    "Forbidden: Origin {:?} is not allowed",
-                    String::from_utf8_lossy(origin.as_bytes())
-                ),
-            ));
-        }
-    }
-    let host = match parts.headers.get(HOST) {
-        Some(h) => h.to_str().ok().map(str::to_owned),
-        None => parts.uri.authority().map(|a| a.as_str().to_owned()),
-    };
-    match host {
-        Some(h) if checks::host_allowed(&h, config.allowed_hosts.as_deref()) => None,
-        Some(h) => Some(reply::invalid(
-            StatusCode::FORBIDDEN,
-            format!("Forbidden: Host {h:?} is not allowed (DNS rebinding protection)"),
-        )),
-        None => Some(reply::invalid(
-            StatusCode::FORBIDDEN,
-            "Forbidden: the request names no Host (DNS rebinding protection)",
-        )),
     }
 }

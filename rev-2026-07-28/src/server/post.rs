@@ -46,10 +46,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::body::Body;
-use futures_util::StreamExt;
 use http::StatusCode;
-use http::header::CONTENT_LENGTH;
 use http::request::Parts;
+use mcp_http_edge::server::checks::check_post_media;
+use mcp_http_edge::server::read_body;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, RequestId};
 use mcp_transport_core::negotiation::{UnsupportedVersionData, modern_server_check};
@@ -59,59 +59,16 @@ use serde_json::value::RawValue;
 use super::reply::{self, HttpResponse};
 use super::request::{self, Prepared};
 use super::validate::{self, Params, Rejection};
-use super::{Shared, checks, discover, listen, mrtr};
-
-/// Reads the body, failing with 413 beyond `max` bytes.
-async fn read_body(body: Body, parts: &Parts, max: usize) -> Result<bytes::Bytes, HttpResponse> {
-    let too_large = || {
-        reply::invalid(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Payload Too Large: the body exceeds the limit of {max} bytes"),
-        )
-    };
-    let declared = parts
-        .headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        return Err(too_large());
-    }
-    let mut buf = bytes::BytesMut::new();
-    let mut stream = body.into_data_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| {
-            reply::invalid(
-                StatusCode::BAD_REQUEST,
-                format!("Bad Request: cannot read the body: {e}"),
-            )
-        })?;
-        if buf.len() + chunk.len() > max {
-            return Err(too_large());
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf.freeze())
-}
+use super::{Shared, discover, listen, mrtr};
 
 /// Handles one POST.
 pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> HttpResponse {
-    let accepts = checks::accepts(&parts.headers);
-    if !(accepts.json && accepts.sse) {
-        return reply::invalid(
-            StatusCode::NOT_ACCEPTABLE,
-            "Not Acceptable: the Accept header must list both application/json and text/event-stream",
-        );
+    if let Err(r) = check_post_media(&parts.headers) {
+        return r.response();
     }
-    if !checks::is_json_content_type(&parts.headers) {
-        return reply::invalid(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: Content-Type must be application/json",
-        );
-    }
-    let bytes = match read_body(body, &parts, shared.config.max_body_bytes).await {
+    let bytes = match read_body(body, &parts.headers, shared.config.http.max_body_bytes).await {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return r.response(),
     };
     let message = match jsonrpc::parse_body(&bytes, false) {
         Ok(jsonrpc::Body::Single(m)) => m,

@@ -1,4 +1,7 @@
-//! Building HTTP responses: JSON-RPC bodies, SSE heads and SSE blocks.
+//! Building HTTP responses: the edge's builders
+//! ([`mcp_http_edge::server::reply`]: JSON, SSE heads, JSON-RPC errors),
+//! and what only this revision does — its status mapping, its error-code
+//! translation, SSE blocks without ids.
 //!
 //! An HTTP error carries a JSON-RPC error response. When the request could
 //! be parsed its `id` is echoed ("Error responses MUST include the same ID
@@ -8,24 +11,17 @@
 //! HTTP response body MAY comprise a JSON-RPC error response that has no
 //! `id`").
 
-use axum::body::Body;
 use bytes::{Bytes, BytesMut};
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE};
-use http::{HeaderValue, Response, StatusCode};
+use http::StatusCode;
 use mcp_transport_core::jsonrpc::{
-    self, BodyError, ErrorObject, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
-    METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, Message, RESOURCE_NOT_FOUND, RequestId,
-    UNSUPPORTED_PROTOCOL_VERSION,
+    ErrorObject, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use mcp_transport_core::sse;
 
-/// `Content-Type` of JSON answers.
-pub(crate) const JSON: &str = "application/json";
-/// `Content-Type` of SSE answers.
-pub(crate) const EVENT_STREAM: &str = "text/event-stream";
-
-/// An HTTP response of this server.
-pub(crate) type HttpResponse = Response<Body>;
+pub(crate) use mcp_http_edge::server::reply::{
+    HttpResponse, accepted, body_error, error, invalid, json, response_json, sse,
+};
 
 /// The HTTP status an error outcome is sent with, when it is sent before
 /// any SSE stream was opened:
@@ -72,70 +68,16 @@ pub(crate) fn wire_error(mut e: ErrorObject) -> ErrorObject {
     }
 }
 
-/// `status` with a JSON body.
-pub(crate) fn json(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {
-    let mut r = Response::new(Body::from(body.into()));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
-    r
-}
-
-/// The JSON text of one response.
-pub(crate) fn response_json(resp: jsonrpc::Response) -> String {
-    Message::Response(resp).to_json()
-}
-
-/// `status` with a JSON-RPC error response.
-pub(crate) fn error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
-    json(status, response_json(jsonrpc::Response::error(id, error)))
-}
-
-/// `status` with a `-32600 Invalid Request` error and no id.
-pub(crate) fn invalid(status: StatusCode, message: impl Into<String>) -> HttpResponse {
-    error(status, None, ErrorObject::new(INVALID_REQUEST, message))
-}
-
-/// 400 for a body `jsonrpc::parse_body` rejected (`-32700` or `-32600`).
-pub(crate) fn body_error(e: &BodyError) -> HttpResponse {
-    json(
-        StatusCode::BAD_REQUEST,
-        Message::Response(e.to_response()).to_json(),
-    )
-}
-
 /// 405 with `Allow: POST` (*Streamable HTTP*, "Earlier Streamable HTTP
 /// Revisions": "HTTP GET or DELETE to the MCP endpoint: respond with
 /// `405 Method Not Allowed`").
 pub(crate) fn method_not_allowed(method: &http::Method) -> HttpResponse {
-    let mut r = invalid(
-        StatusCode::METHOD_NOT_ALLOWED,
+    mcp_http_edge::server::reply::method_not_allowed(
+        "POST",
         format!(
             "Method Not Allowed: this MCP endpoint (protocol revision 2026-07-28, stateless) accepts only POST, not {method}; there is no GET stream (use subscriptions/listen) and no session to DELETE"
         ),
-    );
-    r.headers_mut()
-        .insert(ALLOW, HeaderValue::from_static("POST"));
-    r
-}
-
-/// 202 Accepted with no body.
-pub(crate) fn accepted() -> HttpResponse {
-    let mut r = Response::new(Body::empty());
-    *r.status_mut() = StatusCode::ACCEPTED;
-    r
-}
-
-/// 200 `text/event-stream` with `Cache-Control: no-cache` and
-/// `X-Accel-Buffering: no` (*Streamable HTTP*, "Receiving Messages":
-/// "servers SHOULD include the `X-Accel-Buffering: no` header").
-pub(crate) fn sse(body: Body) -> HttpResponse {
-    let mut r = Response::new(body);
-    let h = r.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
-    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    r
+    )
 }
 
 /// One SSE event carrying `json`: `data:` lines and the blank line, no

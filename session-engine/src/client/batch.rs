@@ -171,7 +171,7 @@ pub(crate) async fn send(
             (id.clone(), guard)
         })
         .collect();
-    let timeout = shared.config.request_timeout;
+    let timeout = shared.config.http.request_timeout;
     let deadline = timeout.map(|t| Instant::now() + t);
     let what = describe(&ids);
     let mut reading = Reading {

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_http_edge::config::ClientHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::sse::DEFAULT_MAX_EVENT_SIZE;
 use mcp_transport_core::transport::{InputHandler, NoInput};
@@ -14,10 +15,9 @@ pub const DEFAULT_RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
 pub const DEFAULT_MAX_RESUME_ATTEMPTS: u32 = 20;
 /// The default bound on the time spent reconnecting without anything new.
 pub const DEFAULT_MAX_RESUME_TIME: Duration = Duration::from_secs(5 * 60);
-/// The default bound on a JSON (`application/json`) answer body: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// The default overall deadline of one request: 5 minutes.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+/// The default bound on a JSON (`application/json`) answer body: 4 MiB;
+/// the default overall deadline of one request: 5 minutes.
+pub use mcp_http_edge::config::{DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT};
 
 /// How a [`LegacyClient`](super::LegacyClient) connects and what it bounds.
 ///
@@ -36,9 +36,13 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// ```
 #[derive(Clone)]
 pub struct ClientConfig {
-    /// The MCP endpoint (*Transports*, "Streamable HTTP": "a single HTTP
-    /// endpoint path ... that supports both POST and GET").
-    pub url: String,
+    /// Where and how to reach the server: `url`, the MCP endpoint
+    /// (*Transports*, "Streamable HTTP": "a single HTTP endpoint path ...
+    /// that supports both POST and GET"); `request_timeout`, the default
+    /// overall deadline of a request (overridden per request by
+    /// `RequestOptions::timeout`; `None` waits as long as the server keeps
+    /// the stream alive); `http_client`, a custom HTTP client.
+    pub http: ClientHttp,
     /// The legacy versions the client supports, most preferred first. The
     /// first is the one sent in `initialize` (*Lifecycle*, "Version
     /// Negotiation": it "SHOULD be the latest version supported by the
@@ -67,20 +71,13 @@ pub struct ClientConfig {
     pub max_event_bytes: usize,
     /// The most bytes a JSON answer body may hold (`TransportError::Limit`).
     pub max_body_bytes: usize,
-    /// The default overall deadline of a request (overridden per request by
-    /// `RequestOptions::timeout`); `None` waits as long as the server keeps
-    /// the stream alive.
-    pub request_timeout: Option<Duration>,
-    /// A custom HTTP client (proxies, TLS, default headers). `None` builds
-    /// one with `TCP_NODELAY`.
-    pub http_client: Option<reqwest::Client>,
 }
 
 impl ClientConfig {
     /// A configuration for the endpoint `url`, every other field at its default.
     pub fn new(url: impl Into<String>) -> Self {
         ClientConfig {
-            url: url.into(),
+            http: ClientHttp::new(url),
             ..Default::default()
         }
     }
@@ -139,15 +136,15 @@ impl ClientConfig {
         self
     }
 
-    /// Sets [`request_timeout`](Self::request_timeout).
+    /// Sets the default request deadline ([`ClientHttp::request_timeout`]).
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.request_timeout = timeout;
+        self.http = self.http.with_request_timeout(timeout);
         self
     }
 
-    /// Sets [`http_client`](Self::http_client).
+    /// Sets a custom HTTP client ([`ClientHttp::http_client`]).
     pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
-        self.http_client = Some(client);
+        self.http = self.http.with_http_client(client);
         self
     }
 }
@@ -155,7 +152,7 @@ impl ClientConfig {
 impl Default for ClientConfig {
     fn default() -> Self {
         ClientConfig {
-            url: String::new(),
+            http: ClientHttp::default(),
             versions: vec![
                 ProtocolVersion::V2025_11_25,
                 ProtocolVersion::V2025_06_18,
@@ -172,8 +169,6 @@ impl Default for ClientConfig {
             max_resume_time: DEFAULT_MAX_RESUME_TIME,
             max_event_bytes: DEFAULT_MAX_EVENT_SIZE,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
-            http_client: None,
         }
     }
 }
@@ -181,7 +176,7 @@ impl Default for ClientConfig {
 impl fmt::Debug for ClientConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientConfig")
-            .field("url", &self.url)
+            .field("http", &self.http)
             .field("versions", &self.versions)
             .field("client_info", &self.client_info)
             .field("capabilities", &self.capabilities)
@@ -190,8 +185,6 @@ impl fmt::Debug for ClientConfig {
             .field("max_resume_time", &self.max_resume_time)
             .field("max_event_bytes", &self.max_event_bytes)
             .field("max_body_bytes", &self.max_body_bytes)
-            .field("request_timeout", &self.request_timeout)
-            .field("custom_http_client", &self.http_client.is_some())
             .finish_non_exhaustive()
     }
 }

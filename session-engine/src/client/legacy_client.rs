@@ -113,7 +113,7 @@ impl LegacyClient {
     /// every request has its response, resumed by GET with `Last-Event-ID`
     /// if the connection breaks (as for [`request`](Transport::request)),
     /// and server requests on it are answered through the input handler.
-    /// The whole batch is bounded by `ClientConfig::request_timeout`. If the
+    /// The whole batch is bounded by `ClientConfig::http.request_timeout`. If the
     /// client gives up (timeout, failed resumption, or this future is
     /// dropped), each unanswered request is cancelled with
     /// `notifications/cancelled`.

@@ -154,7 +154,7 @@ impl Exchange {
 /// the session is marked lost; the request is **not** re-sent, because
 /// re-sending is the caller's decision and not every request is
 /// idempotent). The overall deadline (`options.timeout`, else
-/// `ClientConfig::request_timeout`) covers the POST and the whole stream.
+/// `ClientConfig::http.request_timeout`) covers the POST and the whole stream.
 pub(crate) async fn start(
     shared: Arc<Shared>,
     method: &str,
@@ -175,7 +175,7 @@ pub(crate) async fn start(
     } else {
         params
     };
-    let timeout = options.timeout.or(shared.config.request_timeout);
+    let timeout = options.timeout.or(shared.config.http.request_timeout);
     let deadline = timeout.map(|t| Instant::now() + t);
     let request = Message::Request(Request {
         id: id.clone(),

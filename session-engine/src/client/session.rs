@@ -189,7 +189,7 @@ async fn handshake(shared: &Arc<Shared>) -> Result<Current, TransportError> {
             }
         }
     };
-    let (session_id, status, response) = match shared.config.request_timeout {
+    let (session_id, status, response) = match shared.config.http.request_timeout {
         Some(limit) => tokio::time::timeout(limit, work)
             .await
             .map_err(|_| TransportError::Timeout(limit))??,

@@ -33,8 +33,11 @@ pub(crate) struct Shared {
 impl Shared {
     /// Validates the configuration and builds the shared state.
     pub(crate) fn new(config: ClientConfig) -> Result<Arc<Self>, TransportError> {
-        let url = reqwest::Url::parse(&config.url).map_err(|e| {
-            TransportError::Connection(format!("invalid MCP endpoint URL {:?}: {e}", config.url))
+        let url = reqwest::Url::parse(&config.http.url).map_err(|e| {
+            TransportError::Connection(format!(
+                "invalid MCP endpoint URL {:?}: {e}",
+                config.http.url
+            ))
         })?;
         if config.versions.is_empty() {
             return Err(TransportError::Connection(
@@ -50,15 +53,7 @@ impl Shared {
                 "ClientConfig::versions names {v}, which is not a known legacy (session-based) revision"
             )));
         }
-        let http = match &config.http_client {
-            Some(client) => client.clone(),
-            None => reqwest::Client::builder()
-                .tcp_nodelay(true)
-                .build()
-                .map_err(|e| {
-                    TransportError::Connection(format!("building the HTTP client: {e}"))
-                })?,
-        };
+        let http = config.http.client()?;
         Ok(Arc::new(Shared {
             config,
             http,

@@ -1,5 +1,6 @@
 //! One SSE connection: the HTTP body of a POST or GET answer turned, through
-//! the core WHATWG [`Decoder`], into frames (events with the id their own
+//! the edge's [`SseBody`] (the core WHATWG decoder over a reqwest response),
+//! into frames (events with the id their own
 //! block set, id-only blocks, `retry` values) and, at the end, how the
 //! connection ended.
 //!
@@ -19,12 +20,13 @@
 //! what lets a server's replay of the `Last-Event-ID` event itself be seen
 //! (and dropped) as a duplicate.
 
-use std::collections::VecDeque;
-
-use mcp_transport_core::sse::{Decoder, SseItem};
+use mcp_http_edge::client::{SseBody, SseNext};
+use mcp_transport_core::sse::SseItem;
 use mcp_transport_core::transport::TransportError;
 
-use super::wire::error_chain;
+/// How a connection ended: the server ended the body (`Eof`) or the
+/// connection broke (`Broken`, with the reqwest error chain).
+pub(crate) use mcp_http_edge::client::SseEnd as End;
 
 /// Something the stream said.
 #[derive(Debug, PartialEq, Eq)]
@@ -46,24 +48,6 @@ pub(crate) enum Frame {
     Retry(u64),
 }
 
-/// How a connection ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum End {
-    /// The server ended the body.
-    Eof,
-    /// The connection broke (network error, aborted body).
-    Broken(String),
-}
-
-impl std::fmt::Display for End {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            End::Eof => f.write_str("the server ended the stream"),
-            End::Broken(why) => write!(f, "the connection broke ({why})"),
-        }
-    }
-}
-
 /// What one read gave.
 #[derive(Debug)]
 pub(crate) enum Read {
@@ -75,12 +59,9 @@ pub(crate) enum Read {
 
 /// One SSE connection being read.
 pub(crate) struct SseConnection {
-    response: reqwest::Response,
-    decoder: Decoder,
-    items: VecDeque<SseItem>,
+    body: SseBody,
     /// The last event ID string of this connection so far.
     last_id: String,
-    ended: Option<End>,
 }
 
 impl SseConnection {
@@ -88,34 +69,21 @@ impl SseConnection {
     /// `max_event_bytes` for one event.
     pub(crate) fn new(response: reqwest::Response, max_event_bytes: usize) -> Self {
         SseConnection {
-            response,
-            decoder: Decoder::with_max_event_size(max_event_bytes),
-            items: VecDeque::new(),
+            body: SseBody::new(response, max_event_bytes),
             last_id: String::new(),
-            ended: None,
         }
     }
 
     /// The next frame, or how the connection ended (again on every later
     /// call). An event over the size limit is a `Limit` error.
     pub(crate) async fn next(&mut self) -> Result<Read, TransportError> {
-        loop {
-            if let Some(item) = self.items.pop_front() {
-                return Ok(Read::Frame(self.frame(item)));
-            }
-            if let Some(end) = &self.ended {
-                return Ok(Read::End(end.clone()));
-            }
-            let mut out = Vec::new();
-            match self.response.chunk().await {
-                Ok(Some(bytes)) => self.decoder.feed(&bytes, &mut out).map_err(limit)?,
-                Ok(None) => {
-                    self.decoder.finish(&mut out).map_err(limit)?;
-                    self.ended = Some(End::Eof);
-                }
-                Err(e) => self.ended = Some(End::Broken(error_chain(&e))),
-            }
-            self.items.extend(out);
+        match self.body.next().await {
+            Ok(SseNext::Item(item)) => Ok(Read::Frame(self.frame(item))),
+            Ok(SseNext::End(end)) => Ok(Read::End(end)),
+            Err(overflow) => Err(TransportError::Limit(format!(
+                "{} (ClientConfig::max_event_bytes)",
+                overflow.error
+            ))),
         }
     }
 
@@ -141,8 +109,4 @@ impl SseConnection {
             SseItem::Retry(ms) => Frame::Retry(ms),
         }
     }
-}
-
-fn limit(e: mcp_transport_core::sse::SseError) -> TransportError {
-    TransportError::Limit(format!("{e} (ClientConfig::max_event_bytes)"))
 }

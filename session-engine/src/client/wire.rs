@@ -7,21 +7,18 @@
 //! that header. Every POST and GET carries `Accept` (*Transports*, "Sending
 //! Messages to the Server" 2 and "Listening for Messages from the Server" 2).
 
-use std::error::Error as _;
-
 use http::StatusCode;
 use http::header::{ACCEPT, CONTENT_TYPE};
-use mcp_transport_core::jsonrpc::{Body, ErrorObject, Message, parse_body};
+use mcp_http_edge::client::{BodyError, body_excerpt, read_limited, rpc_error};
+use mcp_http_edge::headers::{self, ACCEPT_POST};
+use mcp_transport_core::jsonrpc::{Body, Message, parse_body};
 use mcp_transport_core::transport::TransportError;
 use mcp_transport_core::version::Features;
-use serde::Deserialize;
 
 use super::session::Session;
 use super::shared::Shared;
-use crate::headers;
 
-/// `Accept` of every POST: both media types a server may answer with.
-pub(crate) const ACCEPT_POST: &str = "application/json, text/event-stream";
+pub(crate) use mcp_http_edge::client::{MediaType, media_type, send};
 
 /// The most bytes of an error body that are read to find its message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -88,29 +85,6 @@ pub(crate) fn delete(shared: &Shared, session: &Session) -> reqwest::RequestBuil
     session.apply(shared.http.delete(shared.url.clone()))
 }
 
-/// Sends a request; a failure to get an answer is a `Connection` error.
-pub(crate) async fn send(
-    builder: reqwest::RequestBuilder,
-    what: &str,
-) -> Result<reqwest::Response, TransportError> {
-    builder
-        .send()
-        .await
-        .map_err(|e| TransportError::Connection(format!("{what}: {}", error_chain(&e))))
-}
-
-/// A reqwest error with its sources (reqwest's own text is terse).
-pub(crate) fn error_chain(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 /// The error for an answer whose status the client cannot use.
 ///
 /// HTTP 404 on a request that carried a session id means the server no
@@ -134,24 +108,11 @@ pub(crate) async fn status_error(
             return expired;
         }
     }
-    let body = read_limited(response, MAX_ERROR_BODY)
-        .await
-        .unwrap_or_default();
+    let body = read_limited(response, MAX_ERROR_BODY).await;
     let rpc = rpc_error(&body);
     let message = match &rpc {
         Some(e) => e.message.clone(),
-        None => {
-            let text = String::from_utf8_lossy(&body);
-            let text = text.trim();
-            if text.is_empty() {
-                status
-                    .canonical_reason()
-                    .unwrap_or("no reason given")
-                    .to_owned()
-            } else {
-                text.chars().take(500).collect()
-            }
-        }
+        None => body_excerpt(&body, status),
     };
     tracing::debug!(what, %status, message, "unusable HTTP status");
     TransportError::Http {
@@ -161,86 +122,21 @@ pub(crate) async fn status_error(
     }
 }
 
-/// The JSON-RPC error in an error body, if it holds one (a response with no
-/// `id`, as the *Transports* page allows, or with one).
-fn rpc_error(body: &[u8]) -> Option<ErrorObject> {
-    #[derive(Deserialize)]
-    struct ErrorBody {
-        error: ErrorObject,
-    }
-    serde_json::from_slice::<ErrorBody>(body)
-        .ok()
-        .map(|b| b.error)
-}
-
-/// The media type of an answer.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum MediaType {
-    /// `application/json`.
-    Json,
-    /// `text/event-stream`.
-    EventStream,
-    /// Anything else (or none), as sent.
-    Other(String),
-}
-
-/// Reads the media type of an answer (parameters such as `charset` ignored).
-pub(crate) fn media_type(response: &reqwest::Response) -> MediaType {
-    let raw = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let essence = raw.split(';').next().unwrap_or("").trim();
-    if essence.eq_ignore_ascii_case(headers::JSON) {
-        MediaType::Json
-    } else if essence.eq_ignore_ascii_case(headers::EVENT_STREAM) {
-        MediaType::EventStream
-    } else {
-        MediaType::Other(raw.to_owned())
-    }
-}
-
-/// Reads a whole body, failing with `Limit` past `limit` bytes.
+/// Reads a whole body ([`mcp_http_edge::client::read_body`]), failing with
+/// `Limit` past `limit` bytes and `Connection` when the body breaks.
 pub(crate) async fn read_body(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     limit: usize,
     what: &str,
 ) -> Result<Vec<u8>, TransportError> {
-    let too_large = || {
-        TransportError::Limit(format!(
-            "{what}: the JSON answer body exceeds max_body_bytes ({limit} bytes)"
-        ))
-    };
-    if response.content_length().is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| {
-        TransportError::Connection(format!(
-            "{what}: reading the answer body: {}",
-            error_chain(&e)
-        ))
-    })? {
-        if body.len() + chunk.len() > limit {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// Reads at most `limit` bytes of a body (for error bodies).
-async fn read_limited(mut response: reqwest::Response, limit: usize) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        let room = limit.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= limit {
-            break;
-        }
-    }
-    Some(body)
+    mcp_http_edge::client::read_body(response, limit, what)
+        .await
+        .map_err(|e| match e {
+            BodyError::Limit(e) => e,
+            BodyError::Broken(chain) => {
+                TransportError::Connection(format!("{what}: reading the answer body: {chain}"))
+            }
+        })
 }
 
 /// Parses JSON-RPC text from the server: one message, or on revisions with

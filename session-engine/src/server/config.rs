@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_log::{EventStore, MemoryEventStore};
 
@@ -21,8 +22,9 @@ use crate::revision::SessionRevision;
 /// `Origin` (when present) is a loopback origin: the DNS-rebinding
 /// protection the *Transports* page's "Security Warning" asks for. A server
 /// reachable under another name **must** set
-/// [`allowed_hosts`](Self::allowed_hosts) (and, for browser clients,
-/// [`allowed_origins`](Self::allowed_origins)), or every request gets 403.
+/// [`with_allowed_hosts`](Self::with_allowed_hosts) (and, for browser
+/// clients, [`with_allowed_origins`](Self::with_allowed_origins)), or every
+/// request gets 403 (see [`mcp_http_edge::config::OriginPolicy`]).
 #[derive(Clone)]
 pub struct ServerConfig {
     /// The legacy revisions served, negotiated at `initialize` with
@@ -57,17 +59,11 @@ pub struct ServerConfig {
     /// SEP-1699 polling. Polling sessions always get ids (SEP-1699 needs
     /// them). Default `true`.
     pub event_ids: bool,
-    /// Origins allowed in the `Origin` header, compared case-insensitively
-    /// as `scheme://host[:port]`. `None` (the default) allows only loopback
-    /// origins: `http(s)://localhost`, `127.0.0.1` or `[::1]` with any port.
-    /// A request without `Origin` is always allowed.
-    pub allowed_origins: Option<Vec<String>>,
-    /// Names allowed in the `Host` header: `host` (any port) or `host:port`.
-    /// `None` (the default) allows only `localhost`, `127.0.0.1` and `[::1]`
-    /// with any port. Servers bound to another interface must set this.
-    pub allowed_hosts: Option<Vec<String>>,
-    /// The largest POST body accepted; larger is 413. Default 4 MiB.
-    pub max_body_bytes: usize,
+    /// What is checked at the HTTP edge: the `Origin`/`Host` allowlists
+    /// (loopback only by default; servers bound to another interface must
+    /// set `allowed_hosts`) and the largest POST body (larger is 413;
+    /// default 4 MiB).
+    pub http: ServerHttp,
     /// A session with no request, no running request and no open connection
     /// for this long is ended (one sweeper task for all sessions, plus a
     /// check on lookup). Default 30 minutes.
@@ -121,9 +117,7 @@ impl Default for ServerConfig {
             get_stream: true,
             allow_delete: true,
             event_ids: true,
-            allowed_origins: None,
-            allowed_hosts: None,
-            max_body_bytes: 4 * 1024 * 1024,
+            http: ServerHttp::default(),
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             keepalive: Some(Duration::from_secs(15)),
@@ -146,9 +140,7 @@ impl fmt::Debug for ServerConfig {
             .field("get_stream", &self.get_stream)
             .field("allow_delete", &self.allow_delete)
             .field("event_ids", &self.event_ids)
-            .field("allowed_origins", &self.allowed_origins)
-            .field("allowed_hosts", &self.allowed_hosts)
-            .field("max_body_bytes", &self.max_body_bytes)
+            .field("http", &self.http)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("keepalive", &self.keepalive)
@@ -210,21 +202,27 @@ impl ServerConfig {
         self
     }
 
-    /// Sets [`allowed_origins`](Self::allowed_origins).
+    /// Sets [`http`](Self::http) (the edge settings) whole.
+    pub fn with_http(mut self, http: ServerHttp) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// Sets the allowed `Origin`s ([`ServerHttp::with_allowed_origins`]).
     pub fn with_allowed_origins(mut self, origins: Option<Vec<String>>) -> Self {
-        self.allowed_origins = origins;
+        self.http = self.http.with_allowed_origins(origins);
         self
     }
 
-    /// Sets [`allowed_hosts`](Self::allowed_hosts).
+    /// Sets the allowed `Host`s ([`ServerHttp::with_allowed_hosts`]).
     pub fn with_allowed_hosts(mut self, hosts: Option<Vec<String>>) -> Self {
-        self.allowed_hosts = hosts;
+        self.http = self.http.with_allowed_hosts(hosts);
         self
     }
 
-    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    /// Sets the POST body limit ([`ServerHttp::with_max_body_bytes`]).
     pub fn with_max_body_bytes(mut self, n: usize) -> Self {
-        self.max_body_bytes = n;
+        self.http = self.http.with_max_body_bytes(n);
         self
     }
 

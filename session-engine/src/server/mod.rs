@@ -16,7 +16,7 @@
 //! let server = LegacyServer::new(handler, config);
 //! let app = axum::Router::new().nest_service("/mcp", server.router());
 //! // Bind to loopback: the default Host/Origin checks allow only loopback
-//! // names (see `ServerConfig::allowed_hosts`).
+//! // names (see `ServerConfig::with_allowed_hosts`).
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000")
 //!     .await?
 //!     // TCP_NODELAY: SSE events are small writes; without it Nagle's
@@ -29,8 +29,9 @@
 //! ```
 //!
 //! [`LegacyServer::route`] mounts it at any path instead, and
-//! [`LegacyServer::handle`] serves one request directly (for a dispatcher
-//! in front of several engines).
+//! [`LegacyServer::handle`] serves one request directly. The server is also
+//! a `tower::Service<http::Request<B>>` (see [`LegacyServer`]), which is how
+//! a dispatcher in front of several engines holds it.
 //!
 //! # One engine, three revisions
 //!
@@ -52,8 +53,8 @@
 //! | module | concern |
 //! | --- | --- |
 //! | `config` | [`ServerConfig`] |
-//! | `checks` | `Origin`/`Host`/`Accept`/`Content-Type`/session/version headers |
-//! | `reply` | HTTP responses, JSON-RPC error bodies |
+//! | `checks` | session and version headers (`Origin`, `Host`, `Accept`, `Content-Type` are checked at the edge, `mcp_http_edge`) |
+//! | `reply` | the batch answer; the other HTTP responses are the edge's |
 //! | `session` | sessions, their registry, idle expiry |
 //! | `initialize` | negotiation and session creation |
 //! | `post` | POST checks and per-message dispatch |
@@ -255,11 +256,18 @@ impl Shared {
 
 /// The legacy-era Streamable HTTP server. Cheap to clone (a handle).
 ///
+/// It is a `tower::Service<http::Request<B>>` for any axum-compatible body
+/// `B` (`Response = http::Response<axum::body::Body>`, `Error =
+/// Infallible`), so it can be driven in memory or wrapped in tower
+/// middleware; [`router`](Self::router) mounts it in axum.
+///
 /// See the [module documentation](self) for behaviour and status codes.
 #[derive(Clone)]
 pub struct LegacyServer {
     shared: Arc<Shared>,
 }
+
+mcp_http_edge::impl_engine_service!(LegacyServer);
 
 impl fmt::Debug for LegacyServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -309,14 +317,7 @@ impl LegacyServer {
     /// A router serving the MCP endpoint at `path` (which must start with
     /// `/`, as for `axum::Router::route`).
     pub fn route(&self, path: &str) -> Router {
-        let server = self.clone();
-        Router::new().route(
-            path,
-            axum::routing::any(move |req: axum::extract::Request| {
-                let server = server.clone();
-                async move { server.handle(req).await }
-            }),
-        )
+        mcp_http_edge::server::service::router(path, self.clone())
     }
 
     /// Serves one HTTP request to the MCP endpoint (POST, GET or DELETE;
@@ -324,7 +325,7 @@ impl LegacyServer {
     pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
         let shared = &self.shared;
         let (parts, body) = req.into_parts();
-        if let Err(r) = checks::check_origin_and_host(&parts, &shared.config) {
+        if let Err(r) = shared.config.http.origins.check(&parts) {
             return r.response();
         }
         match parts.method {

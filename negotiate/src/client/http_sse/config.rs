@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_http_edge::config::ClientHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::sse::DEFAULT_MAX_EVENT_SIZE;
 use mcp_transport_core::transport::{InputHandler, NoInput, TransportError};
@@ -12,7 +13,7 @@ use mcp_transport_core::transport::{InputHandler, NoInput, TransportError};
 /// requested: 10 seconds.
 pub const DEFAULT_ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default overall deadline of one request: 5 minutes.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+pub use mcp_http_edge::config::DEFAULT_REQUEST_TIMEOUT;
 /// The default capacity of the bounded channels the reader task feeds (one
 /// per request for its progress notifications, one for the listener).
 pub const DEFAULT_CHANNEL_CAPACITY: usize = 64;
@@ -34,12 +35,17 @@ pub const DEFAULT_MAX_CONCURRENT_INPUT: usize = 16;
 /// ```
 #[derive(Clone)]
 pub struct HttpSseConfig {
-    /// The SSE URL (2024-11-05 *Transports*, "HTTP with SSE": "An SSE
-    /// endpoint, for clients to establish a connection and receive messages
-    /// from the server"). It is also the URL the user gave the negotiating
-    /// client (2025-11-25 *Transports*, "Backwards Compatibility": "Issue a
-    /// GET request to the server URL").
-    pub url: String,
+    /// Where and how to reach the server: `url`, the SSE URL (2024-11-05
+    /// *Transports*, "HTTP with SSE": "An SSE endpoint, for clients to
+    /// establish a connection and receive messages from the server"), also
+    /// the URL the user gave the negotiating client (2025-11-25
+    /// *Transports*, "Backwards Compatibility": "Issue a GET request to the
+    /// server URL"); `request_timeout`, the default overall deadline of a
+    /// request, `initialize` included (overridden per request by
+    /// `RequestOptions::timeout`; `None` waits as long as the SSE stream
+    /// stays open); `http_client`, a custom HTTP client, which must not have
+    /// an overall request timeout (it would cut the SSE stream).
+    pub http: ClientHttp,
     /// `clientInfo` sent in `initialize` (an `Implementation` object).
     pub client_info: serde_json::Value,
     /// `capabilities` sent in `initialize`.
@@ -53,10 +59,6 @@ pub struct HttpSseConfig {
     /// *Lifecycle*, "Version Negotiation"). Default: `[2024-11-05]`. Only
     /// initialization-based (legacy era) versions make sense here.
     pub protocol_versions: Vec<ProtocolVersion>,
-    /// The default overall deadline of a request, `initialize` included
-    /// (overridden per request by `RequestOptions::timeout`); `None` waits
-    /// as long as the SSE stream stays open.
-    pub request_timeout: Option<Duration>,
     /// The most bytes one SSE event may hold (the decoder's limit).
     /// Exceeding it ends the connection with `TransportError::Limit`.
     pub max_event_bytes: usize,
@@ -72,10 +74,6 @@ pub struct HttpSseConfig {
     /// How many server-to-client requests may be answered at once; past it
     /// the reader waits (back-pressure on the SSE stream).
     pub max_concurrent_input: usize,
-    /// A custom HTTP client (proxies, TLS, default headers). It must not
-    /// have an overall request timeout, which would cut the SSE stream.
-    /// `None` builds one with `TCP_NODELAY`.
-    pub http_client: Option<reqwest::Client>,
 }
 
 impl HttpSseConfig {
@@ -83,7 +81,7 @@ impl HttpSseConfig {
     /// default.
     pub fn new(url: impl Into<String>) -> Self {
         HttpSseConfig {
-            url: url.into(),
+            http: ClientHttp::new(url),
             ..Default::default()
         }
     }
@@ -112,9 +110,9 @@ impl HttpSseConfig {
         self
     }
 
-    /// Sets [`request_timeout`](Self::request_timeout).
+    /// Sets the default request deadline ([`ClientHttp::request_timeout`]).
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.request_timeout = timeout;
+        self.http = self.http.with_request_timeout(timeout);
         self
     }
 
@@ -142,21 +140,21 @@ impl HttpSseConfig {
         self
     }
 
-    /// Sets [`http_client`](Self::http_client).
+    /// Sets a custom HTTP client ([`ClientHttp::http_client`]).
     pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
-        self.http_client = Some(client);
+        self.http = self.http.with_http_client(client);
         self
     }
 
     /// Checks the configuration (nothing is sent when it is refused).
     pub(crate) fn validate(&self) -> Result<reqwest::Url, TransportError> {
-        let url = reqwest::Url::parse(&self.url).map_err(|e| {
-            TransportError::InvalidInput(format!("invalid SSE URL {:?}: {e}", self.url))
+        let url = reqwest::Url::parse(&self.http.url).map_err(|e| {
+            TransportError::InvalidInput(format!("invalid SSE URL {:?}: {e}", self.http.url))
         })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(TransportError::InvalidInput(format!(
                 "the SSE URL {:?} is not an http(s) URL",
-                self.url
+                self.http.url
             )));
         }
         if self.protocol_versions.is_empty() {
@@ -188,7 +186,7 @@ impl HttpSseConfig {
 impl Default for HttpSseConfig {
     fn default() -> Self {
         HttpSseConfig {
-            url: String::new(),
+            http: ClientHttp::default(),
             client_info: serde_json::json!({
                 "name": "mcp-negotiate",
                 "version": env!("CARGO_PKG_VERSION"),
@@ -196,12 +194,10 @@ impl Default for HttpSseConfig {
             capabilities: serde_json::json!({}),
             input_handler: Arc::new(NoInput),
             protocol_versions: vec![ProtocolVersion::V2024_11_05],
-            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             max_event_bytes: DEFAULT_MAX_EVENT_SIZE,
             endpoint_timeout: DEFAULT_ENDPOINT_TIMEOUT,
             channel_capacity: DEFAULT_CHANNEL_CAPACITY,
             max_concurrent_input: DEFAULT_MAX_CONCURRENT_INPUT,
-            http_client: None,
         }
     }
 }
@@ -209,16 +205,14 @@ impl Default for HttpSseConfig {
 impl fmt::Debug for HttpSseConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpSseConfig")
-            .field("url", &self.url)
+            .field("http", &self.http)
             .field("client_info", &self.client_info)
             .field("capabilities", &self.capabilities)
             .field("protocol_versions", &self.protocol_versions)
-            .field("request_timeout", &self.request_timeout)
             .field("max_event_bytes", &self.max_event_bytes)
             .field("endpoint_timeout", &self.endpoint_timeout)
             .field("channel_capacity", &self.channel_capacity)
             .field("max_concurrent_input", &self.max_concurrent_input)
-            .field("custom_http_client", &self.http_client.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -14,22 +14,21 @@
 use std::time::Duration;
 
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
-use mcp_transport_core::sse::{Decoder, SseItem};
+use mcp_http_edge::client::{SseBody, SseEnd, SseNext, read_limited, send};
+use mcp_http_edge::headers::EVENT_STREAM;
+use mcp_transport_core::sse::SseItem;
 use mcp_transport_core::transport::TransportError;
 
-use super::shared::{error_chain, http_error, read_limited};
+use super::shared::http_error;
 
 /// The most bytes of a refusal body read for its message.
 const MAX_ERROR_BODY: usize = 8 * 1024;
 
 /// An open SSE stream whose first event was `endpoint`.
 pub(crate) struct Opened {
-    /// The rest of the stream.
-    pub(crate) response: reqwest::Response,
-    /// The decoder, positioned after the `endpoint` event.
-    pub(crate) decoder: Decoder,
-    /// Items decoded from the same chunks, after the `endpoint` event.
-    pub(crate) leftover: Vec<SseItem>,
+    /// The rest of the stream, positioned after the `endpoint` event (items
+    /// decoded from the same chunks stay queued in it).
+    pub(crate) body: SseBody,
     /// The resolved, same-origin message endpoint.
     pub(crate) endpoint: reqwest::Url,
 }
@@ -73,13 +72,11 @@ async fn open_inner(
     phase: &mut Phase,
 ) -> Result<Opened, TransportError> {
     let what = format!("GET {sse_url} (expecting the 2024-11-05 HTTP+SSE stream)");
-    let mut response = http
+    let builder = http
         .get(sse_url.clone())
-        .header(ACCEPT, "text/event-stream")
-        .header(CACHE_CONTROL, "no-cache")
-        .send()
-        .await
-        .map_err(|e| TransportError::Connection(format!("{what}: {}", error_chain(&e))))?;
+        .header(ACCEPT, EVENT_STREAM)
+        .header(CACHE_CONTROL, "no-cache");
+    let response = send(builder, &what).await?;
     let status = response.status();
     if !status.is_success() {
         let body = read_limited(response, MAX_ERROR_BODY).await;
@@ -96,7 +93,7 @@ async fn open_inner(
         .unwrap_or("")
         .to_owned();
     let essence = content_type.split(';').next().unwrap_or("").trim();
-    if !essence.eq_ignore_ascii_case("text/event-stream") {
+    if !essence.eq_ignore_ascii_case(EVENT_STREAM) {
         let shown = if content_type.is_empty() {
             "no content type".to_owned()
         } else {
@@ -107,31 +104,26 @@ async fn open_inner(
         )));
     }
     *phase = Phase::Endpoint;
-    let mut decoder = Decoder::with_max_event_size(max_event_bytes);
-    let mut items = Vec::new();
+    let mut body = SseBody::new(response, max_event_bytes);
     loop {
-        let chunk = response.chunk().await.map_err(|e| {
-            TransportError::Connection(format!(
-                "{what}: reading the stream before its `endpoint` event: {}",
-                error_chain(&e)
-            ))
-        })?;
-        let Some(chunk) = chunk else {
-            return Err(TransportError::PeerMisbehaved(format!(
-                "{what}: the SSE stream ended before its `endpoint` event: not an HTTP+SSE server"
-            )));
-        };
-        decoder
-            .feed(&chunk, &mut items)
-            .map_err(|e| TransportError::Limit(format!("{what}: {e}")))?;
-        let Some(at) = items.iter().position(|i| matches!(i, SseItem::Event(_))) else {
+        let next = body
+            .next()
+            .await
+            .map_err(|o| TransportError::Limit(format!("{what}: {}", o.error)))?;
+        let first = match next {
+            SseNext::Item(SseItem::Event(first)) => first,
             // Ids and `retry` before the first event mean nothing here.
-            items.clear();
-            continue;
-        };
-        let leftover = items.split_off(at + 1);
-        let Some(SseItem::Event(first)) = items.pop() else {
-            unreachable!("`at` is the position of an event");
+            SseNext::Item(_) => continue,
+            SseNext::End(SseEnd::Eof) => {
+                return Err(TransportError::PeerMisbehaved(format!(
+                    "{what}: the SSE stream ended before its `endpoint` event: not an HTTP+SSE server"
+                )));
+            }
+            SseNext::End(SseEnd::Broken(chain)) => {
+                return Err(TransportError::Connection(format!(
+                    "{what}: reading the stream before its `endpoint` event: {chain}"
+                )));
+            }
         };
         if first.event_type != "endpoint" {
             return Err(TransportError::PeerMisbehaved(format!(
@@ -141,12 +133,7 @@ async fn open_inner(
         }
         let endpoint = resolve_endpoint(sse_url, &first.data)?;
         tracing::debug!(%sse_url, %endpoint, "HTTP+SSE endpoint event received");
-        return Ok(Opened {
-            response,
-            decoder,
-            leftover,
-            endpoint,
-        });
+        return Ok(Opened { body, endpoint });
     }
 }
 

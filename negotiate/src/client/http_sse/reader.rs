@@ -19,58 +19,52 @@
 
 use std::sync::Arc;
 
+use mcp_http_edge::client::{SseBody, SseEnd, SseNext};
 use mcp_transport_core::jsonrpc::{Body, Message, Request, Response, parse_body};
-use mcp_transport_core::sse::{Decoder, SseItem};
+use mcp_transport_core::sse::SseItem;
 use mcp_transport_core::transport::TransportError;
 use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::shared::{Shared, error_chain};
+use super::shared::Shared;
 
 /// Starts the reader task on the rest of the SSE stream.
-pub(crate) fn spawn(
-    shared: Arc<Shared>,
-    response: reqwest::Response,
-    decoder: Decoder,
-    leftover: Vec<SseItem>,
-) {
-    tokio::spawn(run(shared, response, decoder, leftover));
+pub(crate) fn spawn(shared: Arc<Shared>, body: SseBody) {
+    tokio::spawn(run(shared, body));
 }
 
-async fn run(
-    shared: Arc<Shared>,
-    mut response: reqwest::Response,
-    mut decoder: Decoder,
-    mut items: Vec<SseItem>,
-) {
+async fn run(shared: Arc<Shared>, mut body: SseBody) {
     let ended = shared.ended.clone();
     loop {
-        for item in items.drain(..) {
+        while let Some(item) = body.queued() {
             if !handle(&shared, item).await {
                 return;
             }
         }
-        let chunk = tokio::select! {
+        let next = tokio::select! {
             biased;
             () = ended.cancelled() => return,
-            chunk = response.chunk() => chunk,
+            next = body.next() => next,
         };
-        match chunk {
-            Ok(Some(bytes)) => {
-                if let Err(e) = decoder.feed(&bytes, &mut items) {
-                    for item in items.drain(..) {
-                        if !handle(&shared, item).await {
-                            return;
-                        }
-                    }
-                    shared.end(TransportError::Limit(format!(
-                        "the HTTP+SSE stream from {}: {e}; the connection was dropped",
-                        shared.sse_url
-                    )));
+        match next {
+            Ok(SseNext::Item(item)) => {
+                if !handle(&shared, item).await {
                     return;
                 }
             }
-            Ok(None) => {
+            Err(overflow) => {
+                for item in overflow.decoded {
+                    if !handle(&shared, item).await {
+                        return;
+                    }
+                }
+                shared.end(TransportError::Limit(format!(
+                    "the HTTP+SSE stream from {}: {}; the connection was dropped",
+                    shared.sse_url, overflow.error
+                )));
+                return;
+            }
+            Ok(SseNext::End(SseEnd::Eof)) => {
                 tracing::debug!(url = %shared.sse_url, "the server ended the HTTP+SSE stream");
                 shared.end(TransportError::Connection(format!(
                     "the server closed the HTTP+SSE stream at {}",
@@ -78,11 +72,10 @@ async fn run(
                 )));
                 return;
             }
-            Err(e) => {
+            Ok(SseNext::End(SseEnd::Broken(chain))) => {
                 shared.end(TransportError::Connection(format!(
-                    "the HTTP+SSE stream at {} broke: {}",
-                    shared.sse_url,
-                    error_chain(&e)
+                    "the HTTP+SSE stream at {} broke: {chain}",
+                    shared.sse_url
                 )));
                 return;
             }

@@ -57,7 +57,7 @@ pub(crate) async fn start(
     } else {
         params
     };
-    let timeout = options.timeout.or(shared.config.request_timeout);
+    let timeout = options.timeout.or(shared.config.http.request_timeout);
     let deadline = timeout.map(|t| Instant::now() + t);
     let (notes_tx, notes) = mpsc::channel(shared.config.channel_capacity);
     let (outcome_tx, outcome) = oneshot::channel();

@@ -2,13 +2,14 @@
 //! the routing table, the connection's fate, and the POST to the endpoint.
 
 use std::collections::HashMap;
-use std::error::Error as _;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use http::header::CONTENT_TYPE;
+use mcp_http_edge::client::{body_excerpt, read_limited, rpc_error, send};
+use mcp_http_edge::headers::JSON;
 use mcp_transport_core::cancel::CancellationToken;
-use mcp_transport_core::jsonrpc::{ErrorObject, Message, Notification, RequestId, Response};
+use mcp_transport_core::jsonrpc::{Message, Notification, RequestId, Response};
 use mcp_transport_core::transport::TransportError;
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -232,14 +233,12 @@ impl Shared {
     /// and send the response, if any, on the SSE stream); other statuses are
     /// [`TransportError::Http`].
     pub(crate) async fn post(&self, message: &Message, what: &str) -> Result<(), TransportError> {
-        let response = self
+        let builder = self
             .http
             .post(self.endpoint.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .body(message.to_json())
-            .send()
-            .await
-            .map_err(|e| TransportError::Connection(format!("{what}: {}", error_chain(&e))))?;
+            .header(CONTENT_TYPE, JSON)
+            .body(message.to_json());
+        let response = send(builder, what).await?;
         let status = response.status();
         let body = read_limited(response, MAX_ANSWER_BODY).await;
         if status.is_success() {
@@ -266,55 +265,13 @@ fn progress_token(note: &Notification) -> Option<RequestId> {
         .map(|p| p.progress_token)
 }
 
-/// A reqwest error with its sources (reqwest's own text is terse).
-pub(crate) fn error_chain(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-/// Reads at most `limit` bytes of a body.
-pub(crate) async fn read_limited(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        let room = limit.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= limit {
-            break;
-        }
-    }
-    body
-}
-
 /// `TransportError::Http` for an unusable status, with the JSON-RPC error
 /// of the body when it held one, else the body's text.
 pub(crate) fn http_error(status: http::StatusCode, body: &[u8], what: &str) -> TransportError {
-    #[derive(Deserialize)]
-    struct ErrorBody {
-        error: ErrorObject,
-    }
-    let rpc = serde_json::from_slice::<ErrorBody>(body)
-        .ok()
-        .map(|b| b.error);
+    let rpc = rpc_error(body);
     let detail = match &rpc {
         Some(e) => e.message.clone(),
-        None => {
-            let text = String::from_utf8_lossy(body);
-            let text = text.trim();
-            if text.is_empty() {
-                status
-                    .canonical_reason()
-                    .unwrap_or("no reason given")
-                    .to_owned()
-            } else {
-                text.chars().take(500).collect()
-            }
-        }
+        None => body_excerpt(body, status),
     };
     TransportError::Http {
         status: status.as_u16(),
