@@ -1,0 +1,101 @@
+//! `MultiServer` driven as a `tower::Service`, in memory: no socket, no
+//! axum router, no connection extensions (`ConnectInfo`).
+
+mod support;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use http::header::CONTENT_TYPE;
+use http::{Request, Response, StatusCode};
+use mcp_negotiate::server::{MultiConfig, MultiServer};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+/// A POST as a client sends it; `B` is any axum-compatible body.
+fn post<B>(body: B, extra: &[(&str, &str)]) -> Request<B> {
+    let mut builder = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("accept", "application/json, text/event-stream")
+        .header(CONTENT_TYPE, "application/json");
+    for (name, value) in extra {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(body).unwrap()
+}
+
+async fn json_body(response: Response<Body>) -> Value {
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn server() -> MultiServer {
+    MultiServer::new(Arc::new(support::TestHandler), MultiConfig::all())
+}
+
+#[tokio::test]
+async fn a_modern_discover_is_served_in_memory() {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": { "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    });
+    // A `String` body: the service takes any axum-compatible body.
+    let request = post(
+        body.to_string(),
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ],
+    );
+    let response = server().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
+    let v = json_body(response).await;
+    assert_eq!(v["id"], 1);
+    let versions = v["result"]["supportedVersions"].as_array().unwrap();
+    // The modern engine advertises every configured revision.
+    assert!(versions.contains(&json!("2026-07-28")), "{v}");
+    assert!(versions.contains(&json!("2025-11-25")), "{v}");
+}
+
+#[tokio::test]
+async fn a_legacy_initialize_is_served_in_memory() {
+    let server = server();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": "in-memory", "version": "1" }
+        }
+    });
+    let request = post(Body::from(body.to_string()), &[]);
+    let response = server.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let v = json_body(response).await;
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(v["result"]["serverInfo"]["name"], "negotiate-test");
+    // The session lives in the legacy engine behind the service.
+    assert_eq!(server.legacy().unwrap().session_ids(), [session]);
+}
+
+#[tokio::test]
+async fn the_edge_checks_apply_in_memory_too() {
+    // No Host: refused by the DNS-rebinding check, as on the wire.
+    let mut request = post(Body::empty(), &[]);
+    request.headers_mut().remove("host");
+    let response = server().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let v = json_body(response).await;
+    assert_eq!(v["error"]["code"], -32600);
+}
