@@ -30,11 +30,12 @@ pub mod config;
 pub mod headers;
 pub mod server;
 
-/// Paths the [`impl_engine_service!`] expansion names; not public API.
+/// Paths the [`impl_engine_service!`] and [`impl_engine_router!`] expansions
+/// name; not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use axum::BoxError;
     pub use axum::body::HttpBody;
+    pub use axum::{BoxError, Router};
     pub use bytes::Bytes;
     pub use http::Request;
     pub use tower::Service;

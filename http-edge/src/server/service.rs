@@ -114,3 +114,29 @@ macro_rules! impl_engine_service {
         }
     };
 }
+
+/// Gives an engine handle (a `Clone` type that is a `tower::Service` of
+/// `http::Request<axum::body::Body>`, see
+/// [`impl_engine_service!`](crate::impl_engine_service)) its two axum
+/// mounting methods, `router()` (the endpoint at `/`, to mount with
+/// `Router::nest_service`) and `route(path)`.
+#[macro_export]
+macro_rules! impl_engine_router {
+    ($engine:ty) => {
+        impl $engine {
+            /// A router serving the MCP endpoint at `/`; mount it with
+            /// `Router::new().nest_service("/mcp", server.router())`.
+            pub fn router(&self) -> $crate::__private::Router {
+                self.route("/")
+            }
+
+            /// A router serving the MCP endpoint at `path` (which must start
+            /// with `/`, as for `axum::Router::route`). Every HTTP method
+            /// reaches the engine, which answers those it does not serve
+            /// with 405.
+            pub fn route(&self, path: &str) -> $crate::__private::Router {
+                $crate::server::service::router(path, ::std::clone::Clone::clone(self))
+            }
+        }
+    };
+}

@@ -114,7 +114,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use axum::Router;
 use axum::body::Body;
 use http::Method;
 use mcp_transport_core::ProtocolVersion;
@@ -162,6 +161,7 @@ pub struct ModernServer {
 }
 
 mcp_http_edge::impl_engine_service!(ModernServer);
+mcp_http_edge::impl_engine_router!(ModernServer);
 
 impl fmt::Debug for ModernServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -216,19 +216,6 @@ impl ModernServer {
     /// The configuration.
     pub fn config(&self) -> &ModernConfig {
         &self.shared.config
-    }
-
-    /// A router serving the MCP endpoint at `/`; mount it with
-    /// `Router::new().nest_service("/mcp", server.router())`.
-    pub fn router(&self) -> Router {
-        self.route("/")
-    }
-
-    /// A router serving the MCP endpoint at `path` (which must start with
-    /// `/`, as for `axum::Router::route`). Every HTTP method reaches
-    /// [`handle`](Self::handle), which answers all but POST with 405.
-    pub fn route(&self, path: &str) -> Router {
-        mcp_http_edge::server::service::router(path, self.clone())
     }
 
     /// Serves one HTTP request to the MCP endpoint: `Origin` and `Host` are

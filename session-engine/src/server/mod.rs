@@ -132,7 +132,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use axum::Router;
 use axum::body::Body;
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
@@ -268,6 +267,7 @@ pub struct LegacyServer {
 }
 
 mcp_http_edge::impl_engine_service!(LegacyServer);
+mcp_http_edge::impl_engine_router!(LegacyServer);
 
 impl fmt::Debug for LegacyServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -306,18 +306,6 @@ impl LegacyServer {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.shared.config
-    }
-
-    /// A router serving the MCP endpoint at `/`; mount it with
-    /// `Router::new().nest_service("/mcp", server.router())`.
-    pub fn router(&self) -> Router {
-        self.route("/")
-    }
-
-    /// A router serving the MCP endpoint at `path` (which must start with
-    /// `/`, as for `axum::Router::route`).
-    pub fn route(&self, path: &str) -> Router {
-        mcp_http_edge::server::service::router(path, self.clone())
     }
 
     /// Serves one HTTP request to the MCP endpoint (POST, GET or DELETE;
