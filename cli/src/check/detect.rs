@@ -7,6 +7,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use super::wire::{Headers, Wire, short};
+use mcp_http_edge::headers;
 
 /// The `clientInfo` the checks send.
 pub(crate) fn client_info() -> Value {
@@ -115,7 +116,7 @@ pub(crate) async fn initialize(wire: &Wire, rev: &ProtocolVersion) -> Init {
         Err(e) => return Init::Refused(e),
     };
     let status = reply.status;
-    let session_id = reply.header("mcp-session-id");
+    let session_id = reply.header(headers::SESSION_ID);
     let answer = match reply.rpc_answer(id, wire.timeout).await {
         Ok(a) => a,
         Err(e) => return Init::Refused(e),
@@ -170,10 +171,10 @@ impl LegacySession {
     pub(crate) fn headers(&self) -> Headers {
         let mut h = Headers::new();
         if let Some(id) = &self.id {
-            h.push(("mcp-session-id", id.clone()));
+            h.push((headers::SESSION_ID, id.clone()));
         }
         if self.version.has(|f| f.version_header) {
-            h.push(("mcp-protocol-version", self.version.to_string()));
+            h.push((headers::PROTOCOL_VERSION, self.version.to_string()));
         }
         h
     }
@@ -239,8 +240,8 @@ pub(crate) fn modern_request(
         "io.modelcontextprotocol/clientInfo": client_info(),
     });
     let mut headers: Headers = vec![
-        ("mcp-protocol-version", version.to_owned()),
-        ("mcp-method", method.to_owned()),
+        (headers::PROTOCOL_VERSION, version.to_owned()),
+        (headers::METHOD, method.to_owned()),
     ];
     let name = match method {
         "tools/call" | "prompts/get" => params.get("name"),
@@ -248,7 +249,7 @@ pub(crate) fn modern_request(
         _ => None,
     };
     if let Some(Value::String(n)) = name {
-        headers.push(("mcp-name", n.clone()));
+        headers.push((headers::NAME, n.clone()));
     }
     let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
     (headers, body)

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::detect::{LegacySession, initialize_body};
 use super::wire::{Headers, Wire};
 use super::{Check, Ctx, Outcome, id, polling, spec};
+use mcp_http_edge::headers;
 
 /// The `Origin` a DNS-rebinding page would send.
 pub(crate) const EVIL_ORIGIN: &str = "http://evil.example";
@@ -90,7 +91,7 @@ async fn origin(wire: &Wire, rev: &ProtocolVersion) -> Check {
             let status = reply.status;
             if reply.is_success() {
                 let leaked = LegacySession {
-                    id: reply.header("mcp-session-id"),
+                    id: reply.header(headers::SESSION_ID),
                     version: rev.clone(),
                 };
                 drop(reply);
@@ -125,7 +126,7 @@ async fn without_session(wire: &Wire, s: &LegacySession) -> Outcome {
     let extra: Headers = s
         .headers()
         .into_iter()
-        .filter(|(n, _)| *n != "mcp-session-id")
+        .filter(|(n, _)| *n != headers::SESSION_ID)
         .collect();
     match wire.post(&extra, &ping(wire)).await {
         Err(e) => Outcome::Inconclusive(e),
@@ -145,9 +146,9 @@ async fn malformed_version(wire: &Wire, s: &LegacySession) -> Outcome {
     let mut extra: Headers = s
         .headers()
         .into_iter()
-        .filter(|(n, _)| *n != "mcp-protocol-version")
+        .filter(|(n, _)| *n != headers::PROTOCOL_VERSION)
         .collect();
-    extra.push(("mcp-protocol-version", "not-a-version".to_owned()));
+    extra.push((headers::PROTOCOL_VERSION, "not-a-version".to_owned()));
     match wire.post(&extra, &ping(wire)).await {
         Err(e) => Outcome::Inconclusive(e),
         Ok(r) if r.status == 400 => Outcome::Pass,

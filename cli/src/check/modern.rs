@@ -12,6 +12,7 @@ use super::detect::modern_request;
 use super::legacy::{EVIL_ORIGIN, T_ACCEPT_CHECK, origin_outcome, without_accept};
 use super::wire::{Headers, Reply, Wire, error_code, short};
 use super::{Check, Ctx, Outcome, SlowTool, id, spec};
+use mcp_http_edge::headers;
 
 /// A protocol version no server speaks.
 const FUTURE_VERSION: &str = "2099-01-01";
@@ -106,7 +107,7 @@ async fn origin(wire: &Wire, v: &str) -> Outcome {
 }
 
 async fn get(cx: &Ctx<'_>, v: &str) -> Outcome {
-    let extra: Headers = vec![("mcp-protocol-version", v.to_owned())];
+    let extra: Headers = vec![(headers::PROTOCOL_VERSION, v.to_owned())];
     let reply = match cx.wire.get(&extra).await {
         Ok(r) => r,
         Err(e) => return Outcome::Inconclusive(e),
@@ -135,7 +136,7 @@ async fn status_and_code(wire: &Wire, reply: Reply) -> (u16, Option<i64>, Option
 async fn mismatch(wire: &Wire, v: &str) -> Outcome {
     let reply = tools_list(wire, v, |h| {
         for (name, value) in h.iter_mut() {
-            if *name == "mcp-method" {
+            if *name == headers::METHOD {
                 *value = "prompts/list".to_owned();
             }
         }
@@ -162,7 +163,7 @@ async fn mismatch(wire: &Wire, v: &str) -> Outcome {
 
 async fn missing_version(cx: &Ctx<'_>, v: &str) -> Outcome {
     let reply = tools_list(cx.wire, v, |h| {
-        h.retain(|(n, _)| *n != "mcp-protocol-version")
+        h.retain(|(n, _)| *n != headers::PROTOCOL_VERSION)
     })
     .await;
     let status = match reply {

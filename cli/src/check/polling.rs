@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::detect::LegacySession;
 use super::wire::{Capture, Headers, Wire, short};
 use super::{Check, Ctx, Outcome, id, spec};
+use mcp_http_edge::headers;
 
 /// A `Last-Event-ID` no server ever issued.
 const FORGED_ID: &str = "mcp-compat-forged-event-id";
@@ -215,7 +216,7 @@ fn ids_unique(a: &Streamed, b: &Streamed) -> Outcome {
 /// the server did not resume.
 async fn resume(wire: &Wire, session: &LegacySession, last: &str) -> Result<Capture, Outcome> {
     let mut extra: Headers = session.headers();
-    extra.push(("last-event-id", last.to_owned()));
+    extra.push((headers::LAST_EVENT_ID, last.to_owned()));
     let reply = wire.get(&extra).await.map_err(Outcome::Inconclusive)?;
     if !reply.is_success() {
         return Err(Outcome::Inconclusive(format!(
@@ -324,7 +325,7 @@ async fn exclusive(wire: &Wire, session: &LegacySession, b: &Streamed) -> Outcom
 
 async fn failed_resume(wire: &Wire, session: &LegacySession) -> Outcome {
     let mut extra: Headers = session.headers();
-    extra.push(("last-event-id", FORGED_ID.to_owned()));
+    extra.push((headers::LAST_EVENT_ID, FORGED_ID.to_owned()));
     let reply = match wire.get(&extra).await {
         Ok(r) => r,
         Err(e) => return Outcome::Inconclusive(e),

@@ -18,9 +18,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
 /// `Accept` as a conforming client sends it on POST.
-pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+pub(crate) const ACCEPT_BOTH: &str = mcp_http_edge::headers::ACCEPT_POST;
 /// `Accept` as a conforming client sends it on GET.
-pub(crate) const ACCEPT_SSE: &str = "text/event-stream";
+pub(crate) const ACCEPT_SSE: &str = mcp_http_edge::headers::EVENT_STREAM;
 
 /// Request headers, in order (names lowercase).
 pub(crate) type Headers = Vec<(&'static str, String)>;
@@ -29,7 +29,7 @@ pub(crate) type Headers = Vec<(&'static str, String)>;
 pub(crate) fn post_headers() -> Headers {
     vec![
         ("accept", ACCEPT_BOTH.to_owned()),
-        ("content-type", "application/json".to_owned()),
+        ("content-type", mcp_http_edge::headers::JSON.to_owned()),
     ]
 }
 
@@ -218,7 +218,7 @@ impl Reply {
 
     /// Whether the body is an SSE stream.
     pub(crate) fn is_sse(&self) -> bool {
-        self.media_type() == "text/event-stream"
+        self.media_type() == mcp_http_edge::headers::EVENT_STREAM
     }
 
     /// Whether the status is 2xx.

@@ -18,6 +18,7 @@ use super::expect::Failure;
 use super::proxy::Proxy;
 use super::run::{Harness, Observed, classify_error};
 use super::scenario::Scenario;
+use mcp_http_edge::headers;
 
 /// The matrix client's input handler: answers every elicitation with "Ada".
 #[derive(Debug)]
@@ -359,8 +360,8 @@ async fn get_405(harness: &Harness) -> Result<Observed, Observed> {
     let url = format!("http://{}/mcp", harness.addr);
     let resp = reqwest::Client::new()
         .get(&url)
-        .header("accept", "text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
+        .header("accept", headers::EVENT_STREAM)
+        .header(headers::PROTOCOL_VERSION, "2026-07-28")
         .send()
         .await
         .map_err(|e| failed(e.to_string()))?;
