@@ -4,9 +4,9 @@
 //!
 //! | module | what |
 //! | --- | --- |
-//! | [`send`] | sending a request (a failure is `TransportError::Connection`), reqwest error chains |
+//! | [`send`](mod@send) | sending a request (a failure is `TransportError::Connection`), reqwest error chains |
 //! | [`answer`] | media types, bounded answer bodies, the JSON-RPC error or text of an error body |
-//! | [`sse`] | [`SseBody`]: a response body read as SSE through the core decoder |
+//! | [`sse`](mod@sse) | [`SseBody`]: a response body read as SSE through the core decoder |
 
 pub mod answer;
 pub mod send;
