@@ -2,7 +2,7 @@
 //!
 //! Each engine is a `tower::Service` (see `mcp_http_edge::server::service`);
 //! the server holds them boxed, by era, and forwards each request, after
-//! [`route`] picked the era, to that era's service. The server is itself a
+//! [`route()`] picked the era, to that era's service. The server is itself a
 //! `tower::Service<http::Request<B>>`, so it can be driven in memory
 //! (`tower::ServiceExt::oneshot`) as well as mounted with
 //! [`MultiServer::router`] or [`MultiServer::route`].
@@ -111,7 +111,7 @@ pub enum ConfigError {
     Unservable(ProtocolVersion),
 }
 
-/// One MCP endpoint serving every configured revision (see [`route`]).
+/// One MCP endpoint serving every configured revision (see [`route()`]).
 ///
 /// It is a `tower::Service<http::Request<B>>` for any axum-compatible body
 /// `B` (`Response = http::Response<axum::body::Body>`, `Error =
