@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::serve::ListenerExt;
 use clap::Args;
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
-use mcp_rev_2025_11_25::{DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt};
+use mcp_rev_2025_11_25::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
@@ -36,9 +36,14 @@ pub struct ServeArgs {
     #[arg(long)]
     pub retry_ms: Option<u64>,
     /// Server-initiated disconnect (2025-11-25 sessions): never,
-    /// after-priming, after-events:N or after-ms:N.
+    /// after-priming, after-events:N, after-ms:N or idle:N.
     #[arg(long)]
     pub disconnect: Option<DisconnectPolicy>,
+    /// Under `--disconnect after-priming`, how long a resumed connection
+    /// that finds nothing new is held waiting for something before it
+    /// closes, in ms (2025-11-25 sessions; default 10000; 0 closes at once).
+    #[arg(long)]
+    pub resume_hold_ms: Option<u64>,
     /// Offer no standalone GET stream (GET answers 405; legacy revisions).
     #[arg(long)]
     pub no_get_stream: bool,
@@ -72,6 +77,11 @@ fn check_flags(args: &ServeArgs, versions: &[ProtocolVersion]) -> Result<(), Str
                 "--retry-ms means nothing here: retry before a server-initiated disconnect exists only on 2025-11-25, and this server serves {served}"
             ));
         }
+        if args.resume_hold_ms.is_some() {
+            return Err(format!(
+                "--resume-hold-ms means nothing here: polling by resumption (SEP-1699) exists only on 2025-11-25, and this server serves {served}"
+            ));
+        }
     }
     if !legacy && args.no_get_stream {
         return Err(format!(
@@ -93,6 +103,10 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
         .with_json_response(args.json_response)
         .with_retry_ms(args.retry_ms.unwrap_or(DEFAULT_RETRY_MS))
         .with_disconnect(args.disconnect.unwrap_or(DisconnectPolicy::Never))
+        .with_resume_hold(
+            args.resume_hold_ms
+                .map_or(DEFAULT_RESUME_HOLD, Duration::from_millis),
+        )
         .with_get_stream(!args.no_get_stream)
         .with_allowed_origins(args.allowed_origins.clone())
         .with_allowed_hosts(args.allowed_hosts.clone())

@@ -20,6 +20,7 @@ fn serve_args() -> ServeArgs {
         json_response: false,
         retry_ms: None,
         disconnect: None,
+        resume_hold_ms: None,
         no_get_stream: false,
         allowed_origins: None,
         allowed_hosts: None,

@@ -27,7 +27,16 @@ use mcp_session_engine::revision::ConnectionPolicy;
 /// `RequestContext::close_sse_stream`, whatever the policy.
 ///
 /// Parsed from text by [`FromStr`]: `never`, `after-priming`,
-/// `after-events:N` (N ≥ 1), `after-ms:N`.
+/// `after-events:N` (N ≥ 1), `after-ms:N`, `idle:N`.
+///
+/// Which to pick: `never` holds every connection for its request's life
+/// (fewest requests, one connection per pending request); `idle:T` frees
+/// connections that carry nothing for `T` while busy streams keep flowing
+/// (the usual choice behind proxies that cut idle connections);
+/// `after-priming` turns every pending request into polling (fewest held
+/// connections; with the resume hold, about one request per hold time per
+/// pending request); `after-events:N` and `after-ms:N` bound what one
+/// connection carries, for load balancing and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DisconnectPolicy {
     /// Keep every connection open until its stream ends.
@@ -44,12 +53,16 @@ pub enum DisconnectPolicy {
     /// A connection closes this many milliseconds after it opened, once what
     /// is ready by then has been delivered.
     AfterMs(u64),
+    /// A connection closes after this many milliseconds without an event
+    /// (counted from when it opened or last carried an event), once what is
+    /// ready has been delivered.
+    Idle(u64),
 }
 
 /// Why a [`DisconnectPolicy`] could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "invalid disconnect policy {input:?}: {reason} (expected never, after-priming, after-events:N or after-ms:N)"
+    "invalid disconnect policy {input:?}: {reason} (expected never, after-priming, after-events:N, after-ms:N or idle:N)"
 )]
 pub struct ParsePolicyError {
     /// The text that was given.
@@ -96,6 +109,7 @@ impl FromStr for DisconnectPolicy {
                     .map_err(|_| err(format!("{n} is larger than {}", u32::MAX)))
             }
             "after-ms" => number(n).map(DisconnectPolicy::AfterMs),
+            "idle" => number(n).map(DisconnectPolicy::Idle),
             other => Err(err(format!("unknown policy {other:?}"))),
         }
     }
@@ -108,6 +122,7 @@ impl fmt::Display for DisconnectPolicy {
             DisconnectPolicy::AfterPriming => f.write_str("after-priming"),
             DisconnectPolicy::AfterEvents(n) => write!(f, "after-events:{n}"),
             DisconnectPolicy::AfterMs(n) => write!(f, "after-ms:{n}"),
+            DisconnectPolicy::Idle(n) => write!(f, "idle:{n}"),
         }
     }
 }
@@ -118,29 +133,51 @@ pub struct PolicyState {
     policy: DisconnectPolicy,
     resuming: bool,
     sent: u64,
-    /// `AfterMs`: when the connection's time is up.
-    deadline: Option<Instant>,
+    /// When the connection opened.
+    opened: Instant,
+    /// When it last carried a message event (`opened` before the first).
+    last_event: Instant,
+    /// How long an `AfterPriming` resume with nothing new is held.
+    hold: Duration,
 }
 
 impl PolicyState {
     /// The state of a connection opened at `now` (`resuming`: a `GET` with
-    /// `Last-Event-ID`).
-    pub fn new(policy: DisconnectPolicy, now: Instant, resuming: bool) -> Self {
-        let deadline = match policy {
-            DisconnectPolicy::AfterMs(ms) => Some(now + Duration::from_millis(ms)),
-            _ => None,
-        };
+    /// `Last-Event-ID`); `hold` is how long an `AfterPriming` resume that
+    /// finds nothing new waits for something before it closes.
+    pub fn new(policy: DisconnectPolicy, now: Instant, resuming: bool, hold: Duration) -> Self {
         PolicyState {
             policy,
             resuming,
             sent: 0,
-            deadline,
+            opened: now,
+            last_event: now,
+            hold,
         }
     }
 
     /// Message events sent so far (the priming event does not count).
     pub fn sent(&self) -> u64 {
         self.sent
+    }
+
+    /// The instant after which a caught-up connection closes, if any.
+    fn close_at(&self) -> Option<Instant> {
+        match self.policy {
+            DisconnectPolicy::AfterPriming if self.resuming => {
+                // Long-poll: held until something was delivered, or the
+                // hold passes; once something was delivered, closed as soon
+                // as it is caught up.
+                Some(if self.sent > 0 {
+                    self.opened
+                } else {
+                    self.opened + self.hold
+                })
+            }
+            DisconnectPolicy::AfterMs(ms) => Some(self.opened + Duration::from_millis(ms)),
+            DisconnectPolicy::Idle(ms) => Some(self.last_event + Duration::from_millis(ms)),
+            _ => None,
+        }
     }
 }
 
@@ -158,23 +195,24 @@ impl ConnectionPolicy for PolicyState {
         }
     }
 
-    fn on_sent(&mut self, n: u64, _now: Instant) {
+    fn on_sent(&mut self, n: u64, now: Instant) {
         self.sent = self.sent.saturating_add(n);
-    }
-
-    /// `AfterPriming` on a resume: deliver what is ready, then close;
-    /// `AfterMs`: once the time is up.
-    fn close_when_caught_up(&self, now: Instant) -> bool {
-        match self.policy {
-            DisconnectPolicy::AfterPriming => self.resuming,
-            DisconnectPolicy::AfterMs(_) => self.deadline.is_some_and(|d| now >= d),
-            _ => false,
+        if n > 0 {
+            self.last_event = self.last_event.max(now);
         }
     }
 
-    /// `AfterMs` before its deadline: the deadline.
+    /// `AfterPriming` on a resume: once something was delivered, or the
+    /// hold has passed; `AfterMs`: once its time is up; `Idle`: once it has
+    /// been that long without an event.
+    fn close_when_caught_up(&self, now: Instant) -> bool {
+        self.close_at().is_some_and(|at| now >= at)
+    }
+
+    /// The instant [`close_when_caught_up`](Self::close_when_caught_up)
+    /// turns true, while it is in the future.
     fn wake_at(&self, now: Instant) -> Option<Instant> {
-        self.deadline.filter(|d| now < *d)
+        self.close_at().filter(|at| now < *at)
     }
 }
 
@@ -186,6 +224,8 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    const HOLD: Duration = Duration::from_secs(10);
+
     #[test]
     fn policy_parses_and_prints() {
         for (text, p) in [
@@ -194,6 +234,7 @@ mod tests {
             ("after-events:3", DisconnectPolicy::AfterEvents(3)),
             ("after-ms:250", DisconnectPolicy::AfterMs(250)),
             ("after-ms:0", DisconnectPolicy::AfterMs(0)),
+            ("idle:1500", DisconnectPolicy::Idle(1500)),
         ] {
             assert_eq!(text.parse::<DisconnectPolicy>().unwrap(), p);
             assert_eq!(p.to_string(), text);
@@ -208,6 +249,8 @@ mod tests {
             "after-ms:x",
             "after-events:99999999999",
             "after-secs:1",
+            "idle:",
+            "idle:-5",
         ] {
             let e = bad.parse::<DisconnectPolicy>().unwrap_err();
             assert!(e.to_string().contains("expected never"), "{e}");
@@ -218,7 +261,7 @@ mod tests {
     fn never_closes_nothing_early() {
         let t0 = Instant::now();
         for resuming in [false, true] {
-            let mut p = PolicyState::new(DisconnectPolicy::Never, t0, resuming);
+            let mut p = PolicyState::new(DisconnectPolicy::Never, t0, resuming, HOLD);
             p.on_sent(1_000_000, t0 + ms(10));
             assert!(!p.close_after_priming());
             assert_eq!(p.remaining(), None);
@@ -228,29 +271,68 @@ mod tests {
     }
 
     #[test]
-    fn after_priming_closes_new_streams_at_once_and_resumes_when_caught_up() {
+    fn after_priming_closes_new_streams_at_once_and_long_polls_resumes() {
         let t0 = Instant::now();
-        let fresh = PolicyState::new(DisconnectPolicy::AfterPriming, t0, false);
+        let fresh = PolicyState::new(DisconnectPolicy::AfterPriming, t0, false, HOLD);
         assert!(fresh.close_after_priming());
         assert!(!fresh.close_when_caught_up(t0));
-        let resumed = PolicyState::new(DisconnectPolicy::AfterPriming, t0, true);
+        let mut resumed = PolicyState::new(DisconnectPolicy::AfterPriming, t0, true, HOLD);
         assert!(
             !resumed.close_after_priming(),
             "a resume has no priming event to close after"
         );
-        assert!(resumed.close_when_caught_up(t0));
         assert_eq!(
             resumed.remaining(),
             None,
             "a resume delivers everything ready"
         );
-        assert_eq!(resumed.wake_at(t0), None);
+        // Nothing new yet: held (long-poll) until the hold passes.
+        assert!(!resumed.close_when_caught_up(t0));
+        assert!(!resumed.close_when_caught_up(t0 + HOLD - ms(1)));
+        assert_eq!(resumed.wake_at(t0), Some(t0 + HOLD));
+        assert!(resumed.close_when_caught_up(t0 + HOLD));
+        assert_eq!(resumed.wake_at(t0 + HOLD), None);
+        // Something delivered: closed as soon as it is caught up.
+        resumed.on_sent(1, t0 + ms(30));
+        assert!(resumed.close_when_caught_up(t0 + ms(30)));
+        assert_eq!(resumed.wake_at(t0 + ms(30)), None);
+    }
+
+    #[test]
+    fn after_priming_without_hold_closes_a_caught_up_resume_at_once() {
+        let t0 = Instant::now();
+        let r = PolicyState::new(DisconnectPolicy::AfterPriming, t0, true, Duration::ZERO);
+        assert!(r.close_when_caught_up(t0));
+        assert_eq!(r.wake_at(t0), None);
+    }
+
+    #[test]
+    fn idle_closes_after_a_quiet_spell_and_events_restart_it() {
+        let t0 = Instant::now();
+        for resuming in [false, true] {
+            let mut p = PolicyState::new(DisconnectPolicy::Idle(100), t0, resuming, HOLD);
+            assert!(!p.close_after_priming());
+            assert_eq!(p.remaining(), None);
+            assert!(!p.close_when_caught_up(t0 + ms(99)));
+            assert_eq!(p.wake_at(t0 + ms(50)), Some(t0 + ms(100)));
+            p.on_sent(2, t0 + ms(80));
+            assert!(
+                !p.close_when_caught_up(t0 + ms(100)),
+                "an event restarted the clock"
+            );
+            assert_eq!(p.wake_at(t0 + ms(100)), Some(t0 + ms(180)));
+            assert!(p.close_when_caught_up(t0 + ms(180)));
+            assert_eq!(p.wake_at(t0 + ms(180)), None);
+            // Nothing sent is no activity.
+            p.on_sent(0, t0 + ms(500));
+            assert!(p.close_when_caught_up(t0 + ms(500)));
+        }
     }
 
     #[test]
     fn after_events_counts_message_events_only() {
         let t0 = Instant::now();
-        let mut p = PolicyState::new(DisconnectPolicy::AfterEvents(3), t0, false);
+        let mut p = PolicyState::new(DisconnectPolicy::AfterEvents(3), t0, false, HOLD);
         assert!(!p.close_after_priming());
         assert_eq!(p.remaining(), Some(3));
         p.on_sent(2, t0);
@@ -262,14 +344,14 @@ mod tests {
         p.on_sent(5, t0);
         assert_eq!(p.remaining(), Some(0), "never negative");
         // A resuming connection gets a fresh budget.
-        let r = PolicyState::new(DisconnectPolicy::AfterEvents(3), t0, true);
+        let r = PolicyState::new(DisconnectPolicy::AfterEvents(3), t0, true, HOLD);
         assert_eq!(r.remaining(), Some(3));
     }
 
     #[test]
     fn after_ms_closes_at_its_deadline_once_caught_up() {
         let t0 = Instant::now();
-        let p = PolicyState::new(DisconnectPolicy::AfterMs(250), t0, false);
+        let p = PolicyState::new(DisconnectPolicy::AfterMs(250), t0, false, HOLD);
         assert!(!p.close_after_priming());
         assert_eq!(p.remaining(), None);
         assert!(!p.close_when_caught_up(t0));
@@ -284,7 +366,7 @@ mod tests {
         assert_eq!(p.wake_at(t0 + ms(249)), Some(t0 + ms(250)));
         assert_eq!(p.wake_at(t0 + ms(250)), None);
         // The clock starts when the connection opens, resume or not.
-        let r = PolicyState::new(DisconnectPolicy::AfterMs(250), t0 + ms(100), true);
+        let r = PolicyState::new(DisconnectPolicy::AfterMs(250), t0 + ms(100), true, HOLD);
         assert!(!r.close_when_caught_up(t0 + ms(300)));
         assert!(r.close_when_caught_up(t0 + ms(350)));
     }
@@ -292,7 +374,7 @@ mod tests {
     #[test]
     fn after_ms_zero_closes_once_caught_up() {
         let t0 = Instant::now();
-        let p = PolicyState::new(DisconnectPolicy::AfterMs(0), t0, false);
+        let p = PolicyState::new(DisconnectPolicy::AfterMs(0), t0, false, HOLD);
         assert!(p.close_when_caught_up(t0));
         assert_eq!(p.wake_at(t0), None);
     }

@@ -3,7 +3,7 @@
 
 use std::any::Any;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mcp_session_engine::revision::{ConnectionPolicy, Polling, SessionRevision};
 use mcp_session_engine::server::ServerConfig;
@@ -14,6 +14,16 @@ use crate::policy::{DisconnectPolicy, PolicyState};
 
 /// The default [`Revision::retry_ms`]: 1000 ms.
 pub const DEFAULT_RETRY_MS: u64 = 1000;
+
+/// The default [`Revision::resume_hold`]: 10 s.
+///
+/// Why 10 s: long enough to turn an idle pending request's polling from one
+/// request per `retry` into about one per 11 s; shorter than the 15 s
+/// keep-alive (a held poll needs no keep-alive comment) and well below the
+/// 60 s idle timeouts of common proxies and load balancers (nginx
+/// `proxy_read_timeout`, cloud load balancers) and the TypeScript SDK's
+/// default request timeout.
+pub const DEFAULT_RESUME_HOLD: Duration = Duration::from_secs(10);
 
 /// Revision 2025-11-25 as the session engine asks it: batches gone,
 /// `MCP-Protocol-Version` and elicitation defined, and SEP-1699 polling —
@@ -30,6 +40,11 @@ pub struct Revision {
     /// standard `retry` field before closing the connection"). Default
     /// [`DEFAULT_RETRY_MS`].
     pub retry_ms: u64,
+    /// Under [`DisconnectPolicy::AfterPriming`], how long a resumed
+    /// connection that finds nothing new is held open waiting for something
+    /// (a long-poll) before it closes with `retry`. Default
+    /// [`DEFAULT_RESUME_HOLD`]; zero closes such a poll at once.
+    pub resume_hold: Duration,
 }
 
 impl Default for Revision {
@@ -37,6 +52,7 @@ impl Default for Revision {
         Revision {
             disconnect: DisconnectPolicy::Never,
             retry_ms: DEFAULT_RETRY_MS,
+            resume_hold: DEFAULT_RESUME_HOLD,
         }
     }
 }
@@ -61,7 +77,12 @@ impl Polling for Revision {
     }
 
     fn connection(&self, now: Instant, resuming: bool) -> Box<dyn ConnectionPolicy> {
-        Box::new(PolicyState::new(self.disconnect, now, resuming))
+        Box::new(PolicyState::new(
+            self.disconnect,
+            now,
+            resuming,
+            self.resume_hold,
+        ))
     }
 }
 
@@ -77,6 +98,8 @@ pub trait PollingExt {
     fn with_disconnect(self, policy: DisconnectPolicy) -> Self;
     /// Sets [`Revision::retry_ms`].
     fn with_retry_ms(self, ms: u64) -> Self;
+    /// Sets [`Revision::resume_hold`].
+    fn with_resume_hold(self, hold: Duration) -> Self;
 }
 
 impl PollingExt for ServerConfig {
@@ -101,6 +124,14 @@ impl PollingExt for ServerConfig {
         };
         self.with_revision(Arc::new(r))
     }
+
+    fn with_resume_hold(self, hold: Duration) -> Self {
+        let r = Revision {
+            resume_hold: hold,
+            ..self.polling()
+        };
+        self.with_revision(Arc::new(r))
+    }
 }
 
 #[cfg(test)]
@@ -117,7 +148,8 @@ mod tests {
             c.polling(),
             Revision {
                 disconnect: DisconnectPolicy::AfterEvents(2),
-                retry_ms: 50
+                retry_ms: 50,
+                resume_hold: DEFAULT_RESUME_HOLD,
             }
         );
         let r = c.revision(&VERSION).unwrap();

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
-use mcp_rev_2025_11_25::{ProtocolVersion, VERSION};
+use mcp_rev_2025_11_25::{PollingExt, ProtocolVersion, VERSION};
 use mcp_transport_core::jsonrpc::{Message, Notification};
 use mcp_transport_core::transport::{ListenFilter, Transport, TransportError};
 use serde_json::{Value, json};
@@ -223,7 +223,9 @@ fn notification(i: usize) -> Notification {
 }
 
 async fn listen_under(policy: &str, idle: Duration) {
-    let server = TestServer::start(polling_config(policy)).await;
+    // No resume hold: idle polls come every `retry`, which is what the
+    // client's resume bounds are tested against.
+    let server = TestServer::start(polling_config(policy).with_resume_hold(Duration::ZERO)).await;
     let client = connect(&server.url).await;
     let mut messages = client.listen(ListenFilter::default()).await.unwrap();
     // The stream is read all along, as an application would, so that a
@@ -296,7 +298,9 @@ async fn listen_survives_many_idle_polls() {
 /// (20) still gets its result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_request_survives_many_idle_polls() {
-    let server = TestServer::start(polling_config("after-priming")).await;
+    // No resume hold: every idle poll closes at once (see `listen_under`).
+    let server =
+        TestServer::start(polling_config("after-priming").with_resume_hold(Duration::ZERO)).await;
     let client = connect(&server.url).await;
     let ms = 25 * RETRY_MS;
     let (_, response) = collect(

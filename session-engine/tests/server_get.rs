@@ -2,7 +2,7 @@
 
 mod server_common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_transport_core::ProtocolVersion;
@@ -108,7 +108,12 @@ async fn a_second_concurrent_get_is_409() {
 
 #[tokio::test]
 async fn the_get_stream_is_polled_and_resumable() {
-    let t = start(config().with_disconnect(DisconnectPolicy::AfterPriming)).await;
+    let t = start(
+        config()
+            .with_disconnect(DisconnectPolicy::AfterPriming)
+            .with_resume_hold(Duration::from_millis(150)),
+    )
+    .await;
     let s = t.init("2025-11-25").await;
     let (first, _) = read_all(t.get_in(&s).send().await.unwrap()).await;
     assert_eq!(first.len(), 2);
@@ -123,8 +128,67 @@ async fn the_get_stream_is_polled_and_resumable() {
         matches!(second.last(), Some(Rec::Retry(50))),
         "the stream never ends"
     );
+    // Nothing new: the resume is held (long-poll), then closed with a fresh
+    // id naming the same position (so a client that remembers ids per
+    // connection still has one) and `retry`.
+    let held = Instant::now();
     let (third, _) = read_all(t.resume(&s, &last_id(&second)).send().await.unwrap()).await;
-    assert_eq!(third, [Rec::Retry(50)]);
+    assert!(
+        held.elapsed() >= Duration::from_millis(150),
+        "{:?}",
+        held.elapsed()
+    );
+    assert_eq!(third.len(), 2, "{third:?}");
+    assert!(third[0].is_priming(), "{third:?}");
+    assert_eq!(third[1], Rec::Retry(50));
+    let renewed = third[0].id().to_owned();
+    assert_eq!(
+        renewed,
+        format!("{}.1", last_id(&second)),
+        "the same position, renewed"
+    );
+    // Resuming from the fresh id is resuming from that position.
+    assert!(t.server.notify_session(&s.id, &changed()).await);
+    let (fourth, _) = read_all(t.resume(&s, &renewed).send().await.unwrap()).await;
+    assert_eq!(messages(&fourth).len(), 1, "{fourth:?}");
+    assert!(
+        !fourth.iter().any(Rec::is_priming),
+        "it carried an id: no renewal"
+    );
+    // Another empty poll gets another fresh id, never the same one twice.
+    let (fifth, _) = read_all(t.resume(&s, &last_id(&fourth)).send().await.unwrap()).await;
+    assert!(fifth[0].is_priming(), "{fifth:?}");
+    assert_ne!(fifth[0].id(), renewed);
+}
+
+/// A held resume delivers what arrives during the hold, at once, and then
+/// closes (the request goes on).
+#[tokio::test]
+async fn a_held_resume_delivers_what_arrives_and_then_closes() {
+    let t = start(
+        config()
+            .with_disconnect(DisconnectPolicy::AfterPriming)
+            .with_resume_hold(Duration::from_secs(30)),
+    )
+    .await;
+    let s = t.init("2025-11-25").await;
+    let (first, _) = read_all(t.get_in(&s).send().await.unwrap()).await;
+    let resume = t.resume(&s, first[0].id()).send().await.unwrap();
+    let t2 = &t;
+    let sid = s.id.clone();
+    let notify = async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(t2.server.notify_session(&sid, &changed()).await);
+    };
+    let started = Instant::now();
+    let ((second, _), ()) = tokio::join!(read_all(resume), notify);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "not held for the whole hold"
+    );
+    assert_eq!(messages(&second).len(), 1, "{second:?}");
+    assert_eq!(second.last(), Some(&Rec::Retry(50)));
+    assert!(!second.iter().any(Rec::is_priming), "{second:?}");
 }
 
 #[tokio::test]

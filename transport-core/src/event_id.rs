@@ -31,6 +31,13 @@
 //! * The **sequence number** counts the events of one stream: the priming
 //!   event that opens a stream (SEP-1699) has sequence number
 //!   [`EventId::PRIMING_SEQ`] (0), message events count up from 1.
+//! * An optional fourth part, the **renewal** (`{tag}.{stream}.{seq}.{n}`,
+//!   n ≥ 1), names the same position as `{tag}.{stream}.{seq}` under a
+//!   fresh, never-repeated id: a server that must end a connection before it
+//!   carried any event id sends an empty-data event with such an id first,
+//!   so that a client which remembers ids per connection still resumes from
+//!   where it is ([`EventId::renewed`]). Resuming after it is resuming after
+//!   [`EventId::position`].
 //!
 //! Parsing ([`EventId::parse`], [`str::parse`]) accepts exactly the strings
 //! [`Display`](fmt::Display) produces and returns a typed [`EventIdError`] for
@@ -45,6 +52,8 @@ const TAG_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 
 /// Number of decimal digits of `u64::MAX`.
 const MAX_U64_DIGITS: usize = 20;
+/// Number of decimal digits of `u32::MAX`.
+const MAX_U32_DIGITS: usize = 10;
 
 fn is_tag_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
@@ -224,14 +233,18 @@ pub struct EventId {
     /// The position within that stream: [`EventId::PRIMING_SEQ`] (0) for the
     /// priming event, 1, 2, … for message events.
     pub seq: u64,
+    /// 0 for the id of an event in the log; n ≥ 1 for the n-th fresh id
+    /// minted for the same position (see the [module docs](self)).
+    pub renewal: u32,
 }
 
 impl EventId {
     /// The longest string [`Display`](fmt::Display) can produce, and the
     /// longest input [`EventId::parse`] looks at: a 16-character tag, two
-    /// 20-digit numbers and two dots (58 bytes). Anything longer is
-    /// [`EventIdError::TooLong`].
-    pub const MAX_LEN: usize = SessionTag::MAX_LEN + 1 + MAX_U64_DIGITS + 1 + MAX_U64_DIGITS;
+    /// 20-digit numbers, a 10-digit renewal and three dots (69 bytes).
+    /// Anything longer is [`EventIdError::TooLong`].
+    pub const MAX_LEN: usize =
+        SessionTag::MAX_LEN + 1 + MAX_U64_DIGITS + 1 + MAX_U64_DIGITS + 1 + MAX_U32_DIGITS;
 
     /// The sequence number of a stream's priming event.
     pub const PRIMING_SEQ: u64 = 0;
@@ -242,7 +255,20 @@ impl EventId {
             session,
             stream,
             seq,
+            renewal: 0,
         }
+    }
+
+    /// The `n`-th fresh id for this id's position (`n` ≥ 1; 0 gives
+    /// [`position`](Self::position)).
+    pub const fn renewed(self, n: u32) -> EventId {
+        EventId { renewal: n, ..self }
+    }
+
+    /// The id of the logged event at this position: the id without its
+    /// renewal. Resuming after a renewed id resumes after this one.
+    pub const fn position(self) -> EventId {
+        self.renewed(0)
     }
 
     /// The id of the priming event of `stream` (sequence number 0).
@@ -255,7 +281,8 @@ impl EventId {
         self.seq == Self::PRIMING_SEQ
     }
 
-    /// Parses an id in the canonical form `{tag}.{stream}.{seq}`.
+    /// Parses an id in the canonical form `{tag}.{stream}.{seq}` or
+    /// `{tag}.{stream}.{seq}.{renewal}` (renewal ≥ 1).
     ///
     /// Accepts exactly the strings [`Display`](fmt::Display) produces. Never
     /// panics, never allocates, looks at no more than [`EventId::MAX_LEN`]
@@ -267,9 +294,10 @@ impl EventId {
     /// * [`EventIdError::TooLong`] for more than [`EventId::MAX_LEN`] bytes;
     /// * [`EventIdError::Malformed`] for anything else that is not canonical:
     ///   a byte outside `[A-Za-z0-9_.-]` (space, `+`, CR, LF, NUL, non-ASCII),
-    ///   fewer or more than three parts, an empty part, a tag longer than
-    ///   [`SessionTag::MAX_LEN`], a non-digit, a leading zero or a number
-    ///   beyond `u64::MAX` — see [`Malformed`].
+    ///   fewer than three or more than four parts, an empty part, a tag
+    ///   longer than [`SessionTag::MAX_LEN`], a non-digit, a leading zero, a
+    ///   number beyond `u64::MAX` (a renewal beyond `u32::MAX`) or a renewal
+    ///   of 0 — see [`Malformed`].
     ///
     /// Whether the id belongs to the expected session is a separate check:
     /// [`EventId::check_session`] or [`EventId::parse_in_session`].
@@ -293,16 +321,26 @@ impl EventId {
         let (Some(stream), Some(seq)) = (parts.next(), parts.next()) else {
             return Err(Malformed::MissingPart.into());
         };
+        let renewal = parts.next();
         if parts.next().is_some() {
             return Err(Malformed::ExtraPart.into());
         }
         let session = SessionTag::from_checked_bytes(tag)?;
         let stream = StreamId(parse_canonical_u64(stream)?);
         let seq = parse_canonical_u64(seq)?;
+        let renewal = match renewal {
+            None => 0,
+            Some(n) => match u32::try_from(parse_canonical_u64(n)?) {
+                Ok(0) => return Err(Malformed::ZeroRenewal.into()),
+                Ok(n) => n,
+                Err(_) => return Err(Malformed::Overflow.into()),
+            },
+        };
         Ok(EventId {
             session,
             stream,
             seq,
+            renewal,
         })
     }
 
@@ -365,7 +403,11 @@ fn parse_canonical_u64(digits: &[u8]) -> Result<u64, EventIdError> {
 
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.session, self.stream.0, self.seq)
+        write!(f, "{}.{}.{}", self.session, self.stream.0, self.seq)?;
+        if self.renewal > 0 {
+            write!(f, ".{}", self.renewal)?;
+        }
+        Ok(())
     }
 }
 
@@ -418,11 +460,15 @@ pub enum Malformed {
         at: usize,
     },
     /// Fewer than three `.`-separated parts.
-    #[error("expected three parts `tag.stream.seq`, found fewer")]
+    #[error("expected three parts `tag.stream.seq` (or four, with a renewal), found fewer")]
     MissingPart,
-    /// More than three `.`-separated parts.
-    #[error("expected three parts `tag.stream.seq`, found more")]
+    /// More than four `.`-separated parts.
+    #[error("expected three parts `tag.stream.seq` (or four, with a renewal), found more")]
     ExtraPart,
+    /// A fourth part (renewal) of `0`: the id without it is the canonical
+    /// form.
+    #[error("a renewal must be at least 1 (without one, leave the part out)")]
+    ZeroRenewal,
     /// One of the parts is empty.
     #[error("a part is empty")]
     EmptyPart,
@@ -435,7 +481,8 @@ pub enum Malformed {
     /// A number has a leading zero (non-canonical).
     #[error("numbers must not have leading zeros")]
     LeadingZero,
-    /// A number is larger than `u64::MAX`.
+    /// A number is larger than `u64::MAX` (a renewal larger than
+    /// `u32::MAX`).
     #[error("number is too large")]
     Overflow,
 }

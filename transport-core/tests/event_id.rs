@@ -25,7 +25,7 @@ fn display_format() {
         "t.0.0"
     );
     let max = EventId::new(tag("ABCDEFGHIJKLMNOP"), StreamId(u64::MAX), u64::MAX);
-    assert_eq!(max.to_string().len(), EventId::MAX_LEN);
+    assert_eq!(max.renewed(u32::MAX).to_string().len(), EventId::MAX_LEN);
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn empty_and_too_long() {
         })
     );
     // Exactly MAX_LEN characters of valid shape is accepted.
-    let max = format!("{}.{}.{}", "T".repeat(16), u64::MAX, u64::MAX);
+    let max = format!("{}.{}.{}.{}", "T".repeat(16), u64::MAX, u64::MAX, u32::MAX);
     assert_eq!(max.len(), EventId::MAX_LEN);
     assert!(EventId::parse(&max).is_ok());
     // One more byte is TooLong even before looking at the shape.
@@ -140,8 +140,9 @@ fn empty_and_too_long() {
 fn missing_and_extra_parts() {
     assert_eq!(malformed("abc"), Malformed::MissingPart);
     assert_eq!(malformed("abc.1"), Malformed::MissingPart);
-    assert_eq!(malformed("abc.1.2.3"), Malformed::ExtraPart);
-    assert_eq!(malformed("abc.1.2."), Malformed::ExtraPart);
+    assert_eq!(malformed("abc.1.2.3.4"), Malformed::ExtraPart);
+    assert_eq!(malformed("abc.1.2.3."), Malformed::ExtraPart);
+    assert_eq!(malformed("abc.1.2."), Malformed::EmptyPart);
     assert_eq!(malformed(".1.2"), Malformed::EmptyPart);
     assert_eq!(malformed("abc..2"), Malformed::EmptyPart);
     assert_eq!(malformed("abc.1."), Malformed::EmptyPart);
@@ -245,8 +246,13 @@ fn arb_tag() -> impl Strategy<Value = SessionTag> {
 }
 
 fn arb_id() -> impl Strategy<Value = EventId> {
-    (arb_tag(), any::<u64>(), any::<u64>())
-        .prop_map(|(t, stream, seq)| EventId::new(t, StreamId(stream), seq))
+    (
+        arb_tag(),
+        any::<u64>(),
+        any::<u64>(),
+        prop_oneof![Just(0u32), any::<u32>()],
+    )
+        .prop_map(|(t, stream, seq, n)| EventId::new(t, StreamId(stream), seq).renewed(n))
 }
 
 proptest! {
@@ -289,4 +295,27 @@ proptest! {
             _ => prop_assert!(EventId::parse(&s).is_err()),
         }
     }
+}
+
+#[test]
+fn renewed_ids_name_the_same_position_and_are_unique() {
+    let t = SessionTag::from_u64(7);
+    let id = EventId::new(t, StreamId(3), 12);
+    assert_eq!(id.renewal, 0);
+    let r1 = id.renewed(1);
+    let r2 = id.renewed(2);
+    assert_eq!(r1.to_string(), format!("{t}.3.12.1"));
+    assert_eq!(EventId::parse(&r1.to_string()), Ok(r1));
+    assert_eq!(r2.position(), id);
+    assert_eq!(r1.position(), id);
+    assert_ne!(r1, r2);
+    assert_ne!(r1, id);
+    assert_eq!(
+        id.renewed(u32::MAX).to_string().parse::<EventId>(),
+        Ok(id.renewed(u32::MAX))
+    );
+    assert_eq!(malformed("abc.1.2.0"), Malformed::ZeroRenewal);
+    assert_eq!(malformed("abc.1.2.01"), Malformed::LeadingZero);
+    assert_eq!(malformed("abc.1.2.4294967296"), Malformed::Overflow);
+    assert_eq!(malformed("abc.1.2.x"), Malformed::NotADigit);
 }

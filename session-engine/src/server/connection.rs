@@ -21,7 +21,11 @@
 //!    [`ConnectionPolicy`], `close_sse_stream`, or a takeover by a newer
 //!    connection — a polling session first gets `retry: <retry_ms>` (SEP-1699:
 //!    "the server SHOULD send an SSE event with a retry field"), except on a
-//!    takeover, where the client has already reconnected.
+//!    takeover, where the client has already reconnected. A connection that
+//!    has carried no event id by then (a resume that found nothing new) first
+//!    gets an empty-data event with a fresh id naming its position
+//!    ([`EventId::renewed`]): every early close leaves the client an id to
+//!    resume from, also a client that remembers ids per connection.
 //!
 //! Keep-alive comments go out after `keepalive` of silence. Dropping the
 //! connection (client gone) only detaches it: the request goes on, its
@@ -94,6 +98,8 @@ struct Connection {
     /// The revision's early-close policy; `None`: never closed early.
     policy: Option<Box<dyn ConnectionPolicy>>,
     close_seen: u64,
+    /// Whether an event id went out on this connection.
+    sent_id: bool,
     done: bool,
     _busy: BusyGuard,
 }
@@ -124,13 +130,21 @@ impl Connection {
             with_ids: polling.is_some() || shared.config.event_ids,
             policy,
             close_seen,
+            sent_id: false,
             done: false,
         }
     }
 
-    /// Ends the connection early; a polling client learns when to come back.
+    /// Ends the connection early; a polling client learns when to come back
+    /// (`retry`), and from where (a fresh id, when none went out yet).
     fn close_with_retry(&mut self, buf: &mut BytesMut) {
         if let Some(ms) = self.retry_ms {
+            if !self.sent_id {
+                let id = EventId::new(self.session.tag, self.stream.id, self.cursor)
+                    .renewed(self.session.next_renewal());
+                let _ = sse::write_priming(buf, &id.to_string());
+                self.sent_id = true;
+            }
             sse::write_retry(buf, ms);
         }
         self.done = true;
@@ -150,6 +164,7 @@ impl Connection {
         if let Some(id) = self.priming.take() {
             // Ids are visible ASCII without CR, LF or NUL: this cannot fail.
             let _ = sse::write_priming(&mut buf, &id.to_string());
+            self.sent_id = true;
             if self
                 .policy
                 .as_ref()
@@ -295,6 +310,7 @@ impl Connection {
             written += 1;
         }
         if written > 0 {
+            self.sent_id |= self.with_ids;
             if let Some(p) = self.policy.as_mut() {
                 p.on_sent(written as u64, Instant::now().into_std());
             }

@@ -122,7 +122,7 @@ async fn resume(shared: &Arc<Shared>, session: &Arc<Session>, text: &str) -> Htt
     let replay = match shared
         .config
         .event_store
-        .replay_after(&session.tag, &last)
+        .replay_after(&session.tag, &last.position())
         .await
     {
         Ok(r) => r,

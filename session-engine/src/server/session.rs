@@ -12,7 +12,7 @@
 //! server ends idle sessions.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,10 @@ pub(crate) struct Session {
     log_level: AtomicU8,
     next_stream: AtomicU64,
     next_client_request: AtomicU64,
+    /// The last renewal number given out ([`EventId::renewed`]).
+    ///
+    /// [`EventId::renewed`]: mcp_transport_core::event_id::EventId::renewed
+    renewals: AtomicU32,
     /// Live state of streams not yet reaped: request streams and standalone
     /// GET streams (the current one, and a replaced one until it is reaped).
     streams: Mutex<HashMap<StreamId, Arc<StreamState>>>,
@@ -88,6 +92,7 @@ impl Session {
             log_level: AtomicU8::new(level_to_u8(LogLevel::Debug)),
             next_stream: AtomicU64::new(StreamId::FIRST_REQUEST.get()),
             next_client_request: AtomicU64::new(1),
+            renewals: AtomicU32::new(0),
             streams: Mutex::default(),
             standalone: tokio::sync::Mutex::new(None),
             requests: Mutex::default(),
@@ -114,6 +119,13 @@ impl Session {
     /// standalone stream after the session's first).
     pub fn next_stream_id(&self) -> StreamId {
         StreamId(self.next_stream.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A renewal number never given out before in this session (1, 2, …;
+    /// after `u32::MAX` renewals it starts over at 1, by which time no
+    /// client holds the first ones).
+    pub fn next_renewal(&self) -> u32 {
+        self.renewals.fetch_add(1, Ordering::Relaxed) % u32::MAX + 1
     }
 
     /// A fresh id for a server-to-client request: `"s-<n>"`.
