@@ -23,7 +23,9 @@
 
 pub mod cache;
 pub mod connection;
-pub mod http_sse;
+/// The deprecated 2024-11-05 HTTP+SSE client (crate `mcp-rev-2024-11-05`),
+/// the last fallback.
+pub use mcp_rev_2024_11_05 as http_sse;
 pub mod probe;
 
 use std::sync::Arc;

@@ -1,3 +1,5 @@
+//! # mcp-rev-2024-11-05
+//!
 //! The client of the deprecated 2024-11-05 **HTTP+SSE** transport: the last
 //! fallback of the negotiating client, for servers that predate Streamable
 //! HTTP.
@@ -37,7 +39,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_transport_core::transport::TransportError> {
-//! use mcp_negotiate::client::http_sse::{HttpSseClient, HttpSseConfig};
+//! use mcp_rev_2024_11_05::{HttpSseClient, HttpSseConfig};
 //! use mcp_transport_core::transport::{RequestOptions, Transport};
 //!
 //! let client = HttpSseClient::connect(HttpSseConfig::new("http://127.0.0.1:3000/sse")).await?;

@@ -27,7 +27,7 @@ pub const DEFAULT_MAX_CONCURRENT_INPUT: usize = 16;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_negotiate::client::http_sse::HttpSseConfig;
+/// use mcp_rev_2024_11_05::HttpSseConfig;
 ///
 /// let config = HttpSseConfig::new("http://127.0.0.1:8080/sse")
 ///     .with_endpoint_timeout(Duration::from_secs(2));
