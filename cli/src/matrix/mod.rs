@@ -7,7 +7,6 @@
 //! does not have is "not applicable".
 
 pub mod expect;
-pub mod proxy;
 pub mod report;
 pub mod run;
 pub mod scenario;

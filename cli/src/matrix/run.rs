@@ -16,10 +16,10 @@ use mcp_transport_core::transport::{Transport, TransportError};
 use serde_json::json;
 
 use super::expect::{Expected, Failure, Prediction, expected};
-use super::proxy::Proxy;
 use super::scenario::Scenario;
 use super::{ClientKind, ServerKind};
 use crate::reference::ReferenceHandler;
+use mcp_test_support::Proxy;
 
 /// What actually happened in one scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]

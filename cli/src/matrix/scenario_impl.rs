@@ -15,10 +15,10 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::expect::Failure;
-use super::proxy::Proxy;
 use super::run::{Harness, Observed, classify_error};
 use super::scenario::Scenario;
 use mcp_http_edge::headers;
+use mcp_test_support::Proxy;
 
 /// The matrix client's input handler: answers every elicitation with "Ada".
 #[derive(Debug)]

@@ -1,0 +1,35 @@
+//! Helpers shared by the workspace's tests (and the compatibility matrix's
+//! network drops), so that no test helper exists twice.
+//!
+//! | module | what it is for |
+//! | --- | --- |
+//! | [`proxy`] | a loopback TCP proxy that cuts every live connection at once (a network drop), counting cuts and connections |
+//! | [`server`] | [`TestServer`]: any axum router on 127.0.0.1:0, stopped on drop; [`Hits`]: every exchange of a router recorded |
+//! | [`handler`] | [`TestHandler`]: one configurable MCP handler (a tool table, method table, counters) and the shared tools |
+//! | [`sse`] | [`SseReader`]: reads SSE answers of raw-HTTP tests with the workspace's decoder; whole-body helpers |
+//! | [`fake`] | [`Fake`]: a scriptable fake server for client tests, and the answers it sends (JSON-RPC, HTTP, SSE with faults) |
+//! | [`input`] | [`ScriptedInput`]: a client-side input handler answering from a script |
+//! | [`client`] | helpers for tests that drive a client: params, a request's events, results, notification descriptions |
+//! | [`wait`] | [`eventually`], [`within`] and the [`WAIT`] bound |
+//!
+//! The crate depends only on `mcp-transport-core`, so every crate of the
+//! workspace can use it as a dev-dependency without a cycle; a suite's
+//! engine-specific pieces (the engine, its config, its raw requests) stay
+//! in that suite's `tests/` folder as thin wrappers over these helpers.
+
+pub mod client;
+pub mod fake;
+pub mod handler;
+pub mod input;
+pub mod proxy;
+pub mod server;
+pub mod sse;
+pub mod wait;
+
+pub use fake::Fake;
+pub use handler::TestHandler;
+pub use input::ScriptedInput;
+pub use proxy::Proxy;
+pub use server::{Hits, TestServer};
+pub use sse::SseReader;
+pub use wait::{WAIT, eventually, within};
