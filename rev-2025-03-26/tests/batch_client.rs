@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use common::*;
@@ -105,7 +104,7 @@ async fn related_messages_and_server_requests_come_with_the_answer() {
     for json_response in [false, true] {
         let config = test_config(Profile::V2025_03_26).with_json_response(json_response);
         let server = TestServer::start(config).await;
-        let input = Arc::new(TestInput::default());
+        let input = test_input();
         let client = LegacyClient::connect(client_config(
             &server.url,
             Profile::V2025_03_26,
@@ -138,7 +137,7 @@ async fn related_messages_and_server_requests_come_with_the_answer() {
         assert!(answer.events.iter().any(
             |e| matches!(e, StreamEvent::ServerRequest(r) if r.method == "sampling/createMessage")
         ));
-        assert_eq!(*input.asked.lock().unwrap(), ["sampling/createMessage"]);
+        assert_eq!(input.methods(), ["sampling/createMessage"]);
         client.close().await.unwrap();
     }
 }
@@ -204,7 +203,7 @@ async fn an_over_long_batch_fails_with_the_servers_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_network_drop_during_a_batch_is_resumed() {
     let server = TestServer::profile(Profile::V2025_03_26).await;
-    let proxy = Proxy::start(server.addr).await;
+    let proxy = Proxy::start(server.addr).await.expect("proxy");
     let client = connect(&proxy.url(), Profile::V2025_03_26).await;
     let batch = {
         let client = client.clone();
@@ -224,7 +223,10 @@ async fn a_network_drop_during_a_batch_is_resumed() {
         server.handler.ticks.load(Ordering::SeqCst) >= 2
     })
     .await;
-    assert!(proxy.cut().await >= 1, "the batch's connection was live");
+    assert!(
+        proxy.cut_and_wait().await >= 1,
+        "the batch's connection was live"
+    );
     let answer = tokio::time::timeout(WAIT, batch)
         .await
         .expect("the batch finished in time")

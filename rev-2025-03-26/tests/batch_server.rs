@@ -443,7 +443,7 @@ async fn later_revisions_reject_arrays_saying_batches_ended_with_2025_03_26() {
     assert!(server.handler.notifications.lock().unwrap().is_empty());
 
     // The same engine serving 2025-11-25.
-    let handler = std::sync::Arc::new(TestHandler::default());
+    let handler = std::sync::Arc::new(test_handler());
     let newer = LegacyServer::new(handler.clone(), mcp_rev_2025_11_25::server_config());
     let newer = TestServer::serve(newer, handler).await;
     let raw = newer.raw();

@@ -12,7 +12,6 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -72,7 +71,7 @@ async fn no_priming_event_on_either_profile() {
             use mcp_rev_2025_11_25::PollingExt;
             let config = mcp_rev_2025_11_25::register(test_config(profile))
                 .with_disconnect(policy.parse().unwrap());
-            let handler = Arc::new(TestHandler::default());
+            let handler = std::sync::Arc::new(test_handler());
             let engine = mcp_rev_2025_03_26::LegacyServer::new(handler.clone(), config);
             let server = TestServer::serve(engine, handler).await;
             let raw = server.raw();
@@ -184,9 +183,9 @@ async fn a_network_drop_is_resumed_with_last_event_id_after_the_backoff() {
     const BACKOFF: Duration = Duration::from_millis(150);
     for (profile, _) in PROFILES {
         let server = TestServer::profile(profile).await;
-        let proxy = Proxy::start(server.addr).await;
+        let proxy = Proxy::start(server.addr).await.expect("proxy");
         let config =
-            client_config(&proxy.url(), profile, Arc::default()).with_reconnect_backoff(BACKOFF);
+            client_config(&proxy.url(), profile, test_input()).with_reconnect_backoff(BACKOFF);
         let client = LegacyClient::connect(config).await.unwrap();
         let mut stream = client
             .request(
@@ -202,7 +201,10 @@ async fn a_network_drop_is_resumed_with_last_event_id_after_the_backoff() {
         let mut events = Vec::new();
         read_events(&mut stream, &mut events, 4).await;
         let cut_at = tokio::time::Instant::now();
-        assert!(proxy.cut().await >= 1, "the request's connection was live");
+        assert!(
+            proxy.cut_and_wait().await >= 1,
+            "the request's connection was live"
+        );
         let (rest, response) = collect(stream).await.unwrap();
         events.extend(rest);
         assert_eq!(describe_all(&events), countdown_expected(8, true));
@@ -226,7 +228,7 @@ async fn a_network_drop_is_resumed_with_last_event_id_after_the_backoff() {
 async fn a_network_drop_on_the_standalone_stream_replays_what_was_missed() {
     for (profile, _) in PROFILES {
         let server = TestServer::profile(profile).await;
-        let proxy = Proxy::start(server.addr).await;
+        let proxy = Proxy::start(server.addr).await.expect("proxy");
         let client = connect(&proxy.url(), profile).await;
         let mut messages = client.listen(ListenFilter::default()).await.unwrap();
         let note =
@@ -238,7 +240,7 @@ async fn a_network_drop_on_the_standalone_stream_replays_what_was_missed() {
             .unwrap()
             .unwrap();
         assert_eq!(params_i(&first), 1);
-        proxy.cut().await;
+        proxy.cut_and_wait().await;
         for i in 2..=4 {
             assert_eq!(server.server.notify_all(&note(i)).await, 1);
         }
@@ -283,7 +285,7 @@ async fn without_event_ids_a_drop_is_a_clear_error() {
             .unwrap();
         assert_plain_events(&read_sse(resp).await, false);
 
-        let proxy = Proxy::start(server.addr).await;
+        let proxy = Proxy::start(server.addr).await.expect("proxy");
         let client = connect(&proxy.url(), profile).await;
         let mut stream = client
             .request(
@@ -295,7 +297,7 @@ async fn without_event_ids_a_drop_is_a_clear_error() {
             .unwrap();
         let mut events = Vec::new();
         read_events(&mut stream, &mut events, 2).await;
-        proxy.cut().await;
+        proxy.cut_and_wait().await;
         let started = tokio::time::Instant::now();
         let err = collect(stream).await.unwrap_err();
         match &err {
@@ -317,7 +319,7 @@ async fn without_event_ids_a_drop_is_a_clear_error() {
 async fn elicitation_is_refused_on_2025_03_26_and_works_on_2025_06_18() {
     for (profile, _) in PROFILES {
         let server = TestServer::profile(profile).await;
-        let input = Arc::new(TestInput::default());
+        let input = test_input();
         let client = LegacyClient::connect(client_config(&server.url, profile, input.clone()))
             .await
             .unwrap();
@@ -344,11 +346,11 @@ async fn elicitation_is_refused_on_2025_03_26_and_works_on_2025_06_18() {
                     "{}",
                     e.message
                 );
-                assert!(input.asked.lock().unwrap().is_empty(), "nothing was asked");
+                assert!(input.methods().is_empty(), "nothing was asked");
             }
             _ => {
                 assert_eq!(result_of(&response)["answer"]["content"]["name"], "Ada");
-                assert_eq!(*input.asked.lock().unwrap(), ["elicitation/create"]);
+                assert_eq!(input.methods(), ["elicitation/create"]);
             }
         }
         // Sampling exists in both.
