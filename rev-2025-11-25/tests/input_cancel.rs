@@ -13,7 +13,6 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use common::*;
@@ -24,7 +23,7 @@ use serde_json::json;
 
 async fn elicitation_round_trip(policy: &str) {
     let server = TestServer::start(polling_config(policy)).await;
-    let input = Arc::new(TestInput::default());
+    let input = test_input();
     let client = LegacyClient::connect(client_config(&server.url, input.clone()))
         .await
         .unwrap();
@@ -76,7 +75,7 @@ async fn elicitation_round_trip_while_polling() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn elicitation_without_the_capability_is_an_error() {
     let server = TestServer::start(test_config()).await;
-    let input = Arc::new(TestInput::default());
+    let input = test_input();
     let config = client_config(&server.url, input.clone()).with_capabilities(json!({}));
     let client = LegacyClient::connect(config).await.unwrap();
     let (_, response) = collect(call(&client, "ask", json!({}), false).await.unwrap())

@@ -14,7 +14,6 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -47,7 +46,7 @@ async fn read_events(stream: &mut ResponseStream, events: &mut Vec<StreamEvent>,
 /// server's `policy`; everything must still arrive exactly once, in order.
 async fn cut_during_countdown(policy: &str, n: u64, every: usize) {
     let server = TestServer::start(polling_config(policy)).await;
-    let proxy = Proxy::start(server.addr).await;
+    let proxy = Proxy::start(server.addr).await.expect("proxy");
     let client = connect(&proxy.url()).await;
     let mut stream = call(
         &client,
@@ -63,7 +62,7 @@ async fn cut_during_countdown(policy: &str, n: u64, every: usize) {
     let mut target = every;
     while target < total {
         read_events(&mut stream, &mut events, target).await;
-        proxy.cut().await;
+        proxy.cut_and_wait().await;
         cuts += 1;
         target += every;
     }
@@ -101,7 +100,7 @@ async fn network_drop_while_polling_resumes_exactly_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resumption_get_carries_last_event_id() {
     let server = TestServer::start(test_config()).await;
-    let proxy = Proxy::start(server.addr).await;
+    let proxy = Proxy::start(server.addr).await.expect("proxy");
     let client = connect(&proxy.url()).await;
     let mut stream = call(
         &client,
@@ -113,7 +112,10 @@ async fn resumption_get_carries_last_event_id() {
     .unwrap();
     let mut events = Vec::new();
     read_events(&mut stream, &mut events, 2).await;
-    assert!(proxy.cut().await >= 1, "the request's connection was live");
+    assert!(
+        proxy.cut_and_wait().await >= 1,
+        "the request's connection was live"
+    );
     let (rest, _) = collect(stream).await.unwrap();
     events.extend(rest);
     assert_eq!(describe_all(&events), countdown_expected(6, false));
@@ -133,7 +135,7 @@ async fn resumption_get_carries_last_event_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_drop_on_the_standalone_stream_replays_what_was_missed() {
     let server = TestServer::start(test_config()).await;
-    let proxy = Proxy::start(server.addr).await;
+    let proxy = Proxy::start(server.addr).await.expect("proxy");
     let client = connect(&proxy.url()).await;
     let mut messages = client.listen(ListenFilter::default()).await.unwrap();
     let note = |i: u64| {
@@ -161,7 +163,7 @@ async fn network_drop_on_the_standalone_stream_replays_what_was_missed() {
     }
     received.push(next().await);
     received.push(next().await);
-    assert!(proxy.cut().await >= 1);
+    assert!(proxy.cut_and_wait().await >= 1);
     for i in 2..5 {
         server.server.notify_all(&note(i)).await;
     }
@@ -182,7 +184,7 @@ async fn retry_is_waited_before_each_reconnection() {
     let retry = 120;
     let server = TestServer::start(polling_config("after-priming").with_retry_ms(retry)).await;
     let config =
-        client_config(&server.url, Arc::default()).with_reconnect_backoff(Duration::from_millis(1));
+        client_config(&server.url, test_input()).with_reconnect_backoff(Duration::from_millis(1));
     let client = LegacyClient::connect(config).await.unwrap();
     let (events, response) = collect(
         call(
@@ -227,7 +229,7 @@ async fn retry_is_waited_before_each_reconnection() {
 async fn retry_replaces_a_longer_client_backoff() {
     let server = TestServer::start(polling_config("after-priming")).await;
     let config =
-        client_config(&server.url, Arc::default()).with_reconnect_backoff(Duration::from_secs(30));
+        client_config(&server.url, test_input()).with_reconnect_backoff(Duration::from_secs(30));
     let client = LegacyClient::connect(config).await.unwrap();
     let (events, response) = collect(
         call(
@@ -253,7 +255,7 @@ async fn retry_replaces_a_longer_client_backoff() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_json_answer_fails_clearly() {
     let server = TestServer::start(test_config().with_json_response(true)).await;
-    let proxy = Proxy::start(server.addr).await;
+    let proxy = Proxy::start(server.addr).await.expect("proxy");
     let client = connect(&proxy.url()).await;
     let pending = tokio::spawn({
         let client = client.clone();
@@ -263,7 +265,7 @@ async fn a_cut_json_answer_fails_clearly() {
         server.handler.started.load(Ordering::SeqCst) == 1
     })
     .await;
-    proxy.cut().await;
+    proxy.cut_and_wait().await;
     let err = tokio::time::timeout(WAIT, pending)
         .await
         .expect("the call ends in time")

@@ -67,8 +67,7 @@ async fn connect_refuses_a_server_of_another_revision() {
     let old = mcp_rev_2025_03_26::register(mcp_rev_2025_11_25::server_config())
         .with_versions([ProtocolVersion::V2025_06_18]);
     // `rev::server` would force 2025-11-25: build the engine directly.
-    let server =
-        mcp_rev_2025_11_25::LegacyServer::new(std::sync::Arc::new(TestHandler::default()), old);
+    let server = mcp_rev_2025_11_25::LegacyServer::new(std::sync::Arc::new(test_handler()), old);
     let app = axum::Router::new().nest_service("/mcp", server.router());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
