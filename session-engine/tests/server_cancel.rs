@@ -28,7 +28,10 @@ async fn cancelled_notification_stops_the_request_without_a_response() {
         messages(&rest).is_empty(),
         "no response after cancel: {rest:?}"
     );
-    eventually(|| t.handler.cancellations.load(Ordering::SeqCst) == 1).await;
+    eventually("the cancellation", || {
+        t.handler.cancellations.load(Ordering::SeqCst) == 1
+    })
+    .await;
     // The id is free again, and the session goes on.
     let (recs, _) = read_all(t.call(&s, 7, "echo", json!({})).await).await;
     assert!(is_response(messages(&recs).last().unwrap(), 7));
@@ -90,7 +93,10 @@ async fn a_disconnect_does_not_cancel() {
     let mut stream = SseReader::new(t.call(&s, 1, "slow", json!({"ms": 100})).await);
     let priming = stream.next().await.unwrap();
     drop(stream);
-    eventually(|| t.handler.completions.load(Ordering::SeqCst) == 1).await;
+    eventually("the completion", || {
+        t.handler.completions.load(Ordering::SeqCst) == 1
+    })
+    .await;
     assert_eq!(t.handler.cancellations.load(Ordering::SeqCst), 0);
     let (recs, _) = read_all(t.resume(&s, priming.id()).send().await.unwrap()).await;
     assert_eq!(messages(&recs)[0]["result"]["slept"], 100);

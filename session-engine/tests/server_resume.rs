@@ -46,7 +46,7 @@ async fn a_request_that_finished_while_disconnected_delivers_its_response_on_res
     assert!(priming.is_priming());
     // The client goes away; the request must go on.
     drop(post);
-    eventually(|| {
+    eventually("the completion", || {
         t.handler
             .completions
             .load(std::sync::atomic::Ordering::SeqCst)

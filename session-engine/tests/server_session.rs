@@ -182,7 +182,7 @@ async fn a_delete_ends_open_streams_and_running_requests() {
         .unwrap();
     let rest = running.rest().await;
     assert!(messages(&rest).is_empty(), "{rest:?}");
-    eventually(|| {
+    eventually("the cancellation", || {
         t.handler
             .cancellations
             .load(std::sync::atomic::Ordering::SeqCst)
@@ -204,7 +204,7 @@ async fn idle_sessions_expire() {
     assert!(is_response(messages(&recs).last().unwrap(), 1));
     assert_eq!(t.call(&busy, 2, "echo", json!({})).await.status(), 200);
     // The sweeper removes idle sessions without any request touching them.
-    eventually(|| t.server.session_count() == 0).await;
+    eventually("no session left", || t.server.session_count() == 0).await;
 }
 
 #[tokio::test]
@@ -403,7 +403,7 @@ async fn set_level_filters_log_messages() {
 
 #[tokio::test]
 async fn handle_serves_requests_directly_and_checks_missing_accept() {
-    let server = LegacyServer::new(std::sync::Arc::new(TestHandler::default()), config());
+    let server = LegacyServer::new(std::sync::Arc::new(test_handler()), config());
     let req = http::Request::post("/")
         .header("host", "localhost")
         .header("content-type", "application/json")
@@ -431,14 +431,12 @@ async fn handle_serves_requests_directly_and_checks_missing_accept() {
 
 #[tokio::test]
 async fn route_mounts_at_any_path() {
-    let server = LegacyServer::new(std::sync::Arc::new(TestHandler::default()), config());
+    let server = LegacyServer::new(std::sync::Arc::new(test_handler()), config());
     let app = server.route("/custom/endpoint");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let running = mcp_test_support::TestServer::serve(app).await;
     let http = reqwest::Client::new();
     let resp = http
-        .post(format!("http://127.0.0.1:{port}/custom/endpoint"))
+        .post(format!("http://{}/custom/endpoint", running.addr()))
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
         .body(init_body("2025-11-25"))

@@ -241,7 +241,7 @@ async fn policy_after_priming_resume_delivers_what_is_ready_first() {
     let (first, _) = read_all(resp).await;
     assert_eq!(messages(&first).len(), 0);
     // Wait until the request is done, then a single resume gets everything.
-    eventually(|| {
+    eventually("the completion", || {
         t.handler
             .completions
             .load(std::sync::atomic::Ordering::SeqCst)

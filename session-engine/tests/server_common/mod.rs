@@ -1,180 +1,122 @@
-//! Shared helpers for the server tests: a test handler, a server on
-//! 127.0.0.1:0, and a small reqwest-based client that reads SSE bodies with
-//! `mcp_transport_core::sse::Decoder`.
+//! Shared helpers for the server tests: the test handler, a server on
+//! 127.0.0.1:0, and raw requests to it. The generic pieces (server,
+//! handler, SSE reader, waiting) come from `mcp-test-support`.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-use std::collections::{BTreeMap, VecDeque};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use axum::serve::ListenerExt;
-use bytes::Bytes;
-use futures::{Stream, StreamExt};
 use mcp_rev_2025_11_25::PollingExt;
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
-use mcp_transport_core::handler::{
-    Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext, ServerDescription,
-};
-use mcp_transport_core::jsonrpc::{ErrorObject, Notification, Request, to_raw};
-use mcp_transport_core::sse::{Decoder, SseItem};
+use mcp_test_support::handler::tools::{self, Ask, CloseStream};
+use mcp_test_support::handler::{Call, tool};
+use mcp_transport_core::handler::{InputRequest, InputRequired, LogLevel, Outcome};
+use mcp_transport_core::jsonrpc::ErrorObject;
 use serde_json::{Value, json};
 
-/// How long any single wait in a test may take before it fails.
-pub const WAIT: Duration = Duration::from_secs(5);
+pub use mcp_test_support::sse::{
+    Rec, SseReader, has_retry, is_response, last_id, messages, read_all,
+};
+pub use mcp_test_support::{TestHandler, WAIT, eventually};
 
 /// The test handler: `tools/call` with a few tools.
-#[derive(Default)]
-pub struct TestHandler {
-    /// Requests that saw their cancellation.
-    pub cancellations: AtomicUsize,
-    /// Requests that finished their work.
-    pub completions: AtomicUsize,
-    /// Notifications the transport passed on.
-    pub notifications: Mutex<Vec<String>>,
+///
+/// | tool | arguments | behaviour |
+/// | --- | --- | --- |
+/// | `echo` | any | answers `{"echo": arguments}` |
+/// | `progress` | `{n, delay_ms}` | `n` steps: progress (with a token) or a log `{"step": i}`; answers `{"steps": n}` |
+/// | `slow` | `{ms}` | answers `{"slept": ms}` after `ms` unless cancelled (counted) |
+/// | `ask`, `ask_sampling` | `{}` | elicitation / sampling keyed `confirm`, state `round-1`; answers `{answer, state}` |
+/// | `ask_forever` | `{}` | always asks for `roots/list` |
+/// | `close_stream` | `{delay_ms}` | logs `{"phase": "before"}`, closes the stream, waits, logs `{"phase": "after"}` |
+/// | `logs` | `{}` | logs at debug, info and error |
+pub fn test_handler() -> TestHandler {
+    TestHandler::builder("test-server")
+        .instructions("for tests")
+        .tool(
+            "echo",
+            tool(|c: Call| async move { Outcome::json(&json!({"echo": c.args})) }),
+        )
+        .tool("progress", tool(progress))
+        .tool("slow", tools::slow(1000))
+        .tool(
+            "ask",
+            tools::ask(
+                Ask::elicitation(
+                    "confirm",
+                    json!({
+                        "message": "Proceed?",
+                        "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+                    }),
+                )
+                .with_state("round-1"),
+            ),
+        )
+        .tool(
+            "ask_sampling",
+            tools::ask(
+                Ask::sampling("confirm", json!({"messages": [], "maxTokens": 10}))
+                    .with_state("round-1"),
+            ),
+        )
+        .tool("ask_forever", tool(ask_forever))
+        .tool(
+            "close_stream",
+            tools::close_stream(CloseStream {
+                logger: None,
+                before: Some(json!({"phase": "before"})),
+                wait_arg: "delay_ms",
+                default_ms: 100,
+                after: vec![json!({"phase": "after"})],
+            }),
+        )
+        .tool("logs", tool(logs))
+        .build()
 }
 
-fn arg_u64(args: &Value, name: &str, default: u64) -> u64 {
-    args.get(name).and_then(Value::as_u64).unwrap_or(default)
+async fn progress(c: Call) -> Outcome {
+    let n = c.arg("n", 3);
+    let delay = c.arg("delay_ms", 0);
+    for i in 1..=n {
+        let r = if c.cx.progress_token.is_some() {
+            c.cx.progress(i as f64, Some(n as f64), Some(&format!("step {i}")))
+                .await
+        } else {
+            c.cx.log(LogLevel::Info, Some("test"), json!({"step": i}))
+                .await
+        };
+        if r.is_err() {
+            return Outcome::Error(ErrorObject::internal("send failed"));
+        }
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+    }
+    Outcome::json(&json!({"steps": n}))
 }
 
-#[async_trait]
-impl Handler for TestHandler {
-    fn describe(&self) -> ServerDescription {
-        ServerDescription {
-            info: json!({"name": "test-server", "version": "0.0.1"}),
-            capabilities: json!({"tools": {}, "logging": {}}),
-            instructions: Some("for tests".into()),
-        }
-    }
+async fn ask_forever(_: Call) -> Outcome {
+    let mut requests = BTreeMap::new();
+    requests.insert(
+        "roots".to_owned(),
+        InputRequest {
+            method: "roots/list".into(),
+            params: None,
+        },
+    );
+    Outcome::InputRequired(InputRequired {
+        requests,
+        state: None,
+    })
+}
 
-    async fn handle(&self, req: Request, cx: RequestContext) -> Outcome {
-        if req.method != "tools/call" {
-            return Outcome::Error(ErrorObject::method_not_found(&req.method));
-        }
-        let params: Value = req
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
-        let name = params["name"].as_str().unwrap_or("").to_owned();
-        let args = params.get("arguments").cloned().unwrap_or(json!({}));
-        match name.as_str() {
-            "echo" => Outcome::json(&json!({"echo": args})),
-            "progress" => {
-                let n = arg_u64(&args, "n", 3);
-                let delay = arg_u64(&args, "delay_ms", 0);
-                for i in 1..=n {
-                    let r = if cx.progress_token.is_some() {
-                        cx.progress(i as f64, Some(n as f64), Some(&format!("step {i}")))
-                            .await
-                    } else {
-                        cx.log(LogLevel::Info, Some("test"), json!({"step": i}))
-                            .await
-                    };
-                    if r.is_err() {
-                        return Outcome::Error(ErrorObject::internal("send failed"));
-                    }
-                    if delay > 0 {
-                        tokio::time::sleep(Duration::from_millis(delay)).await;
-                    }
-                }
-                self.completions.fetch_add(1, Ordering::SeqCst);
-                Outcome::json(&json!({"steps": n}))
-            }
-            "slow" => {
-                let ms = arg_u64(&args, "ms", 1000);
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(ms)) => {
-                        self.completions.fetch_add(1, Ordering::SeqCst);
-                        Outcome::json(&json!({"slept": ms}))
-                    }
-                    () = cx.cancelled() => {
-                        self.cancellations.fetch_add(1, Ordering::SeqCst);
-                        Outcome::Error(ErrorObject::internal("cancelled"))
-                    }
-                }
-            }
-            "ask" | "ask_sampling" => {
-                if let Some(answers) = &cx.input_responses {
-                    let answer: Value = answers
-                        .get("confirm")
-                        .and_then(|r| serde_json::from_str(r.get()).ok())
-                        .unwrap_or(Value::Null);
-                    return Outcome::json(&json!({
-                        "answer": answer,
-                        "state": cx.request_state,
-                    }));
-                }
-                let (method, params) = if name == "ask" {
-                    (
-                        "elicitation/create",
-                        json!({
-                            "message": "Proceed?",
-                            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-                        }),
-                    )
-                } else {
-                    (
-                        "sampling/createMessage",
-                        json!({"messages": [], "maxTokens": 10}),
-                    )
-                };
-                let mut requests = BTreeMap::new();
-                requests.insert(
-                    "confirm".to_owned(),
-                    InputRequest {
-                        method: method.into(),
-                        params: Some(to_raw(&params).unwrap()),
-                    },
-                );
-                Outcome::InputRequired(InputRequired {
-                    requests,
-                    state: Some("round-1".into()),
-                })
-            }
-            "ask_forever" => {
-                let mut requests = BTreeMap::new();
-                requests.insert(
-                    "roots".to_owned(),
-                    InputRequest {
-                        method: "roots/list".into(),
-                        params: None,
-                    },
-                );
-                Outcome::InputRequired(InputRequired {
-                    requests,
-                    state: None,
-                })
-            }
-            "close_stream" => {
-                let delay = arg_u64(&args, "delay_ms", 100);
-                let _ = cx
-                    .log(LogLevel::Info, None, json!({"phase": "before"}))
-                    .await;
-                let closed = cx.close_sse_stream();
-                tokio::time::sleep(Duration::from_millis(delay)).await;
-                let _ = cx
-                    .log(LogLevel::Info, None, json!({"phase": "after"}))
-                    .await;
-                Outcome::json(&json!({"closed": closed}))
-            }
-            "logs" => {
-                for level in [LogLevel::Debug, LogLevel::Info, LogLevel::Error] {
-                    let _ = cx.log(level, None, json!({"level": level})).await;
-                }
-                Outcome::json(&json!({}))
-            }
-            other => Outcome::Error(ErrorObject::invalid_params(format!("no tool {other}"))),
-        }
+async fn logs(c: Call) -> Outcome {
+    for level in [LogLevel::Debug, LogLevel::Info, LogLevel::Error] {
+        let _ = c.cx.log(level, None, json!({"level": level})).await;
     }
-
-    async fn notification(&self, n: Notification) {
-        self.notifications.lock().unwrap().push(n.method);
-    }
+    Outcome::json(&json!({}))
 }
 
 /// A running server.
@@ -189,27 +131,22 @@ pub struct TestServer {
     pub http: reqwest::Client,
     /// The port.
     pub port: u16,
+    _http: mcp_test_support::TestServer,
 }
 
 /// Starts a server with `config` at `/mcp` on 127.0.0.1:0.
 pub async fn start(config: ServerConfig) -> TestServer {
-    let handler = Arc::new(TestHandler::default());
+    let handler = Arc::new(test_handler());
     let server = LegacyServer::new(handler.clone(), config);
     let app = axum::Router::new().nest_service("/mcp", server.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
+    let http = mcp_test_support::TestServer::serve(app).await;
     TestServer {
-        url: format!("http://127.0.0.1:{port}/mcp"),
+        url: http.url(),
         server,
         handler,
         http: reqwest::Client::new(),
-        port,
+        port: http.addr().port(),
+        _http: http,
     }
 }
 
@@ -330,163 +267,6 @@ impl TestServer {
     }
 }
 
-/// One thing read from an SSE body.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Rec {
-    /// An event: the id in force and the data.
-    Event {
-        /// The last event id in force at dispatch.
-        id: String,
-        /// The data.
-        data: String,
-    },
-    /// A `retry` field.
-    Retry(u64),
-}
-
-impl Rec {
-    /// The event's data as JSON (panics for priming events and retries).
-    pub fn json(&self) -> Value {
-        match self {
-            Rec::Event { data, .. } => serde_json::from_str(data).unwrap(),
-            Rec::Retry(_) => panic!("not an event: {self:?}"),
-        }
-    }
-
-    /// Whether this is a priming event (empty data).
-    pub fn is_priming(&self) -> bool {
-        matches!(self, Rec::Event { data, .. } if data.is_empty())
-    }
-
-    /// The event id (panics for retries).
-    pub fn id(&self) -> &str {
-        match self {
-            Rec::Event { id, .. } => id,
-            Rec::Retry(_) => panic!("not an event"),
-        }
-    }
-}
-
-type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
-
-/// Reads an SSE response incrementally.
-pub struct SseReader {
-    stream: ByteStream,
-    decoder: Decoder,
-    queue: VecDeque<Rec>,
-    /// Everything read so far, as text.
-    pub raw: String,
-    /// The body has ended.
-    pub ended: bool,
-}
-
-impl SseReader {
-    /// Wraps a 200 `text/event-stream` response (asserted).
-    pub fn new(resp: reqwest::Response) -> Self {
-        assert_eq!(resp.status(), 200, "expected an SSE stream");
-        let ct = resp.headers()["content-type"].to_str().unwrap().to_owned();
-        assert!(ct.starts_with("text/event-stream"), "content-type {ct}");
-        SseReader {
-            stream: Box::pin(resp.bytes_stream()),
-            decoder: Decoder::new(),
-            queue: VecDeque::new(),
-            raw: String::new(),
-            ended: false,
-        }
-    }
-
-    /// The next record, or `None` at the end of the body.
-    pub async fn next(&mut self) -> Option<Rec> {
-        loop {
-            if let Some(r) = self.queue.pop_front() {
-                return Some(r);
-            }
-            if self.ended {
-                return None;
-            }
-            let chunk = tokio::time::timeout(WAIT, self.stream.next())
-                .await
-                .expect("timed out waiting for the SSE body");
-            let mut items = Vec::new();
-            match chunk {
-                Some(Ok(bytes)) => {
-                    self.raw.push_str(&String::from_utf8_lossy(&bytes));
-                    self.decoder.feed(&bytes, &mut items).unwrap();
-                }
-                Some(Err(_)) | None => {
-                    self.decoder.finish(&mut items).unwrap();
-                    self.ended = true;
-                }
-            }
-            for item in items {
-                match item {
-                    SseItem::Event(e) => self.queue.push_back(Rec::Event {
-                        id: e.last_event_id,
-                        data: e.data,
-                    }),
-                    SseItem::Retry(ms) => self.queue.push_back(Rec::Retry(ms)),
-                    SseItem::LastEventId(_) => {}
-                }
-            }
-        }
-    }
-
-    /// The next message event (skipping priming events and retries).
-    pub async fn next_message(&mut self) -> Option<Rec> {
-        while let Some(r) = self.next().await {
-            if matches!(&r, Rec::Event { data, .. } if !data.is_empty()) {
-                return Some(r);
-            }
-        }
-        None
-    }
-
-    /// Everything until the end of the body.
-    pub async fn rest(&mut self) -> Vec<Rec> {
-        let mut out = Vec::new();
-        while let Some(r) = self.next().await {
-            out.push(r);
-        }
-        out
-    }
-}
-
-/// Reads a whole SSE response.
-pub async fn read_all(resp: reqwest::Response) -> (Vec<Rec>, String) {
-    let mut r = SseReader::new(resp);
-    let recs = r.rest().await;
-    (recs, r.raw)
-}
-
-/// The message events of `recs`, as JSON.
-pub fn messages(recs: &[Rec]) -> Vec<Value> {
-    recs.iter()
-        .filter(|r| matches!(r, Rec::Event { data, .. } if !data.is_empty()))
-        .map(Rec::json)
-        .collect()
-}
-
-/// Whether `recs` contains a `retry`.
-pub fn has_retry(recs: &[Rec]) -> bool {
-    recs.iter().any(|r| matches!(r, Rec::Retry(_)))
-}
-
-/// The last event id in `recs`.
-pub fn last_id(recs: &[Rec]) -> String {
-    recs.iter()
-        .rev()
-        .find_map(|r| match r {
-            Rec::Event { id, .. } => Some(id.clone()),
-            Rec::Retry(_) => None,
-        })
-        .expect("no event with an id")
-}
-
-/// Whether a message is the response to request `id`.
-pub fn is_response(m: &Value, id: i64) -> bool {
-    m["id"] == json!(id) && (m.get("result").is_some() || m.get("error").is_some())
-}
-
 /// Follows a request's stream across server-initiated disconnects: reads
 /// `first` to its end, then resumes with the last id until the response to
 /// `id` arrives. Returns every connection's records.
@@ -521,15 +301,6 @@ pub async fn follow(
         conns.push(recs);
     }
     conns
-}
-
-/// Polls `f` until it is true (fails after [`WAIT`]).
-pub async fn eventually(mut f: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !f() {
-        assert!(start.elapsed() < WAIT, "condition never became true");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 /// The JSON body of an error response, checked to have no id.
