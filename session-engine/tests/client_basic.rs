@@ -3,8 +3,6 @@
 
 mod client_common;
 
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use client_common::*;
@@ -252,7 +250,7 @@ async fn an_sse_answer_yields_related_messages_answers_server_requests_and_stops
         ))
     })
     .await;
-    let sampler = Arc::new(Sampler::default());
+    let sampler = sampler();
     let client = LegacyClient::connect(config(&fake).with_input_handler(sampler.clone()))
         .await
         .unwrap();
@@ -266,7 +264,7 @@ async fn an_sse_answer_yields_related_messages_answers_server_requests_and_stops
     );
     assert!(matches!(&events[2], StreamEvent::ServerRequest(r) if r.method == "roots/list"));
     assert_eq!(result_of(&events), json!({"content": []}));
-    assert_eq!(sampler.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(sampler.calls(), 2);
 
     let answers = fake.seen_where(Seen::is_rpc_response);
     assert_eq!(answers.len(), 2);
@@ -496,7 +494,7 @@ async fn the_request_timeout_ends_the_stream_and_cancels() {
 async fn a_json_body_over_the_limit_is_a_limit_error() {
     let fake = Fake::start("2025-11-25", |seen| {
         seen.is_rpc("tools/call").then(|| {
-            json_response(&result(
+            json_ok(&result(
                 seen.rpc_id().unwrap(),
                 json!({"big": "x".repeat(5000)}),
             ))

@@ -95,7 +95,7 @@ async fn messages_are_yielded_requests_answered_and_the_stream_resumed_until_clo
         })
     })
     .await;
-    let sampler = Arc::new(Sampler::default());
+    let sampler = sampler();
     let client =
         LegacyClient::connect(ClientConfig::new(&fake.url).with_input_handler(sampler.clone()))
             .await
@@ -109,7 +109,7 @@ async fn messages_are_yielded_requests_answered_and_the_stream_resumed_until_clo
             "notifications/resources/updated"
         ]
     );
-    assert_eq!(sampler.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(sampler.calls(), 1);
     let answers = fake.seen_where(Seen::is_rpc_response);
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0].body.as_ref().unwrap()["id"], "srv-9");

@@ -4,7 +4,6 @@
 
 mod client_common;
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -121,7 +120,7 @@ async fn collect(
 }
 
 /// Every message once, in order, and the response; one answer POSTed.
-fn assert_exactly_once(fake: &Fake, sampler: &Sampler, events: &[StreamEvent]) {
+fn assert_exactly_once(fake: &Fake, sampler: &ScriptedInput, events: &[StreamEvent]) {
     let kinds: Vec<String> = events
         .iter()
         .map(|e| match e {
@@ -145,7 +144,7 @@ fn assert_exactly_once(fake: &Fake, sampler: &Sampler, events: &[StreamEvent]) {
             "response \"done\""
         ]
     );
-    assert_eq!(sampler.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(sampler.calls(), 1);
     let answers = fake.seen_where(Seen::is_rpc_response);
     assert_eq!(
         answers.len(),
@@ -157,7 +156,7 @@ fn assert_exactly_once(fake: &Fake, sampler: &Sampler, events: &[StreamEvent]) {
 
 async fn run_plan(version: &str, plan: Plan) {
     let fake = scripted(version, plan.clone()).await;
-    let sampler = Arc::new(Sampler::default());
+    let sampler = sampler();
     let client = LegacyClient::connect(
         fast(&fake)
             .with_versions(vec![ProtocolVersion::parse(version)])

@@ -158,10 +158,7 @@ async fn a_404_without_a_session_is_an_ordinary_http_error() {
     let fake = Fake::start("2025-11-25", |seen| {
         if seen.is_rpc("initialize") {
             // No MCP-Session-Id: a session-less server.
-            return Some(json_response(&init_result(
-                seen.rpc_id().unwrap(),
-                "2025-11-25",
-            )));
+            return Some(json_ok(&init_result(seen.rpc_id().unwrap(), "2025-11-25")));
         }
         seen.is_rpc("tools/call")
             .then(|| status(StatusCode::NOT_FOUND, "no such endpoint"))

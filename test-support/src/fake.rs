@@ -148,8 +148,9 @@ pub enum Ending {
     KeepAlive,
 }
 
-/// How long an [`Ending::Abort`] waits so that hyper flushes what was sent
-/// (it writes when the body is pending) before the connection breaks.
+/// How long an [`Ending::Abort`] waits by default so that hyper flushes
+/// what was sent (it writes when the body is pending) before the
+/// connection breaks.
 const FLUSH: Duration = Duration::from_millis(30);
 
 /// The keep-alive period of [`Ending::KeepAlive`].
@@ -161,6 +162,7 @@ const KEEPALIVE: Duration = Duration::from_millis(50);
 pub struct SseBody {
     chunks: Vec<String>,
     ending: Ending,
+    flush: Duration,
     ended: Option<Arc<Mutex<Vec<Instant>>>>,
     guard: Option<DropGuard>,
 }
@@ -171,6 +173,7 @@ impl SseBody {
         SseBody {
             chunks,
             ending: Ending::Eof,
+            flush: FLUSH,
             ended: None,
             guard: None,
         }
@@ -179,6 +182,13 @@ impl SseBody {
     /// Ends as `ending` says.
     pub fn ending(mut self, ending: Ending) -> SseBody {
         self.ending = ending;
+        self
+    }
+
+    /// How long an [`Ending::Abort`] waits before breaking the connection
+    /// (30 ms unless set; tests on a paused clock count it).
+    pub fn abort_after(mut self, flush: Duration) -> SseBody {
+        self.flush = flush;
         self
     }
 
@@ -205,6 +215,7 @@ impl SseBody {
         let SseBody {
             chunks,
             ending,
+            flush,
             ended,
             guard,
         } = self;
@@ -213,44 +224,41 @@ impl SseBody {
             .map(|c| Step::Chunk(Bytes::from(c)))
             .collect();
         steps.push_back(Step::End);
-        let stream = futures_util::stream::unfold(
-            (steps, guard),
-            move |(mut steps, guard)| {
-                let ended = ended.clone();
-                async move {
-                    match steps.pop_front()? {
-                        Step::Chunk(c) => Some((Ok::<_, std::io::Error>(c), (steps, guard))),
-                        Step::KeepAlive => {
-                            tokio::time::sleep(KEEPALIVE).await;
-                            steps.push_back(Step::KeepAlive);
-                            Some((Ok(Bytes::from_static(b":\n\n")), (steps, guard)))
+        let stream = futures_util::stream::unfold((steps, guard), move |(mut steps, guard)| {
+            let ended = ended.clone();
+            async move {
+                match steps.pop_front()? {
+                    Step::Chunk(c) => Some((Ok::<_, std::io::Error>(c), (steps, guard))),
+                    Step::KeepAlive => {
+                        tokio::time::sleep(KEEPALIVE).await;
+                        steps.push_back(Step::KeepAlive);
+                        Some((Ok(Bytes::from_static(b":\n\n")), (steps, guard)))
+                    }
+                    Step::End => {
+                        if ending == Ending::Abort {
+                            tokio::time::sleep(flush).await;
                         }
-                        Step::End => {
-                            if ending == Ending::Abort {
-                                tokio::time::sleep(FLUSH).await;
+                        if let Some(ended) = &ended {
+                            ended.lock().unwrap().push(Instant::now());
+                        }
+                        let cut = || Err(std::io::Error::other("cut by the test"));
+                        match ending {
+                            Ending::Eof => None,
+                            Ending::Abort | Ending::AbortNow => Some((cut(), (steps, guard))),
+                            Ending::Hang => {
+                                std::future::pending::<()>().await;
+                                None
                             }
-                            if let Some(ended) = &ended {
-                                ended.lock().unwrap().push(Instant::now());
-                            }
-                            let cut = || Err(std::io::Error::other("cut by the test"));
-                            match ending {
-                                Ending::Eof => None,
-                                Ending::Abort | Ending::AbortNow => Some((cut(), (steps, guard))),
-                                Ending::Hang => {
-                                    std::future::pending::<()>().await;
-                                    None
-                                }
-                                Ending::KeepAlive => {
-                                    tokio::time::sleep(KEEPALIVE).await;
-                                    steps.push_back(Step::KeepAlive);
-                                    Some((Ok(Bytes::from_static(b":\n\n")), (steps, guard)))
-                                }
+                            Ending::KeepAlive => {
+                                tokio::time::sleep(KEEPALIVE).await;
+                                steps.push_back(Step::KeepAlive);
+                                Some((Ok(Bytes::from_static(b":\n\n")), (steps, guard)))
                             }
                         }
                     }
                 }
-            },
-        );
+            }
+        });
         Response::builder()
             .status(StatusCode::OK)
             .header("content-type", "text/event-stream")

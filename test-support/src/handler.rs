@@ -77,7 +77,10 @@ pub struct Call {
 impl Call {
     /// An integer argument, `default` when absent.
     pub fn arg(&self, key: &str, default: u64) -> u64 {
-        self.args.get(key).and_then(Value::as_u64).unwrap_or(default)
+        self.args
+            .get(key)
+            .and_then(Value::as_u64)
+            .unwrap_or(default)
     }
 }
 
@@ -295,15 +298,15 @@ pub mod tools {
                         return Outcome::Error(ErrorObject::internal("cancelled"));
                     }
                 }
-                let _ = c
-                    .cx
-                    .progress(i as f64, Some(n as f64), Some(&format!("{} left", n - i)))
-                    .await;
-                let _ = c
-                    .cx
-                    .log(LogLevel::Info, Some("countdown"), json!({ "tick": i }))
-                    .await;
-                c.stats.ticks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ =
+                    c.cx.progress(i as f64, Some(n as f64), Some(&format!("{} left", n - i)))
+                        .await;
+                let _ =
+                    c.cx.log(LogLevel::Info, Some("countdown"), json!({ "tick": i }))
+                        .await;
+                c.stats
+                    .ticks
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             Outcome::json(&json!({ "done": n }))
         })

@@ -1,4 +1,5 @@
-//! A scriptable fake MCP server (axum on 127.0.0.1:0) for the client tests.
+//! A scriptable fake MCP server for the client tests: the shared
+//! [`mcp_test_support::Fake`] with the default legacy behaviour.
 //!
 //! Every HTTP request is recorded ([`Seen`]); a test's handler answers the
 //! requests it cares about and returns `None` for the rest, which get the
@@ -6,75 +7,41 @@
 //! `MCP-Session-Id` (`sess-1`, `sess-2`, ...), notifications and responses →
 //! 202, DELETE → 200, GET → 405, any other request → a JSON result.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-use std::collections::VecDeque;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use async_trait::async_trait;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
 use axum::response::Response;
-use axum::routing::any;
-use http::{HeaderMap, Method, StatusCode};
-use mcp_transport_core::jsonrpc::{ErrorObject, to_raw};
-use mcp_transport_core::transport::InputHandler;
-use serde_json::value::RawValue;
+use http::{Method, StatusCode};
+use mcp_test_support::fake::SseBody;
+use mcp_test_support::input::sampled;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-/// One HTTP request the fake server received.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    pub method: Method,
-    pub headers: HeaderMap,
-    pub body: Option<Value>,
-    pub at: Instant,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-    /// The JSON-RPC method of a POST body.
-    pub fn rpc_method(&self) -> Option<&str> {
-        self.body.as_ref()?.get("method")?.as_str()
-    }
-    /// The JSON-RPC id of a POST body.
-    pub fn rpc_id(&self) -> Option<&Value> {
-        self.body.as_ref()?.get("id")
-    }
-    pub fn is_get(&self) -> bool {
-        self.method == Method::GET
-    }
-    pub fn is_rpc(&self, method: &str) -> bool {
-        self.method == Method::POST && self.rpc_method() == Some(method)
-    }
-    /// A POSTed JSON-RPC response (an answer to a server request).
-    pub fn is_rpc_response(&self) -> bool {
-        self.method == Method::POST
-            && self.body.as_ref().is_some_and(|b| {
-                b.get("method").is_none() && (b.get("result").is_some() || b.get("error").is_some())
-            })
-    }
-}
-
-type Handler = dyn Fn(&Seen) -> Option<Response> + Send + Sync;
-
-#[derive(Clone)]
-struct AppState {
-    version: String,
-    log: Arc<Mutex<Vec<Seen>>>,
-    sessions: Arc<AtomicUsize>,
-    handler: Arc<Handler>,
-}
+pub use mcp_test_support::fake::{
+    Ending, json_ok, notification, result, server_request, status, status_json,
+};
+pub use mcp_test_support::server::Seen;
+pub use mcp_test_support::{ScriptedInput, within};
 
 /// A running fake server.
 pub struct Fake {
+    /// The MCP endpoint.
     pub url: String,
+    /// The version it answers `initialize` with.
     pub version: String,
-    log: Arc<Mutex<Vec<Seen>>>,
+    inner: mcp_test_support::Fake,
+}
+
+impl Deref for Fake {
+    type Target = mcp_test_support::Fake;
+
+    fn deref(&self) -> &mcp_test_support::Fake {
+        &self.inner
+    }
 }
 
 impl Fake {
@@ -83,73 +50,35 @@ impl Fake {
         version: &str,
         handler: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static,
     ) -> Fake {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let state = AppState {
-            version: version.to_owned(),
-            log: log.clone(),
-            sessions: Arc::new(AtomicUsize::new(0)),
-            handler: Arc::new(handler),
-        };
-        let app = axum::Router::new()
-            .route("/mcp", any(handle))
-            .with_state(state);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let sessions = AtomicUsize::new(0);
+        let answers = version.to_owned();
+        let inner = mcp_test_support::Fake::start(move |seen| {
+            handler(seen).unwrap_or_else(|| default_answer(&answers, &sessions, seen))
+        })
+        .await;
         Fake {
-            url: format!("http://{addr}/mcp"),
+            url: inner.url.clone(),
             version: version.to_owned(),
-            log,
+            inner,
         }
     }
-
-    /// Everything received so far.
-    pub fn seen(&self) -> Vec<Seen> {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// The requests matching `pred`.
-    pub fn seen_where(&self, pred: impl Fn(&Seen) -> bool) -> Vec<Seen> {
-        self.seen().into_iter().filter(|s| pred(s)).collect()
-    }
 }
 
-async fn handle(
-    State(state): State<AppState>,
-    method: Method,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let seen = Seen {
-        method: method.clone(),
-        headers,
-        body: serde_json::from_slice(&body).ok(),
-        at: Instant::now(),
-    };
-    state.log.lock().unwrap().push(seen.clone());
-    if let Some(response) = (state.handler)(&seen) {
-        return response;
-    }
-    default_answer(&state, &seen)
-}
-
-fn default_answer(state: &AppState, seen: &Seen) -> Response {
+fn default_answer(version: &str, sessions: &AtomicUsize, seen: &Seen) -> Response {
     match seen.method {
         Method::DELETE => status(StatusCode::OK, ""),
         Method::GET => status(StatusCode::METHOD_NOT_ALLOWED, ""),
         Method::POST => {
             if seen.is_rpc("initialize") {
-                let n = state.sessions.fetch_add(1, Ordering::SeqCst) + 1;
-                let mut r = json_response(&init_result(seen.rpc_id().unwrap(), &state.version));
+                let n = sessions.fetch_add(1, Ordering::SeqCst) + 1;
+                let mut r = json_ok(&init_result(seen.rpc_id().unwrap(), version));
                 r.headers_mut()
                     .insert("mcp-session-id", format!("sess-{n}").parse().unwrap());
                 r
             } else if seen.rpc_id().is_none() || seen.is_rpc_response() {
                 status(StatusCode::ACCEPTED, "")
             } else {
-                json_response(&result(seen.rpc_id().unwrap(), json!({"ok": true})))
+                json_ok(&result(seen.rpc_id().unwrap(), json!({"ok": true})))
             }
         }
         _ => status(StatusCode::METHOD_NOT_ALLOWED, ""),
@@ -169,102 +98,20 @@ pub fn init_result(id: &Value, version: &str) -> Value {
     })
 }
 
-/// A result response.
-pub fn result(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-/// A notification.
-pub fn notification(method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "method": method, "params": params})
-}
-
-/// A server-to-client request.
-pub fn server_request(id: &str, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// An HTTP answer with a status and a text body.
-pub fn status(code: StatusCode, body: &str) -> Response {
-    Response::builder()
-        .status(code)
-        .body(Body::from(body.to_owned()))
-        .unwrap()
-}
-
-/// An HTTP answer with a status and a JSON body.
-pub fn status_json(code: StatusCode, body: &Value) -> Response {
-    Response::builder()
-        .status(code)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap()
-}
-
-/// A 200 JSON answer.
-pub fn json_response(body: &Value) -> Response {
-    status_json(StatusCode::OK, body)
-}
-
-/// How an SSE body ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
-    /// A clean end of the body (the server closed the stream).
-    Eof,
-    /// The connection is aborted mid-body (a network failure).
-    Abort,
-    /// The body never ends.
-    Hang,
-}
-
 /// A 200 `text/event-stream` answer sending `chunks` (raw SSE text, exactly
 /// as given) and then ending as `ending` says; the moment the body ends is
-/// pushed to `ended` when given.
+/// pushed to `ended` when given. An [`Ending::Abort`] comes 20 ms after the
+/// last chunk (the timing tests count them).
 pub fn sse(
     chunks: Vec<String>,
     ending: Ending,
     ended: Option<Arc<Mutex<Vec<Instant>>>>,
 ) -> Response {
-    enum Step {
-        Chunk(String),
-        End,
-    }
-    let mut steps: VecDeque<Step> = chunks.into_iter().map(Step::Chunk).collect();
-    steps.push_back(Step::End);
-    let stream = futures::stream::unfold(steps, move |mut steps| {
-        let ended = ended.clone();
-        async move {
-            match steps.pop_front()? {
-                Step::Chunk(c) => Some((Ok::<_, std::io::Error>(Bytes::from(c)), steps)),
-                Step::End => {
-                    if ending == Ending::Abort {
-                        // Let hyper flush what was sent (it writes when the
-                        // body is pending) before the connection breaks.
-                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                    }
-                    if let Some(ended) = &ended {
-                        ended.lock().unwrap().push(Instant::now());
-                    }
-                    match ending {
-                        Ending::Eof => None,
-                        Ending::Abort => {
-                            Some((Err(std::io::Error::other("cut by the test")), steps))
-                        }
-                        Ending::Hang => {
-                            std::future::pending::<()>().await;
-                            None
-                        }
-                    }
-                }
-            }
-        }
-    });
-    Response::builder()
-        .status(StatusCode::OK)
-        .header("content-type", "text/event-stream")
-        .header("cache-control", "no-cache")
-        .body(Body::from_stream(stream))
-        .unwrap()
+    SseBody::new(chunks)
+        .ending(ending)
+        .abort_after(Duration::from_millis(20))
+        .record_end(ended)
+        .response()
 }
 
 /// One SSE event in the usual framing: `id`, optional `retry`, `data`.
@@ -288,45 +135,8 @@ pub fn priming(id: &str, retry: Option<u64>) -> String {
     }
 }
 
-/// An input handler answering `sampling/createMessage` and counting calls;
-/// anything else gets `-32601`.
-#[derive(Default)]
-pub struct Sampler {
-    pub calls: AtomicUsize,
-}
-
-#[async_trait]
-impl InputHandler for Sampler {
-    async fn handle(
-        &self,
-        method: &str,
-        _: Option<&RawValue>,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        if method == "sampling/createMessage" {
-            Ok(to_raw(&json!({
-                "role": "assistant",
-                "model": "fake-model",
-                "content": {"type": "text", "text": "hi"}
-            }))
-            .unwrap())
-        } else {
-            Err(ErrorObject::method_not_found(method))
-        }
-    }
-}
-
-/// Bounds a test step so a bug shows as a failure, not a hang: 30 s of
-/// *real* time (a plain thread keeps it, so tokio's paused clock, which
-/// auto-advances, does not fire it early).
-pub async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(30));
-        let _ = tx.send(());
-    });
-    tokio::select! {
-        v = fut => v,
-        _ = rx => panic!("{what} did not finish in time"),
-    }
+/// An input handler answering `sampling/createMessage` (and recording
+/// every call); anything else gets `-32601`.
+pub fn sampler() -> Arc<ScriptedInput> {
+    ScriptedInput::new(&[("sampling/createMessage", sampled("hi", "fake-model"))])
 }
