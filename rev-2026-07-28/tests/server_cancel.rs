@@ -23,7 +23,10 @@ fn slow_with_progress(id: i64, ms: u64) -> serde_json::Value {
 }
 
 async fn wait_cancelled(t: &TestServer, n: usize) -> Instant {
-    eventually(|| t.handler.cancelled_at.lock().unwrap().len() >= n).await;
+    eventually("the cancellation", || {
+        t.handler.cancelled_at.lock().unwrap().len() >= n
+    })
+    .await;
     t.handler.cancelled_at.lock().unwrap()[n - 1]
 }
 
@@ -33,7 +36,7 @@ async fn closing_the_sse_stream_cancels_the_handler_at_once() {
     let mut delays = Vec::new();
     for round in 1..=5 {
         let resp = t.send(&slow_with_progress(round, 10_000)).await;
-        let mut r = SseReader::new(resp);
+        let mut r = SseReader::without_ids(resp);
         let first = r.next_json().await.unwrap();
         assert_eq!(first["method"], "notifications/progress");
         assert_eq!(t.server.in_flight_requests(), 1);
@@ -43,7 +46,10 @@ async fn closing_the_sse_stream_cancels_the_handler_at_once() {
         let fired = wait_cancelled(&t, round as usize).await;
         let delay = fired.saturating_duration_since(closed);
         delays.push(delay);
-        eventually(|| t.server.in_flight_requests() == 0).await;
+        eventually("no request in flight", || {
+            t.server.in_flight_requests() == 0
+        })
+        .await;
     }
     assert_eq!(
         t.handler
@@ -64,13 +70,19 @@ async fn disconnecting_in_json_mode_cancels_the_handler() {
         let b = tool(round, "slow", json!({"ms": 10_000}));
         let req = t.rpc(&b);
         let call = tokio::spawn(async move { req.send().await });
-        eventually(|| t.server.in_flight_requests() == 1).await;
+        eventually("one request in flight", || {
+            t.server.in_flight_requests() == 1
+        })
+        .await;
         tokio::time::sleep(Duration::from_millis(20)).await;
         let closed = Instant::now();
         call.abort();
         let fired = wait_cancelled(&t, round as usize).await;
         delays.push(fired.saturating_duration_since(closed));
-        eventually(|| t.server.in_flight_requests() == 0).await;
+        eventually("no request in flight", || {
+            t.server.in_flight_requests() == 0
+        })
+        .await;
     }
     eprintln!(
         "cancel-on-disconnect delay (JSON mode, connection dropped -> handler token fired): {delays:?}"
@@ -84,7 +96,10 @@ async fn disconnecting_before_the_head_in_sse_mode_cancels_too() {
     let b = tool(1, "slow", json!({"ms": 10_000}));
     let req = t.rpc(&b);
     let call = tokio::spawn(async move { req.send().await });
-    eventually(|| t.server.in_flight_requests() == 1).await;
+    eventually("one request in flight", || {
+        t.server.in_flight_requests() == 1
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     let closed = Instant::now();
     call.abort();
@@ -101,7 +116,10 @@ async fn a_finished_request_is_not_cancelled() {
     let a = t.exchange(&slow_with_progress(1, 10)).await;
     assert_eq!(a.result()["structuredContent"]["slept"], 10);
     assert_eq!(a.of("notifications/progress").len(), 1);
-    eventually(|| t.server.in_flight_requests() == 0).await;
+    eventually("no request in flight", || {
+        t.server.in_flight_requests() == 0
+    })
+    .await;
     assert!(t.handler.cancelled_at.lock().unwrap().is_empty());
     assert_eq!(
         t.handler

@@ -254,7 +254,8 @@ async fn tool_schemas_are_cached_until_tools_list_changed_is_published() {
 
     // The schema changes (the header is now Mcp-Param-Area); until the
     // server hears of it, the old header is what it checks.
-    t.handler.schema_v2.store(true, Ordering::SeqCst);
+    // The second version of the `route` tool's schema.
+    t.handler.switch.store(true, Ordering::SeqCst);
     let resp = route_with(&t, &route(6, args.clone()), &[("mcp-param-region", b"eu")]).await;
     assert_eq!(resp.status(), 200);
 

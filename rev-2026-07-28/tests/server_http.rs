@@ -76,9 +76,9 @@ async fn sse_answers_have_no_ids_no_priming_and_the_right_headers() {
     );
     assert_eq!(h["cache-control"], "no-cache");
     assert_eq!(h["x-accel-buffering"], "no");
-    let mut r = SseReader::new(resp);
+    let mut r = SseReader::without_ids(resp);
     let mut events = Vec::new();
-    while let Some(e) = r.next().await {
+    while let Some(e) = r.next_event().await {
         assert_eq!(e.id, "");
         assert!(!e.data.is_empty(), "a priming (empty) event was sent");
         events.push(serde_json::from_str::<Value>(&e.data).unwrap());
@@ -298,7 +298,10 @@ async fn handler_panic_is_an_internal_error_and_the_server_goes_on() {
     assert_eq!(a.error()["code"], -32603);
     let a = t.exchange(&tool(2, "echo", json!({}))).await;
     assert_eq!(a.response["id"], 2);
-    eventually(|| t.server.in_flight_requests() == 0).await;
+    eventually("no request in flight", || {
+        t.server.in_flight_requests() == 0
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -312,7 +315,7 @@ async fn a_silent_handler_gets_its_stream_opened_by_the_keepalive() {
         head_after < Duration::from_millis(300),
         "head after {head_after:?}"
     );
-    let mut r = SseReader::new(resp);
+    let mut r = SseReader::without_ids(resp);
     let v = r.next_json().await.unwrap();
     assert_eq!(v["id"], 1);
     assert!(r.raw.starts_with(":\n"), "{:?}", r.raw);

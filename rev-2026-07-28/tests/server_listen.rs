@@ -39,7 +39,7 @@ async fn open(t: &TestServer, id: impl Into<Value>, filter: Value) -> (SseReader
     let resp = t.send(&listen(id, filter)).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["x-accel-buffering"], "no");
-    let mut r = SseReader::new(resp);
+    let mut r = SseReader::without_ids(resp);
     let ack = r.next_json().await.unwrap();
     (r, ack)
 }
@@ -117,10 +117,10 @@ async fn each_stream_gets_only_what_it_asked_for() {
     assert_eq!(t.server.end_listeners(), 2);
     let last = tools.next_json().await.unwrap();
     assert_eq!(last["id"], 1);
-    assert!(tools.next().await.is_none());
+    assert!(tools.next_event().await.is_none());
     let last = res.next_json().await.unwrap();
     assert_eq!(last["id"], "r");
-    assert!(res.next().await.is_none());
+    assert!(res.next_event().await.is_none());
 }
 
 #[tokio::test]
@@ -155,7 +155,7 @@ async fn graceful_end_sends_the_listen_result_last() {
             }
         }})
     );
-    assert!(r.next().await.is_none());
+    assert!(r.next_event().await.is_none());
 }
 
 #[tokio::test]
@@ -165,10 +165,13 @@ async fn closing_the_stream_ends_the_subscription_and_frees_it() {
     let (r2, _) = open(&t, 2, json!({"toolsListChanged": true})).await;
     assert_eq!(t.server.active_listen_streams(), 2);
     drop(r1);
-    eventually(|| t.server.active_listen_streams() == 1).await;
+    eventually("one listen stream", || {
+        t.server.active_listen_streams() == 1
+    })
+    .await;
     assert_eq!(t.server.publish(tools_changed()), 1);
     drop(r2);
-    eventually(|| t.server.active_listen_streams() == 0).await;
+    eventually("no listen stream", || t.server.active_listen_streams() == 0).await;
     assert_eq!(t.server.publish(tools_changed()), 0);
 }
 
@@ -182,7 +185,7 @@ async fn the_number_of_streams_is_bounded() {
     assert_eq!(v["id"], 2);
     assert!(v["error"]["message"].as_str().unwrap().contains("maximum"));
     drop(r1);
-    eventually(|| t.server.active_listen_streams() == 0).await;
+    eventually("no listen stream", || t.server.active_listen_streams() == 0).await;
     let (_r, ack) = open(&t, 3, json!({})).await;
     assert_eq!(ack["params"]["notifications"], json!({}));
 }
@@ -213,7 +216,7 @@ async fn a_listener_that_falls_behind_is_ended_with_an_error() {
             .contains("behind")
     );
     assert_eq!(last["error"]["data"][SUB], 5);
-    assert!(r.next().await.is_none());
+    assert!(r.next_event().await.is_none());
 }
 
 #[tokio::test]

@@ -95,7 +95,10 @@ async fn two_rounds_of_input_then_the_result() {
         r["structuredContent"],
         json!({"name": "ada", "confirmed": "yes", "state": "want-confirm:ada"})
     );
-    eventually(|| t.server.in_flight_requests() == 0).await;
+    eventually("no request in flight", || {
+        t.server.in_flight_requests() == 0
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 //! other method from a table of method handlers, and counts what happened
 //! ([`Stats`], reachable through the handler: `handler.cancellations`).
 //! The tools the suites share are in [`tools`] (each with its options);
-//! a suite adds its own tools as closures ([`tool`]).
+//! a suite adds its own tools as closures ([`tool_fn`]).
 //!
 //! ```
 //! use mcp_test_support::handler::{TestHandler, tools};
@@ -92,7 +92,7 @@ pub type Method =
     Arc<dyn Fn(Value, RequestContext, Arc<Stats>) -> BoxFuture<'static, Outcome> + Send + Sync>;
 
 /// A [`Tool`] from an async closure.
-pub fn tool<F, Fut>(f: F) -> Tool
+pub fn tool_fn<F, Fut>(f: F) -> Tool
 where
     F: Fn(Call) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Outcome> + Send + 'static,
@@ -101,7 +101,7 @@ where
 }
 
 /// A [`Method`] from an async closure.
-pub fn method<F, Fut>(f: F) -> Method
+pub fn method_fn<F, Fut>(f: F) -> Method
 where
     F: Fn(Value, RequestContext, Arc<Stats>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Outcome> + Send + 'static,
@@ -269,16 +269,16 @@ pub mod tools {
     use mcp_transport_core::jsonrpc::{ErrorObject, to_raw};
     use serde_json::{Value, json};
 
-    use super::{Call, Tool, tool};
+    use super::{Call, Tool, tool_fn};
 
     /// `echo {text}`: answers `{"text": text}`.
     pub fn echo_text() -> Tool {
-        tool(|c: Call| async move { Outcome::json(&json!({ "text": c.args["text"] })) })
+        tool_fn(|c: Call| async move { Outcome::json(&json!({ "text": c.args["text"] })) })
     }
 
     /// `echo {..}`: answers its arguments.
     pub fn echo() -> Tool {
-        tool(|c: Call| async move { Outcome::json(&c.args) })
+        tool_fn(|c: Call| async move { Outcome::json(&c.args) })
     }
 
     /// `countdown {n = 3, interval_ms = 10}`: `n` times, waits, then sends
@@ -287,7 +287,7 @@ pub mod tools {
     /// Cancellation ends it with an error (counted). See
     /// [`countdown_expected`](crate::client::countdown_expected).
     pub fn countdown() -> Tool {
-        tool(|c: Call| async move {
+        tool_fn(|c: Call| async move {
             let n = c.arg("n", 3);
             let interval = c.arg("interval_ms", 10);
             for i in 1..=n {
@@ -325,7 +325,7 @@ pub mod tools {
     }
 
     fn slow_tool(default_ms: u64, announce: bool) -> Tool {
-        tool(move |c: Call| async move {
+        tool_fn(move |c: Call| async move {
             let ms = c.arg("ms", default_ms);
             if announce {
                 let _ = c.cx.progress(0.0, None, Some("started")).await;
@@ -361,7 +361,7 @@ pub mod tools {
     /// (`close_sse_stream()`), waits, logs each of `after`; answers
     /// `{"closed": bool}`.
     pub fn close_stream(how: CloseStream) -> Tool {
-        tool(move |c: Call| {
+        tool_fn(move |c: Call| {
             let how = how.clone();
             async move {
                 let log = |data: Value| c.cx.log(LogLevel::Info, how.logger, data);
@@ -432,7 +432,7 @@ pub mod tools {
     /// `Outcome::InputRequired` (rounds counted), then answers
     /// `{"answer": <what came back>}` (and `"state"` when asked to).
     pub fn ask(how: Ask) -> Tool {
-        tool(move |c: Call| {
+        tool_fn(move |c: Call| {
             let how = how.clone();
             async move {
                 c.stats

@@ -1,59 +1,136 @@
-//! Shared helpers for the server tests: a test handler, a server on
+//! Shared helpers for the server tests: the test handler, a server on
 //! 127.0.0.1:0, and a small reqwest-based client that builds 2026-07-28
-//! requests (metadata and mirrored headers) and reads SSE bodies with
-//! `mcp_transport_core::sse::Decoder`.
+//! requests (metadata and mirrored headers). The generic pieces (server,
+//! handler, SSE reader, waiting) come from `mcp-test-support`.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-use std::collections::{BTreeMap, VecDeque};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use async_trait::async_trait;
-use axum::serve::ListenerExt;
-use bytes::Bytes;
-use futures::{Stream, StreamExt};
 use mcp_rev_2026_07_28::headers::encode_value;
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
-use mcp_transport_core::handler::{
-    Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext, ServerDescription,
-};
-use mcp_transport_core::jsonrpc::{ErrorObject, Notification, Request, to_raw};
-use mcp_transport_core::sse::{Decoder, SseItem};
+use mcp_test_support::handler::{Call, Stats, method_fn, tool_fn, tools};
+use mcp_transport_core::handler::{InputRequest, InputRequired, LogLevel, Outcome, RequestContext};
+use mcp_transport_core::jsonrpc::{ErrorObject, Notification, to_raw};
 use serde_json::{Value, json};
 
-/// How long any single wait in a test may take before it fails.
-pub const WAIT: Duration = Duration::from_secs(5);
+pub use mcp_test_support::sse::{Ev, SseReader};
+pub use mcp_test_support::{TestHandler, WAIT, eventually};
 
 /// The protocol version the tests speak.
 pub const V: &str = "2026-07-28";
 
-/// The test handler.
-#[derive(Default)]
-pub struct TestHandler {
-    /// When each `slow` call saw its cancellation.
-    pub cancelled_at: Mutex<Vec<Instant>>,
-    /// `slow` calls that finished their sleep.
-    pub completions: AtomicUsize,
-    /// Calls of `tools/list`.
-    pub tools_list_calls: AtomicUsize,
-    /// Use the second version of the `route` tool's schema (its `region`
-    /// header is named `Area` instead of `Region`).
-    pub schema_v2: AtomicBool,
-    /// Notifications the transport passed on.
-    pub notifications: Mutex<Vec<String>>,
-    /// What `SendError` the `push_list_changed` tool got.
-    pub refusals: Mutex<Vec<String>>,
+/// The test handler. Every tool result is also given as text content
+/// (`structuredContent` holds the JSON).
+///
+/// | method / tool | behaviour |
+/// | --- | --- |
+/// | `tools/list` | the tools below in two pages (counted); with `handler.switch` set, the `route` tool's `region` header is named `Area` instead of `Region` |
+/// | `echo`, `route`, `bad_schema` | answer their arguments |
+/// | `slow {ms}` | progress `0` first, then answers after `ms` (10 s) unless cancelled (time recorded) |
+/// | `countdown {n, delay_ms}` | `n` steps of progress, info log and debug log |
+/// | `ask` | two elicitation rounds (name, then confirmation) carried by `requestState` |
+/// | `ask_sampling` | always asks for a sampling |
+/// | `push_list_changed` | sends `notifications/tools/list_changed` (refusals recorded) |
+/// | `panic` | panics |
+/// | `resources/read`, `prompts/get` | answer; `file:///missing` is `-32002` |
+pub fn test_handler() -> TestHandler {
+    TestHandler::builder("test-server")
+        .capabilities(json!({
+            "tools": {"listChanged": true},
+            "resources": {"subscribe": true},
+            "prompts": {},
+            "logging": {}
+        }))
+        .instructions("for tests")
+        .structured_results()
+        .method("tools/list", method_fn(tools_list))
+        .method("resources/read", method_fn(resources_read))
+        .method(
+            "prompts/get",
+            method_fn(|_, _, _| async { Outcome::json(&json!({"messages": []})) }),
+        )
+        .tool("echo", tools::echo())
+        .tool("route", tools::echo())
+        .tool("bad_schema", tools::echo())
+        .tool("slow", tools::slow_announced(10_000))
+        .tool("countdown", tool_fn(countdown))
+        .tool("ask", tool_fn(ask))
+        .tool("ask_sampling", tool_fn(ask_sampling))
+        .tool("push_list_changed", tool_fn(push_list_changed))
+        .tool("panic", tool_fn(|_| async { panic!("test panic") }))
+        .build()
 }
 
-fn arg_u64(args: &Value, name: &str, default: u64) -> u64 {
-    args.get(name).and_then(Value::as_u64).unwrap_or(default)
+fn tool_list(schema_v2: bool) -> Vec<Value> {
+    let region = if schema_v2 { "Area" } else { "Region" };
+    vec![
+        json!({"name": "echo", "inputSchema": {"type": "object"}}),
+        json!({"name": "slow", "inputSchema": {"type": "object", "properties": {"ms": {"type": "integer"}}}}),
+        json!({"name": "countdown", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}),
+        json!({"name": "ask", "inputSchema": {"type": "object"}}),
+        json!({"name": "ask_sampling", "inputSchema": {"type": "object"}}),
+        json!({"name": "route", "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": region},
+                "count": {"type": "integer", "x-mcp-header": "Count"},
+                "dry_run": {"type": "boolean", "x-mcp-header": "DryRun"},
+                "target": {"type": "object", "properties": {
+                    "zone": {"type": "string", "x-mcp-header": "Zone"}
+                }},
+                "query": {"type": "string"}
+            }
+        }}),
+        // Invalid annotation (type number): clients exclude the tool;
+        // the server expects no header for it.
+        json!({"name": "bad_schema", "inputSchema": {"type": "object", "properties": {
+            "ratio": {"type": "number", "x-mcp-header": "Ratio"}
+        }}}),
+    ]
 }
 
-fn text(v: &Value) -> Value {
-    json!({"content": [{"type": "text", "text": v.to_string()}], "structuredContent": v})
+async fn tools_list(params: Value, _: RequestContext, stats: Arc<Stats>) -> Outcome {
+    stats.tools_list_calls.fetch_add(1, Ordering::SeqCst);
+    let tools = tool_list(stats.switch.load(Ordering::SeqCst));
+    // Two pages.
+    match params.get("cursor").and_then(Value::as_str) {
+        None => Outcome::json(&json!({"tools": tools[..3], "nextCursor": "page-2"})),
+        Some("page-2") => Outcome::json(&json!({"tools": tools[3..]})),
+        Some(_) => Outcome::Error(ErrorObject::invalid_params("bad cursor")),
+    }
+}
+
+async fn resources_read(params: Value, _: RequestContext, _: Arc<Stats>) -> Outcome {
+    let uri = params["uri"].as_str().unwrap_or("");
+    if uri == "file:///missing" {
+        // What an era-agnostic handler written for 2025-11-25 says.
+        return Outcome::Error(ErrorObject::new(-32002, "Resource not found"));
+    }
+    Outcome::json(&json!({"contents": [{"uri": uri, "text": "hello"}]}))
+}
+
+async fn countdown(c: Call) -> Outcome {
+    let n = c.arg("n", 3);
+    let delay = c.arg("delay_ms", 0);
+    for i in (0..n).rev() {
+        let _ =
+            c.cx.progress((n - i) as f64, Some(n as f64), Some(&format!("{i} left")))
+                .await;
+        let _ =
+            c.cx.log(LogLevel::Info, Some("countdown"), json!({"left": i}))
+                .await;
+        let _ =
+            c.cx.log(LogLevel::Debug, Some("countdown"), json!({"debug": i}))
+                .await;
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+    }
+    Outcome::json(&json!({"done": n}))
 }
 
 fn elicit(message: &str, field: &str) -> InputRequest {
@@ -77,199 +154,65 @@ fn answer(cx: &RequestContext, key: &str) -> Option<Value> {
         .and_then(|r| serde_json::from_str(r.get()).ok())
 }
 
-impl TestHandler {
-    fn tools(&self) -> Vec<Value> {
-        let region = if self.schema_v2.load(Ordering::SeqCst) {
-            "Area"
-        } else {
-            "Region"
-        };
-        vec![
-            json!({"name": "echo", "inputSchema": {"type": "object"}}),
-            json!({"name": "slow", "inputSchema": {"type": "object", "properties": {"ms": {"type": "integer"}}}}),
-            json!({"name": "countdown", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}),
-            json!({"name": "ask", "inputSchema": {"type": "object"}}),
-            json!({"name": "ask_sampling", "inputSchema": {"type": "object"}}),
-            json!({"name": "route", "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "region": {"type": "string", "x-mcp-header": region},
-                    "count": {"type": "integer", "x-mcp-header": "Count"},
-                    "dry_run": {"type": "boolean", "x-mcp-header": "DryRun"},
-                    "target": {"type": "object", "properties": {
-                        "zone": {"type": "string", "x-mcp-header": "Zone"}
-                    }},
-                    "query": {"type": "string"}
-                }
-            }}),
-            // Invalid annotation (type number): clients exclude the tool;
-            // the server expects no header for it.
-            json!({"name": "bad_schema", "inputSchema": {"type": "object", "properties": {
-                "ratio": {"type": "number", "x-mcp-header": "Ratio"}
-            }}}),
-        ]
-    }
-
-    async fn call(&self, name: &str, args: Value, cx: RequestContext) -> Outcome {
-        match name {
-            "echo" | "route" | "bad_schema" => Outcome::json(&text(&args)),
-            "slow" => {
-                let ms = arg_u64(&args, "ms", 10_000);
-                // Something on the stream first, so the client has the
-                // response head and a stream to close.
-                let _ = cx.progress(0.0, None, Some("started")).await;
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(ms)) => {
-                        self.completions.fetch_add(1, Ordering::SeqCst);
-                        Outcome::json(&text(&json!({"slept": ms})))
-                    }
-                    () = cx.cancelled() => {
-                        self.cancelled_at.lock().unwrap().push(Instant::now());
-                        Outcome::Error(ErrorObject::internal("cancelled"))
-                    }
-                }
-            }
-            "countdown" => {
-                let n = arg_u64(&args, "n", 3);
-                let delay = arg_u64(&args, "delay_ms", 0);
-                for i in (0..n).rev() {
-                    let _ = cx
-                        .progress((n - i) as f64, Some(n as f64), Some(&format!("{i} left")))
-                        .await;
-                    let _ = cx
-                        .log(LogLevel::Info, Some("countdown"), json!({"left": i}))
-                        .await;
-                    let _ = cx
-                        .log(LogLevel::Debug, Some("countdown"), json!({"debug": i}))
-                        .await;
-                    if delay > 0 {
-                        tokio::time::sleep(Duration::from_millis(delay)).await;
-                    }
-                }
-                Outcome::json(&text(&json!({"done": n})))
-            }
-            "ask" => {
-                // Round 1: the name; round 2: a confirmation; then done.
-                let state = cx.request_state.clone();
-                match (
-                    state.as_deref(),
-                    answer(&cx, "name"),
-                    answer(&cx, "confirm"),
-                ) {
-                    (Some("want-name"), Some(name), _) => {
-                        let who = name["content"]["name"].as_str().unwrap_or("?").to_owned();
-                        let mut requests = BTreeMap::new();
-                        requests.insert(
-                            "confirm".to_owned(),
-                            elicit(&format!("Really {who}?"), "ok"),
-                        );
-                        Outcome::InputRequired(InputRequired {
-                            requests,
-                            state: Some(format!("want-confirm:{who}")),
-                        })
-                    }
-                    (Some(s), _, Some(confirm)) if s.starts_with("want-confirm:") => {
-                        Outcome::json(&text(&json!({
-                            "name": &s["want-confirm:".len()..],
-                            "confirmed": confirm["content"]["ok"],
-                            "state": s,
-                        })))
-                    }
-                    _ => {
-                        let mut requests = BTreeMap::new();
-                        requests.insert("name".to_owned(), elicit("Your name?", "name"));
-                        Outcome::InputRequired(InputRequired {
-                            requests,
-                            state: Some("want-name".into()),
-                        })
-                    }
-                }
-            }
-            "ask_sampling" => {
-                let mut requests = BTreeMap::new();
-                requests.insert(
-                    "llm".to_owned(),
-                    InputRequest {
-                        method: "sampling/createMessage".into(),
-                        params: Some(to_raw(&json!({"messages": [], "maxTokens": 5})).unwrap()),
-                    },
-                );
-                Outcome::InputRequired(InputRequired {
-                    requests,
-                    state: None,
-                })
-            }
-            "push_list_changed" => {
-                let r = cx
-                    .notify(Notification {
-                        method: "notifications/tools/list_changed".into(),
-                        params: None,
-                    })
-                    .await;
-                if let Err(e) = &r {
-                    self.refusals.lock().unwrap().push(e.to_string());
-                }
-                Outcome::json(&text(&json!({"refused": r.is_err()})))
-            }
-            "panic" => panic!("test panic"),
-            other => Outcome::Error(ErrorObject::invalid_params(format!("no tool {other}"))),
+async fn ask(c: Call) -> Outcome {
+    // Round 1: the name; round 2: a confirmation; then done.
+    let cx = &c.cx;
+    let state = cx.request_state.clone();
+    match (state.as_deref(), answer(cx, "name"), answer(cx, "confirm")) {
+        (Some("want-name"), Some(name), _) => {
+            let who = name["content"]["name"].as_str().unwrap_or("?").to_owned();
+            let mut requests = BTreeMap::new();
+            requests.insert(
+                "confirm".to_owned(),
+                elicit(&format!("Really {who}?"), "ok"),
+            );
+            Outcome::InputRequired(InputRequired {
+                requests,
+                state: Some(format!("want-confirm:{who}")),
+            })
+        }
+        (Some(s), _, Some(confirm)) if s.starts_with("want-confirm:") => Outcome::json(&json!({
+            "name": &s["want-confirm:".len()..],
+            "confirmed": confirm["content"]["ok"],
+            "state": s,
+        })),
+        _ => {
+            let mut requests = BTreeMap::new();
+            requests.insert("name".to_owned(), elicit("Your name?", "name"));
+            Outcome::InputRequired(InputRequired {
+                requests,
+                state: Some("want-name".into()),
+            })
         }
     }
 }
 
-#[async_trait]
-impl Handler for TestHandler {
-    fn describe(&self) -> ServerDescription {
-        ServerDescription {
-            info: json!({"name": "test-server", "version": "0.0.1"}),
-            capabilities: json!({
-                "tools": {"listChanged": true},
-                "resources": {"subscribe": true},
-                "prompts": {},
-                "logging": {}
-            }),
-            instructions: Some("for tests".into()),
-        }
-    }
+async fn ask_sampling(_: Call) -> Outcome {
+    let mut requests = BTreeMap::new();
+    requests.insert(
+        "llm".to_owned(),
+        InputRequest {
+            method: "sampling/createMessage".into(),
+            params: Some(to_raw(&json!({"messages": [], "maxTokens": 5})).unwrap()),
+        },
+    );
+    Outcome::InputRequired(InputRequired {
+        requests,
+        state: None,
+    })
+}
 
-    async fn handle(&self, req: Request, cx: RequestContext) -> Outcome {
-        let params: Value = req
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
-        match req.method.as_str() {
-            "tools/list" => {
-                self.tools_list_calls.fetch_add(1, Ordering::SeqCst);
-                let tools = self.tools();
-                // Two pages.
-                match params.get("cursor").and_then(Value::as_str) {
-                    None => Outcome::json(&json!({"tools": tools[..3], "nextCursor": "page-2"})),
-                    Some("page-2") => Outcome::json(&json!({"tools": tools[3..]})),
-                    Some(_) => Outcome::Error(ErrorObject::invalid_params("bad cursor")),
-                }
-            }
-            "tools/call" => {
-                let name = params["name"].as_str().unwrap_or("").to_owned();
-                let args = params.get("arguments").cloned().unwrap_or(json!({}));
-                self.call(&name, args, cx).await
-            }
-            "resources/read" => {
-                let uri = params["uri"].as_str().unwrap_or("");
-                if uri == "file:///missing" {
-                    // What an era-agnostic handler written for 2025-11-25 says.
-                    return Outcome::Error(ErrorObject::new(-32002, "Resource not found"));
-                }
-                Outcome::json(&json!({"contents": [{"uri": uri, "text": "hello"}]}))
-            }
-            "prompts/get" => Outcome::json(&json!({"messages": []})),
-            other => Outcome::Error(ErrorObject::method_not_found(other)),
-        }
+async fn push_list_changed(c: Call) -> Outcome {
+    let r =
+        c.cx.notify(Notification {
+            method: "notifications/tools/list_changed".into(),
+            params: None,
+        })
+        .await;
+    if let Err(e) = &r {
+        c.stats.refusals.lock().unwrap().push(e.to_string());
     }
-
-    async fn notification(&self, n: Notification) {
-        self.notifications.lock().unwrap().push(n.method);
-    }
+    Outcome::json(&json!({"refused": r.is_err()}))
 }
 
 /// A running server.
@@ -282,6 +225,7 @@ pub struct TestServer {
     pub handler: Arc<TestHandler>,
     /// The HTTP client.
     pub http: reqwest::Client,
+    _http: mcp_test_support::TestServer,
 }
 
 /// A config with a short keep-alive for tests.
@@ -291,26 +235,20 @@ pub fn config() -> ModernConfig {
 
 /// Starts a server with `config` at `/mcp` on 127.0.0.1:0.
 pub async fn start(config: ModernConfig) -> TestServer {
-    start_with(Arc::new(TestHandler::default()), config).await
+    start_with(Arc::new(test_handler()), config).await
 }
 
 /// Starts a server with a given handler.
 pub async fn start_with(handler: Arc<TestHandler>, config: ModernConfig) -> TestServer {
     let server = ModernServer::new(handler.clone(), config);
     let app = axum::Router::new().nest_service("/mcp", server.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
+    let http = mcp_test_support::TestServer::serve(app).await;
     TestServer {
-        url: format!("http://127.0.0.1:{port}/mcp"),
+        url: http.url(),
         server,
         handler,
         http: reqwest::Client::new(),
+        _http: http,
     }
 }
 
@@ -454,7 +392,7 @@ pub async fn read_answer(resp: reqwest::Response) -> Answer {
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
     if ct.starts_with("text/event-stream") {
-        let mut r = SseReader::new(resp);
+        let mut r = SseReader::without_ids(resp);
         let mut notifications = Vec::new();
         let mut response = Value::Null;
         while let Some(m) = r.next_json().await {
@@ -481,125 +419,6 @@ pub async fn read_answer(resp: reqwest::Response) -> Answer {
             sse: false,
             raw: String::new(),
         }
-    }
-}
-
-type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
-
-/// One decoded SSE event.
-#[derive(Clone, Debug)]
-pub struct Ev {
-    /// The last event id in force (always empty on this revision).
-    pub id: String,
-    /// The data.
-    pub data: String,
-}
-
-/// Reads an SSE response incrementally.
-pub struct SseReader {
-    stream: ByteStream,
-    decoder: Decoder,
-    queue: VecDeque<Ev>,
-    /// Everything read so far, as text.
-    pub raw: String,
-    /// The body has ended.
-    pub ended: bool,
-}
-
-impl SseReader {
-    /// Wraps a 200 `text/event-stream` response (asserted).
-    pub fn new(resp: reqwest::Response) -> Self {
-        assert_eq!(resp.status(), 200, "expected an SSE stream");
-        let ct = resp.headers()["content-type"].to_str().unwrap().to_owned();
-        assert!(ct.starts_with("text/event-stream"), "content-type {ct}");
-        SseReader {
-            stream: Box::pin(resp.bytes_stream()),
-            decoder: Decoder::new(),
-            queue: VecDeque::new(),
-            raw: String::new(),
-            ended: false,
-        }
-    }
-
-    /// The next event, or `None` at the end of the body.
-    pub async fn next(&mut self) -> Option<Ev> {
-        loop {
-            if let Some(e) = self.queue.pop_front() {
-                return Some(e);
-            }
-            if self.ended {
-                return None;
-            }
-            let chunk = tokio::time::timeout(WAIT, self.stream.next())
-                .await
-                .expect("timed out waiting for the SSE body");
-            let mut items = Vec::new();
-            match chunk {
-                Some(Ok(bytes)) => {
-                    self.raw.push_str(&String::from_utf8_lossy(&bytes));
-                    self.decoder.feed(&bytes, &mut items).unwrap();
-                }
-                Some(Err(_)) | None => {
-                    self.decoder.finish(&mut items).unwrap();
-                    self.ended = true;
-                }
-            }
-            for item in items {
-                if let SseItem::Event(e) = item {
-                    self.queue.push_back(Ev {
-                        id: e.last_event_id,
-                        data: e.data,
-                    });
-                }
-            }
-        }
-    }
-
-    /// The next event's data as JSON (asserting it has no id).
-    pub async fn next_json(&mut self) -> Option<Value> {
-        let e = self.next().await?;
-        assert_eq!(e.id, "", "events carry no id on 2026-07-28");
-        Some(serde_json::from_str(&e.data).unwrap_or_else(|_| panic!("not JSON: {:?}", e.data)))
-    }
-
-    /// Waits until the raw text contains `needle` (or fails after [`WAIT`]).
-    pub async fn wait_raw(&mut self, needle: &str) {
-        let start = Instant::now();
-        while !self.raw.contains(needle) {
-            assert!(
-                start.elapsed() < WAIT,
-                "never saw {needle:?} in {:?}",
-                self.raw
-            );
-            let chunk = tokio::time::timeout(WAIT, self.stream.next())
-                .await
-                .expect("timed out waiting for the SSE body");
-            match chunk {
-                Some(Ok(bytes)) => {
-                    self.raw.push_str(&String::from_utf8_lossy(&bytes));
-                    let mut items = Vec::new();
-                    self.decoder.feed(&bytes, &mut items).unwrap();
-                    for item in items {
-                        if let SseItem::Event(e) = item {
-                            self.queue.push_back(Ev {
-                                id: e.last_event_id,
-                                data: e.data,
-                            });
-                        }
-                    }
-                }
-                _ => panic!("the stream ended before {needle:?} appeared"),
-            }
-        }
-    }
-}
-
-/// Polls `f` until it is true (fails after [`WAIT`]).
-pub async fn eventually(mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < WAIT, "condition never became true");
-        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 

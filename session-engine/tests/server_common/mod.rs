@@ -11,7 +11,7 @@ use std::time::Duration;
 use mcp_rev_2025_11_25::PollingExt;
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_test_support::handler::tools::{self, Ask, CloseStream};
-use mcp_test_support::handler::{Call, tool};
+use mcp_test_support::handler::{Call, tool_fn};
 use mcp_transport_core::handler::{InputRequest, InputRequired, LogLevel, Outcome};
 use mcp_transport_core::jsonrpc::ErrorObject;
 use serde_json::{Value, json};
@@ -37,9 +37,9 @@ pub fn test_handler() -> TestHandler {
         .instructions("for tests")
         .tool(
             "echo",
-            tool(|c: Call| async move { Outcome::json(&json!({"echo": c.args})) }),
+            tool_fn(|c: Call| async move { Outcome::json(&json!({"echo": c.args})) }),
         )
-        .tool("progress", tool(progress))
+        .tool("progress", tool_fn(progress))
         .tool("slow", tools::slow(1000))
         .tool(
             "ask",
@@ -61,7 +61,7 @@ pub fn test_handler() -> TestHandler {
                     .with_state("round-1"),
             ),
         )
-        .tool("ask_forever", tool(ask_forever))
+        .tool("ask_forever", tool_fn(ask_forever))
         .tool(
             "close_stream",
             tools::close_stream(CloseStream {
@@ -72,7 +72,7 @@ pub fn test_handler() -> TestHandler {
                 after: vec![json!({"phase": "after"})],
             }),
         )
-        .tool("logs", tool(logs))
+        .tool("logs", tool_fn(logs))
         .build()
 }
 
