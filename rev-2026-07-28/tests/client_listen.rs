@@ -66,7 +66,7 @@ async fn listen_sends_the_filter_checks_the_ack_and_filters_notifications() {
                 // Graceful closure.
                 event(&result(&id, json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": id}}))),
             ],
-            Tail::Hang,
+            Ending::KeepAlive,
             None,
         )
     })
@@ -112,7 +112,7 @@ async fn the_first_message_must_be_the_acknowledgment() {
                 "notifications/tools/list_changed",
                 json!({}),
             ))],
-            Tail::Hang,
+            Ending::KeepAlive,
             None,
         )
     })
@@ -148,7 +148,7 @@ async fn dropping_the_messages_closes_the_stream() {
         let id = seen.id();
         sse_raw(
             vec![event(&ack(&id, json!({"toolsListChanged": true})))],
-            Tail::Hang,
+            Ending::KeepAlive,
             Some(f.guard()),
         )
     })
@@ -185,7 +185,7 @@ async fn an_abrupt_end_is_reported_and_a_server_cancel_ends_cleanly() {
         let id = seen.id();
         sse_raw(
             vec![event(&ack(&id, json!({"toolsListChanged": true})))],
-            Tail::End,
+            Ending::Eof,
             None,
         )
     })
@@ -209,7 +209,7 @@ async fn an_abrupt_end_is_reported_and_a_server_cancel_ends_cleanly() {
                     json!({"requestId": id, "reason": "shutdown"}),
                 )),
             ],
-            Tail::Hang,
+            Ending::KeepAlive,
             None,
         )
     })
@@ -233,7 +233,7 @@ async fn an_abrupt_end_is_reported_and_a_server_cancel_ends_cleanly() {
 
 #[tokio::test]
 async fn the_ack_wait_is_bounded_by_the_request_timeout() {
-    let fake = Fake::start(|_| sse_raw(vec![], Tail::Hang, None)).await;
+    let fake = Fake::start(|_| sse_raw(vec![], Ending::KeepAlive, None)).await;
     let client = mcp_rev_2026_07_28::client::ModernClient::new(
         fake.config()
             .with_request_timeout(Some(Duration::from_millis(200))),

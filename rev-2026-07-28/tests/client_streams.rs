@@ -46,7 +46,7 @@ async fn json_and_sse_answers_are_both_accepted() {
                         json!({"resultType": "complete", "via": "sse"}),
                     )),
                 ],
-                Tail::End,
+                Ending::Eof,
                 None,
             )
         }
@@ -180,7 +180,7 @@ async fn dropping_the_stream_closes_it_and_sends_no_cancel_notification() {
                 "notifications/progress",
                 json!({"progressToken": "p", "progress": 1}),
             ))],
-            Tail::Hang,
+            Ending::KeepAlive,
             Some(f.guard()),
         )
     })
@@ -208,7 +208,7 @@ async fn dropping_the_stream_closes_it_and_sends_no_cancel_notification() {
 
 #[tokio::test]
 async fn a_broken_stream_is_not_resumed() {
-    for tail in [Tail::End, Tail::Abort, Tail::AbortNow] {
+    for tail in [Ending::Eof, Ending::Abort, Ending::AbortNow] {
         let fake = Fake::start(move |_| {
             sse_raw(
                 vec![
@@ -253,7 +253,7 @@ async fn safe_to_retry_reissues_once_with_a_new_id() {
     let c = count.clone();
     let fake = Fake::start(move |seen| {
         if c.fetch_add(1, Ordering::SeqCst) == 0 {
-            sse_raw(vec!["id: 1\n\n".into()], Tail::Abort, None)
+            sse_raw(vec!["id: 1\n\n".into()], Ending::Abort, None)
         } else {
             sse(&[result(&seen.id(), json!({"ok": true}))])
         }
@@ -282,7 +282,7 @@ async fn safe_to_retry_reissues_once_with_a_new_id() {
     assert!(seen[1].header("last-event-id").is_none());
 
     // Only once: a second break fails.
-    let fake = Fake::start(|_| sse_raw(vec![], Tail::AbortNow, None)).await;
+    let fake = Fake::start(|_| sse_raw(vec![], Ending::AbortNow, None)).await;
     let err = fake
         .client()
         .request(
@@ -306,7 +306,7 @@ async fn safe_to_retry_reissues_once_with_a_new_id() {
 async fn a_timeout_closes_the_stream() {
     let flag = DropFlag::default();
     let f = flag.clone();
-    let fake = Fake::start(move |_| sse_raw(vec![], Tail::Hang, Some(f.guard()))).await;
+    let fake = Fake::start(move |_| sse_raw(vec![], Ending::KeepAlive, Some(f.guard()))).await;
     let err = fake
         .client()
         .request(
@@ -379,7 +379,7 @@ async fn event_and_body_sizes_are_bounded() {
 async fn close_fails_later_calls_and_ends_streams_in_flight() {
     let flag = DropFlag::default();
     let f = flag.clone();
-    let fake = Fake::start(move |_| sse_raw(vec![], Tail::Hang, Some(f.guard()))).await;
+    let fake = Fake::start(move |_| sse_raw(vec![], Ending::KeepAlive, Some(f.guard()))).await;
     let client = fake.client();
     let mut stream = client
         .request(
