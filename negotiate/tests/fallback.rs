@@ -5,7 +5,6 @@
 mod old_server;
 mod support;
 
-use std::sync::Arc;
 
 use mcp_negotiate::client::{EraCache, NegotiateConfig, NegotiateError, connect, origin_of};
 use mcp_transport_core::jsonrpc::to_raw;
@@ -93,7 +92,7 @@ async fn one_handler_answers_the_same_in_every_era() {
         let cfg = NegotiateConfig::new(running.url.clone())
             .with_revisions(vec![rev.clone()])
             .with_capabilities(json!({ "elicitation": {} }))
-            .with_input_handler(Arc::new(support::Ada));
+            .with_input_handler(support::ada());
         let conn = connect(cfg).await.unwrap();
         assert_eq!(conn.revision(), rev);
         echoes.push(

@@ -21,6 +21,8 @@ use mcp_transport_core::transport::{
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use mcp_test_support::client::{params, result_of as result};
+use mcp_test_support::eventually;
 use old_server::{OldServer, Options};
 
 fn config(addr: SocketAddr, path: &str) -> HttpSseConfig {
@@ -35,17 +37,8 @@ async fn start() -> (SocketAddr, OldServer, HttpSseClient) {
     (addr, server, client)
 }
 
-fn params(v: Value) -> Option<Box<RawValue>> {
-    Some(to_raw(&v).unwrap())
-}
-
 fn call(name: &str, args: Value) -> Option<Box<RawValue>> {
     params(json!({"name": name, "arguments": args}))
-}
-
-fn result(r: &Response) -> Value {
-    let raw = r.payload.as_ref().expect("a result, not an error");
-    serde_json::from_str(raw.get()).unwrap()
 }
 
 fn text_of(r: &Response) -> String {
@@ -66,14 +59,6 @@ async fn collect(mut stream: ResponseStream) -> (Vec<Value>, Response) {
         }
     }
     panic!("the stream ended without a response");
-}
-
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(5);
-    while !check() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 #[tokio::test]

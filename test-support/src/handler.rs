@@ -193,6 +193,12 @@ pub struct TestHandlerBuilder {
 }
 
 impl TestHandlerBuilder {
+    /// The version in its `serverInfo`.
+    pub fn version(mut self, version: &str) -> Self {
+        self.handler.description.info["version"] = Value::from(version);
+        self
+    }
+
     /// The `capabilities` it declares.
     pub fn capabilities(mut self, capabilities: Value) -> Self {
         self.handler.description.capabilities = capabilities;

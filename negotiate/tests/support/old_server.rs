@@ -93,13 +93,7 @@ struct Session {
 /// A running server; aborted when dropped.
 pub struct OldServer {
     inner: Arc<Inner>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for OldServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _http: mcp_test_support::TestServer,
 }
 
 impl OldServer {
@@ -158,12 +152,8 @@ pub async fn spawn(opts: Options) -> (SocketAddr, OldServer) {
         .route("/silent", get(silent))
         .route("/evil", get(evil))
         .with_state(inner.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (addr, OldServer { inner, task })
+    let http = mcp_test_support::TestServer::serve(app).await;
+    (http.addr(), OldServer { inner, _http: http })
 }
 
 fn frame(event: &str, data: &str) -> Bytes {
