@@ -7,8 +7,7 @@
 //!
 //! Every server listens on 127.0.0.1:0 and lives as long as its test.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +19,11 @@ use axum::routing::any;
 use futures_util::StreamExt;
 use mcp_compat::check::{self, CheckOptions, Observation, Outcome, Report, SlowTool, id};
 use mcp_compat::serve::{self, ServeArgs};
+use mcp_test_support::process::{Listening, run_to_end};
+
+mod common;
+
+use common::serve_args;
 use mcp_negotiate::server::MultiServer;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::{
@@ -29,23 +33,6 @@ use mcp_transport_core::jsonrpc::{Notification, Request as RpcRequest};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-compat");
-
-/// The options of `mcp-compat serve` with nothing set.
-fn serve_args() -> ServeArgs {
-    ServeArgs {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        path: "/mcp".into(),
-        revisions: "all".into(),
-        json_response: false,
-        retry_ms: None,
-        disconnect: None,
-        resume_hold_ms: None,
-        no_get_stream: false,
-        allowed_origins: None,
-        allowed_hosts: None,
-        keepalive_ms: 15_000,
-    }
-}
 
 /// What the wrapper breaks (one thing each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -334,12 +321,7 @@ async fn start(server: MultiServer, brk: Break) -> String {
         "/mcp",
         any(move |req: Request<Body>| handle(w.clone(), req)),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}/mcp")
+    mcp_test_support::TestServer::serve(app).await.detach()
 }
 
 /// Our reference server (`serve`'s configuration and handler).
@@ -786,76 +768,22 @@ async fn nothing_listening_speaks_nothing() {
 
 /// Runs `mcp-compat ARGS...` to its end (bounded); returns (code, stdout, stderr).
 fn run_bin(args: &[&str]) -> (Option<i32>, String, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp-compat");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if std::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcp-compat {args:?} did not exit in time");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (status.code(), out.join().unwrap(), err.join().unwrap())
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env_remove("RUST_LOG");
+    let ran = run_to_end(
+        &format!("mcp-compat {args:?}"),
+        &mut cmd,
+        Duration::from_secs(60),
+    );
+    (ran.code, ran.stdout, ran.stderr)
 }
 
 /// A running `mcp-compat serve`, killed on drop.
-struct ServeProcess(std::process::Child, String);
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve_process() -> ServeProcess {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mcp-compat serve");
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = reader.read_line(&mut line);
-        let _ = tx.send(line);
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    // From here on the child is killed whatever happens.
-    let mut serve = ServeProcess(child, String::new());
-    let line = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("listening line");
-    serve.1 = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("listening line")
-        .to_owned();
-    serve
+fn serve_process() -> Listening {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--bind", "127.0.0.1:0"])
+        .env_remove("RUST_LOG");
+    Listening::spawn("mcp-compat serve", &mut cmd, Duration::from_secs(20))
 }
 
 /// The binary against `mcp-compat serve`: exit 0 and a JSON report that
@@ -865,7 +793,7 @@ fn the_binary_checks_serve_and_exits_0() {
     let serve = serve_process();
     let (code, out, err) = run_bin(&[
         "check-server",
-        &serve.1,
+        &serve.url,
         "--format",
         "json",
         "--slow-tool",

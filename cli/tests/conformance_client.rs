@@ -7,38 +7,21 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use mcp_compat::conformance_client::{self, Options};
-use mcp_compat::serve::{self, ServeArgs};
+use mcp_compat::serve;
+use mcp_test_support::TestServer;
+
+mod common;
+
+use common::serve_args;
 use mcp_negotiate::server::MultiServer;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-compat");
-
-fn serve_args() -> ServeArgs {
-    ServeArgs {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        path: "/mcp".into(),
-        revisions: "all".into(),
-        json_response: false,
-        retry_ms: None,
-        disconnect: None,
-        resume_hold_ms: None,
-        no_get_stream: false,
-        allowed_origins: None,
-        allowed_hosts: None,
-        keepalive_ms: 15_000,
-    }
-}
 
 /// Our reference server on 127.0.0.1:0; the task ends with the test's runtime.
 async fn start() -> String {
     let server =
         MultiServer::try_new(serve::handler(), serve::config(&serve_args()).unwrap()).unwrap();
-    let app = server.route("/mcp");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}/mcp")
+    TestServer::serve(server.route("/mcp")).await.detach()
 }
 
 fn pinned(version: Option<&str>) -> Options {

@@ -2,14 +2,13 @@
 //! (its first stdout line names the endpoint), `call` as further processes
 //! against it; exit codes, stdout and stderr.
 //!
-//! Every child is killed when its test ends, however it ends ([`Serve`]'s
+//! Every child is killed when its test ends, however it ends ([`Listening`]'s
 //! `Drop`), and every wait is bounded so a hang fails instead of blocking.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use mcp_test_support::process::{Finished, Listening, run_to_end};
 
 use serde_json::Value;
 
@@ -17,114 +16,25 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-compat");
 /// The bound on any one process (start-up, a call).
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A running `mcp-compat serve`, killed on drop.
-struct Serve {
-    child: Child,
-    url: String,
-}
-
-impl Serve {
-    /// Starts `mcp-compat serve --bind 127.0.0.1:0 EXTRA...` and reads its
-    /// first stdout line, `listening on http://HOST:PORT/PATH`.
-    fn start(extra: &[&str]) -> Serve {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .args(extra)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mcp-compat serve");
-        let stdout = child.stdout.take().expect("piped stdout");
-        // From here on the child is killed whatever happens.
-        let mut serve = Serve {
-            child,
-            url: String::new(),
-        };
-        let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            // Keep draining, so the server never blocks on a full pipe.
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        });
-        let line = rx
-            .recv_timeout(WAIT)
-            .expect("serve printed its first line in time");
-        let url = line
-            .trim_end()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
-        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-        serve.url = url.to_owned();
-        serve
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// What a finished process left.
-#[derive(Debug)]
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Ran {
-    fn ok(&self) -> bool {
-        self.code == Some(0)
-    }
+/// Starts `mcp-compat serve --bind 127.0.0.1:0 EXTRA...` and reads its
+/// first stdout line, `listening on http://HOST:PORT/PATH`; killed on drop.
+fn serve(extra: &[&str]) -> Listening {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .env_remove("RUST_LOG");
+    Listening::spawn("mcp-compat serve", &mut cmd, WAIT)
 }
 
 /// Runs `mcp-compat ARGS...` to its end (killed and failed after [`WAIT`]).
-fn run(args: &[&str]) -> Ran {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp-compat");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcp-compat {args:?} did not exit within {WAIT:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    Ran {
-        code: status.code(),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+fn run(args: &[&str]) -> Finished {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env_remove("RUST_LOG");
+    run_to_end(&format!("mcp-compat {args:?}"), &mut cmd, WAIT)
 }
 
 /// `mcp-compat call URL ARGS...` with a bounded timeout of its own.
-fn call(url: &str, args: &[&str]) -> Ran {
+fn call(url: &str, args: &[&str]) -> Finished {
     let mut all = vec!["call", url, "--timeout-ms", "15000"];
     all.extend_from_slice(args);
     run(&all)
@@ -155,7 +65,7 @@ fn progress_values(messages: &[Value]) -> Vec<f64> {
 
 #[test]
 fn call_add_prints_the_result_and_exits_0() {
-    let serve = Serve::start(&[]);
+    let serve = serve(&[]);
     let ran = call(&serve.url, &["--tool", "add", "--args", r#"{"a":2,"b":3}"#]);
     assert!(ran.ok(), "{ran:?}");
     let result: Value = serde_json::from_str(ran.stdout.trim()).expect("stdout is the result JSON");
@@ -165,7 +75,7 @@ fn call_add_prints_the_result_and_exits_0() {
 
 #[test]
 fn verbose_prints_the_revision_first_then_the_messages() {
-    let serve = Serve::start(&["--revisions", "2025-11-25"]);
+    let serve = serve(&["--revisions", "2025-11-25"]);
     let ran = call(
         &serve.url,
         &[
@@ -208,7 +118,7 @@ fn verbose_prints_the_revision_first_then_the_messages() {
 
 #[test]
 fn unknown_tool_exits_non_zero_with_a_message() {
-    let serve = Serve::start(&[]);
+    let serve = serve(&[]);
     let ran = call(&serve.url, &["--tool", "no_such_tool"]);
     assert!(!ran.ok(), "{ran:?}");
     assert!(ran.stderr.contains("no_such_tool"), "{}", ran.stderr);
@@ -218,7 +128,7 @@ fn unknown_tool_exits_non_zero_with_a_message() {
 
 #[test]
 fn tool_error_exits_non_zero_with_a_message() {
-    let serve = Serve::start(&[]);
+    let serve = serve(&[]);
     let ran = call(
         &serve.url,
         &["--tool", "add", "--args", r#"{"a":"two","b":3}"#],
@@ -233,7 +143,7 @@ fn tool_error_exits_non_zero_with_a_message() {
 
 #[test]
 fn bad_args_json_exits_non_zero_with_a_message() {
-    let serve = Serve::start(&[]);
+    let serve = serve(&[]);
     let ran = call(&serve.url, &["--tool", "add", "--args", "{not json"]);
     assert!(!ran.ok(), "{ran:?}");
     assert!(ran.stderr.contains("--args is not JSON"), "{}", ran.stderr);
@@ -251,7 +161,7 @@ fn bad_args_json_exits_non_zero_with_a_message() {
 /// message, once, by resuming with `Last-Event-ID`.
 #[test]
 fn countdown_through_a_polling_server_resumes() {
-    let serve = Serve::start(&[
+    let serve = serve(&[
         "--revisions",
         "2025-11-25",
         "--disconnect",
@@ -285,7 +195,7 @@ fn countdown_through_a_polling_server_resumes() {
 /// the binary: the call resumes and gets the answer.
 #[test]
 fn close_stream_through_the_binary_resumes() {
-    let serve = Serve::start(&["--revisions", "2025-11-25", "--retry-ms", "50"]);
+    let serve = serve(&["--revisions", "2025-11-25", "--retry-ms", "50"]);
     let ran = call(
         &serve.url,
         &["--tool", "close_stream", "--args", r#"{"ms":100}"#],
@@ -329,7 +239,7 @@ fn serve_refuses_an_unknown_revision() {
 
 #[test]
 fn call_refuses_an_unknown_revision() {
-    let serve = Serve::start(&[]);
+    let serve = serve(&[]);
     let ran = call(&serve.url, &["--revisions", "1999-01-01", "--tool", "add"]);
     assert!(!ran.ok(), "{ran:?}");
     assert!(ran.stderr.contains("1999-01-01"), "{}", ran.stderr);
@@ -338,7 +248,7 @@ fn call_refuses_an_unknown_revision() {
 
 #[test]
 fn serve_prints_the_endpoint_path() {
-    let serve = Serve::start(&["--path", "/elsewhere"]);
+    let serve = serve(&["--path", "/elsewhere"]);
     assert!(serve.url.ends_with("/elsewhere"), "{}", serve.url);
     let ran = call(
         &serve.url,

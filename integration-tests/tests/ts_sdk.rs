@@ -20,19 +20,17 @@
 //! What the SDK does differently is written down in `docs/INTEROP.md`.
 //!
 //! Every child process is killed when its test ends, however it ends
-//! ([`Peer`], [`KillOnDrop`]), and every wait is bounded; no test asserts
+//! ([`Peer`], `mcp_test_support::process`), and every wait is bounded; no test asserts
 //! how fast anything is.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
-use std::thread;
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use mcp_negotiate::client::{NegotiateConfig, connect as negotiate};
 use mcp_session_engine::client::{ClientConfig, LegacyClient};
+use mcp_test_support::process::{Finished, Listening, run_to_end};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};
@@ -118,64 +116,30 @@ fn mcp_compat() -> PathBuf {
 /// killed on drop (its stderr is printed when the test failed).
 struct Peer {
     name: &'static str,
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<Vec<String>>>,
+    process: Listening,
+}
+
+impl std::ops::Deref for Peer {
+    type Target = Listening;
+
+    fn deref(&self) -> &Listening {
+        &self.process
+    }
 }
 
 impl Peer {
     fn spawn(name: &'static str, mut cmd: Command) -> Peer {
-        let mut child = cmd
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        // From here on the child is killed whatever happens.
-        let mut peer = Peer {
+        cmd.env_remove("RUST_LOG");
+        Peer {
             name,
-            child,
-            url: String::new(),
-            stderr: lines.clone(),
-        };
-        thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                match line {
-                    Ok(l) => lines.lock().unwrap().push(l),
-                    Err(_) => break,
-                }
-            }
-        });
-        let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            // Keep draining, so the peer never blocks on a full pipe.
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        });
-        let line = rx
-            .recv_timeout(WAIT)
-            .unwrap_or_else(|_| panic!("{name} printed no first line within {WAIT:?}"));
-        let url = line
-            .trim_end()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("{name}: unexpected first line {line:?}"));
-        assert!(url.starts_with("http://127.0.0.1:"), "{name}: {url}");
-        peer.url = url.to_owned();
-        peer
+            process: Listening::spawn(name, &mut cmd, WAIT),
+        }
     }
 
     /// The JSON objects the peer wrote on stderr so far (other lines skipped).
     fn events(&self) -> Vec<Value> {
-        self.stderr
-            .lock()
-            .unwrap()
+        self.process
+            .stderr_lines()
             .iter()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .filter(Value::is_object)
@@ -199,27 +163,6 @@ impl Peer {
     }
 }
 
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if thread::panicking() {
-            let lines = self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default();
-            eprintln!("--- {} ({}) stderr ---\n{lines}\n---", self.name, self.url);
-        }
-    }
-}
-
-/// Kills a child on drop (a run that is abandoned by a panic).
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// What a run of `client.mjs` left.
 #[derive(Debug)]
 struct Ran {
@@ -231,38 +174,16 @@ struct Ran {
 
 /// Runs `node scripts/ts-interop/client.mjs URL ARGS...` to its end.
 fn ts_client(url: &str, args: &[&str]) -> Ran {
-    let child = node()
-        .arg(interop_dir().join("client.mjs"))
+    let mut cmd = node();
+    cmd.arg(interop_dir().join("client.mjs"))
         .arg(url)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start node: {e}"));
-    let mut child = KillOnDrop(child);
-    let drain = |mut r: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.0.stdout.take().expect("piped stdout")));
-    let err = drain(Box::new(child.0.stderr.take().expect("piped stderr")));
-    let deadline = Instant::now() + CLIENT_WAIT;
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "client.mjs {url} {args:?} did not exit within {CLIENT_WAIT:?}"
-        );
-        thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = out.join().expect("stdout reader");
-    let stderr = err.join().expect("stderr reader");
+        .args(args);
+    let Finished {
+        status,
+        stdout,
+        stderr,
+        ..
+    } = run_to_end(&format!("client.mjs {url} {args:?}"), &mut cmd, CLIENT_WAIT);
     let last = stdout.lines().rev().find(|l| !l.trim().is_empty());
     let summary = last
         .and_then(|l| serde_json::from_str(l).ok())

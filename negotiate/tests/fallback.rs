@@ -5,7 +5,6 @@
 mod old_server;
 mod support;
 
-
 use mcp_negotiate::client::{EraCache, NegotiateConfig, NegotiateError, connect, origin_of};
 use mcp_transport_core::jsonrpc::to_raw;
 use mcp_transport_core::transport::{RequestOptions, Transport};

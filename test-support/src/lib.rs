@@ -10,6 +10,7 @@
 //! | [`fake`] | [`Fake`]: a scriptable fake server for client tests, and the answers it sends (JSON-RPC, HTTP, SSE with faults) |
 //! | [`input`] | [`ScriptedInput`]: a client-side input handler answering from a script |
 //! | [`client`] | helpers for tests that drive a client: params, a request's events, results, notification descriptions |
+//! | [`process`] | child processes: run one to its end with a bound ([`process::run_to_end`]), or keep one running that announces its endpoint ([`process::Listening`]) |
 //! | [`wait`] | [`eventually`], [`within`] and the [`WAIT`] bound |
 //!
 //! The crate depends only on `mcp-transport-core`, so every crate of the
@@ -21,6 +22,7 @@ pub mod client;
 pub mod fake;
 pub mod handler;
 pub mod input;
+pub mod process;
 pub mod proxy;
 pub mod server;
 pub mod sse;

@@ -60,6 +60,18 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// Leaves the server running until the runtime ends (nobody aborts its
+    /// task) and gives its MCP endpoint: for tests that only need a URL.
+    pub fn detach(self) -> String {
+        let url = self.url();
+        // Forgetting the handle detaches the task; the only leak is the
+        // handle itself.
+        std::mem::forget(self);
+        url
+    }
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.task.abort();

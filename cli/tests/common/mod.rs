@@ -1,0 +1,21 @@
+//! What the binary's tests share and `mcp-test-support` cannot hold (it
+//! would need `mcp-compat` itself).
+
+use mcp_compat::serve::ServeArgs;
+
+/// The options of `mcp-compat serve` with nothing set.
+pub fn serve_args() -> ServeArgs {
+    ServeArgs {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        path: "/mcp".into(),
+        revisions: "all".into(),
+        json_response: false,
+        retry_ms: None,
+        disconnect: None,
+        resume_hold_ms: None,
+        no_get_stream: false,
+        allowed_origins: None,
+        allowed_hosts: None,
+        keepalive_ms: 15_000,
+    }
+}
