@@ -246,13 +246,11 @@ async fn a_network_drop_during_a_batch_is_resumed() {
 // ---------------------------------------------------------------------------
 
 mod fake {
-    use std::net::SocketAddr;
 
     use axum::body::Body;
     use axum::extract::Request;
     use axum::http::Response;
     use serde_json::{Value, json};
-    use tokio::net::TcpListener;
 
     /// How the fake answers a batch of requests.
     #[derive(Clone, Copy)]
@@ -275,12 +273,7 @@ mod fake {
                 respond(answer, v)
             }),
         );
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr: SocketAddr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        format!("http://{addr}/mcp")
+        mcp_test_support::TestServer::serve(app).await.detach()
     }
 
     fn respond(answer: Answer, v: Value) -> Response<Body> {

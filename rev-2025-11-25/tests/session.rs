@@ -69,13 +69,12 @@ async fn connect_refuses_a_server_of_another_revision() {
     // `rev::server` would force 2025-11-25: build the engine directly.
     let server = mcp_rev_2025_11_25::LegacyServer::new(std::sync::Arc::new(test_handler()), old);
     let app = axum::Router::new().nest_service("/mcp", server.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move { axum::serve(listener, app).await });
+    let running = mcp_test_support::TestServer::serve(app).await;
+    let url = running.url();
     let err = mcp_rev_2025_11_25::connect(&url).await.unwrap_err();
     assert!(matches!(err, TransportError::Negotiation(_)), "{err:?}");
     assert!(err.to_string().contains("2025-06-18"), "{err}");
-    task.abort();
+    drop(running);
 }
 
 /// `rev::server` serves 2025-11-25 only, whatever the config says, and
