@@ -43,7 +43,7 @@ fn result_of(events: &[StreamEvent]) -> Value {
 
 #[tokio::test]
 async fn connects_over_json_and_sends_the_handshake_headers() {
-    let fake = Fake::start("2025-11-25", |_| None).await;
+    let fake = legacy_fake("2025-11-25", |_| None).await;
     let client = LegacyClient::connect(config(&fake)).await.unwrap();
     assert_eq!(client.session_id().as_deref(), Some("sess-1"));
     assert_eq!(client.revision(), ProtocolVersion::V2025_11_25);
@@ -90,7 +90,7 @@ async fn connects_over_json_and_sends_the_handshake_headers() {
 
 #[tokio::test]
 async fn initialize_may_be_answered_over_sse() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if !seen.is_rpc("initialize") {
             return None;
         }
@@ -129,7 +129,7 @@ async fn initialize_may_be_answered_over_sse() {
 
 #[tokio::test]
 async fn a_counter_offer_in_the_clients_list_is_accepted() {
-    let fake = Fake::start("2025-06-18", |_| None).await;
+    let fake = legacy_fake("2025-06-18", |_| None).await;
     let client = LegacyClient::connect(config(&fake)).await.unwrap();
     assert_eq!(client.revision(), ProtocolVersion::V2025_06_18);
     assert!(client.features().version_header && !client.features().sse_polling);
@@ -137,7 +137,7 @@ async fn a_counter_offer_in_the_clients_list_is_accepted() {
 
 #[tokio::test]
 async fn an_unsupported_answer_fails_naming_both_sides_and_disconnects() {
-    let fake = Fake::start("2025-03-26", |_| None).await;
+    let fake = legacy_fake("2025-03-26", |_| None).await;
     let err = LegacyClient::connect(config(&fake).with_versions(vec![
         ProtocolVersion::V2025_11_25,
         ProtocolVersion::V2025_06_18,
@@ -161,7 +161,7 @@ async fn an_unsupported_answer_fails_naming_both_sides_and_disconnects() {
 
 #[tokio::test]
 async fn initialize_refused_with_an_error_is_a_clear_error() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         seen.is_rpc("initialize").then(|| {
             status_json(
                 StatusCode::BAD_REQUEST,
@@ -187,7 +187,7 @@ async fn initialize_refused_with_an_error_is_a_clear_error() {
 
 #[tokio::test]
 async fn a_json_answer_gives_the_response() {
-    let fake = Fake::start("2025-11-25", |_| None).await;
+    let fake = legacy_fake("2025-11-25", |_| None).await;
     let client = LegacyClient::connect(config(&fake)).await.unwrap();
     let events = call(&client, "tools/call").await.unwrap();
     assert_eq!(events.len(), 1);
@@ -204,7 +204,7 @@ async fn a_json_answer_gives_the_response() {
 
 #[tokio::test]
 async fn an_sse_answer_yields_related_messages_answers_server_requests_and_stops_at_the_response() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if !seen.is_rpc("tools/call") {
             return None;
         }
@@ -284,7 +284,7 @@ macro_rules! version_header_test {
     ($name:ident, $version:literal, $expect:expr) => {
         #[tokio::test]
         async fn $name() {
-            let fake = Fake::start($version, |_| None).await;
+            let fake = legacy_fake($version, |_| None).await;
             let client = LegacyClient::connect(
                 config(&fake).with_versions(vec![ProtocolVersion::parse($version)]),
             )
@@ -338,7 +338,7 @@ version_header_test!(
 
 #[tokio::test]
 async fn close_sends_delete_and_later_calls_fail_with_closed() {
-    let fake = Fake::start("2025-11-25", |_| None).await;
+    let fake = legacy_fake("2025-11-25", |_| None).await;
     let client = LegacyClient::connect(config(&fake)).await.unwrap();
     client.close().await.unwrap();
     let deletes = fake.seen_where(|s| s.method == http::Method::DELETE);
@@ -371,7 +371,7 @@ async fn delete_answered_202_204_or_405_is_fine() {
         StatusCode::NO_CONTENT,
         StatusCode::METHOD_NOT_ALLOWED,
     ] {
-        let fake = Fake::start("2025-11-25", move |s| {
+        let fake = legacy_fake("2025-11-25", move |s| {
             (s.method == http::Method::DELETE).then(|| status(code, ""))
         })
         .await;
@@ -381,7 +381,7 @@ async fn delete_answered_202_204_or_405_is_fine() {
             .await
             .unwrap_or_else(|e| panic!("{code}: {e}"));
     }
-    let fake = Fake::start("2025-11-25", |s| {
+    let fake = legacy_fake("2025-11-25", |s| {
         (s.method == http::Method::DELETE)
             .then(|| status(StatusCode::INTERNAL_SERVER_ERROR, "boom"))
     })
@@ -395,7 +395,7 @@ async fn delete_answered_202_204_or_405_is_fine() {
 
 /// A fake whose `tools/call` stream sends a priming event and then hangs.
 async fn hanging_fake() -> Fake {
-    Fake::start("2025-11-25", |seen| {
+    legacy_fake("2025-11-25", |seen| {
         seen.is_rpc("tools/call").then(|| {
             sse(
                 vec![
@@ -457,7 +457,7 @@ async fn dropping_the_stream_sends_notifications_cancelled() {
 
 #[tokio::test]
 async fn a_request_that_completes_sends_no_cancellation() {
-    let fake = Fake::start("2025-11-25", |_| None).await;
+    let fake = legacy_fake("2025-11-25", |_| None).await;
     let client = LegacyClient::connect(config(&fake)).await.unwrap();
     call(&client, "tools/list").await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -492,7 +492,7 @@ async fn the_request_timeout_ends_the_stream_and_cancels() {
 
 #[tokio::test]
 async fn a_json_body_over_the_limit_is_a_limit_error() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         seen.is_rpc("tools/call").then(|| {
             json_ok(&result(
                 seen.rpc_id().unwrap(),
@@ -513,7 +513,7 @@ async fn a_json_body_over_the_limit_is_a_limit_error() {
 
 #[tokio::test]
 async fn an_sse_event_over_the_limit_is_a_limit_error() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         seen.is_rpc("tools/call").then(|| {
             sse(
                 vec![
@@ -542,7 +542,7 @@ async fn an_sse_event_over_the_limit_is_a_limit_error() {
 
 #[tokio::test]
 async fn an_http_error_carries_status_and_json_rpc_message() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         seen.is_rpc("tools/call").then(|| {
             status_json(
                 StatusCode::BAD_REQUEST,
@@ -567,7 +567,7 @@ async fn an_http_error_carries_status_and_json_rpc_message() {
 
 #[tokio::test]
 async fn a_202_to_a_request_or_an_odd_content_type_is_peer_misbehaviour() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if seen.is_rpc("tools/call") {
             Some(status(StatusCode::ACCEPTED, ""))
         } else if seen.is_rpc("tools/list") {

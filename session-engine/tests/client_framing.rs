@@ -65,7 +65,7 @@ async fn framed(
     resumed: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
     ended: Option<Arc<Mutex<Vec<tokio::time::Instant>>>>,
 ) -> Fake {
-    Fake::start(version, move |seen| {
+    legacy_fake(version, move |seen| {
         if seen.is_rpc("tools/call") {
             return Some(sse(
                 chunked(&first(seen.rpc_id().unwrap()), chunk),
@@ -241,7 +241,7 @@ async fn a_batch_is_refused_on_revisions_without_batches() {
 
 #[tokio::test]
 async fn json_answers_with_parameters_in_the_content_type() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         seen.is_rpc("tools/call").then(|| {
             http::Response::builder()
                 .header("content-type", "Application/JSON; charset=utf-8")

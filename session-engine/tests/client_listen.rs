@@ -40,7 +40,7 @@ async fn take(messages: &mut ServerMessages, n: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn a_405_means_the_server_offers_no_stream() {
-    let fake = Fake::start("2025-11-25", |_| None).await;
+    let fake = legacy_fake("2025-11-25", |_| None).await;
     let client = LegacyClient::connect(ClientConfig::new(&fake.url))
         .await
         .unwrap();
@@ -54,7 +54,7 @@ async fn a_405_means_the_server_offers_no_stream() {
 
 #[tokio::test]
 async fn messages_are_yielded_requests_answered_and_the_stream_resumed_until_close() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if !seen.is_get() {
             return None;
         }
@@ -133,7 +133,7 @@ async fn without_ids_the_stream_reopens_with_a_plain_get_after_the_backoff() {
     let ended = Arc::new(Mutex::new(Vec::new()));
     let marks = ended.clone();
     let gets = Arc::new(AtomicUsize::new(0));
-    let fake = Fake::start("2025-06-18", move |seen| {
+    let fake = legacy_fake("2025-06-18", move |seen| {
         if !seen.is_get() {
             return None;
         }
@@ -169,7 +169,7 @@ async fn without_ids_the_stream_reopens_with_a_plain_get_after_the_backoff() {
 
 #[tokio::test]
 async fn a_filter_drops_unselected_change_notifications() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         seen.is_get().then(|| {
             sse(
                 vec![
@@ -212,7 +212,7 @@ async fn a_filter_drops_unselected_change_notifications() {
 #[tokio::test]
 async fn a_405_on_reconnection_ends_the_stream() {
     let opened = Arc::new(AtomicBool::new(false));
-    let fake = Fake::start("2025-11-25", move |seen| {
+    let fake = legacy_fake("2025-11-25", move |seen| {
         if !seen.is_get() {
             return None;
         }
@@ -245,7 +245,7 @@ async fn a_405_on_reconnection_ends_the_stream() {
 async fn the_stream_ends_with_session_expired_when_the_session_is_lost() {
     let gone = Arc::new(AtomicBool::new(false));
     let flag = gone.clone();
-    let fake = Fake::start("2025-11-25", move |seen| {
+    let fake = legacy_fake("2025-11-25", move |seen| {
         if flag.load(Ordering::SeqCst) && seen.header("mcp-session-id") == Some("sess-1") {
             return Some(status(StatusCode::NOT_FOUND, ""));
         }

@@ -68,7 +68,7 @@ fn script_events(id: &Value, priming_retry: Option<Option<u64>>) -> Vec<(String,
 
 async fn scripted(version: &str, plan: Plan) -> Fake {
     let state = Arc::new(Mutex::new(ScriptState::default()));
-    Fake::start(version, move |seen| {
+    legacy_fake(version, move |seen| {
         let mut st = state.lock().unwrap();
         let (start, connection) = if seen.is_rpc("tools/call") {
             st.events = script_events(seen.rpc_id().unwrap(), plan.priming);
@@ -258,7 +258,7 @@ async fn a_2025_06_18_server_with_ids_is_resumed_at_every_position() {
 async fn without_retry_the_reconnect_backoff_is_waited() {
     let ended = Arc::new(Mutex::new(Vec::new()));
     let marks = ended.clone();
-    let fake = Fake::start("2025-06-18", move |seen| {
+    let fake = legacy_fake("2025-06-18", move |seen| {
         if seen.is_rpc("tools/call") {
             let progress = notification(
                 "notifications/progress",
@@ -300,7 +300,7 @@ async fn without_retry_the_reconnect_backoff_is_waited() {
 async fn the_last_retry_sent_is_waited_exactly() {
     let ended = Arc::new(Mutex::new(Vec::new()));
     let marks = ended.clone();
-    let fake = Fake::start("2025-11-25", move |seen| {
+    let fake = legacy_fake("2025-11-25", move |seen| {
         let id = json!(2);
         let progress = |n: u32| {
             notification(
@@ -371,7 +371,7 @@ async fn a_stream_cut_before_any_event_id_fails_at_once() {
     for ending in [Ending::Eof, Ending::Abort] {
         let ended = Arc::new(Mutex::new(Vec::new()));
         let marks = ended.clone();
-        let fake = Fake::start("2025-11-25", move |seen| {
+        let fake = legacy_fake("2025-11-25", move |seen| {
             seen.is_rpc("tools/call").then(|| {
                 let progress = notification(
                     "notifications/progress",
@@ -415,7 +415,7 @@ async fn a_stream_cut_before_any_event_id_fails_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn an_empty_stream_fails_at_once() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         seen.is_rpc("tools/call")
             .then(|| sse(vec![], Ending::Eof, None))
     })
@@ -433,7 +433,7 @@ async fn an_http_error_on_the_resumption_get_is_a_clear_error() {
         (StatusCode::BAD_REQUEST, 400u16),
         (StatusCode::INTERNAL_SERVER_ERROR, 500),
     ] {
-        let fake = Fake::start("2025-11-25", move |seen| {
+        let fake = legacy_fake("2025-11-25", move |seen| {
             if seen.is_rpc("tools/call") {
                 return Some(sse(vec![priming("x0", Some(1))], Ending::Eof, None));
             }
@@ -460,7 +460,7 @@ async fn an_http_error_on_the_resumption_get_is_a_clear_error() {
 
 #[tokio::test(start_paused = true)]
 async fn reconnections_that_bring_nothing_are_bounded_by_attempts() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if seen.is_rpc("tools/call") {
             return Some(sse(vec![priming("z0", Some(100))], Ending::Eof, None));
         }
@@ -483,7 +483,7 @@ async fn reconnections_that_bring_nothing_are_bounded_by_attempts() {
 
 #[tokio::test(start_paused = true)]
 async fn reconnections_are_bounded_by_time() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if seen.is_rpc("tools/call") {
             return Some(sse(vec![priming("z0", Some(60_000))], Ending::Eof, None));
         }
@@ -509,7 +509,7 @@ async fn reconnections_are_bounded_by_time() {
 #[tokio::test(start_paused = true)]
 async fn a_long_poll_that_primes_each_connection_is_not_cut_short() {
     let polls = 30;
-    let fake = Fake::start("2025-11-25", move |seen| {
+    let fake = legacy_fake("2025-11-25", move |seen| {
         if seen.is_rpc("tools/call") {
             return Some(sse(vec![priming("p0", Some(1000))], Ending::Eof, None));
         }

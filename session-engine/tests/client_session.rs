@@ -18,7 +18,7 @@ use serde_json::json;
 /// A fake that forgets `sess-1` once `gone` is set; `tools/call` hangs
 /// after a priming event and a progress notification.
 async fn forgetful(gone: Arc<AtomicBool>) -> Fake {
-    Fake::start("2025-11-25", move |seen| {
+    legacy_fake("2025-11-25", move |seen| {
         if seen.is_rpc("initialize") {
             return None;
         }
@@ -113,7 +113,7 @@ async fn a_404_expires_the_session_and_the_next_call_starts_a_new_one() {
 
 #[tokio::test]
 async fn a_404_on_the_resumption_get_is_session_expired() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if seen.is_rpc("tools/call") {
             return Some(sse(vec![priming("q0", Some(5))], Ending::Eof, None));
         }
@@ -155,7 +155,7 @@ async fn a_404_on_a_notification_expires_the_session_too() {
 
 #[tokio::test]
 async fn a_404_without_a_session_is_an_ordinary_http_error() {
-    let fake = Fake::start("2025-11-25", |seen| {
+    let fake = legacy_fake("2025-11-25", |seen| {
         if seen.is_rpc("initialize") {
             // No MCP-Session-Id: a session-less server.
             return Some(json_ok(&init_result(seen.rpc_id().unwrap(), "2025-11-25")));

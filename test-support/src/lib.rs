@@ -4,7 +4,7 @@
 //! | module | what it is for |
 //! | --- | --- |
 //! | [`proxy`] | a loopback TCP proxy that cuts every live connection at once (a network drop), counting cuts and connections |
-//! | [`server`] | [`TestServer`]: any axum router on 127.0.0.1:0, stopped on drop; [`Hits`]: every exchange of a router recorded |
+//! | [`server`] | [`TestServer`]: any axum router on 127.0.0.1:0, stopped on drop; [`EngineServer`]: an engine and its handler served so; [`Hits`]: every exchange of a router recorded |
 //! | [`handler`] | [`TestHandler`]: one configurable MCP handler (a tool table, method table, counters) and the shared tools |
 //! | [`sse`] | [`SseReader`]: reads SSE answers of raw-HTTP tests with the workspace's decoder; whole-body helpers |
 //! | [`fake`] | [`Fake`]: a scriptable fake server for client tests, and the answers it sends (JSON-RPC, HTTP, SSE with faults) |
@@ -32,6 +32,6 @@ pub use fake::Fake;
 pub use handler::TestHandler;
 pub use input::ScriptedInput;
 pub use proxy::Proxy;
-pub use server::{Hits, TestServer};
+pub use server::{EngineServer, Hits, TestServer};
 pub use sse::SseReader;
 pub use wait::{WAIT, eventually, within};

@@ -1,10 +1,9 @@
 //! A server on 127.0.0.1:0 for any axum [`Router`], and a recorder of the
 //! HTTP exchanges it answers.
 //!
-//! [`TestServer`] binds, spawns and gives the URL; the engine (a session
-//! server, a stateless server, the multi-revision endpoint, a fake) is the
-//! router's business, so each test suite keeps only a thin wrapper holding
-//! its engine and handler. [`Hits`] wraps a router so every exchange is
+//! [`TestServer`] binds, spawns and gives the URL of any router;
+//! [`EngineServer`] adds the engine and its [`TestHandler`], so each test
+//! suite keeps only a thin wrapper that builds its engine. [`Hits`] wraps a router so every exchange is
 //! recorded as a [`Hit`] (request headers and JSON-RPC methods, answer
 //! status and content type, arrival time).
 
@@ -22,6 +21,8 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+use crate::handler::TestHandler;
 
 /// The largest request body a recorder reads.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -75,6 +76,66 @@ impl TestServer {
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// An MCP engine (any server type: session-based, stateless,
+/// multi-revision) with its [`TestHandler`], served at `/mcp` on
+/// 127.0.0.1:0; stops when dropped. Each suite wraps it in a newtype that
+/// builds its engine and adds its raw requests.
+pub struct EngineServer<E> {
+    /// The engine.
+    pub server: E,
+    /// The handler it answers with.
+    pub handler: Arc<TestHandler>,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its port.
+    pub port: u16,
+    /// The MCP endpoint.
+    pub url: String,
+    /// An HTTP client for raw requests.
+    pub http: reqwest::Client,
+    hits: Hits,
+    _http: TestServer,
+}
+
+impl<E> EngineServer<E> {
+    /// Serves `app` (which mounts `server` at `/mcp`).
+    pub async fn serve(server: E, handler: Arc<TestHandler>, app: Router) -> Self {
+        Self::serve_with(server, handler, app, Hits::default()).await
+    }
+
+    /// [`serve`](Self::serve) with every exchange recorded ([`hits`](Self::hits)).
+    /// Request bodies are buffered (up to 16 MiB) to be recorded.
+    pub async fn serve_recorded(server: E, handler: Arc<TestHandler>, app: Router) -> Self {
+        let hits = Hits::default();
+        let app = hits.record(app);
+        Self::serve_with(server, handler, app, hits).await
+    }
+
+    async fn serve_with(server: E, handler: Arc<TestHandler>, app: Router, hits: Hits) -> Self {
+        let http = TestServer::serve(app).await;
+        EngineServer {
+            server,
+            handler,
+            addr: http.addr(),
+            port: http.addr().port(),
+            url: http.url(),
+            http: reqwest::Client::new(),
+            hits,
+            _http: http,
+        }
+    }
+
+    /// Every exchange so far (with [`serve_recorded`](Self::serve_recorded)).
+    pub fn hits(&self) -> Vec<Hit> {
+        self.hits.all()
+    }
+
+    /// How many GETs resumed a stream with `Last-Event-ID`.
+    pub fn resumes(&self) -> usize {
+        self.hits.resumes()
     }
 }
 

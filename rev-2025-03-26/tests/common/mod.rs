@@ -6,7 +6,7 @@
 
 #![allow(dead_code, unused_imports)]
 
-use std::net::SocketAddr;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use mcp_test_support::input::{ada, sampled};
 use serde_json::{Value, json};
 
 pub use mcp_test_support::client::{countdown_expected, describe, describe_all, result_of, tool};
-pub use mcp_test_support::server::{Hit, Hits};
+pub use mcp_test_support::server::{EngineServer, Hit};
 pub use mcp_test_support::sse::{content_type, read_sse, sse_messages};
 pub use mcp_test_support::{Proxy, ScriptedInput, TestHandler, WAIT, eventually};
 
@@ -88,18 +88,15 @@ pub fn test_handler() -> TestHandler {
 // The server, with every HTTP exchange recorded
 // ---------------------------------------------------------------------------
 
-/// Our server on 127.0.0.1:0.
-pub struct TestServer {
-    /// The server handle.
-    pub server: LegacyServer,
-    /// The handler it answers with.
-    pub handler: Arc<TestHandler>,
-    /// Where it listens.
-    pub addr: SocketAddr,
-    /// The MCP endpoint.
-    pub url: String,
-    hits: Hits,
-    _http: mcp_test_support::TestServer,
+/// Our server on 127.0.0.1:0, every exchange recorded.
+pub struct TestServer(EngineServer<LegacyServer>);
+
+impl Deref for TestServer {
+    type Target = EngineServer<LegacyServer>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 /// [`rev::server_config`] for `profile` without keep-alive noise.
@@ -122,34 +119,15 @@ impl TestServer {
 
     /// Serves an already built server.
     pub async fn serve(server: LegacyServer, handler: Arc<TestHandler>) -> TestServer {
-        let hits = Hits::default();
         let engine = server.clone();
-        let app = hits.record(axum::Router::new().route(
+        let app = axum::Router::new().route(
             "/mcp",
             axum::routing::any(move |req: Request| {
                 let engine = engine.clone();
                 async move { engine.handle(req).await }
             }),
-        ));
-        let http = mcp_test_support::TestServer::serve(app).await;
-        TestServer {
-            server,
-            handler,
-            addr: http.addr(),
-            url: http.url(),
-            hits,
-            _http: http,
-        }
-    }
-
-    /// Every exchange so far.
-    pub fn hits(&self) -> Vec<Hit> {
-        self.hits.all()
-    }
-
-    /// How many GETs resumed a stream with `Last-Event-ID`.
-    pub fn resumes(&self) -> usize {
-        self.hits.resumes()
+        );
+        TestServer(EngineServer::serve_recorded(server, handler, app).await)
     }
 
     /// Raw HTTP access to this server.

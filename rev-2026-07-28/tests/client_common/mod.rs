@@ -6,7 +6,6 @@
 
 #![allow(dead_code, unused_imports)]
 
-use std::ops::Deref;
 use std::time::Duration;
 
 use axum::response::Response;
@@ -14,45 +13,27 @@ use mcp_rev_2026_07_28::client::{ModernClient, ModernClientConfig};
 use mcp_test_support::fake::SseBody;
 use serde_json::Value;
 
-pub use mcp_test_support::ScriptedInput;
 pub use mcp_test_support::client::{params, result_of};
 pub use mcp_test_support::fake::{
     DropFlag, DropGuard, Ending, json_ok, notification, result, rpc_error, status, status_json,
 };
 pub use mcp_test_support::server::Seen;
+pub use mcp_test_support::{Fake, ScriptedInput};
 
-/// A running fake server.
-pub struct Fake {
-    /// The MCP endpoint.
-    pub url: String,
-    inner: mcp_test_support::Fake,
-}
-
-impl Deref for Fake {
-    type Target = mcp_test_support::Fake;
-
-    fn deref(&self) -> &mcp_test_support::Fake {
-        &self.inner
-    }
-}
-
-impl Fake {
-    /// Starts a server answering every request with `handler`.
-    pub async fn start(handler: impl Fn(&Seen) -> Response + Send + Sync + 'static) -> Fake {
-        let inner = mcp_test_support::Fake::start(handler).await;
-        Fake {
-            url: inner.url.clone(),
-            inner,
-        }
-    }
-
+/// Our client aimed at a [`Fake`].
+pub trait FakeClient {
     /// A client for this server.
-    pub fn client(&self) -> ModernClient {
+    fn client(&self) -> ModernClient;
+    /// The default configuration for this server.
+    fn config(&self) -> ModernClientConfig;
+}
+
+impl FakeClient for Fake {
+    fn client(&self) -> ModernClient {
         ModernClient::new(self.config()).unwrap()
     }
 
-    /// The default configuration for this server.
-    pub fn config(&self) -> ModernClientConfig {
+    fn config(&self) -> ModernClientConfig {
         ModernClientConfig::new(&self.url).with_request_timeout(Some(Duration::from_secs(10)))
     }
 }

@@ -6,6 +6,7 @@
 #![allow(dead_code, unused_imports)]
 
 use std::collections::BTreeMap;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use mcp_transport_core::jsonrpc::{ErrorObject, Notification, to_raw};
 use serde_json::{Value, json};
 
 pub use mcp_test_support::sse::{Ev, SseReader};
-pub use mcp_test_support::{TestHandler, WAIT, eventually};
+pub use mcp_test_support::{EngineServer, TestHandler, WAIT, eventually};
 
 /// The protocol version the tests speak.
 pub const V: &str = "2026-07-28";
@@ -216,16 +217,14 @@ async fn push_list_changed(c: Call) -> Outcome {
 }
 
 /// A running server.
-pub struct TestServer {
-    /// The MCP endpoint URL.
-    pub url: String,
-    /// The server handle.
-    pub server: ModernServer,
-    /// The handler.
-    pub handler: Arc<TestHandler>,
-    /// The HTTP client.
-    pub http: reqwest::Client,
-    _http: mcp_test_support::TestServer,
+pub struct TestServer(EngineServer<ModernServer>);
+
+impl Deref for TestServer {
+    type Target = EngineServer<ModernServer>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 /// A config with a short keep-alive for tests.
@@ -242,14 +241,7 @@ pub async fn start(config: ModernConfig) -> TestServer {
 pub async fn start_with(handler: Arc<TestHandler>, config: ModernConfig) -> TestServer {
     let server = ModernServer::new(handler.clone(), config);
     let app = axum::Router::new().nest_service("/mcp", server.router());
-    let http = mcp_test_support::TestServer::serve(app).await;
-    TestServer {
-        url: http.url(),
-        server,
-        handler,
-        http: reqwest::Client::new(),
-        _http: http,
-    }
+    TestServer(EngineServer::serve(server, handler, app).await)
 }
 
 /// `_meta` for a request with `caps` as client capabilities.

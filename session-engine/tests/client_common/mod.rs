@@ -1,5 +1,5 @@
 //! A scriptable fake MCP server for the client tests: the shared
-//! [`mcp_test_support::Fake`] with the default legacy behaviour.
+//! [`Fake`] with the default legacy behaviour ([`legacy_fake`]).
 //!
 //! Every HTTP request is recorded ([`Seen`]); a test's handler answers the
 //! requests it cares about and returns `None` for the rest, which get the
@@ -9,7 +9,6 @@
 
 #![allow(dead_code, unused_imports)]
 
-use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,43 +24,21 @@ pub use mcp_test_support::fake::{
     Ending, json_ok, notification, result, server_request, status, status_json,
 };
 pub use mcp_test_support::server::Seen;
-pub use mcp_test_support::{ScriptedInput, within};
+pub use mcp_test_support::{Fake, ScriptedInput, within};
 
-/// A running fake server.
-pub struct Fake {
-    /// The MCP endpoint.
-    pub url: String,
-    /// The version it answers `initialize` with.
-    pub version: String,
-    inner: mcp_test_support::Fake,
-}
-
-impl Deref for Fake {
-    type Target = mcp_test_support::Fake;
-
-    fn deref(&self) -> &mcp_test_support::Fake {
-        &self.inner
-    }
-}
-
-impl Fake {
-    /// Starts a fake server answering `initialize` with `version`.
-    pub async fn start(
-        version: &str,
-        handler: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static,
-    ) -> Fake {
-        let sessions = AtomicUsize::new(0);
-        let answers = version.to_owned();
-        let inner = mcp_test_support::Fake::start(move |seen| {
-            handler(seen).unwrap_or_else(|| default_answer(&answers, &sessions, seen))
-        })
-        .await;
-        Fake {
-            url: inner.url.clone(),
-            version: version.to_owned(),
-            inner,
-        }
-    }
+/// Starts a fake server answering `initialize` with `version`; `handler`
+/// answers what it cares about, the rest gets the default legacy
+/// behaviour.
+pub async fn legacy_fake(
+    version: &str,
+    handler: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static,
+) -> Fake {
+    let sessions = AtomicUsize::new(0);
+    let version = version.to_owned();
+    Fake::start(move |seen| {
+        handler(seen).unwrap_or_else(|| default_answer(&version, &sessions, seen))
+    })
+    .await
 }
 
 fn default_answer(version: &str, sessions: &AtomicUsize, seen: &Seen) -> Response {

@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 use std::collections::BTreeMap;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use serde_json::{Value, json};
 pub use mcp_test_support::sse::{
     Rec, SseReader, has_retry, is_response, last_id, messages, read_all,
 };
-pub use mcp_test_support::{TestHandler, WAIT, eventually};
+pub use mcp_test_support::{EngineServer, TestHandler, WAIT, eventually};
 
 /// The test handler: `tools/call` with a few tools.
 ///
@@ -120,18 +121,14 @@ async fn logs(c: Call) -> Outcome {
 }
 
 /// A running server.
-pub struct TestServer {
-    /// The MCP endpoint URL.
-    pub url: String,
-    /// The server handle.
-    pub server: LegacyServer,
-    /// The handler.
-    pub handler: Arc<TestHandler>,
-    /// The HTTP client.
-    pub http: reqwest::Client,
-    /// The port.
-    pub port: u16,
-    _http: mcp_test_support::TestServer,
+pub struct TestServer(EngineServer<LegacyServer>);
+
+impl Deref for TestServer {
+    type Target = EngineServer<LegacyServer>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 /// Starts a server with `config` at `/mcp` on 127.0.0.1:0.
@@ -139,15 +136,7 @@ pub async fn start(config: ServerConfig) -> TestServer {
     let handler = Arc::new(test_handler());
     let server = LegacyServer::new(handler.clone(), config);
     let app = axum::Router::new().nest_service("/mcp", server.router());
-    let http = mcp_test_support::TestServer::serve(app).await;
-    TestServer {
-        url: http.url(),
-        server,
-        handler,
-        http: reqwest::Client::new(),
-        port: http.addr().port(),
-        _http: http,
-    }
+    TestServer(EngineServer::serve(server, handler, app).await)
 }
 
 /// A 2025-11-25 config with short timings for tests, with every legacy
