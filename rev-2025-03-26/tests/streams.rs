@@ -19,11 +19,9 @@ use common::*;
 use futures::StreamExt;
 use mcp_rev_2025_03_26::mcp_transport_core;
 use mcp_rev_2025_03_26::{LegacyClient, Profile};
-use mcp_transport_core::jsonrpc::{Notification, Response};
+use mcp_transport_core::jsonrpc::Notification;
 use mcp_transport_core::sse::SseItem;
-use mcp_transport_core::transport::{
-    ListenFilter, RequestOptions, ResponseStream, StreamEvent, Transport, TransportError,
-};
+use mcp_transport_core::transport::{ListenFilter, RequestOptions, Transport, TransportError};
 use serde_json::{Value, json};
 
 const PROFILES: [(Profile, &str); 2] = [
@@ -140,39 +138,6 @@ async fn close_sse_stream_does_nothing_on_these_revisions() {
         assert_eq!(result_of(&response), json!({"closed": false}));
         assert_eq!(describe_all(&events), [r#"log "after""#]);
         assert_eq!(server.resumes(), 0);
-    }
-}
-
-async fn collect(
-    mut stream: ResponseStream,
-) -> Result<(Vec<StreamEvent>, Response), TransportError> {
-    let mut events = Vec::new();
-    let work = async {
-        while let Some(item) = stream.next().await {
-            match item? {
-                StreamEvent::Response(r) => return Ok(r),
-                other => events.push(other),
-            }
-        }
-        Err(TransportError::PeerMisbehaved("no response".into()))
-    };
-    let response = tokio::time::timeout(WAIT, work).await.expect("in time")?;
-    Ok((events, response))
-}
-
-/// Reads events (not the response) until `n` have arrived.
-async fn read_events(stream: &mut ResponseStream, events: &mut Vec<StreamEvent>, n: usize) {
-    while events.len() < n {
-        let item = tokio::time::timeout(WAIT, stream.next())
-            .await
-            .expect("an event in time")
-            .expect("the stream goes on")
-            .expect("no error");
-        assert!(
-            !matches!(item, StreamEvent::Response(_)),
-            "response too early"
-        );
-        events.push(item);
     }
 }
 

@@ -21,26 +21,8 @@ use common::*;
 use futures::StreamExt;
 use mcp_rev_2025_11_25::{LegacyClient, PollingExt};
 use mcp_transport_core::jsonrpc::{Message, Notification};
-use mcp_transport_core::transport::{
-    ListenFilter, ResponseStream, StreamEvent, Transport, TransportError,
-};
+use mcp_transport_core::transport::{ListenFilter, Transport, TransportError};
 use serde_json::{Value, json};
-
-/// Reads events (not the response) until `n` have arrived.
-async fn read_events(stream: &mut ResponseStream, events: &mut Vec<StreamEvent>, n: usize) {
-    while events.len() < n {
-        let item = tokio::time::timeout(WAIT, stream.next())
-            .await
-            .expect("an event in time")
-            .expect("the stream goes on")
-            .expect("no error");
-        assert!(
-            !matches!(item, StreamEvent::Response(_)),
-            "response too early"
-        );
-        events.push(item);
-    }
-}
 
 /// Cuts the network after every `every` events of `countdown {n}` under the
 /// server's `policy`; everything must still arrive exactly once, in order.

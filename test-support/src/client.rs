@@ -51,6 +51,24 @@ pub async fn collect(
     Ok((events, response))
 }
 
+/// Reads events (not the response) of a request's stream until `n` have
+/// arrived (each bounded by [`WAIT`]); a response before that fails the
+/// test.
+pub async fn read_events(stream: &mut ResponseStream, events: &mut Vec<StreamEvent>, n: usize) {
+    while events.len() < n {
+        let item = tokio::time::timeout(WAIT, stream.next())
+            .await
+            .expect("an event in time")
+            .expect("the stream goes on")
+            .expect("no error");
+        assert!(
+            !matches!(item, StreamEvent::Response(_)),
+            "response too early"
+        );
+        events.push(item);
+    }
+}
+
 /// A short description of a notification, for comparing sequences:
 /// `progress i/n`, `log <data>`, or the method.
 pub fn describe(n: &Notification) -> String {

@@ -217,6 +217,15 @@ impl TestHandlerBuilder {
         self
     }
 
+    /// The tools of the session revisions' end-to-end suites:
+    /// `echo` ([`tools::echo_text`]), `countdown` ([`tools::countdown`]) and
+    /// `slow` ([`tools::slow`], 1 s by default).
+    pub fn streaming_tools(self) -> Self {
+        self.tool("echo", tools::echo_text())
+            .tool("countdown", tools::countdown())
+            .tool("slow", tools::slow(1000))
+    }
+
     /// Answers `method` (anything but `tools/call`) with `handler`.
     pub fn method(mut self, name: &str, handler: Method) -> Self {
         self.handler.methods.insert(name.to_owned(), handler);

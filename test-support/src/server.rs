@@ -128,6 +128,15 @@ impl<E> EngineServer<E> {
         }
     }
 
+    /// A POST to the endpoint with `Accept: application/json,
+    /// text/event-stream` and `Content-Type: application/json`.
+    pub fn post(&self) -> reqwest::RequestBuilder {
+        self.http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+    }
+
     /// Every exchange so far (with [`serve_recorded`](Self::serve_recorded)).
     pub fn hits(&self) -> Vec<Hit> {
         self.hits.all()

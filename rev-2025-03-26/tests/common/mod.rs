@@ -18,7 +18,9 @@ use mcp_test_support::handler::tools::{self, Ask, CloseStream};
 use mcp_test_support::input::{ada, sampled};
 use serde_json::{Value, json};
 
-pub use mcp_test_support::client::{countdown_expected, describe, describe_all, result_of, tool};
+pub use mcp_test_support::client::{
+    collect, countdown_expected, describe, describe_all, read_events, result_of, tool,
+};
 pub use mcp_test_support::server::{EngineServer, Hit};
 pub use mcp_test_support::sse::{content_type, read_sse, sse_messages};
 pub use mcp_test_support::{Proxy, ScriptedInput, TestHandler, WAIT, eventually};
@@ -45,9 +47,7 @@ pub const ACCEPT_POST: &str = "application/json, text/event-stream";
 /// | `sample` | `{}` | `sampling/createMessage` through `Outcome::InputRequired` |
 pub fn test_handler() -> TestHandler {
     TestHandler::builder("rev-2025-03-26-tests")
-        .tool("echo", tools::echo_text())
-        .tool("countdown", tools::countdown())
-        .tool("slow", tools::slow(1000))
+        .streaming_tools()
         .tool(
             "close_stream",
             tools::close_stream(CloseStream {

@@ -19,7 +19,7 @@ use mcp_transport_core::transport::{RequestOptions, ResponseStream, Transport, T
 use serde_json::{Value, json};
 
 pub use mcp_test_support::client::{
-    collect, countdown_expected, describe, describe_all, result_of,
+    collect, countdown_expected, describe, describe_all, read_events, result_of,
 };
 pub use mcp_test_support::server::{EngineServer, Hit};
 pub use mcp_test_support::{Proxy, ScriptedInput, TestHandler, WAIT, eventually};
@@ -43,9 +43,7 @@ pub const RETRY_MS: u64 = 50;
 /// | `ask` | `{}` | `elicitation/create` through `Outcome::InputRequired`; answers with what came back |
 pub fn test_handler() -> TestHandler {
     TestHandler::builder("rev-2025-11-25-tests")
-        .tool("echo", tools::echo_text())
-        .tool("countdown", tools::countdown())
-        .tool("slow", tools::slow(1000))
+        .streaming_tools()
         .tool(
             "close_stream",
             tools::close_stream(CloseStream {

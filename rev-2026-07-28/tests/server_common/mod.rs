@@ -301,14 +301,6 @@ pub fn std_headers(body: &Value) -> Vec<(String, String)> {
 }
 
 impl TestServer {
-    /// A POST with the right Accept and Content-Type, and nothing else.
-    pub fn post(&self) -> reqwest::RequestBuilder {
-        self.http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-    }
-
     /// A POST of `body` with the standard headers.
     pub fn rpc(&self, body: &Value) -> reqwest::RequestBuilder {
         let mut r = self.post().body(body.to_string());

@@ -176,14 +176,6 @@ pub struct Session {
 }
 
 impl TestServer {
-    /// A POST with the right Accept and Content-Type.
-    pub fn post(&self) -> reqwest::RequestBuilder {
-        self.http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-    }
-
     /// A POST in `session` (with its version header).
     pub fn post_in(&self, s: &Session) -> reqwest::RequestBuilder {
         self.post()
