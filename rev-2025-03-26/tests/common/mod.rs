@@ -10,7 +10,6 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::Request;
 use mcp_rev_2025_03_26::{
     self as rev, ClientConfig, LegacyClient, LegacyServer, Profile, ServerConfig,
 };
@@ -119,14 +118,7 @@ impl TestServer {
 
     /// Serves an already built server.
     pub async fn serve(server: LegacyServer, handler: Arc<TestHandler>) -> TestServer {
-        let engine = server.clone();
-        let app = axum::Router::new().route(
-            "/mcp",
-            axum::routing::any(move |req: Request| {
-                let engine = engine.clone();
-                async move { engine.handle(req).await }
-            }),
-        );
+        let app = server.route("/mcp");
         TestServer(EngineServer::serve_recorded(server, handler, app).await)
     }
 

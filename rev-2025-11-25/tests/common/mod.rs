@@ -9,7 +9,6 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::Request;
 use mcp_rev_2025_11_25::{
     self as rev, ClientConfig, LegacyClient, LegacyServer, PollingExt, ServerConfig,
 };
@@ -106,14 +105,7 @@ impl TestServer {
     pub async fn start(config: ServerConfig) -> TestServer {
         let handler = Arc::new(test_handler());
         let server = rev::server(handler.clone(), config);
-        let engine = server.clone();
-        let app = axum::Router::new().route(
-            "/mcp",
-            axum::routing::any(move |req: Request| {
-                let engine = engine.clone();
-                async move { engine.handle(req).await }
-            }),
-        );
+        let app = server.route("/mcp");
         TestServer(EngineServer::serve_recorded(server, handler, app).await)
     }
 
