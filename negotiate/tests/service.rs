@@ -32,7 +32,7 @@ async fn json_body(response: Response<Body>) -> Value {
 }
 
 fn server() -> MultiServer {
-    MultiServer::new(Arc::new(support::TestHandler), MultiConfig::all())
+    MultiServer::new(Arc::new(support::test_handler()), MultiConfig::all())
 }
 
 #[tokio::test]
