@@ -23,7 +23,8 @@ use mcp_rev_2025_03_26::{LegacyClient, Profile};
 use mcp_transport_core::jsonrpc::{Notification, Response};
 use mcp_transport_core::sse::SseItem;
 use mcp_transport_core::transport::{
-    ListenFilter, RequestOptions, ResponseStream, StreamEvent, Transport, TransportError,
+    ListenFilter, Misbehaviour, RequestOptions, ResponseStream, ResumeFailure, StreamEvent,
+    Transport, TransportError,
 };
 use serde_json::{Value, json};
 
@@ -155,7 +156,10 @@ async fn collect(
                 other => events.push(other),
             }
         }
-        Err(TransportError::PeerMisbehaved("no response".into()))
+        Err(TransportError::PeerMisbehaved(Misbehaviour::EndedWithout {
+            what: "the stream".into(),
+            missing: "a response".into(),
+        }))
     };
     let response = tokio::time::timeout(WAIT, work).await.expect("in time")?;
     Ok((events, response))
@@ -299,9 +303,12 @@ async fn without_event_ids_a_drop_is_a_clear_error() {
         let started = tokio::time::Instant::now();
         let err = collect(stream).await.unwrap_err();
         match &err {
-            TransportError::ResumeFailed(m) => {
-                assert!(m.contains("before the server sent any event id"), "{m}");
-                assert!(m.contains("no Last-Event-ID to resume from"), "{m}");
+            TransportError::ResumeFailed(ResumeFailure::NoEventId { what, .. }) => {
+                assert!(what.contains("request"), "{what}");
+                assert!(
+                    err.to_string().contains("no Last-Event-ID to resume from"),
+                    "{err}"
+                );
             }
             other => panic!("{version}: expected ResumeFailed, got {other:?}"),
         }
