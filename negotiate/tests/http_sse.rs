@@ -15,8 +15,8 @@ use mcp_negotiate::client::http_sse::{HttpSseClient, HttpSseConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{ErrorObject, Message, Notification, Response, to_raw};
 use mcp_transport_core::transport::{
-    InputHandler, ListenFilter, RequestOptions, ResponseStream, StreamEvent, Transport,
-    TransportError,
+    ConfigError, InputHandler, ListenFilter, Misbehaviour, RequestOptions, ResponseStream,
+    StreamEvent, Transport, TransportError,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -355,17 +355,35 @@ async fn a_server_without_http_sse_is_refused_quickly_and_clearly() {
         "{e405}"
     );
     let json = refused(addr, "/json").await;
-    assert!(matches!(json, TransportError::PeerMisbehaved(_)), "{json}");
-    assert!(json.to_string().contains("not text/event-stream"), "{json}");
+    assert!(
+        matches!(
+            &json,
+            TransportError::PeerMisbehaved(Misbehaviour::WrongContentType {
+                got: Some(got),
+                expected: "text/event-stream",
+                ..
+            }) if got.starts_with("application/json")
+        ),
+        "{json}"
+    );
     let first = refused(addr, "/no-endpoint").await;
     assert!(
-        matches!(first, TransportError::PeerMisbehaved(_)),
+        matches!(
+            first,
+            TransportError::PeerMisbehaved(Misbehaviour::FirstEventNotEndpoint { .. })
+        ),
         "{first}"
     );
     assert!(first.to_string().contains("not `endpoint`"), "{first}");
     let silent = refused(addr, "/silent").await;
     assert!(
-        matches!(silent, TransportError::PeerMisbehaved(_)),
+        matches!(
+            silent,
+            TransportError::PeerMisbehaved(Misbehaviour::NoEndpointEvent {
+                waited: Some(_),
+                ..
+            })
+        ),
         "{silent}"
     );
     assert!(
@@ -384,7 +402,14 @@ async fn a_server_without_http_sse_is_refused_quickly_and_clearly() {
 async fn an_endpoint_on_another_origin_is_refused() {
     let (addr, server) = old_server::spawn(Options::default()).await;
     let err = refused(addr, "/evil").await;
-    assert!(matches!(err, TransportError::PeerMisbehaved(_)), "{err}");
+    assert!(
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::EndpointOriginMismatch { origin, .. })
+                if origin == "http://evil.example"
+        ),
+        "{err}"
+    );
     let text = err.to_string();
     assert!(
         text.contains("http://evil.example") && text.contains("origin"),
@@ -605,14 +630,28 @@ async fn a_counter_offer_outside_the_clients_set_is_a_negotiation_error() {
 #[tokio::test]
 async fn an_unusable_configuration_sends_nothing() {
     let (addr, server) = old_server::spawn(Options::default()).await;
-    for cfg in [
-        config(addr, "/sse").with_protocol_versions(vec![]),
-        config(addr, "/sse").with_protocol_versions(vec![ProtocolVersion::V2026_07_28]),
-        HttpSseConfig::new("not a url"),
-        HttpSseConfig::new(format!("ftp://{addr}/sse")),
-    ] {
+    type Check = fn(&ConfigError) -> bool;
+    let cases: [(HttpSseConfig, Check); 4] = [
+        (config(addr, "/sse").with_protocol_versions(vec![]), |e| {
+            matches!(e, ConfigError::NoVersions { .. })
+        }),
+        (
+            config(addr, "/sse").with_protocol_versions(vec![ProtocolVersion::V2026_07_28]),
+            |e| matches!(e, ConfigError::UnusableVersion { version, .. } if *version == ProtocolVersion::V2026_07_28),
+        ),
+        (HttpSseConfig::new("not a url"), |e| {
+            matches!(e, ConfigError::InvalidUrl { .. })
+        }),
+        (HttpSseConfig::new(format!("ftp://{addr}/sse")), |e| {
+            matches!(e, ConfigError::InvalidUrl { .. })
+        }),
+    ];
+    for (cfg, expected) in cases {
         let err = HttpSseClient::connect(cfg).await.unwrap_err();
-        assert!(matches!(err, TransportError::InvalidInput(_)), "{err}");
+        assert!(
+            matches!(&err, TransportError::Config(e) if expected(e)),
+            "{err}"
+        );
     }
     assert_eq!(server.open_streams(), 0);
 }

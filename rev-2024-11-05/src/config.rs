@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_http_edge::config::ClientHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::sse::DEFAULT_MAX_EVENT_SIZE;
-use mcp_transport_core::transport::{InputHandler, NoInput, TransportError};
+use mcp_transport_core::transport::{ConfigError, InputHandler, NoInput, TransportError};
 
 /// The default wait for the `endpoint` event after the SSE stream was
 /// requested: 10 seconds.
@@ -149,35 +149,39 @@ impl HttpSseConfig {
     /// Checks the configuration (nothing is sent when it is refused).
     pub(crate) fn validate(&self) -> Result<reqwest::Url, TransportError> {
         let url = reqwest::Url::parse(&self.http.url).map_err(|e| {
-            TransportError::InvalidInput(format!("invalid SSE URL {:?}: {e}", self.http.url))
+            TransportError::Config(ConfigError::InvalidUrl {
+                what: "SSE URL",
+                url: self.http.url.clone(),
+                reason: e.to_string(),
+            })
         })?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(TransportError::InvalidInput(format!(
-                "the SSE URL {:?} is not an http(s) URL",
-                self.http.url
-            )));
+            return Err(TransportError::Config(ConfigError::InvalidUrl {
+                what: "SSE URL",
+                url: self.http.url.clone(),
+                reason: "not an http(s) URL".into(),
+            }));
         }
         if self.protocol_versions.is_empty() {
-            return Err(TransportError::InvalidInput(
-                "HttpSseConfig::protocol_versions is empty: the client must offer a protocol version"
-                    .into(),
-            ));
+            return Err(TransportError::Config(ConfigError::NoVersions {
+                setting: "HttpSseConfig::protocol_versions",
+            }));
         }
         if let Some(v) = self
             .protocol_versions
             .iter()
             .find(|v| !v.is_well_formed() || !v.is_legacy())
         {
-            return Err(TransportError::InvalidInput(format!(
-                "HttpSseConfig::protocol_versions names {v}, which is not an initialization-based \
-                 (legacy era) protocol version; HTTP+SSE servers negotiate with initialize"
-            )));
+            return Err(TransportError::Config(ConfigError::UnusableVersion {
+                setting: "HttpSseConfig::protocol_versions",
+                version: v.clone(),
+                accepted: "initialization-based (legacy era) versions, as HTTP+SSE servers negotiate with initialize",
+            }));
         }
         if self.channel_capacity == 0 || self.max_concurrent_input == 0 {
-            return Err(TransportError::InvalidInput(
-                "HttpSseConfig::channel_capacity and max_concurrent_input must be at least 1"
-                    .into(),
-            ));
+            return Err(TransportError::Config(ConfigError::Zero {
+                setting: "HttpSseConfig::channel_capacity or max_concurrent_input",
+            }));
         }
         Ok(url)
     }

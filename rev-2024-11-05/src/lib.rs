@@ -76,8 +76,8 @@ use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Message, Notification, to_raw};
 use mcp_transport_core::negotiation::legacy_client_accept;
 use mcp_transport_core::transport::{
-    ListenFilter, Negotiated, RequestOptions, ResponseStream, ServerMessages, Transport,
-    TransportError,
+    ListenFilter, Misbehaviour, Negotiated, RequestOptions, ResponseStream, ServerMessages,
+    Transport, TransportError,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -130,7 +130,10 @@ impl HttpSseClient {
     ///    non-2xx answer is [`TransportError::Http`]; a 2xx that is not
     ///    `text/event-stream`, a first event of another type, an endpoint of
     ///    another origin or no event in time is
-    ///    [`TransportError::PeerMisbehaved`]; each says the server does not
+    ///    [`TransportError::PeerMisbehaved`] (with [`Misbehaviour::WrongContentType`],
+    ///    [`Misbehaviour::FirstEventNotEndpoint`],
+    ///    [`Misbehaviour::EndpointOriginMismatch`] or
+    ///    [`Misbehaviour::NoEndpointEvent`]); each says the server does not
     ///    speak HTTP+SSE.
     /// 2. Starts the reader task on the stream.
     /// 3. POSTs `initialize` offering `config.protocol_versions[0]` (the
@@ -143,7 +146,7 @@ impl HttpSseClient {
     ///
     /// # Errors
     ///
-    /// [`TransportError::InvalidInput`] for an unusable configuration
+    /// [`TransportError::Config`] for an unusable configuration
     /// (nothing is sent), and the errors above. A JSON-RPC error in answer
     /// to `initialize` is [`TransportError::Http`] with status 202 (what the
     /// POST got) and the error in `rpc`; no answer within
@@ -276,7 +279,10 @@ fn parse_result(raw: Box<RawValue>) -> Result<InitializeResult, TransportError> 
         instructions: Option<String>,
     }
     let w: Wire = serde_json::from_str(raw.get()).map_err(|e| {
-        TransportError::PeerMisbehaved(format!("the InitializeResult is malformed: {e}"))
+        TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+            what: "InitializeResult".into(),
+            detail: e.to_string(),
+        })
     })?;
     Ok(InitializeResult {
         protocol_version: w.protocol_version,

@@ -17,7 +17,7 @@ use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
 use mcp_http_edge::client::{SseBody, SseEnd, SseNext, read_limited, send};
 use mcp_http_edge::headers::EVENT_STREAM;
 use mcp_transport_core::sse::SseItem;
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{Misbehaviour, TransportError};
 
 use super::shared::http_error;
 
@@ -57,10 +57,10 @@ pub(crate) async fn open(
             Phase::Answer => TransportError::Connection(format!(
                 "GET {sse_url} (the 2024-11-05 HTTP+SSE stream): no answer within {timeout:?}"
             )),
-            Phase::Endpoint => TransportError::PeerMisbehaved(format!(
-                "GET {sse_url} opened an SSE stream but no `endpoint` event arrived within \
-                 {timeout:?}: not a 2024-11-05 HTTP+SSE server (its first event must be `endpoint`)"
-            )),
+            Phase::Endpoint => TransportError::PeerMisbehaved(Misbehaviour::NoEndpointEvent {
+                what: format!("GET {sse_url}"),
+                waited: Some(timeout),
+            }),
         }),
     }
 }
@@ -94,14 +94,13 @@ async fn open_inner(
         .to_owned();
     let essence = content_type.split(';').next().unwrap_or("").trim();
     if !essence.eq_ignore_ascii_case(EVENT_STREAM) {
-        let shown = if content_type.is_empty() {
-            "no content type".to_owned()
-        } else {
-            format!("{content_type:?}")
-        };
-        return Err(TransportError::PeerMisbehaved(format!(
-            "{what}: answered HTTP {status} with {shown}, not text/event-stream: not an HTTP+SSE server"
-        )));
+        return Err(TransportError::PeerMisbehaved(
+            Misbehaviour::WrongContentType {
+                what: format!("{what} (HTTP {status}; not an HTTP+SSE server)"),
+                got: Some(content_type).filter(|ct| !ct.is_empty()),
+                expected: "text/event-stream",
+            },
+        ));
     }
     *phase = Phase::Endpoint;
     let mut body = SseBody::new(response, max_event_bytes);
@@ -115,9 +114,12 @@ async fn open_inner(
             // Ids and `retry` before the first event mean nothing here.
             SseNext::Item(_) => continue,
             SseNext::End(SseEnd::Eof) => {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "{what}: the SSE stream ended before its `endpoint` event: not an HTTP+SSE server"
-                )));
+                return Err(TransportError::PeerMisbehaved(
+                    Misbehaviour::NoEndpointEvent {
+                        what: what.to_string(),
+                        waited: None,
+                    },
+                ));
             }
             SseNext::End(SseEnd::Broken(chain)) => {
                 return Err(TransportError::Connection(format!(
@@ -126,10 +128,12 @@ async fn open_inner(
             }
         };
         if first.event_type != "endpoint" {
-            return Err(TransportError::PeerMisbehaved(format!(
-                "{what}: the first SSE event is {:?}, not `endpoint`: not a 2024-11-05 HTTP+SSE server",
-                first.event_type
-            )));
+            return Err(TransportError::PeerMisbehaved(
+                Misbehaviour::FirstEventNotEndpoint {
+                    what: what.to_string(),
+                    got: first.event_type,
+                },
+            ));
         }
         let endpoint = resolve_endpoint(sse_url, &first.data)?;
         tracing::debug!(%sse_url, %endpoint, "HTTP+SSE endpoint event received");
@@ -156,21 +160,26 @@ pub(crate) fn resolve_endpoint(
     let text = data.trim();
     if text.is_empty() {
         return Err(TransportError::PeerMisbehaved(
-            "the `endpoint` event of the HTTP+SSE stream carries no URI".into(),
+            Misbehaviour::InvalidEndpoint {
+                uri: String::new(),
+                detail: "the `endpoint` event of the HTTP+SSE stream carries no URI".into(),
+            },
         ));
     }
     let endpoint = sse_url.join(text).map_err(|e| {
-        TransportError::PeerMisbehaved(format!(
-            "the `endpoint` event's URI {text:?} is not a valid URI reference: {e}"
-        ))
+        TransportError::PeerMisbehaved(Misbehaviour::InvalidEndpoint {
+            uri: text.to_owned(),
+            detail: e.to_string(),
+        })
     })?;
     if endpoint.origin() != sse_url.origin() {
-        return Err(TransportError::PeerMisbehaved(format!(
-            "refusing the HTTP+SSE `endpoint` {endpoint}: its origin {} differs from the SSE URL's \
-             origin {}; messages are only ever sent to the origin the client connected to",
-            endpoint.origin().ascii_serialization(),
-            sse_url.origin().ascii_serialization()
-        )));
+        return Err(TransportError::PeerMisbehaved(
+            Misbehaviour::EndpointOriginMismatch {
+                endpoint: endpoint.to_string(),
+                origin: endpoint.origin().ascii_serialization(),
+                expected: sse_url.origin().ascii_serialization(),
+            },
+        ));
     }
     Ok(endpoint)
 }
@@ -221,9 +230,30 @@ mod tests {
             "  ",
         ] {
             let err = resolve_endpoint(&base(), data).expect_err(data);
-            assert!(matches!(err, TransportError::PeerMisbehaved(_)), "{data}");
+            let empty = data.trim().is_empty();
+            assert!(
+                matches!(
+                    (&err, empty),
+                    (
+                        TransportError::PeerMisbehaved(Misbehaviour::InvalidEndpoint { .. }),
+                        true
+                    ) | (
+                        TransportError::PeerMisbehaved(Misbehaviour::EndpointOriginMismatch { .. }),
+                        false
+                    )
+                ),
+                "{data}: {err:?}"
+            );
         }
         let err = resolve_endpoint(&base(), "http://evil.example/m").unwrap_err();
+        assert_eq!(
+            err.misbehaviour(),
+            Some(&Misbehaviour::EndpointOriginMismatch {
+                endpoint: "http://evil.example/m".into(),
+                origin: "http://evil.example".into(),
+                expected: "http://127.0.0.1:8080".into(),
+            })
+        );
         let text = err.to_string();
         assert!(
             text.contains("http://evil.example") && text.contains("http://127.0.0.1:8080"),

@@ -94,7 +94,7 @@ use mcp_transport_core::transport::TransportError;
 
 pub use mcp_session_engine;
 pub use mcp_session_engine::client::{
-    BatchItem, BatchResponses, ClientConfig, InitializeResult, LegacyClient, Listening,
+    BatchItem, BatchResponses, ClientConfig, InitializeResult, LegacyClient,
 };
 pub use mcp_session_engine::server::{DEFAULT_MAX_BATCH_LEN, LegacyServer, ServerConfig};
 pub use mcp_transport_core;

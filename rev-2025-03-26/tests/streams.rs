@@ -21,7 +21,9 @@ use mcp_rev_2025_03_26::mcp_transport_core;
 use mcp_rev_2025_03_26::{LegacyClient, Profile};
 use mcp_transport_core::jsonrpc::Notification;
 use mcp_transport_core::sse::SseItem;
-use mcp_transport_core::transport::{ListenFilter, RequestOptions, Transport, TransportError};
+use mcp_transport_core::transport::{
+    ListenFilter, RequestOptions, ResumeFailure, Transport, TransportError,
+};
 use serde_json::{Value, json};
 
 const PROFILES: [(Profile, &str); 2] = [
@@ -266,9 +268,12 @@ async fn without_event_ids_a_drop_is_a_clear_error() {
         let started = tokio::time::Instant::now();
         let err = collect(stream).await.unwrap_err();
         match &err {
-            TransportError::ResumeFailed(m) => {
-                assert!(m.contains("before the server sent any event id"), "{m}");
-                assert!(m.contains("no Last-Event-ID to resume from"), "{m}");
+            TransportError::ResumeFailed(ResumeFailure::NoEventId { what, .. }) => {
+                assert!(what.contains("request"), "{what}");
+                assert!(
+                    err.to_string().contains("no Last-Event-ID to resume from"),
+                    "{err}"
+                );
             }
             other => panic!("{version}: expected ResumeFailed, got {other:?}"),
         }

@@ -62,7 +62,7 @@ use mcp_transport_core::handler::Handler;
 use mcp_transport_core::transport::TransportError;
 
 pub use mcp_session_engine;
-pub use mcp_session_engine::client::{ClientConfig, InitializeResult, LegacyClient, Listening};
+pub use mcp_session_engine::client::{ClientConfig, InitializeResult, LegacyClient};
 pub use mcp_session_engine::server::{LegacyServer, ServerConfig};
 pub use mcp_transport_core;
 pub use mcp_transport_core::ProtocolVersion;

@@ -10,7 +10,9 @@ use client_common::*;
 use futures::StreamExt;
 use http::StatusCode;
 use mcp_transport_core::jsonrpc::Message;
-use mcp_transport_core::transport::{ListenFilter, Transport, TransportError};
+use mcp_transport_core::transport::{
+    ListenFilter, Misbehaviour, ResumeFailure, Transport, TransportError,
+};
 use serde_json::{Value, json};
 
 fn ack(id: &Value, notifications: Value) -> Value {
@@ -119,7 +121,11 @@ async fn the_first_message_must_be_the_acknowledgment() {
     .await;
     let err = fake.client().listen(filter()).await.unwrap_err();
     assert!(
-        matches!(&err, TransportError::PeerMisbehaved(m) if m.contains("before notifications/subscriptions/acknowledged")),
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::UnexpectedMessage { got, .. })
+                if got == "notifications/tools/list_changed"
+        ),
         "{err}"
     );
 }
@@ -194,7 +200,11 @@ async fn an_abrupt_end_is_reported_and_a_server_cancel_ends_cleanly() {
     assert!(messages.next().await.unwrap().is_ok());
     let err = messages.next().await.unwrap().unwrap_err();
     assert!(
-        matches!(&err, TransportError::ResumeFailed(m) if m.contains("resubscribe")),
+        matches!(
+            &err,
+            TransportError::ResumeFailed(ResumeFailure::SubscriptionEnded { cause, .. })
+                if matches!(**cause, ResumeFailure::NotResumable { .. })
+        ),
         "{err}"
     );
     assert!(messages.next().await.is_none());

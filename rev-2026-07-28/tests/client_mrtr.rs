@@ -8,7 +8,9 @@ use std::time::Duration;
 use client_common::*;
 use futures::StreamExt;
 use mcp_rev_2026_07_28::client::ModernClient;
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
+use mcp_transport_core::transport::{
+    Misbehaviour, RequestOptions, StreamEvent, Transport, TransportError,
+};
 use serde_json::{Value, json};
 
 fn elicit(message: &str) -> Value {
@@ -293,6 +295,13 @@ async fn malformed_input_required_results_are_refused() {
         .response()
         .await
         .unwrap_err();
-    assert!(matches!(err, TransportError::PeerMisbehaved(_)), "{err}");
+    assert!(
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::MalformedResult { what, .. })
+                if what == "InputRequiredResult"
+        ),
+        "{err}"
+    );
     assert_eq!(fake.seen().len(), 1);
 }

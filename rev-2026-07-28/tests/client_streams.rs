@@ -11,7 +11,9 @@ use std::time::Duration;
 use client_common::*;
 use futures::StreamExt;
 use mcp_rev_2026_07_28::client::ModernClient;
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
+use mcp_transport_core::transport::{
+    Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, Transport, TransportError,
+};
 use serde_json::{Value, json};
 
 fn progress(token: &Value, n: u32) -> Value {
@@ -136,7 +138,11 @@ async fn result_without_result_type_is_complete_and_unknown_types_are_invalid() 
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, TransportError::PeerMisbehaved(m) if m.contains("teleported")),
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::UnknownResultType { result_type, .. })
+                if result_type == "teleported"
+        ),
         "{err}"
     );
 }
@@ -163,7 +169,11 @@ async fn a_server_request_on_the_stream_is_a_protocol_violation() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, TransportError::PeerMisbehaved(m) if m.contains("MUST NOT send requests")),
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::UnexpectedMessage { got, .. })
+                if got.contains("sampling/createMessage")
+        ),
         "{err}"
     );
     // The client answered nothing.
@@ -236,7 +246,11 @@ async fn a_broken_stream_is_not_resumed() {
             .await
             .unwrap_err();
         assert!(
-            matches!(&err, TransportError::ResumeFailed(m) if m.contains("not resumable")),
+            matches!(
+                &err,
+                TransportError::ResumeFailed(ResumeFailure::NotResumable { revision, .. })
+                    if revision.as_str() == "2026-07-28"
+            ),
             "{tail:?}: {err}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -298,7 +312,13 @@ async fn safe_to_retry_reissues_once_with_a_new_id() {
         .response()
         .await
         .unwrap_err();
-    assert!(matches!(err, TransportError::ResumeFailed(_)), "{err}");
+    assert!(
+        matches!(
+            err,
+            TransportError::ResumeFailed(ResumeFailure::NotResumable { .. })
+        ),
+        "{err}"
+    );
     assert_eq!(fake.seen().len(), 2);
 }
 
@@ -428,7 +448,10 @@ async fn non_object_params_and_202_answers_are_refused() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, TransportError::PeerMisbehaved(m) if m.contains("202")),
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::AcceptedWithoutAnswer { .. })
+        ),
         "{err}"
     );
 }

@@ -12,7 +12,7 @@ use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Notification, to_raw};
 use mcp_transport_core::transport::{
-    ListenFilter, RequestOptions, StreamEvent, Transport, TransportError,
+    ListenFilter, Misbehaviour, RequestOptions, StreamEvent, Transport, TransportError,
 };
 use serde_json::{Value, json};
 
@@ -295,9 +295,11 @@ macro_rules! version_header_test {
                 .notify(Notification::new::<()>("notifications/roots/list_changed", None).unwrap())
                 .await
                 .unwrap();
-            // The default fake answers GET with 405: a stream that just ends.
-            let mut messages = client.listen(ListenFilter::default()).await.unwrap();
-            assert!(messages.next().await.is_none());
+            // The default fake answers GET with 405: the server offers no stream.
+            assert!(matches!(
+                client.listen(ListenFilter::default()).await,
+                Err(TransportError::NotOffered { .. })
+            ));
             client.close().await.unwrap();
 
             let seen = fake.seen();
@@ -585,12 +587,19 @@ async fn a_202_to_a_request_or_an_odd_content_type_is_peer_misbehaviour() {
     let client = LegacyClient::connect(config(&fake)).await.unwrap();
     let err = call(&client, "tools/call").await.unwrap_err();
     assert!(
-        matches!(&err, TransportError::PeerMisbehaved(m) if m.contains("202")),
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::AcceptedWithoutAnswer { .. })
+        ),
         "{err:?}"
     );
     let err = call(&client, "tools/list").await.unwrap_err();
     assert!(
-        matches!(&err, TransportError::PeerMisbehaved(m) if m.contains("text/plain")),
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::WrongContentType { got: Some(ct), .. })
+                if ct == "text/plain"
+        ),
         "{err:?}"
     );
 }

@@ -12,7 +12,9 @@ use client_common::*;
 use futures::StreamExt;
 use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
+use mcp_transport_core::transport::{
+    Misbehaviour, RequestOptions, StreamEvent, Transport, TransportError,
+};
 use serde_json::{Value, json};
 
 fn progress(n: u32) -> Value {
@@ -234,7 +236,11 @@ async fn a_batch_is_refused_on_revisions_without_batches() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, TransportError::PeerMisbehaved(m) if m.contains("batches")),
+        matches!(
+            &err,
+            TransportError::PeerMisbehaved(Misbehaviour::InvalidJsonRpc { detail, .. })
+                if detail.contains("batches")
+        ),
         "{err:?}"
     );
 }

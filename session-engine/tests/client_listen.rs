@@ -10,7 +10,7 @@ use std::time::Duration;
 use client_common::*;
 use futures::StreamExt;
 use http::StatusCode;
-use mcp_session_engine::client::{ClientConfig, LegacyClient, Listening};
+use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::Message;
 use mcp_transport_core::transport::{
@@ -45,11 +45,9 @@ async fn a_405_means_the_server_offers_no_stream() {
         .await
         .unwrap();
     assert!(matches!(
-        client.open_listen(ListenFilter::default()).await.unwrap(),
-        Listening::NotOffered
+        client.listen(ListenFilter::default()).await,
+        Err(TransportError::NotOffered { .. })
     ));
-    let mut messages = client.listen(ListenFilter::default()).await.unwrap();
-    assert!(messages.next().await.is_none());
 }
 
 #[tokio::test]

@@ -12,7 +12,9 @@ use futures::StreamExt;
 use http::StatusCode;
 use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
+use mcp_transport_core::transport::{
+    RequestOptions, ResumeFailure, StreamEvent, Transport, TransportError,
+};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -396,7 +398,10 @@ async fn a_stream_cut_before_any_event_id_fails_at_once() {
         );
         assert_eq!(events.len(), 1, "the message before the cut was delivered");
         assert!(
-            matches!(&err, TransportError::ResumeFailed(m) if m.contains("before the server sent any event id")),
+            matches!(
+                &err,
+                TransportError::ResumeFailed(ResumeFailure::NoEventId { .. })
+            ),
             "{err:?}"
         );
         assert!(fake.seen_where(Seen::is_get).is_empty());
@@ -473,11 +478,18 @@ async fn reconnections_that_bring_nothing_are_bounded_by_attempts() {
         .unwrap();
     let (_, err) = collect(&client).await.unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, TransportError::ResumeFailed(_)), "{err:?}");
     assert!(
-        text.contains("3 reconnection attempts") && text.contains("300ms"),
-        "{text}"
+        matches!(
+            &err,
+            TransportError::ResumeFailed(ResumeFailure::AttemptsExhausted {
+                attempts: 3,
+                max_attempts: 3,
+                ..
+            })
+        ),
+        "{err:?}"
     );
+    assert!(text.contains("300ms"), "{text}");
     assert_eq!(fake.seen_where(Seen::is_get).len(), 3);
 }
 
@@ -498,10 +510,16 @@ async fn reconnections_are_bounded_by_time() {
     .await
     .unwrap();
     let (_, err) = collect(&client).await.unwrap_err();
-    let text = err.to_string();
     assert!(
-        text.contains("max_resume_time") && text.contains("2 reconnection attempts"),
-        "{text}"
+        matches!(
+            &err,
+            TransportError::ResumeFailed(ResumeFailure::TimeExhausted {
+                attempts: 2,
+                max_time,
+                ..
+            }) if *max_time == Duration::from_secs(150)
+        ),
+        "{err:?}"
     );
     assert_eq!(fake.seen_where(Seen::is_get).len(), 2);
 }

@@ -42,7 +42,10 @@ pub async fn collect(
             }
         }
         Err(TransportError::PeerMisbehaved(
-            "ended without a response".into(),
+            mcp_transport_core::transport::Misbehaviour::EndedWithout {
+                what: "the request's stream".into(),
+                missing: "a response".into(),
+            },
         ))
     };
     let response = tokio::time::timeout(WAIT, work)

@@ -23,11 +23,13 @@
 //! | [`event_log`] | the bounded per-stream replay log behind the [`event_log::EventStore`] trait |
 //! | [`cancel`] | a runtime-free cancellation token |
 //! | [`endpoint`] | `Origin`/`Host` allowlists, `Accept` and `Content-Type` rules every server applies |
+//! | [`error`] | the typed reasons behind [`transport::TransportError`]: [`error::Misbehaviour`], [`error::ResumeFailure`], [`error::ConfigError`] |
 //! | [`transport`] | the client-side [`transport::Transport`] trait every revision implements |
 //! | [`handler`] | the server-side handler API, written once and served in every era |
 
 pub mod cancel;
 pub mod endpoint;
+pub mod error;
 pub mod event_id;
 pub mod event_log;
 pub mod handler;

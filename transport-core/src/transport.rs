@@ -8,7 +8,7 @@
 //! | [`Transport::request`] | POST; JSON or an SSE stream of related messages then the response; server-to-client requests on that stream are answered through the [`InputHandler`] | as before, plus SEP-1699: the server may drop the connection after a `retry`; the transport waits exactly `retry` and resumes by GET with `Last-Event-ID`, underneath | POST with `_meta` and the `Mcp-*` headers; `InputRequiredResult` rounds are run through the [`InputHandler`] and the request retried |
 //! | dropping the [`ResponseStream`] | sends `notifications/cancelled` | sends `notifications/cancelled` | closes the response stream, which *is* the cancellation |
 //! | a broken connection | resumed by GET + `Last-Event-ID` when the server sent event ids, else a clear error | resumed (polling) | not resumable: an error, or a re-issue with a new id when the caller marked the request safe to retry |
-//! | [`Transport::listen`] | the standalone GET stream (405 = the server offers none) | the same, primed and polled | a `subscriptions/listen` request with the caller's filter |
+//! | [`Transport::listen`] | the standalone GET stream (405 = the server offers none: [`TransportError::NotOffered`]) | the same, primed and polled | a `subscriptions/listen` request with the caller's filter |
 //! | [`Transport::close`] | DELETE of the session | DELETE of the session | nothing to tear down (no session) |
 //!
 //! The trait is object safe (`async-trait`), so a negotiating client can hand
@@ -24,6 +24,7 @@ use async_trait::async_trait;
 use futures_core::Stream;
 use serde_json::value::RawValue;
 
+pub use crate::error::{ConfigError, Misbehaviour, ResumeFailure};
 use crate::jsonrpc::{ErrorObject, Notification, Request, Response};
 use crate::negotiation::NegotiationError;
 use crate::version::{Era, ProtocolVersion};
@@ -76,9 +77,10 @@ impl ResponseStream {
                 Some(Ok(ev)) => on_event(&ev),
                 Some(Err(e)) => return Err(e),
                 None => {
-                    return Err(TransportError::PeerMisbehaved(
-                        "the stream ended without a response".into(),
-                    ));
+                    return Err(TransportError::PeerMisbehaved(Misbehaviour::EndedWithout {
+                        what: "the stream".into(),
+                        missing: "a response".into(),
+                    }));
                 }
             }
         }
@@ -212,7 +214,7 @@ pub enum TransportError {
     },
     /// The server broke a rule of the protocol.
     #[error("peer misbehaved: {0}")]
-    PeerMisbehaved(String),
+    PeerMisbehaved(Misbehaviour),
     /// The versions could not be agreed.
     #[error(transparent)]
     Negotiation(#[from] NegotiationError),
@@ -225,10 +227,23 @@ pub enum TransportError {
     },
     /// A broken stream could not be resumed.
     #[error("stream could not be resumed: {0}")]
-    ResumeFailed(String),
-    /// The caller's request or configuration is invalid (nothing was sent).
+    ResumeFailed(ResumeFailure),
+    /// The client's configuration is unusable (nothing was sent).
+    #[error("invalid configuration: {0}")]
+    Config(ConfigError),
+    /// The caller's request is invalid (nothing was sent).
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The server offers no such thing (legacy: the standalone GET stream,
+    /// answered 405). An answer, not a failure of the connection.
+    #[error("the server does not offer {what}")]
+    NotOffered {
+        /// What it does not offer.
+        what: &'static str,
+    },
+    /// A bug in this library (never the peer's or the caller's fault).
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A limit was hit (event size, body size, attempts, rounds).
     #[error("limit exceeded: {0}")]
     Limit(String),
@@ -246,6 +261,59 @@ pub enum TransportError {
         /// What was attempted.
         what: &'static str,
     },
+}
+
+impl TransportError {
+    /// Whether sending the same request again, unchanged, may succeed: the
+    /// failure was in the network, the server's availability (HTTP 408, 429,
+    /// 5xx), the time allowed, a lost session (the next call starts a new
+    /// one) or a stream that could not be resumed. Errors that say the peer
+    /// broke the protocol, or that the caller or configuration is wrong, are
+    /// not retryable.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            TransportError::Connection(_)
+            | TransportError::Timeout(_)
+            | TransportError::SessionExpired { .. }
+            | TransportError::ResumeFailed(_) => true,
+            TransportError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            _ => false,
+        }
+    }
+
+    /// The misbehaviour, when the server broke a rule of the protocol.
+    pub fn misbehaviour(&self) -> Option<&Misbehaviour> {
+        match self {
+            TransportError::PeerMisbehaved(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The reason, when a broken stream could not be resumed.
+    pub fn resume_failure(&self) -> Option<&ResumeFailure> {
+        match self {
+            TransportError::ResumeFailed(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl From<Misbehaviour> for TransportError {
+    fn from(m: Misbehaviour) -> Self {
+        TransportError::PeerMisbehaved(m)
+    }
+}
+
+impl From<ResumeFailure> for TransportError {
+    fn from(r: ResumeFailure) -> Self {
+        TransportError::ResumeFailed(r)
+    }
+}
+
+impl From<ConfigError> for TransportError {
+    fn from(c: ConfigError) -> Self {
+        TransportError::Config(c)
+    }
 }
 
 /// One logical MCP connection (see the module docs for each revision's meaning).
@@ -277,6 +345,10 @@ pub trait Transport: Send + Sync {
     async fn notify(&self, notification: Notification) -> Result<(), TransportError>;
 
     /// Opens the stream of server-initiated messages.
+    ///
+    /// A server that offers none (legacy: the GET answered 405) is
+    /// [`TransportError::NotOffered`]: an answer the caller may act on, not
+    /// a broken connection.
     async fn listen(&self, filter: ListenFilter) -> Result<ServerMessages, TransportError>;
 
     /// Ends the connection (DELETE of a legacy session).

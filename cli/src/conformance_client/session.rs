@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use mcp_negotiate::client::{Connection, NegotiateConfig, Underlying, connect};
-use mcp_session_engine::client::Listening;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Message, to_raw};
-use mcp_transport_core::transport::{ListenFilter, RequestOptions, ServerMessages, Transport};
+use mcp_transport_core::transport::{
+    ListenFilter, RequestOptions, ServerMessages, Transport, TransportError,
+};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
@@ -186,12 +187,12 @@ impl Session {
 async fn open_standalone_stream(
     client: &mcp_session_engine::client::LegacyClient,
 ) -> Option<JoinHandle<()>> {
-    match client.open_listen(ListenFilter::default()).await {
-        Ok(Listening::Stream(messages)) => {
+    match client.listen(ListenFilter::default()).await {
+        Ok(messages) => {
             eprintln!("conformance-client: standalone GET stream open");
             Some(tokio::spawn(drain(messages)))
         }
-        Ok(Listening::NotOffered) => {
+        Err(TransportError::NotOffered { .. }) => {
             eprintln!("conformance-client: the server offers no standalone GET stream (405)");
             None
         }

@@ -12,7 +12,7 @@ use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::LogLevel;
-use mcp_transport_core::transport::{Transport, TransportError};
+use mcp_transport_core::transport::{ResumeFailure, Transport, TransportError};
 use serde_json::json;
 
 use super::expect::{Expected, Failure, Prediction, expected};
@@ -283,10 +283,17 @@ fn classify_connect(e: &NegotiateError) -> Observed {
     }
 }
 
-/// Classifies a transport error the spec names.
+/// Classifies a transport error the spec names: a stream that cannot be
+/// resumed at all (the revision has no resumption, or the server sent no
+/// event id to resume from). A resumption that was tried and gave up
+/// (attempts or time spent) is not what the spec names.
 pub(crate) fn classify_error(e: &TransportError) -> Option<Failure> {
     match e {
-        TransportError::ResumeFailed(_) => Some(Failure::NotResumable),
+        TransportError::ResumeFailed(
+            ResumeFailure::NotResumable { .. }
+            | ResumeFailure::NoEventId { .. }
+            | ResumeFailure::SubscriptionEnded { .. },
+        ) => Some(Failure::NotResumable),
         _ => None,
     }
 }
@@ -341,4 +348,34 @@ async fn observe(
     let observed = super::scenario_impl::run(scenario, &conn, &harness, proxy.as_ref()).await;
     let _ = conn.close().await;
     (negotiated, observed)
+}
+
+#[cfg(test)]
+mod classify_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn only_unresumable_streams_are_the_spec_named_failure() {
+        let not = TransportError::ResumeFailed(ResumeFailure::NotResumable {
+            revision: ProtocolVersion::V2026_07_28,
+            what: "the answer to tools/call (request 1)".into(),
+            why: "the connection broke".into(),
+        });
+        assert_eq!(classify_error(&not), Some(Failure::NotResumable));
+        let gave_up = TransportError::ResumeFailed(ResumeFailure::AttemptsExhausted {
+            what: "the stream of request 1".into(),
+            attempts: 5,
+            elapsed: Duration::from_secs(1),
+            max_attempts: 5,
+            last: "the connection broke".into(),
+        });
+        assert_eq!(classify_error(&gave_up), None);
+        assert_eq!(
+            classify_error(&TransportError::SessionExpired {
+                session_id: "s".into()
+            }),
+            None
+        );
+    }
 }

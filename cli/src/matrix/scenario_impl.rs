@@ -77,16 +77,22 @@ fn result_text(resp: &Response) -> Result<String, String> {
     }
 }
 
-async fn call(conn: &Connection, tool: &str, args: Value) -> Result<String, Observed> {
+/// Calls a tool; the transport's error is kept for the caller to match.
+async fn call_raw(conn: &Connection, tool: &str, args: Value) -> Result<Response, TransportError> {
     let stream = conn
         .request(
             "tools/call",
             tool_params(tool, args),
             RequestOptions::default(),
         )
+        .await?;
+    stream.response().await
+}
+
+async fn call(conn: &Connection, tool: &str, args: Value) -> Result<String, Observed> {
+    let resp = call_raw(conn, tool, args)
         .await
         .map_err(|e| from_error(&e))?;
-    let resp = stream.response().await.map_err(|e| from_error(&e))?;
     if let Err(e) = &resp.payload
         && e.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     {
@@ -320,10 +326,10 @@ async fn expiry(conn: &Connection, harness: &Harness) -> Result<Observed, Observ
         return Err(failed("no legacy engine to expire a session on"));
     };
     legacy.terminate_all().await;
-    match call(conn, "echo", json!({ "text": "after" })).await {
-        Err(Observed::Failed { message, .. }) if message.contains("session expired") => {}
+    match call_raw(conn, "echo", json!({ "text": "after" })).await {
+        Err(TransportError::SessionExpired { .. }) => {}
         Ok(_) => return Err(failed("a call on the terminated session succeeded")),
-        Err(o) => return Err(o),
+        Err(e) => return Err(from_error(&e)),
     }
     let text = call(conn, "echo", json!({ "text": "again" })).await?;
     if text == "again" {

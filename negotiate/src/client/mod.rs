@@ -325,6 +325,7 @@ async fn probe_all(
                 let reason = format!("{prefix}{chosen} via initialize ({how}); legacy era");
                 return Ok(Connection::new(Underlying::Legacy(client), reason));
             }
+            Err(TransportError::Config(e)) => return Err(NegotiateError::Config(e.to_string())),
             Err(e) => {
                 streamable_refused = matches!(
                     &e,

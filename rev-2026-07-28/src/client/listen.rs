@@ -56,7 +56,8 @@ use std::sync::Arc;
 use futures_util::stream;
 use mcp_transport_core::jsonrpc::{Message, Notification, RequestId};
 use mcp_transport_core::transport::{
-    ListenFilter, RequestOptions, ServerMessages, StreamEvent, TransportError,
+    ListenFilter, Misbehaviour, RequestOptions, ResumeFailure, ServerMessages, StreamEvent,
+    TransportError,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -212,10 +213,13 @@ pub(crate) async fn subscribe(
         match call.next().await {
             Some(Ok(StreamEvent::Notification(n))) if n.method == ACKNOWLEDGED => break n,
             Some(Ok(StreamEvent::Notification(n))) => {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "{} arrived on a subscriptions/listen stream before notifications/subscriptions/acknowledged, which MUST be the first message",
-                    n.method
-                )));
+                return Err(TransportError::PeerMisbehaved(
+                    Misbehaviour::UnexpectedMessage {
+                        got: n.method,
+                        context: "a subscriptions/listen stream".into(),
+                        rule: "it arrived before notifications/subscriptions/acknowledged, which MUST be the first message",
+                    },
+                ));
             }
             Some(Ok(StreamEvent::ServerRequest(_))) => {}
             Some(Ok(StreamEvent::Response(r))) => {
@@ -225,17 +229,19 @@ pub(crate) async fn subscribe(
                         message: e.message.clone(),
                         rpc: Some(e),
                     },
-                    Ok(_) => TransportError::PeerMisbehaved(
-                        "the subscriptions/listen request was answered before it was acknowledged"
-                            .into(),
-                    ),
+                    Ok(_) => TransportError::PeerMisbehaved(Misbehaviour::UnexpectedMessage {
+                        got: "result".into(),
+                        context: "a subscriptions/listen stream".into(),
+                        rule: "the request was answered before it was acknowledged",
+                    }),
                 });
             }
             Some(Err(e)) => return Err(e),
             None => {
-                return Err(TransportError::PeerMisbehaved(
-                    "the subscriptions/listen stream ended before its acknowledgment".into(),
-                ));
+                return Err(TransportError::PeerMisbehaved(Misbehaviour::EndedWithout {
+                    what: "the subscriptions/listen stream".into(),
+                    missing: "its acknowledgment".into(),
+                }));
             }
         }
     };
@@ -320,10 +326,12 @@ impl Listener {
                 }
                 Some(Err(TransportError::ResumeFailed(why))) => {
                     self.done = true;
-                    return Some(Err(TransportError::ResumeFailed(format!(
-                        "subscription {} ended without a graceful-close result ({why}); send subscriptions/listen again to resubscribe",
-                        self.id
-                    ))));
+                    return Some(Err(TransportError::ResumeFailed(
+                        ResumeFailure::SubscriptionEnded {
+                            id: self.id.clone(),
+                            cause: Box::new(why),
+                        },
+                    )));
                 }
                 Some(Err(e)) => {
                     self.done = true;

@@ -52,7 +52,8 @@
 //!   `RequestOptions::safe_to_retry` is set (once).
 //! * A stream that ends or breaks before its response is **not resumed**
 //!   (no GET, no `Last-Event-ID`: "Resumable SSE streams via
-//!   `Last-Event-ID` are not supported"): `TransportError::ResumeFailed`.
+//!   `Last-Event-ID` are not supported"): `TransportError::ResumeFailed`
+//!   with `ResumeFailure::NotResumable`.
 //! * **Cancellation** is closing: dropping the `ResponseStream` drops the
 //!   POST or the response body, which closes the connection (*Streamable
 //!   HTTP*, "Cancellation"). No `notifications/cancelled` is ever sent;
@@ -88,7 +89,8 @@
 //! comments are ignored and no timeout applies after the acknowledgment. A
 //! `subscriptions/listen` result (graceful closure) or a
 //! `notifications/cancelled` for the subscription is yielded and ends the
-//! stream; an end without either is `TransportError::ResumeFailed`.
+//! stream; an end without either is `TransportError::ResumeFailed` with
+//! `ResumeFailure::SubscriptionEnded`.
 //! Dropping the `ServerMessages` closes the stream, which ends the
 //! subscription.
 //!

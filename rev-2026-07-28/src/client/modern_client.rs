@@ -7,8 +7,8 @@ use futures_util::stream;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 use mcp_transport_core::negotiation::highest_mutual;
 use mcp_transport_core::transport::{
-    ListenFilter, Negotiated, RequestOptions, ResponseStream, ServerMessages, Transport,
-    TransportError,
+    ListenFilter, Misbehaviour, Negotiated, RequestOptions, ResponseStream, ServerMessages,
+    Transport, TransportError,
 };
 use mcp_transport_core::{Era, ProtocolVersion};
 use serde_json::value::RawValue;
@@ -97,9 +97,10 @@ impl ModernClient {
             .get("supportedVersions")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .ok_or_else(|| {
-                TransportError::PeerMisbehaved(
-                    "server/discover result has no supportedVersions list".into(),
-                )
+                TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+                    what: "server/discover result".into(),
+                    detail: "it has no supportedVersions list".into(),
+                })
             })?;
         let current = self.shared.version();
         if !supported_versions.contains(&current) {

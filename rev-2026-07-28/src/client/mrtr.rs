@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Request, RequestId};
-use mcp_transport_core::transport::{InputHandler, StreamEvent, TransportError};
+use mcp_transport_core::transport::{InputHandler, Misbehaviour, StreamEvent, TransportError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -59,7 +59,10 @@ pub(crate) fn result_type(result: &RawValue) -> Result<ResultType, TransportErro
         result_type: Option<Value>,
     }
     let bad = |e: &dyn std::fmt::Display| {
-        TransportError::PeerMisbehaved(format!("a result must be a JSON object: {e}"))
+        TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+            what: "result".into(),
+            detail: format!("a result must be a JSON object: {e}"),
+        })
     };
     if !result.get().trim_start().starts_with('{') {
         return Err(bad(&result.get().chars().take(40).collect::<String>()));
@@ -103,14 +106,18 @@ pub(crate) fn parse(result: &RawValue) -> Result<InputRequired, TransportError> 
         request_state: Option<String>,
     }
     let wire: Wire = serde_json::from_str(result.get()).map_err(|e| {
-        TransportError::PeerMisbehaved(format!(
-            "malformed InputRequiredResult (inputRequests must map keys to {{method, params}}, requestState must be a string): {e}"
-        ))
+        TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+            what: "InputRequiredResult".into(),
+            detail: format!(
+                "inputRequests must map keys to {{method, params}}, requestState must be a string: {e}"
+            ),
+        })
     })?;
     if wire.input_requests.is_none() && wire.request_state.is_none() {
-        return Err(TransportError::PeerMisbehaved(
-            "an InputRequiredResult must include at least one of inputRequests or requestState (MRTR, Server Requirements 6)".into(),
-        ));
+        return Err(TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+            what: "InputRequiredResult".into(),
+            detail: "it must include at least one of inputRequests or requestState (MRTR, Server Requirements 6)".into(),
+        }));
     }
     Ok(InputRequired {
         has_requests: wire.input_requests.is_some(),

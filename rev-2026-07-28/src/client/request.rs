@@ -53,7 +53,9 @@ use mcp_transport_core::jsonrpc::{
     parse_message, to_raw,
 };
 use mcp_transport_core::negotiation::{UnsupportedVersionData, highest_mutual};
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, TransportError};
+use mcp_transport_core::transport::{
+    Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, TransportError,
+};
 use mcp_transport_core::{Era, ProtocolVersion};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -99,9 +101,10 @@ impl Source {
             Source::Broken(why) => Ok(Incoming::Ended(why.clone())),
             Source::Sse(reader) => match reader.next().await? {
                 SseRead::Data(data) => parse_message(&data).map(Incoming::Message).map_err(|e| {
-                    TransportError::PeerMisbehaved(format!(
-                        "an SSE event is not a JSON-RPC message: {e}"
-                    ))
+                    TransportError::PeerMisbehaved(Misbehaviour::InvalidJsonRpc {
+                        what: "an SSE event".into(),
+                        detail: e.to_string(),
+                    })
                 }),
                 SseRead::End => Ok(Incoming::Ended("the server ended the stream".into())),
                 SseRead::Broken(why) => Ok(Incoming::Ended(format!("the connection broke: {why}"))),
@@ -280,21 +283,25 @@ impl Call {
                     return Ok(StreamEvent::Notification(n));
                 }
                 Incoming::Message(Message::Request(r)) => {
-                    return Err(TransportError::PeerMisbehaved(format!(
-                        "the server sent a JSON-RPC request ({} {}) on the response stream of {}; \
-                         on 2026-07-28 servers MUST NOT send requests on a stream \
-                         (server-to-client input travels as an InputRequiredResult)",
-                        r.method, r.id, self.method
-                    )));
+                    return Err(TransportError::PeerMisbehaved(
+                        Misbehaviour::UnexpectedMessage {
+                            got: format!("JSON-RPC request {} (id {})", r.method, r.id),
+                            context: format!("the response stream of {}", self.method),
+                            rule: "on 2026-07-28 servers MUST NOT send requests on a stream \
+                                   (server-to-client input travels as an InputRequiredResult)",
+                        },
+                    ));
                 }
                 Incoming::Message(Message::Response(r)) => {
                     let ours =
                         r.id.as_ref() == Some(&attempt.id) || (r.id.is_none() && r.is_error());
                     if !ours {
-                        return Err(TransportError::PeerMisbehaved(format!(
-                            "the response stream of request {} carried a response to {:?}",
-                            attempt.id, r.id
-                        )));
+                        return Err(TransportError::PeerMisbehaved(
+                            Misbehaviour::ResponseIdMismatch {
+                                expected: attempt.id.clone(),
+                                got: r.id,
+                            },
+                        ));
                     }
                     let Some(attempt) = self.attempt.take() else {
                         continue;
@@ -305,18 +312,18 @@ impl Call {
                 }
                 Incoming::Ended(why) => {
                     let id = attempt.id.clone();
+                    let revision = attempt.version.clone();
                     self.attempt = None;
                     if self.options.safe_to_retry && !self.reissued {
                         self.reissued = true;
                         tracing::warn!(method = %self.method, %id, why, "response stream broke; re-issuing the request (safe_to_retry) with a new id");
                         continue;
                     }
-                    return Err(TransportError::ResumeFailed(format!(
-                        "the answer to {} (request {id}) ended before its response ({why}); \
-                         2026-07-28 streams are not resumable (no GET, no Last-Event-ID); \
-                         set RequestOptions::safe_to_retry to have a request re-issued with a new id",
-                        self.method
-                    )));
+                    return Err(TransportError::ResumeFailed(ResumeFailure::NotResumable {
+                        revision,
+                        what: format!("the answer to {} (request {id})", self.method),
+                        why,
+                    }));
                 }
             }
         }
@@ -341,9 +348,8 @@ impl Call {
             },
         );
         let headers = meta::request_headers(&self.method, &params, &version, &shared.tools)?;
-        let params = to_raw(&params).map_err(|e| {
-            TransportError::PeerMisbehaved(format!("internal: serializing params: {e}"))
-        })?;
+        let params = to_raw(&params)
+            .map_err(|e| TransportError::Internal(format!("serializing params: {e}")))?;
         let body = Message::Request(Request {
             id: id.clone(),
             method: self.method.clone(),
@@ -388,9 +394,11 @@ impl Call {
         self.status = status;
         if status.is_success() {
             if status == StatusCode::ACCEPTED {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "{what} was answered 202 Accepted; a request must be answered with JSON or an SSE stream"
-                )));
+                return Err(TransportError::PeerMisbehaved(
+                    Misbehaviour::AcceptedWithoutAnswer {
+                        what: what.to_string(),
+                    },
+                ));
             }
             let source = match wire::media_type(&response) {
                 MediaType::Json => {
@@ -409,9 +417,13 @@ impl Call {
                     shared.config.max_event_bytes,
                 ))),
                 MediaType::Other(ct) => {
-                    return Err(TransportError::PeerMisbehaved(format!(
-                        "{what} was answered with content type {ct:?}; expected application/json or text/event-stream"
-                    )));
+                    return Err(TransportError::PeerMisbehaved(
+                        Misbehaviour::WrongContentType {
+                            what: what.to_string(),
+                            got: Some(ct).filter(|ct| !ct.is_empty()),
+                            expected: "application/json or text/event-stream",
+                        },
+                    ));
                 }
             };
             self.attempt = Some(Attempt {
@@ -526,10 +538,12 @@ impl Call {
                 self.retry = Some(retry);
                 Ok(None)
             }
-            ResultType::Unknown(t) => Err(TransportError::PeerMisbehaved(format!(
-                "unrecognized resultType {t:?} in the result of {}; unrecognized values MUST be considered invalid",
-                self.method
-            ))),
+            ResultType::Unknown(t) => Err(TransportError::PeerMisbehaved(
+                Misbehaviour::UnknownResultType {
+                    method: self.method.clone(),
+                    result_type: t,
+                },
+            )),
         }
     }
 
@@ -539,14 +553,16 @@ impl Call {
             return Ok(response);
         };
         let mut value: Value = serde_json::from_str(raw.get()).map_err(|e| {
-            TransportError::PeerMisbehaved(format!("tools/list result is not JSON: {e}"))
+            TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+                what: "tools/list result".into(),
+                detail: format!("not JSON: {e}"),
+            })
         })?;
         if !tool_cache::filter_tools_result(&mut value, &self.shared.tools) {
             return Ok(response);
         }
-        let raw = to_raw(&value).map_err(|e| {
-            TransportError::PeerMisbehaved(format!("internal: re-serializing tools/list: {e}"))
-        })?;
+        let raw = to_raw(&value)
+            .map_err(|e| TransportError::Internal(format!("re-serializing tools/list: {e}")))?;
         Ok(Response {
             id: response.id,
             payload: Ok(raw),
@@ -557,16 +573,25 @@ impl Call {
 /// Parses a JSON answer: exactly one JSON-RPC message.
 fn parse_json_answer(body: &[u8], what: &str) -> Result<Message, TransportError> {
     let text = std::str::from_utf8(body).map_err(|e| {
-        TransportError::PeerMisbehaved(format!("{what}: the JSON answer is not UTF-8: {e}"))
+        TransportError::PeerMisbehaved(Misbehaviour::InvalidJsonRpc {
+            what: what.to_owned(),
+            detail: format!("the JSON answer is not UTF-8: {e}"),
+        })
     })?;
     let message = parse_message(text).map_err(|e| {
-        TransportError::PeerMisbehaved(format!("{what}: not a JSON-RPC message: {e}"))
+        TransportError::PeerMisbehaved(Misbehaviour::InvalidJsonRpc {
+            what: what.to_owned(),
+            detail: e.to_string(),
+        })
     })?;
     if !matches!(message, Message::Response(_)) {
-        return Err(TransportError::PeerMisbehaved(format!(
-            "{what}: an application/json answer must be the response (got {})",
-            message.method().unwrap_or("a message")
-        )));
+        return Err(TransportError::PeerMisbehaved(
+            Misbehaviour::UnexpectedMessage {
+                got: message.method().unwrap_or("message").to_owned(),
+                context: what.to_owned(),
+                rule: "an application/json answer must be the response",
+            },
+        ));
     }
     Ok(message)
 }

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, TransportError};
+use mcp_transport_core::transport::{Misbehaviour, RequestOptions, StreamEvent, TransportError};
 use serde_json::{Map, Value};
 
 use super::request::Call;
@@ -32,7 +32,10 @@ pub(crate) async fn call_value(
             Some(Ok(StreamEvent::Response(r))) => {
                 return match r.payload {
                     Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| {
-                        TransportError::PeerMisbehaved(format!("{method}: result is not JSON: {e}"))
+                        TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+                            what: format!("{method} result"),
+                            detail: format!("not JSON: {e}"),
+                        })
                     }),
                     Err(e) => Err(TransportError::Http {
                         status: call.status().as_u16(),
@@ -44,9 +47,10 @@ pub(crate) async fn call_value(
             Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e),
             None => {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "{method}: the answer ended without a response"
-                )));
+                return Err(TransportError::PeerMisbehaved(Misbehaviour::EndedWithout {
+                    what: format!("the answer to {method}"),
+                    missing: "a response".into(),
+                }));
             }
         }
     }
@@ -85,9 +89,12 @@ pub(crate) fn list_all_tools(shared: Arc<Shared>) -> BoxFuture<Result<Vec<Value>
                     return Ok(tools);
                 }
                 Some(c) if !seen_cursors.insert(c.clone()) => {
-                    return Err(TransportError::PeerMisbehaved(format!(
-                        "tools/list returned the cursor {c:?} twice"
-                    )));
+                    return Err(TransportError::PeerMisbehaved(
+                        Misbehaviour::RepeatedCursor {
+                            method: "tools/list".into(),
+                            cursor: c.clone(),
+                        },
+                    ));
                 }
                 Some(_) => {}
             }

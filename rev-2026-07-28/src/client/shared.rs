@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::RequestId;
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{ConfigError, TransportError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -46,21 +46,23 @@ impl Shared {
     /// Validates the configuration and builds the shared state.
     pub(crate) fn new(config: ModernClientConfig) -> Result<Self, TransportError> {
         let url = reqwest::Url::parse(&config.http.url).map_err(|e| {
-            TransportError::Connection(format!(
-                "invalid MCP endpoint URL {:?}: {e}",
-                config.http.url
-            ))
+            TransportError::Config(ConfigError::InvalidUrl {
+                what: "MCP endpoint URL",
+                url: config.http.url.clone(),
+                reason: e.to_string(),
+            })
         })?;
         let Some(first) = config.versions.first().cloned() else {
-            return Err(TransportError::Connection(
-                "ModernClientConfig::versions is empty: the client must offer at least one protocol version".into(),
-            ));
+            return Err(TransportError::Config(ConfigError::NoVersions {
+                setting: "ModernClientConfig::versions",
+            }));
         };
         if let Some(v) = config.versions.iter().find(|v| !v.is_modern()) {
-            return Err(TransportError::Connection(format!(
-                "ModernClientConfig::versions names {v}, a legacy (initialize-based) version; \
-                 this client speaks only the stateless model of 2026-07-28 and later"
-            )));
+            return Err(TransportError::Config(ConfigError::UnusableVersion {
+                setting: "ModernClientConfig::versions",
+                version: v.clone(),
+                accepted: "modern (stateless, 2026-07-28 and later) versions",
+            }));
         }
         let http = config.http.client()?;
         Ok(Shared {

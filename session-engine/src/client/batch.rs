@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_transport_core::jsonrpc::{Message, Notification, Request, RequestId, Response, set_meta};
-use mcp_transport_core::transport::{StreamEvent, TransportError};
+use mcp_transport_core::transport::{Misbehaviour, StreamEvent, TransportError};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
@@ -205,18 +205,20 @@ pub(crate) async fn send(
             return Ok(());
         }
         if response.status() == http::StatusCode::ACCEPTED {
-            return Err(TransportError::PeerMisbehaved(format!(
-                "the answer to {what} was 202 Accepted; a batch with requests must be answered with JSON or an SSE stream"
-            )));
+            return Err(TransportError::PeerMisbehaved(
+                Misbehaviour::AcceptedWithoutAnswer {
+                    what: format!("the answer to {what}"),
+                },
+            ));
         }
         let mode = Mode::Batch(ids.clone());
         let mut source = Source::open(&shared, &session, mode, response, &what).await?;
         while reading.missing > 0 {
             let Some(message) = source.next().await? else {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "the answer to {what} ended without the responses to requests {}",
-                    reading.unanswered()
-                )));
+                return Err(TransportError::PeerMisbehaved(Misbehaviour::EndedWithout {
+                    what: format!("the answer to {what}"),
+                    missing: format!("the responses to requests {}", reading.unanswered()),
+                }));
             };
             reading.take(message, &mut guards).await?;
         }

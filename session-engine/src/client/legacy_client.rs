@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use super::batch::{self, BatchItem, BatchResponses};
 use super::config::ClientConfig;
-use super::listen::{self, Listening};
+use super::listen;
 use super::request;
 use super::session::{self, Current, InitializeResult, delete_ok};
 use super::shared::Shared;
@@ -120,13 +120,6 @@ impl LegacyClient {
     pub async fn batch(&self, items: Vec<BatchItem>) -> Result<BatchResponses, TransportError> {
         batch::send(self.shared.clone(), items).await
     }
-
-    /// Opens the standalone GET stream, telling "not offered" (405) apart
-    /// from a stream ([`Transport::listen`] maps `NotOffered` to a stream
-    /// that ends at once).
-    pub async fn open_listen(&self, filter: ListenFilter) -> Result<Listening, TransportError> {
-        listen::open(self.shared.clone(), filter).await
-    }
 }
 
 #[async_trait]
@@ -166,14 +159,10 @@ impl Transport for LegacyClient {
         wire::post_accepted(&self.shared, &current.session, &message, &what).await
     }
 
-    /// The standalone GET stream; when the server offers none (405) the
-    /// returned stream ends at once (use [`LegacyClient::open_listen`] to
-    /// tell the two apart).
+    /// The standalone GET stream; when the server offers none (405) this
+    /// is [`TransportError::NotOffered`].
     async fn listen(&self, filter: ListenFilter) -> Result<ServerMessages, TransportError> {
-        match self.open_listen(filter).await? {
-            Listening::Stream(s) => Ok(s),
-            Listening::NotOffered => Ok(ServerMessages::new(futures_util::stream::empty())),
-        }
+        listen::open(self.shared.clone(), filter).await
     }
 
     /// Sends DELETE with the session id (200, 202, 204, 405 and 404 are all

@@ -4,9 +4,8 @@
 //! The client GETs the endpoint with `Accept: text/event-stream`; the server
 //! "MUST either return `Content-Type: text/event-stream` ... or else return
 //! HTTP 405 Method Not Allowed, indicating that the server does not offer an
-//! SSE stream at this endpoint". 405 is an answer, not a failure:
-//! [`Listening::NotOffered`] (and, through `Transport::listen`, a stream that
-//! ends at once).
+//! SSE stream at this endpoint". 405 is an answer, not a failure of the
+//! connection: [`TransportError::NotOffered`].
 //!
 //! On the stream the server "MAY send JSON-RPC _requests_ and
 //! _notifications_"; requests are answered through the input handler before
@@ -21,7 +20,7 @@ use std::sync::Arc;
 
 use futures_util::stream;
 use mcp_transport_core::jsonrpc::{Message, Notification};
-use mcp_transport_core::transport::{ListenFilter, ServerMessages, TransportError};
+use mcp_transport_core::transport::{ListenFilter, Misbehaviour, ServerMessages, TransportError};
 use serde::Deserialize;
 
 use super::input;
@@ -30,20 +29,15 @@ use super::session::{self, Session};
 use super::shared::Shared;
 use super::wire::{self, MediaType};
 
-/// What opening the standalone stream found.
-#[derive(Debug)]
-pub enum Listening {
-    /// The server offers the stream: its messages.
-    Stream(ServerMessages),
-    /// The server answered 405: it offers no standalone stream.
-    NotOffered,
-}
+/// What [`TransportError::NotOffered`] says the server does not offer.
+pub(crate) const NOT_OFFERED: &str = "a standalone GET stream (405 Method Not Allowed)";
 
-/// GETs the standalone stream of the current session.
+/// GETs the standalone stream of the current session (a 405 is
+/// [`TransportError::NotOffered`]).
 pub(crate) async fn open(
     shared: Arc<Shared>,
     filter: ListenFilter,
-) -> Result<Listening, TransportError> {
+) -> Result<ServerMessages, TransportError> {
     let current = session::ensure(&shared).await?;
     let session = current.session.clone();
     if !session.features.get_stream {
@@ -55,15 +49,22 @@ pub(crate) async fn open(
     let what = "GET of the standalone stream";
     let response = wire::send(wire::get(&shared, &session, None), what).await?;
     if response.status() == http::StatusCode::METHOD_NOT_ALLOWED {
-        return Ok(Listening::NotOffered);
+        return Err(TransportError::NotOffered { what: NOT_OFFERED });
     }
     if !response.status().is_success() {
         return Err(wire::status_error(response, &session, what).await);
     }
     if let other @ (MediaType::Json | MediaType::Other(_)) = wire::media_type(&response) {
-        return Err(TransportError::PeerMisbehaved(format!(
-            "{what} was answered with {other:?}, not text/event-stream"
-        )));
+        return Err(TransportError::PeerMisbehaved(
+            Misbehaviour::WrongContentType {
+                what: what.to_owned(),
+                got: match other {
+                    MediaType::Other(ct) => Some(ct).filter(|ct| !ct.is_empty()),
+                    _ => Some("application/json".into()),
+                },
+                expected: "text/event-stream",
+            },
+        ));
     }
     let source = EventSource::new(shared.clone(), session.clone(), Mode::Listen, response);
     let state = ListenStream {
@@ -73,13 +74,13 @@ pub(crate) async fn open(
         filter,
         done: false,
     };
-    Ok(Listening::Stream(ServerMessages::new(stream::unfold(
+    Ok(ServerMessages::new(stream::unfold(
         state,
         |mut state| async move {
             let item = state.next().await?;
             Some((item, state))
         },
-    ))))
+    )))
 }
 
 /// The state behind the [`ServerMessages`] of the standalone stream.

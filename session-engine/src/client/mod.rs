@@ -59,5 +59,4 @@ pub use config::{
     DEFAULT_RECONNECT_BACKOFF, DEFAULT_REQUEST_TIMEOUT,
 };
 pub use legacy_client::LegacyClient;
-pub use listen::Listening;
 pub use session::InitializeResult;

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use futures_util::stream;
 use mcp_transport_core::jsonrpc::{Message, Request, RequestId};
-use mcp_transport_core::transport::{RequestOptions, ResponseStream, StreamEvent, TransportError};
+use mcp_transport_core::transport::{
+    Misbehaviour, RequestOptions, ResponseStream, StreamEvent, TransportError,
+};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
@@ -56,9 +58,13 @@ impl Source {
                 response,
             ))),
             MediaType::Other(ct) => {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "{what} has content type {ct:?}; expected application/json or text/event-stream"
-                )));
+                return Err(TransportError::PeerMisbehaved(
+                    Misbehaviour::WrongContentType {
+                        what: what.to_owned(),
+                        got: Some(ct).filter(|ct| !ct.is_empty()),
+                        expected: "application/json or text/event-stream",
+                    },
+                ));
             }
         })
     }
@@ -90,9 +96,9 @@ impl Exchange {
     ) -> Result<Self, TransportError> {
         let what = format!("the answer to request {id}");
         if response.status() == http::StatusCode::ACCEPTED {
-            return Err(TransportError::PeerMisbehaved(format!(
-                "{what} was 202 Accepted; a request must be answered with JSON or an SSE stream"
-            )));
+            return Err(TransportError::PeerMisbehaved(
+                Misbehaviour::AcceptedWithoutAnswer { what },
+            ));
         }
         let source = Source::open(
             &shared,
@@ -120,10 +126,10 @@ impl Exchange {
     pub(crate) async fn next_event(&mut self) -> Result<StreamEvent, TransportError> {
         loop {
             let Some(message) = self.source.next().await? else {
-                return Err(TransportError::PeerMisbehaved(format!(
-                    "the answer to request {} ended without its response",
-                    self.id
-                )));
+                return Err(TransportError::PeerMisbehaved(Misbehaviour::EndedWithout {
+                    what: format!("the answer to request {}", self.id),
+                    missing: "its response".into(),
+                }));
             };
             match message {
                 Message::Response(r) if r.id.as_ref() == Some(&self.id) => {

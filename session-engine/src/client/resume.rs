@@ -18,7 +18,7 @@
 //!   with `Last-Event-ID: <last id>`.
 //! - A request's stream that ends before any event id arrived cannot be
 //!   resumed (a GET without `Last-Event-ID` would open the standalone
-//!   stream instead): it fails at once with `ResumeFailed`. The standalone
+//!   stream instead): it fails at once with `ResumeFailure::NoEventId`. The standalone
 //!   stream reconnects without `Last-Event-ID` then.
 //! - Events carrying an id already delivered are dropped, so each message
 //!   reaches the caller once even from a server that replays the
@@ -29,7 +29,8 @@
 //!   request, an idle standalone stream; a request's polls stay bounded
 //!   by its deadline). At most `max_resume_attempts` reconnections in a
 //!   row, during at most `max_resume_time`, may make none; then the stream
-//!   fails with `ResumeFailed` naming the attempts and the time spent.
+//!   fails with `ResumeFailure::AttemptsExhausted` or `TimeExhausted`,
+//!   naming the attempts and the time spent.
 //! - An HTTP error on the resumption GET ends the stream with that status
 //!   and the JSON-RPC error message of the body (404 with a session id:
 //!   `SessionExpired`).
@@ -39,7 +40,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_transport_core::jsonrpc::{Message, RequestId};
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{Misbehaviour, ResumeFailure, TransportError};
 use tokio::time::Instant;
 
 use super::config::ClientConfig;
@@ -189,10 +190,10 @@ impl EventSource {
     async fn reconnect(&mut self) -> Result<bool, TransportError> {
         let what = self.what();
         if matches!(self.mode, Mode::Request(_) | Mode::Batch(_)) && self.last_event_id.is_none() {
-            return Err(TransportError::ResumeFailed(format!(
-                "{what}: {} before the server sent any event id, so there is no Last-Event-ID to resume from",
-                self.last_end
-            )));
+            return Err(TransportError::ResumeFailed(ResumeFailure::NoEventId {
+                what,
+                end: self.last_end.to_string(),
+            }));
         }
         let wait = self.resumer.next_wait(self.retry, &what, &self.last_end)?;
         tokio::time::sleep(wait).await;
@@ -227,9 +228,17 @@ impl EventSource {
                 ));
                 Ok(true)
             }
-            other => Err(TransportError::PeerMisbehaved(format!(
-                "GET resuming {what} was answered with content type {other:?}, not text/event-stream"
-            ))),
+            other => Err(TransportError::PeerMisbehaved(
+                Misbehaviour::WrongContentType {
+                    what: format!("GET resuming {what}"),
+                    got: match other {
+                        MediaType::Json => Some("application/json".into()),
+                        MediaType::EventStream => Some("text/event-stream".into()),
+                        MediaType::Other(ct) => Some(ct).filter(|ct| !ct.is_empty()),
+                    },
+                    expected: "text/event-stream",
+                },
+            )),
         }
     }
 
@@ -287,18 +296,25 @@ impl Resumer {
         let elapsed = now.duration_since(since);
         let wait = retry.unwrap_or(self.backoff);
         if self.attempts >= self.max_attempts {
-            return Err(TransportError::ResumeFailed(format!(
-                "{what}: gave up after {} reconnection attempts in {elapsed:?} that brought nothing new \
-                 (max_resume_attempts = {}); last: {end}",
-                self.attempts, self.max_attempts
-            )));
+            return Err(TransportError::ResumeFailed(
+                ResumeFailure::AttemptsExhausted {
+                    what: what.to_owned(),
+                    attempts: self.attempts,
+                    elapsed,
+                    max_attempts: self.max_attempts,
+                    last: end.to_string(),
+                },
+            ));
         }
         if elapsed + wait > self.max_time {
-            return Err(TransportError::ResumeFailed(format!(
-                "{what}: gave up after {} reconnection attempts in {elapsed:?}: waiting {wait:?} more \
-                 would pass max_resume_time ({:?}); last: {end}",
-                self.attempts, self.max_time
-            )));
+            return Err(TransportError::ResumeFailed(ResumeFailure::TimeExhausted {
+                what: what.to_owned(),
+                attempts: self.attempts,
+                elapsed,
+                wait,
+                max_time: self.max_time,
+                last: end.to_string(),
+            }));
         }
         self.attempts += 1;
         Ok(wait)
@@ -362,15 +378,32 @@ mod tests {
                 .unwrap(),
             Duration::from_millis(250)
         );
-        let err = r.next_wait(None, "s", &end).unwrap_err().to_string();
-        assert!(err.contains("2 reconnection attempts"), "{err}");
+        let err = r.next_wait(None, "s", &end).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                TransportError::ResumeFailed(ResumeFailure::AttemptsExhausted {
+                    attempts: 2,
+                    max_attempts: 2,
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("2 reconnection attempts"), "{err}");
         r.progress();
         assert!(r.next_wait(None, "s", &end).is_ok());
         tokio::time::advance(Duration::from_secs(9)).await;
         let err = r
             .next_wait(Some(Duration::from_secs(2)), "s", &end)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("max_resume_time"), "{err}");
+            .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                TransportError::ResumeFailed(ResumeFailure::TimeExhausted { wait, max_time, .. })
+                    if *wait == Duration::from_secs(2) && *max_time == Duration::from_secs(10)
+            ),
+            "{err:?}"
+        );
     }
 }

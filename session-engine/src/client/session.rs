@@ -15,7 +15,7 @@ use http::StatusCode;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Message, Notification, Request};
 use mcp_transport_core::negotiation::legacy_client_accept;
-use mcp_transport_core::transport::{StreamEvent, TransportError};
+use mcp_transport_core::transport::{Misbehaviour, StreamEvent, TransportError};
 use mcp_transport_core::version::Features;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -123,7 +123,7 @@ impl Session {
 
 fn features_of(version: &ProtocolVersion) -> Result<Features, TransportError> {
     version.features().copied().ok_or_else(|| {
-        TransportError::PeerMisbehaved(format!(
+        TransportError::Internal(format!(
             "protocol version {version} has no known feature row"
         ))
     })
@@ -167,9 +167,8 @@ async fn handshake(shared: &Arc<Shared>) -> Result<Current, TransportError> {
         "capabilities": shared.config.capabilities,
         "clientInfo": shared.config.client_info,
     });
-    let request = Request::new(id.clone(), "initialize", Some(&params)).map_err(|e| {
-        TransportError::PeerMisbehaved(format!("internal: serializing initialize: {e}"))
-    })?;
+    let request = Request::new(id.clone(), "initialize", Some(&params))
+        .map_err(|e| TransportError::Internal(format!("serializing initialize: {e}")))?;
     let work = async {
         let pre = Session::provisional(None, &offered)?;
         let body = Message::Request(request).to_json();
@@ -248,9 +247,11 @@ fn session_id_of(response: &reqwest::Response) -> Result<Option<String>, Transpo
     };
     let bytes = value.as_bytes();
     if bytes.is_empty() || !bytes.iter().all(|b| (0x21..=0x7e).contains(b)) {
-        return Err(TransportError::PeerMisbehaved(format!(
-            "the MCP-Session-Id header {value:?} is not 1 or more visible ASCII characters (0x21-0x7E)"
-        )));
+        return Err(TransportError::PeerMisbehaved(
+            Misbehaviour::InvalidSessionId {
+                value: String::from_utf8_lossy(bytes).into_owned(),
+            },
+        ));
     }
     Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
 }
@@ -268,7 +269,10 @@ fn parse_result(raw: Box<RawValue>) -> Result<InitializeResult, TransportError> 
         instructions: Option<String>,
     }
     let w: Wire = serde_json::from_str(raw.get()).map_err(|e| {
-        TransportError::PeerMisbehaved(format!("the InitializeResult is malformed: {e}"))
+        TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+            what: "InitializeResult".into(),
+            detail: e.to_string(),
+        })
     })?;
     Ok(InitializeResult {
         protocol_version: w.protocol_version,

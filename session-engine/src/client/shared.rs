@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use mcp_transport_core::jsonrpc::RequestId;
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{ConfigError, TransportError};
 use tokio_util::sync::CancellationToken;
 
 use super::config::ClientConfig;
@@ -34,24 +34,27 @@ impl Shared {
     /// Validates the configuration and builds the shared state.
     pub(crate) fn new(config: ClientConfig) -> Result<Arc<Self>, TransportError> {
         let url = reqwest::Url::parse(&config.http.url).map_err(|e| {
-            TransportError::Connection(format!(
-                "invalid MCP endpoint URL {:?}: {e}",
-                config.http.url
-            ))
+            TransportError::Config(ConfigError::InvalidUrl {
+                what: "MCP endpoint URL",
+                url: config.http.url.clone(),
+                reason: e.to_string(),
+            })
         })?;
         if config.versions.is_empty() {
-            return Err(TransportError::Connection(
-                "ClientConfig::versions is empty: the client must offer at least one protocol version".into(),
-            ));
+            return Err(TransportError::Config(ConfigError::NoVersions {
+                setting: "ClientConfig::versions",
+            }));
         }
         if let Some(v) = config
             .versions
             .iter()
             .find(|v| !v.is_legacy() || !v.is_known())
         {
-            return Err(TransportError::Connection(format!(
-                "ClientConfig::versions names {v}, which is not a known legacy (session-based) revision"
-            )));
+            return Err(TransportError::Config(ConfigError::UnusableVersion {
+                setting: "ClientConfig::versions",
+                version: v.clone(),
+                accepted: "known legacy (session-based) revisions",
+            }));
         }
         let http = config.http.client()?;
         Ok(Arc::new(Shared {

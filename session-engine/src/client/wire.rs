@@ -12,7 +12,7 @@ use http::header::{ACCEPT, CONTENT_TYPE};
 use mcp_http_edge::client::{BodyError, body_excerpt, read_limited, rpc_error};
 use mcp_http_edge::headers::{self, ACCEPT_POST};
 use mcp_transport_core::jsonrpc::{Body, Message, parse_body};
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{Misbehaviour, TransportError};
 use mcp_transport_core::version::Features;
 
 use super::session::Session;
@@ -41,8 +41,9 @@ impl Outgoing<'_> {
             Outgoing::Single(m) => Ok(m.to_json()),
             Outgoing::Batch(items) => {
                 if !features.batches {
-                    return Err(TransportError::PeerMisbehaved(
-                        "internal: a JSON-RPC batch was about to be sent on a revision without batches".into(),
+                    return Err(TransportError::Internal(
+                        "a JSON-RPC batch was about to be sent on a revision without batches"
+                            .into(),
                     ));
                 }
                 let parts: Vec<String> = items.iter().map(Message::to_json).collect();
@@ -147,7 +148,10 @@ pub(crate) fn parse_messages(
     what: &str,
 ) -> Result<Vec<Message>, TransportError> {
     let bad = |e: &dyn std::fmt::Display| {
-        TransportError::PeerMisbehaved(format!("{what}: not a valid JSON-RPC message: {e}"))
+        TransportError::PeerMisbehaved(Misbehaviour::InvalidJsonRpc {
+            what: what.to_owned(),
+            detail: e.to_string(),
+        })
     };
     match parse_body(bytes, features.batches).map_err(|e| bad(&e))? {
         Body::Single(m) => Ok(vec![m]),
