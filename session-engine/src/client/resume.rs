@@ -195,7 +195,9 @@ impl EventSource {
                 end: self.last_end.to_string(),
             }));
         }
-        let wait = self.resumer.next_wait(self.retry, &what, &self.last_end)?;
+        let wait = self
+            .resumer
+            .next_wait(Instant::now(), self.retry, &what, &self.last_end)?;
         tokio::time::sleep(wait).await;
         tracing::debug!(stream = %what, last_event_id = ?self.last_event_id, ?wait, "reconnecting by GET");
         let get = wire::get(&self.shared, &self.session, self.last_event_id.as_deref());
@@ -283,15 +285,17 @@ impl Resumer {
         self.since = None;
     }
 
-    /// The wait before the next reconnection (the server's `retry`, else the
-    /// backoff), or `ResumeFailed` when the bounds are spent.
+    /// The wait before the next reconnection, asked at `now` (the server's
+    /// `retry`, else the backoff), or `ResumeFailed` when the bounds are
+    /// spent. Pure: time is an argument, so the bounds are tested with
+    /// explicit instants.
     pub(crate) fn next_wait(
         &mut self,
+        now: Instant,
         retry: Option<Duration>,
         what: &str,
         end: &End,
     ) -> Result<Duration, TransportError> {
-        let now = Instant::now();
         let since = *self.since.get_or_insert(now);
         let elapsed = now.duration_since(since);
         let wait = retry.unwrap_or(self.backoff);
@@ -362,46 +366,54 @@ mod tests {
         assert!(seen.insert("a"));
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn resumer_bounds_attempts_and_time() {
+    #[test]
+    fn resumer_bounds_attempts_and_time() {
         let config = ClientConfig::default()
             .with_max_resume_attempts(2)
             .with_max_resume_time(Duration::from_secs(10));
         let mut r = Resumer::new(&config);
         let end = End::Eof;
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        // No retry: the backoff (1 s by default); a retry: exactly it.
+        assert_eq!(r.next_wait(t0, None, "s", &end).unwrap(), s(1));
         assert_eq!(
-            r.next_wait(None, "s", &end).unwrap(),
-            Duration::from_secs(1)
-        );
-        assert_eq!(
-            r.next_wait(Some(Duration::from_millis(250)), "s", &end)
+            r.next_wait(t0 + s(1), Some(Duration::from_millis(250)), "s", &end)
                 .unwrap(),
             Duration::from_millis(250)
         );
-        let err = r.next_wait(None, "s", &end).unwrap_err();
+        let err = r.next_wait(t0 + s(2), None, "s", &end).unwrap_err();
         assert!(
             matches!(
                 &err,
                 TransportError::ResumeFailed(ResumeFailure::AttemptsExhausted {
                     attempts: 2,
                     max_attempts: 2,
+                    elapsed,
                     ..
-                })
+                }) if *elapsed == s(2)
             ),
             "{err:?}"
         );
         assert!(err.to_string().contains("2 reconnection attempts"), "{err}");
+        // Progress starts the bounds afresh, the clock too.
         r.progress();
-        assert!(r.next_wait(None, "s", &end).is_ok());
-        tokio::time::advance(Duration::from_secs(9)).await;
-        let err = r
-            .next_wait(Some(Duration::from_secs(2)), "s", &end)
-            .unwrap_err();
+        let t1 = t0 + s(100);
+        assert!(r.next_wait(t1, None, "s", &end).is_ok());
+        // 9 s without progress: a 1 s wait still fits exactly in 10 s ...
+        let mut fits = Resumer::new(&config);
+        assert!(fits.next_wait(t1, None, "s", &end).is_ok());
+        assert_eq!(
+            fits.next_wait(t1 + s(9), Some(s(1)), "s", &end).unwrap(),
+            s(1)
+        );
+        // ... a 2 s wait would pass max_resume_time.
+        let err = r.next_wait(t1 + s(9), Some(s(2)), "s", &end).unwrap_err();
         assert!(
             matches!(
                 &err,
-                TransportError::ResumeFailed(ResumeFailure::TimeExhausted { wait, max_time, .. })
-                    if *wait == Duration::from_secs(2) && *max_time == Duration::from_secs(10)
+                TransportError::ResumeFailed(ResumeFailure::TimeExhausted { wait, max_time, elapsed, .. })
+                    if *wait == s(2) && *max_time == s(10) && *elapsed == s(9)
             ),
             "{err:?}"
         );
