@@ -28,11 +28,13 @@ use serde_json::value::RawValue;
 use tokio::time::Instant;
 
 use super::cancel::CancelGuard;
+use super::exchange::Source;
 use super::input;
-use super::request::{Source, with_deadline};
+use super::request::with_deadline;
 use super::resume::Mode;
-use super::session::{self, Session};
+use super::session;
 use super::shared::Shared;
+use super::state::Session;
 use super::wire::{self, Outgoing};
 
 /// One element of a batch sent by

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use mcp_transport_core::jsonrpc::{Message, Notification, RequestId, to_raw};
 
-use super::session::Session;
 use super::shared::Shared;
+use super::state::Session;
 use super::wire;
 
 /// Sends `notifications/cancelled` for its request when dropped or fired,

@@ -13,8 +13,8 @@ use mcp_transport_core::jsonrpc::{Message, Request, Response};
 use mcp_transport_core::transport::TransportError;
 use serde_json::value::RawValue;
 
-use super::session::Session;
 use super::shared::Shared;
+use super::state::Session;
 use super::wire;
 
 /// Computes the answer to `request` and POSTs it.

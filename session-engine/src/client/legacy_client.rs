@@ -18,8 +18,9 @@ use super::batch::{self, BatchItem, BatchResponses};
 use super::config::ClientConfig;
 use super::listen;
 use super::request;
-use super::session::{self, Current, InitializeResult, delete_ok};
+use super::session::{self, delete_ok};
 use super::shared::Shared;
+use super::state::{Current, InitializeResult};
 use super::wire;
 
 /// A client of one MCP endpoint speaking a session-based revision

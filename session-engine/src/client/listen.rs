@@ -25,8 +25,9 @@ use serde::Deserialize;
 
 use super::input;
 use super::resume::{EventSource, Mode};
-use super::session::{self, Session};
+use super::session;
 use super::shared::Shared;
+use super::state::Session;
 use super::wire::{self, MediaType};
 
 /// What [`TransportError::NotOffered`] says the server does not offer.

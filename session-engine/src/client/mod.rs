@@ -43,6 +43,7 @@
 mod batch;
 mod cancel;
 mod config;
+mod exchange;
 mod input;
 mod legacy_client;
 mod listen;
@@ -51,6 +52,7 @@ mod resume;
 mod session;
 mod shared;
 mod sse_reader;
+mod state;
 mod wire;
 
 pub use batch::{BatchItem, BatchResponses};
@@ -59,4 +61,4 @@ pub use config::{
     DEFAULT_RECONNECT_BACKOFF, DEFAULT_REQUEST_TIMEOUT,
 };
 pub use legacy_client::LegacyClient;
-pub use session::InitializeResult;
+pub use state::InitializeResult;

@@ -44,9 +44,9 @@ use mcp_transport_core::transport::{Misbehaviour, ResumeFailure, TransportError}
 use tokio::time::Instant;
 
 use super::config::ClientConfig;
-use super::session::Session;
 use super::shared::Shared;
 use super::sse_reader::{End, Frame, Read, SseConnection};
+use super::state::Session;
 use super::wire::{self, MediaType};
 
 /// How many delivered event ids are remembered for de-duplication.

@@ -8,7 +8,7 @@ use mcp_transport_core::transport::{ConfigError, TransportError};
 use tokio_util::sync::CancellationToken;
 
 use super::config::ClientConfig;
-use super::session::Current;
+use super::state::Current;
 
 /// Shared client state.
 pub(crate) struct Shared {

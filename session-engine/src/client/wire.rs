@@ -2,7 +2,7 @@
 //! media type and JSON bodies.
 //!
 //! Every request carries the headers of its session
-//! ([`Session::apply`](super::session::Session::apply)): `MCP-Session-Id`
+//! ([`Session::apply`](super::state::Session::apply)): `MCP-Session-Id`
 //! when the server gave one, `MCP-Protocol-Version` when the revision has
 //! that header. Every POST and GET carries `Accept` (*Transports*, "Sending
 //! Messages to the Server" 2 and "Listening for Messages from the Server" 2).
@@ -15,8 +15,8 @@ use mcp_transport_core::jsonrpc::{Body, Message, parse_body};
 use mcp_transport_core::transport::{Misbehaviour, TransportError};
 use mcp_transport_core::version::Features;
 
-use super::session::Session;
 use super::shared::Shared;
+use super::state::Session;
 
 pub(crate) use mcp_http_edge::client::{MediaType, media_type, send};
 

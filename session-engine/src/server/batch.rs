@@ -51,18 +51,17 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
-use mcp_transport_core::handler::SendError;
 use mcp_transport_core::jsonrpc::{
     BatchElementError, BodyError, ErrorObject, INVALID_REQUEST, Message, Request, Response,
 };
-use tokio::sync::{Mutex, oneshot};
 
 use super::connection::{self, Plan};
-use super::outlet::{Outlet, open_request_stream};
+use super::group::{Group, GroupAnswer};
+use super::open::open_request_stream;
+use super::outlet::Outlet;
 use super::reply::{self, HttpResponse};
 use super::session::Session;
 use super::stream::StreamState;
@@ -222,151 +221,4 @@ fn sse(
             resuming: false,
         },
     )
-}
-
-/// What a batch in `json_response` mode is answered with.
-pub(crate) enum GroupAnswer {
-    /// Every response, as one JSON array (empty when all were cancelled).
-    Json(Vec<Response>),
-    /// The stream opened for a related message; answer with SSE.
-    Stream(Arc<StreamState>, EventId),
-}
-
-/// The requests of one batch: their shared stream, or (in `json_response`
-/// mode, until a related message comes) their collected responses, and how
-/// many still owe a response.
-pub(crate) struct Group {
-    shared: Arc<Shared>,
-    session: Arc<Session>,
-    state: Mutex<GroupState>,
-}
-
-struct GroupState {
-    /// The batch's stream, once open.
-    stream: Option<Arc<StreamState>>,
-    /// Responses ready while no stream is open.
-    collected: Vec<Response>,
-    /// Requests not yet answered (or abandoned).
-    remaining: usize,
-    /// Where the `json_response` answer goes.
-    answer: Option<oneshot::Sender<GroupAnswer>>,
-}
-
-impl Group {
-    /// A group answering on `stream` (already open).
-    fn streaming(
-        shared: &Arc<Shared>,
-        session: &Arc<Session>,
-        requests: usize,
-        stream: Arc<StreamState>,
-    ) -> Arc<Self> {
-        Arc::new(Group {
-            shared: shared.clone(),
-            session: session.clone(),
-            state: Mutex::new(GroupState {
-                stream: Some(stream),
-                collected: Vec::new(),
-                remaining: requests,
-                answer: None,
-            }),
-        })
-    }
-
-    /// A group collecting responses (starting with `answers`) for one JSON
-    /// answer; the POST waits on the receiver.
-    fn collecting(
-        shared: &Arc<Shared>,
-        session: &Arc<Session>,
-        requests: usize,
-        answers: Vec<Response>,
-    ) -> (Arc<Self>, oneshot::Receiver<GroupAnswer>) {
-        let (tx, rx) = oneshot::channel();
-        let group = Arc::new(Group {
-            shared: shared.clone(),
-            session: session.clone(),
-            state: Mutex::new(GroupState {
-                stream: None,
-                collected: answers,
-                remaining: requests,
-                answer: Some(tx),
-            }),
-        });
-        (group, rx)
-    }
-
-    /// The batch's stream, opening it (with the responses collected so far
-    /// as its first events, and switching the answer to SSE) if needed.
-    pub(crate) async fn stream(&self) -> Result<Arc<StreamState>, SendError> {
-        let mut st = self.state.lock().await;
-        if let Some(s) = &st.stream {
-            return Ok(s.clone());
-        }
-        if st.remaining == 0 {
-            return Err(SendError::Finished);
-        }
-        let (state, priming) = open_request_stream(&self.shared, &self.session)
-            .await
-            .map_err(|e| SendError::Queue(e.to_string()))?;
-        for response in std::mem::take(&mut st.collected) {
-            self.append(&state, response).await;
-        }
-        st.stream = Some(state.clone());
-        if let Some(tx) = st.answer.take() {
-            let _ = tx.send(GroupAnswer::Stream(state.clone(), priming));
-        }
-        Ok(state)
-    }
-
-    /// One request's response; the stream ends (or the JSON answer goes
-    /// out) after the last one.
-    pub(crate) async fn respond(&self, response: Response) {
-        let mut st = self.state.lock().await;
-        match st.stream.clone() {
-            Some(stream) => self.append(&stream, response).await,
-            None => st.collected.push(response),
-        }
-        self.one_done(&mut st).await;
-    }
-
-    /// One request ends without a response (cancelled, or the session
-    /// ended).
-    pub(crate) async fn abandon(&self) {
-        let mut st = self.state.lock().await;
-        self.one_done(&mut st).await;
-    }
-
-    async fn one_done(&self, st: &mut GroupState) {
-        st.remaining = st.remaining.saturating_sub(1);
-        if st.remaining > 0 {
-            return;
-        }
-        match st.stream.clone() {
-            Some(stream) => {
-                stream
-                    .finish(self.shared.config.event_store.as_ref(), &self.session.tag)
-                    .await;
-                self.session.reap(&stream);
-            }
-            None => {
-                if let Some(tx) = st.answer.take() {
-                    let _ = tx.send(GroupAnswer::Json(std::mem::take(&mut st.collected)));
-                }
-            }
-        }
-    }
-
-    /// Appends one response to the batch's stream (its own event).
-    async fn append(&self, stream: &StreamState, response: Response) {
-        let json = Message::Response(response).to_json();
-        if let Err(e) = stream
-            .append(
-                self.shared.config.event_store.as_ref(),
-                &self.session.tag,
-                Bytes::from(json),
-            )
-            .await
-        {
-            tracing::warn!(session = %self.session.id, error = %e, "could not log a response of a batch");
-        }
-    }
 }

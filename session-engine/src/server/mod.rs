@@ -59,6 +59,8 @@
 //! | `initialize` | negotiation and session creation |
 //! | `post` | POST checks and per-message dispatch |
 //! | `batch` | JSON-RPC batches (2025-03-26): element rules, one answer for the batch |
+//! | `group` | a batch's requests as a group: one stream or collected responses |
+//! | `open` | opening a request stream (store, session) |
 //! | `request` | running a request in its task; cancellation |
 //! | `outlet` | a request's `RequestSink`: JSON or SSE, backpressure |
 //! | `input` | server-to-client requests for `Outcome::InputRequired` |
@@ -118,8 +120,10 @@ mod config;
 mod connection;
 mod delete;
 mod get;
+mod group;
 mod initialize;
 mod input;
+mod open;
 mod outlet;
 mod post;
 mod reply;

@@ -27,7 +27,8 @@ use mcp_transport_core::jsonrpc::{Message, Notification, Response};
 use tokio::sync::oneshot;
 
 use super::Shared;
-use super::batch::Group;
+use super::group::Group;
+use super::open::open_request_stream;
 use super::session::{Session, lock};
 use super::stream::StreamState;
 
@@ -251,21 +252,4 @@ impl RequestSink for Outlet {
     fn log_level(&self) -> Option<LogLevel> {
         Some(self.session.log_level())
     }
-}
-
-/// Opens a new request stream: a fresh stream number, registered in the
-/// event store and in the session. Returns its state and priming id.
-pub(crate) async fn open_request_stream(
-    shared: &Arc<Shared>,
-    session: &Arc<Session>,
-) -> Result<(Arc<StreamState>, EventId), StoreError> {
-    let id = session.next_stream_id();
-    let priming = shared
-        .config
-        .event_store
-        .open_stream(&session.tag, id)
-        .await?;
-    let state = StreamState::new(id);
-    session.add_stream(state.clone());
-    Ok((state, priming))
 }

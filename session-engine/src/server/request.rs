@@ -20,7 +20,8 @@ use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, Response
 use super::Shared;
 use super::connection::{self, Plan};
 use super::input::{self, AskError};
-use super::outlet::{Answer, Outlet, open_request_stream};
+use super::open::open_request_stream;
+use super::outlet::{Answer, Outlet};
 use super::reply::{self, HttpResponse};
 use super::session::{BusyGuard, Session};
 
