@@ -3,7 +3,7 @@
 //! The HTTP layer that every MCP engine in this workspace shares, written
 //! once: the session-based engine (`mcp-session-engine`, revisions
 //! 2025-03-26 to 2025-11-25), the stateless engine (`mcp-rev-2026-07-28`)
-//! and the deprecated 2024-11-05 HTTP+SSE client (`mcp-negotiate`) all speak
+//! and the deprecated 2024-11-05 HTTP+SSE client (`mcp-rev-2024-11-05`) all speak
 //! HTTP the same way below their protocol rules, and before this crate each
 //! kept its own copy of that glue.
 //!
