@@ -56,12 +56,17 @@ impl SessionRevision for Revision {
     }
 }
 
-/// Adds both revisions' implementations to `config` (replacing any of the
-/// same versions); which are served is still `config.versions`.
+/// Adds both revisions' implementations to `config`, keeping any it has
+/// already for those versions; which are served is still
+/// `config.versions`.
 pub fn register(config: ServerConfig) -> ServerConfig {
-    Revision::ALL
-        .into_iter()
-        .fold(config, |c, r| c.with_revision(Arc::new(r)))
+    Revision::ALL.into_iter().fold(config, |c, r| {
+        if c.revision(&r.version()).is_some() {
+            c
+        } else {
+            c.with_revision(Arc::new(r))
+        }
+    })
 }
 
 #[cfg(test)]

@@ -69,8 +69,9 @@ async fn no_priming_event_on_either_profile() {
             // nothing for these revisions' sessions (SEP-1699, "Backward
             // Compatibility": old client, new server).
             use mcp_rev_2025_11_25::PollingExt;
-            let config = mcp_rev_2025_11_25::register(test_config(profile))
+            let mut config = mcp_rev_2025_11_25::register(test_config(profile))
                 .with_disconnect(policy.parse().unwrap());
+            config.versions.push(mcp_rev_2025_11_25::VERSION);
             let handler = std::sync::Arc::new(test_handler());
             let engine = mcp_rev_2025_03_26::LegacyServer::new(handler.clone(), config);
             let server = TestServer::serve(engine, handler).await;

@@ -90,17 +90,14 @@ pub fn server_config() -> ServerConfig {
         .with_revision(Arc::new(Revision::default()))
 }
 
-/// Adds this revision to `config`: its [`Revision`] (unless the config has
-/// one already) and 2025-11-25 among the served versions (unless listed),
-/// for servers that serve several legacy revisions.
-pub fn register(mut config: ServerConfig) -> ServerConfig {
-    if config.revision(&VERSION).is_none() {
-        config = config.with_revision(Arc::new(Revision::default()));
+/// Adds this revision's implementation ([`Revision::default`]) to
+/// `config` unless it has one already; which versions are served is still
+/// `config.versions`. For servers of several legacy revisions.
+pub fn register(config: ServerConfig) -> ServerConfig {
+    if config.revision(&VERSION).is_some() {
+        return config;
     }
-    if !config.versions.contains(&VERSION) {
-        config.versions.push(VERSION);
-    }
-    config
+    config.with_revision(Arc::new(Revision::default()))
 }
 
 /// A server of this revision answering with `handler`.
@@ -110,7 +107,7 @@ pub fn register(mut config: ServerConfig) -> ServerConfig {
 /// missing); every other field is used as given. Start from
 /// [`server_config`].
 pub fn server(handler: Arc<dyn Handler>, config: ServerConfig) -> LegacyServer {
-    LegacyServer::new(handler, register(config.with_versions([])))
+    LegacyServer::new(handler, register(config).with_versions([VERSION]))
 }
 
 /// The client configuration for the endpoint `url`: [`ClientConfig::new`]
@@ -143,8 +140,18 @@ mod tests {
         assert_eq!(VERSION.as_str(), "2025-11-25");
         assert_eq!(server_config().versions, [VERSION]);
         assert!(server_config().revision(&VERSION).is_some());
-        let both = register(register(ServerConfig::default().with_versions([])));
-        assert_eq!((both.versions.len(), both.revisions.len()), (1, 1));
+        let kept = register(ServerConfig::default().with_versions([]).with_retry_ms(7));
+        let twice = register(register(kept));
+        assert_eq!(twice.revisions.len(), 1);
+        assert_eq!(
+            twice.polling().retry_ms,
+            7,
+            "an existing implementation is kept"
+        );
+        assert!(
+            twice.versions.is_empty(),
+            "register never changes the served versions"
+        );
         assert_eq!(client_config("http://127.0.0.1:1/mcp").versions, [VERSION]);
         assert!(VERSION.has(|f| f.sse_polling && f.sessions && f.version_header));
     }

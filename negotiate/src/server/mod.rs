@@ -77,17 +77,7 @@ impl MultiConfig {
 /// `mcp-rev-2025-03-26`, 2025-11-25 (SEP-1699) from `mcp-rev-2025-11-25`.
 /// Implementations already in `config` are kept.
 pub fn with_legacy_revisions(config: ServerConfig) -> ServerConfig {
-    let versions = config.versions.clone();
-    let mut config = config;
-    for r in mcp_rev_2025_03_26::Revision::ALL {
-        if config
-            .revision(&mcp_session_engine::revision::SessionRevision::version(&r))
-            .is_none()
-        {
-            config = config.with_revision(Arc::new(r));
-        }
-    }
-    mcp_rev_2025_11_25::register(config).with_versions(versions)
+    mcp_rev_2025_11_25::register(mcp_rev_2025_03_26::register(config))
 }
 
 /// [`ServerConfig::default`] with every legacy revision's implementation
