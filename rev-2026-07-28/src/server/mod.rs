@@ -101,6 +101,7 @@
 mod catalog;
 mod config;
 mod discover;
+mod dup_keys;
 mod listen;
 mod mrtr;
 mod post;
