@@ -252,8 +252,27 @@ async fn protocol_version_header_rules() {
         let msg = body["error"]["message"].as_str().unwrap();
         assert!(msg.contains(says) && msg.contains(v), "{v}: {msg}");
     }
-    // Another supported version, or none: served at the session's version.
-    assert_eq!(with("2025-06-18").send().await.unwrap().status(), 200);
+    // Another served version is not this session's: 400 (issue 13, item 5).
+    let resp = with("2025-06-18").send().await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let msg = error_body(resp).await["error"]["message"].to_string();
+    assert!(msg.contains("not this session's"), "{msg}");
+    assert_eq!(with("2025-11-25").send().await.unwrap().status(), 200);
+    // Two headers that differ: 400; the same value twice is served.
+    let twice = |a: &str, b: &str| {
+        t.post()
+            .header("mcp-session-id", &s.id)
+            .header("mcp-protocol-version", a)
+            .header("mcp-protocol-version", b)
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+    };
+    let resp = twice("2025-11-25", "2025-06-18").send().await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let msg = error_body(resp).await["error"]["message"].to_string();
+    assert!(msg.contains("differ"), "{msg}");
+    let same = twice("2025-11-25", "2025-11-25").send().await.unwrap();
+    assert_eq!(same.status(), 200);
+    // None: served at the session's version.
     let resp = t
         .post()
         .header("mcp-session-id", &s.id)
