@@ -45,7 +45,7 @@
 //! | --- | --- |
 //! | `polling` (2025-11-25, `mcp-rev-2025-11-25`) | priming event first on every new stream; the revision's `ConnectionPolicy` and `close_sse_stream` close connections early (after `retry`). Without it: no priming, never closed early, but events still carry ids ([`ServerConfig::event_ids`]) so they can be resumed |
 //! | `batches` (2025-03-26, `mcp-rev-2025-03-26`) | a JSON array body is a batch, answered element by element (the `batch` module: 202, one JSON array, or one SSE stream with one event per message); elsewhere it is 400 `-32600` "batches ended with 2025-03-26" |
-//! | `version_header` | a missing `MCP-Protocol-Version` is served at the session's version (logged where the revision defines the header); a malformed or unsupported one is 400 on every revision |
+//! | `version_header` | a missing `MCP-Protocol-Version` is served at the session's version (logged where the revision defines the header); a malformed or unsupported one, one naming another version than the session's, or two that differ, is 400 on every revision |
 //! | `elicitation` | `elicitation/create` input requests are refused before 2025-06-18 |
 //!
 //! # Architecture
@@ -142,7 +142,7 @@ use http::{HeaderMap, Method, StatusCode};
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 
-pub use config::{DEFAULT_MAX_BATCH_LEN, ServerConfig};
+pub use config::{DEFAULT_MAX_BATCH_LEN, DEFAULT_SSE_WRITE_TIMEOUT, ServerConfig};
 
 use reply::Reject;
 use session::{Registry, Session, millis_since, sweep_interval};

@@ -9,6 +9,14 @@ use bytes::Bytes;
 use super::{EventStore, Replay, ReplayError, StoreError, StoredEvent};
 use crate::event_id::{EventId, SessionTag, StreamId};
 
+/// The default session cap, one number for the whole server: both
+/// [`MemoryEventStoreConfig::max_sessions`] and the session engine's
+/// `ServerConfig::max_sessions` default to it (a cap is 503 at
+/// `initialize`). 4,096 sessions at the default 16 MiB per session bound
+/// the store's retained payload at 64 GiB in the worst case; a server that
+/// expects large results should lower one or the other.
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+
 /// Limits of a [`MemoryEventStore`].
 ///
 /// Retention is best effort within these bounds: when a bound is exceeded the
@@ -36,7 +44,7 @@ pub struct MemoryEventStoreConfig {
     /// events of the stream being appended to. Default 16 MiB.
     pub max_bytes_per_session: usize,
     /// Sessions; opening one more is [`StoreError::TooManySessions`].
-    /// Default 4096.
+    /// Default [`DEFAULT_MAX_SESSIONS`] (4,096).
     pub max_sessions: usize,
 }
 
@@ -47,7 +55,7 @@ impl Default for MemoryEventStoreConfig {
             max_bytes_per_stream: 4 * 1024 * 1024,
             max_streams_per_session: 256,
             max_bytes_per_session: 16 * 1024 * 1024,
-            max_sessions: 4096,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
 }

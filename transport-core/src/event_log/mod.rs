@@ -40,7 +40,7 @@
 
 mod memory;
 
-pub use memory::{MemoryEventStore, MemoryEventStoreConfig};
+pub use memory::{DEFAULT_MAX_SESSIONS, MemoryEventStore, MemoryEventStoreConfig};
 
 use bytes::Bytes;
 
