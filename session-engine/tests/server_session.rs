@@ -464,3 +464,40 @@ async fn route_mounts_at_any_path() {
         .unwrap();
     assert_eq!(resp.status(), 200);
 }
+
+/// Issue 13 (2): DELETE gives what the session retained back to the
+/// store's byte budget, by the store's own accounting.
+#[tokio::test]
+async fn delete_releases_the_sessions_retained_bytes() {
+    use mcp_transport_core::event_log::MemoryEventStore;
+    let store = std::sync::Arc::new(MemoryEventStore::default());
+    let t = start(config().with_event_store(store.clone())).await;
+    let s = t.init("2025-11-25").await;
+    let other = t.init("2025-11-25").await;
+    for (session, n) in [(&s, 5), (&other, 3)] {
+        let (recs, _) = read_all(t.call(session, 1, "progress", json!({"n": n})).await).await;
+        assert!(messages(&recs).len() > n, "{recs:?}");
+    }
+    let both = store.retained_bytes();
+    assert!(both > 0);
+    let resp = t
+        .http
+        .delete(&t.url)
+        .header("mcp-session-id", &s.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    let left = store.retained_bytes();
+    assert!(left > 0 && left < both, "{left} of {both}");
+    let resp = t
+        .http
+        .delete(&t.url)
+        .header("mcp-session-id", &other.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    assert_eq!(store.retained_bytes(), 0);
+    assert_eq!(store.retained_events(), 0);
+}
