@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use mcp_http_edge::server::limits::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT,
 };
 use mcp_http_edge::server::{ConnLimits, serve};
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
@@ -72,6 +72,10 @@ pub struct ServeArgs {
     /// many ms.
     #[arg(long, default_value_t = DEFAULT_IDLE_TIMEOUT.as_millis() as u64)]
     pub idle_timeout_ms: u64,
+    /// Close a connection whose writes have been blocked this many ms (a
+    /// client that stopped reading).
+    #[arg(long, default_value_t = DEFAULT_WRITE_TIMEOUT.as_millis() as u64)]
+    pub write_timeout_ms: u64,
     /// Connections served at once; more wait to be accepted.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
@@ -86,6 +90,7 @@ pub fn conn_limits(args: &ServeArgs) -> Result<ConnLimits, String> {
         ("--header-read-timeout-ms", args.header_read_timeout_ms),
         ("--body-read-timeout-ms", args.body_read_timeout_ms),
         ("--idle-timeout-ms", args.idle_timeout_ms),
+        ("--write-timeout-ms", args.write_timeout_ms),
     ] {
         if ms == 0 {
             return Err(format!("{flag} must be at least 1"));
@@ -95,6 +100,7 @@ pub fn conn_limits(args: &ServeArgs) -> Result<ConnLimits, String> {
         .with_header_read_timeout(Duration::from_millis(args.header_read_timeout_ms))
         .with_body_read_timeout(Duration::from_millis(args.body_read_timeout_ms))
         .with_idle_timeout(Duration::from_millis(args.idle_timeout_ms))
+        .with_write_timeout(Duration::from_millis(args.write_timeout_ms))
         .with_max_connections(args.max_connections))
 }
 

@@ -3,6 +3,7 @@
 //! the tests wait for events (a close, an answer) with a generous guard,
 //! never for a speed.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -13,6 +14,7 @@ use http::HeaderMap;
 use mcp_http_edge::server::{ConnLimits, read_body, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 
 /// How long a test waits for something that must happen.
 const GUARD: Duration = Duration::from_secs(20);
@@ -36,8 +38,40 @@ fn slow_stream(n: usize) -> Body {
     Body::from_stream(chunks)
 }
 
+/// Notifies when dropped.
+struct Dropped(Arc<Notify>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+/// An endless body of 64 KiB chunks; `dropped` is notified when the body
+/// is dropped.
+fn flood(dropped: Arc<Notify>) -> Body {
+    let chunks = futures_util::stream::unfold(Dropped(dropped), |guard| async move {
+        Some((Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; 64 * 1024])), guard))
+    });
+    Body::from_stream(chunks)
+}
+
 async fn start(limits: ConnLimits) -> std::net::SocketAddr {
+    start_with(limits, None).await
+}
+
+async fn start_with(
+    limits: ConnLimits,
+    flood_dropped: Option<Arc<Notify>>,
+) -> std::net::SocketAddr {
     let app = Router::new()
+        .route(
+            "/flood",
+            get(move || {
+                let dropped = flood_dropped.clone().expect("a flood test");
+                async move { flood(dropped) }
+            }),
+        )
         .route("/", get(|| async { "ok" }))
         .route("/stream", get(|| async { slow_stream(20) }))
         .route("/upload", post(upload));
@@ -52,6 +86,7 @@ fn limits() -> ConnLimits {
         .with_header_read_timeout(Duration::from_secs(600))
         .with_idle_timeout(Duration::from_secs(600))
         .with_body_read_timeout(Duration::from_secs(600))
+        .with_write_timeout(Duration::from_secs(600))
 }
 
 /// Reads until the peer closes; what arrived.
@@ -201,4 +236,23 @@ async fn the_cap_queues_the_excess_and_serves_the_accepted() {
     // ...and is served once the first closes.
     drop(first);
     assert!(read_answer(&mut second).await.starts_with("HTTP/1.1 200"));
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_closed_after_the_write_timeout() {
+    let dropped = Arc::new(Notify::new());
+    let addr = start_with(
+        limits().with_write_timeout(Duration::from_millis(300)),
+        Some(dropped.clone()),
+    )
+    .await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /flood HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    // Never read: the socket buffers fill, the server's writes block, and
+    // the connection (and so the endless body) is dropped.
+    let closed = tokio::time::timeout(GUARD, dropped.notified()).await;
+    assert!(closed.is_ok(), "the stalled connection was kept");
+    drop(tcp);
 }

@@ -20,6 +20,7 @@ pub fn serve_args() -> ServeArgs {
         header_read_timeout_ms: 30_000,
         body_read_timeout_ms: 60_000,
         idle_timeout_ms: 60_000,
+        write_timeout_ms: 60_000,
         max_connections: 768,
     }
 }

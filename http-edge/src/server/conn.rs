@@ -14,7 +14,10 @@
 //!   timeout (later ones); a request "in flight" lasts until its response
 //!   body has ended, so an SSE stream is never idle;
 //! * the request body is a [`TimedBody`]: no frame for the body-read
-//!   timeout is an error, which the engines answer with 408.
+//!   timeout is an error, which the engines answer with 408;
+//! * the socket is a [`WriteTimeout`]: a write blocked for the write
+//!   timeout (a client that stopped reading, say an SSE stream's) closes
+//!   the connection; the engine sees its response body dropped.
 
 use std::convert::Infallible;
 use std::io;
@@ -32,6 +35,7 @@ use tower::{Service, ServiceExt};
 
 use super::limits::ConnLimits;
 use super::timed_body::{GuardedBody, TimedBody};
+use super::timed_io::WriteTimeout;
 
 /// Serves `service` on `listener` under `limits` until the listener fails
 /// (it does not return otherwise). Every accepted socket gets
@@ -140,7 +144,10 @@ where
     };
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
-        .serve_connection(TokioIo::new(tcp), hyper_service);
+        .serve_connection(
+            TokioIo::new(WriteTimeout::new(tcp, limits.write_timeout)),
+            hyper_service,
+        );
     let mut conn = std::pin::pin!(conn);
     loop {
         let changed = flight.changed.notified();

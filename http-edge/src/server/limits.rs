@@ -11,6 +11,9 @@ pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default [`ConnLimits::idle_timeout`]: 60 s (nginx's
 /// `keepalive_timeout` is 75 s, Go's `IdleTimeout` is commonly 60 s).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default [`ConnLimits::write_timeout`]: 60 s (nginx's
+/// `send_timeout`).
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default [`ConnLimits::max_connections`]: 768, below the common
 /// 1,024 open-file limit so the process keeps descriptors for its own use.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 768;
@@ -34,6 +37,11 @@ pub struct ConnLimits {
     /// closed when it passes. A response still streaming (an SSE stream)
     /// is not idle.
     pub idle_timeout: Duration,
+    /// The longest a write to the client may stay blocked (the client
+    /// takes nothing: it stopped reading). The connection is then closed,
+    /// which drops the response body: a session's SSE stream is detached
+    /// and its events wait in the event log for a resume.
+    pub write_timeout: Duration,
     /// Connections served at once. The excess waits in the kernel's accept
     /// queue (it is not accepted, so it costs no descriptor) until a served
     /// connection closes; accepted connections are served meanwhile.
@@ -46,6 +54,7 @@ impl Default for ConnLimits {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
@@ -67,6 +76,12 @@ impl ConnLimits {
     /// Sets [`idle_timeout`](Self::idle_timeout).
     pub fn with_idle_timeout(mut self, t: Duration) -> Self {
         self.idle_timeout = t;
+        self
+    }
+
+    /// Sets [`write_timeout`](Self::write_timeout).
+    pub fn with_write_timeout(mut self, t: Duration) -> Self {
+        self.write_timeout = t;
         self
     }
 
