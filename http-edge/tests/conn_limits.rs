@@ -33,7 +33,10 @@ fn slow_stream(n: usize) -> Body {
             return None;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-        Some((Ok::<_, std::io::Error>(Bytes::from(format!("chunk{i}\n"))), i + 1))
+        Some((
+            Ok::<_, std::io::Error>(Bytes::from(format!("chunk{i}\n"))),
+            i + 1,
+        ))
     });
     Body::from_stream(chunks)
 }
@@ -51,7 +54,10 @@ impl Drop for Dropped {
 /// is dropped.
 fn flood(dropped: Arc<Notify>) -> Body {
     let chunks = futures_util::stream::unfold(Dropped(dropped), |guard| async move {
-        Some((Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; 64 * 1024])), guard))
+        Some((
+            Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; 64 * 1024])),
+            guard,
+        ))
     });
     Body::from_stream(chunks)
 }
@@ -113,13 +119,21 @@ async fn read_answer(tcp: &mut TcpStream) -> String {
         let mut buf = [0u8; 4096];
         loop {
             let n = tcp.read(&mut buf).await.unwrap();
-            assert!(n > 0, "closed before the answer: {:?}", String::from_utf8_lossy(&all));
+            assert!(
+                n > 0,
+                "closed before the answer: {:?}",
+                String::from_utf8_lossy(&all)
+            );
             all.extend_from_slice(&buf[..n]);
             let text = String::from_utf8_lossy(&all);
             if let Some(head_end) = text.find("\r\n\r\n") {
                 let len: usize = text[..head_end]
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse().unwrap()))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
                     .unwrap_or(0);
                 if all.len() >= head_end + 4 + len {
                     return;
@@ -161,7 +175,11 @@ async fn trickled_headers_are_closed_without_an_answer() {
             assert!(r.is_ok(), "the server did not close the trickling connection");
         }
     }
-    assert!(got.is_empty(), "answered: {:?}", String::from_utf8_lossy(&got));
+    assert!(
+        got.is_empty(),
+        "answered: {:?}",
+        String::from_utf8_lossy(&got)
+    );
 }
 
 #[tokio::test]
@@ -187,7 +205,11 @@ async fn a_streaming_answer_is_not_idle() {
         let mut buf = [0u8; 4096];
         while !String::from_utf8_lossy(&all).contains("chunk19") {
             let n = tcp.read(&mut buf).await.unwrap();
-            assert!(n > 0, "closed mid-stream: {}", String::from_utf8_lossy(&all));
+            assert!(
+                n > 0,
+                "closed mid-stream: {}",
+                String::from_utf8_lossy(&all)
+            );
             all.extend_from_slice(&buf[..n]);
         }
     })

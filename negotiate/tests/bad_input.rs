@@ -148,7 +148,11 @@ fn parse(all: &[u8]) -> Answer {
     let chunked = head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked");
-    let body = if chunked { dechunk(rest) } else { rest.to_owned() };
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
     // An SSE answer: the last `data:` line carries the response.
     let json_text = if head.to_ascii_lowercase().contains("text/event-stream") {
         body.lines()

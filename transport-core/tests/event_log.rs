@@ -715,7 +715,10 @@ async fn removing_a_session_releases_its_bytes() {
         store.open_session(&t).await.unwrap();
         store.open_stream(&t, S1).await.unwrap();
         for _ in 0..10 {
-            store.append(&t, S1, Bytes::from(vec![b'y'; 1000])).await.unwrap();
+            store
+                .append(&t, S1, Bytes::from(vec![b'y'; 1000]))
+                .await
+                .unwrap();
         }
     }
     assert_eq!(store.retained_bytes(), 20_000);
@@ -736,7 +739,10 @@ async fn per_stream_evictions_keep_the_accounting_exact() {
     store.open_session(&t).await.unwrap();
     store.open_stream(&t, S1).await.unwrap();
     for _ in 0..5000 {
-        store.append(&t, S1, Bytes::from_static(b"12345")).await.unwrap();
+        store
+            .append(&t, S1, Bytes::from_static(b"12345"))
+            .await
+            .unwrap();
     }
     assert_eq!(store.retained_events(), 4);
     assert_eq!(store.retained_bytes(), 20);

@@ -51,10 +51,7 @@ pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<By
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
             if is_body_timeout(&e) {
-                Reject::invalid(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!("Request Timeout: {e}"),
-                )
+                Reject::invalid(StatusCode::REQUEST_TIMEOUT, format!("Request Timeout: {e}"))
             } else {
                 Reject::invalid(
                     StatusCode::BAD_REQUEST,
@@ -138,9 +135,13 @@ mod tests {
         let kept = peak.0.load(std::sync::atomic::Ordering::SeqCst);
         assert!(kept <= 2, "{kept} chunks of 4 KiB were alive at once");
         let (live, peak) = (Live::default(), Live::default());
-        let err = read_body(one_byte_chunks(100_000, live, peak.clone()), &HeaderMap::new(), 1000)
-            .await
-            .unwrap_err();
+        let err = read_body(
+            one_byte_chunks(100_000, live, peak.clone()),
+            &HeaderMap::new(),
+            1000,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(err.status, StatusCode::PAYLOAD_TOO_LARGE);
         assert!(peak.0.load(std::sync::atomic::Ordering::SeqCst) <= 2);
     }

@@ -81,9 +81,9 @@ where
             }
             Poll::Pending => {
                 let timeout = this.timeout;
-                let sleep = this
-                    .sleep
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + timeout)));
+                let sleep = this.sleep.get_or_insert_with(|| {
+                    Box::pin(tokio::time::sleep_until(Instant::now() + timeout))
+                });
                 match sleep.as_mut().poll(cx) {
                     Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyReadTimeout(timeout))))),
                     Poll::Pending => Poll::Pending,

@@ -31,7 +31,11 @@ impl<T> WriteTimeout<T> {
 
     /// The outcome of a write attempt: progress resets the clock, a blocked
     /// write waits until the clock runs out.
-    fn outcome<R>(&mut self, cx: &mut Context<'_>, polled: Poll<io::Result<R>>) -> Poll<io::Result<R>> {
+    fn outcome<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<R>>,
+    ) -> Poll<io::Result<R>> {
         match polled {
             Poll::Ready(r) => {
                 self.sleep = None;
@@ -39,9 +43,9 @@ impl<T> WriteTimeout<T> {
             }
             Poll::Pending => {
                 let timeout = self.timeout;
-                let sleep = self
-                    .sleep
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + timeout)));
+                let sleep = self.sleep.get_or_insert_with(|| {
+                    Box::pin(tokio::time::sleep_until(Instant::now() + timeout))
+                });
                 match sleep.as_mut().poll(cx) {
                     Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::TimedOut,

@@ -153,8 +153,8 @@ impl StreamState {
         loop {
             let (room, seen) = {
                 let d = *rx.borrow_and_update();
-                let room =
-                    d.attached.is_none() || self.live().last_seq.saturating_sub(d.delivered) < limit;
+                let room = d.attached.is_none()
+                    || self.live().last_seq.saturating_sub(d.delivered) < limit;
                 (room, d)
             };
             if room {
@@ -244,7 +244,8 @@ mod tests {
         s.wait_for_room(2, None).await;
         // Attached with nothing delivered: 5 undelivered >= 2, so it waits.
         let g = s.attach(0);
-        let waited = tokio::time::timeout(Duration::from_millis(50), s.wait_for_room(2, None)).await;
+        let waited =
+            tokio::time::timeout(Duration::from_millis(50), s.wait_for_room(2, None)).await;
         assert!(waited.is_err(), "must wait while the queue is full");
         // Delivery frees room.
         let s2 = s.clone();
