@@ -158,8 +158,7 @@ fn parse(all: &[u8]) -> Answer {
         body.lines()
             .filter_map(|l| l.strip_prefix("data:"))
             .map(str::trim)
-            .filter(|d| !d.is_empty())
-            .last()
+            .rfind(|d| !d.is_empty())
             .unwrap_or_default()
             .to_owned()
     } else {
