@@ -103,6 +103,9 @@ mod catalog;
 mod config;
 mod discover;
 mod dup_keys;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod listen;
 mod mrtr;
 mod post;

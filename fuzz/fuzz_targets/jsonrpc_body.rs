@@ -1,0 +1,79 @@
+//! The JSON-RPC envelope parser (`parse_body`, `parse_message`): never
+//! panics; every message it accepts re-serializes to JSON that parses to
+//! the same message (compared through its serialization, which must be
+//! stable), and an error maps to -32700 or -32600.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_transport_core::jsonrpc::{
+    Body, INVALID_REQUEST, Message, PARSE_ERROR, parse_body, parse_message,
+};
+
+fuzz_target!(|data: &[u8]| {
+    for allow_batch in [false, true] {
+        match parse_body(data, allow_batch) {
+            Ok(Body::Single(message)) => round_trip(&message),
+            Ok(Body::Batch(items)) => {
+                assert!(allow_batch, "a batch accepted where batches are not");
+                assert!(!items.is_empty());
+                for item in items {
+                    match item {
+                        Ok(message) => round_trip(&message),
+                        Err(e) => {
+                            let code = e.to_response().payload.unwrap_err().code;
+                            assert!(code == PARSE_ERROR || code == INVALID_REQUEST);
+                        }
+                    }
+                }
+            }
+            Err(e) => assert!(e.code() == PARSE_ERROR || e.code() == INVALID_REQUEST),
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(message) = parse_message(text) {
+            round_trip(&message);
+        }
+    }
+});
+
+fn round_trip(message: &Message) {
+    let json = message.to_json();
+    assert!(
+        !json.contains('\n'),
+        "serialized message holds a raw newline: {json}"
+    );
+    let again = match parse_body(json.as_bytes(), false) {
+        Ok(Body::Single(m)) => m,
+        other => panic!("{json} did not parse back to one message: {other:?}"),
+    };
+    assert_eq!(
+        again.to_json(),
+        json,
+        "re-serialization changed the message"
+    );
+    assert_eq!(again.method(), message.method());
+    match (message, &again) {
+        (Message::Request(a), Message::Request(b)) => {
+            assert_eq!(a.id, b.id);
+            assert_eq!(
+                a.params.as_ref().map(|p| p.get()),
+                b.params.as_ref().map(|p| p.get())
+            );
+        }
+        (Message::Notification(a), Message::Notification(b)) => {
+            assert_eq!(
+                a.params.as_ref().map(|p| p.get()),
+                b.params.as_ref().map(|p| p.get())
+            );
+        }
+        (Message::Response(a), Message::Response(b)) => {
+            assert_eq!(a.id, b.id);
+            match (&a.payload, &b.payload) {
+                (Ok(x), Ok(y)) => assert_eq!(x.get(), y.get()),
+                (Err(x), Err(y)) => assert_eq!(x, y),
+                _ => panic!("result/error kind changed: {json}"),
+            }
+        }
+        _ => panic!("message kind changed: {json}"),
+    }
+}
