@@ -96,9 +96,16 @@ fn matches(data: &[u8]) {
         );
     }
     // The full check, with the header (raw bytes) on a one-argument tool.
+    // (An annotated property has one primitive type: integer, string or boolean.)
+    let kind = match &body {
+        Value::String(_) => "string",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "integer",
+        _ => return,
+    };
     let schema = serde_json::json!({
         "type": "object",
-        "properties": {"v": {"type": ["string", "number", "boolean"], "x-mcp-header": "V"}}
+        "properties": {"v": {"type": kind, "x-mcp-header": "V"}}
     });
     let arguments = serde_json::json!({ "v": body });
     let mut headers = HeaderMap::new();

@@ -90,7 +90,7 @@ fn decode(stream: &[u8], limit: usize, lengths: &[usize]) -> (Vec<SseItem>, Opti
 
 /// Chunk lengths from a seed (a small xorshift), covering `len` bytes.
 fn splits(seed: u8, len: usize) -> Vec<usize> {
-    let mut state = u32::from(seed) * 2_654_435_761 + 1;
+    let mut state = u32::from(seed).wrapping_mul(2_654_435_761) | 1;
     let mut out = Vec::new();
     let mut covered = 0;
     while covered < len {
