@@ -64,6 +64,7 @@
 //! | `post` | the POST pipeline, check by check |
 //! | `request` | a request's task, sink and response stream; cancellation |
 //! | `listen` | `subscriptions/listen` streams and their registry |
+//! | `tasks` | the Tasks extension: `CreateTaskResult`, `tasks/get`/`update`/`cancel`, the task workers |
 //! | `discover` | `server/discover` |
 //! | `reply` | status mapping, error-code translation, SSE blocks (the HTTP responses are the edge's, `mcp_http_edge`, which also checks `Origin`, `Host`, `Accept` and `Content-Type`) |
 //!
@@ -108,6 +109,7 @@ mod reply;
 mod request;
 mod result;
 mod schema;
+mod tasks;
 mod validate;
 
 use std::fmt;
@@ -122,7 +124,7 @@ use mcp_transport_core::jsonrpc::{Notification, to_raw};
 use rand::RngCore;
 use serde_json::value::RawValue;
 
-pub use config::{CacheScope, ModernConfig, PrincipalFn};
+pub use config::{CacheScope, ModernConfig, PrincipalFn, TasksConfig};
 
 use catalog::ToolCatalog;
 use listen::Registry;
@@ -145,6 +147,8 @@ pub(crate) struct Shared {
     pub listeners: Arc<Registry>,
     /// Handler tasks running.
     pub in_flight: AtomicUsize,
+    /// The Tasks extension, when configured.
+    pub tasks: Option<tasks::Tasks>,
 }
 
 /// The 2026-07-28 Streamable HTTP server. Cheap to clone (a handle).
@@ -197,6 +201,7 @@ impl ModernServer {
             k
         });
         let advertised = config.advertised();
+        let tasks = config.tasks.clone().map(tasks::Tasks::new);
         ModernServer {
             shared: Arc::new(Shared {
                 handler,
@@ -209,6 +214,7 @@ impl ModernServer {
                 catalog: ToolCatalog::default(),
                 listeners: Arc::new(Registry::default()),
                 in_flight: AtomicUsize::new(0),
+                tasks,
             }),
         }
     }
@@ -270,6 +276,12 @@ impl ModernServer {
     /// counts until its handler returns).
     pub fn in_flight_requests(&self) -> usize {
         self.shared.in_flight.load(Ordering::Acquire)
+    }
+
+    /// The number of task workers running in this process (tasks that have
+    /// not ended; see [`ModernConfig::tasks`]).
+    pub fn running_tasks(&self) -> usize {
+        self.shared.tasks.as_ref().map_or(0, |t| t.running_count())
     }
 
     /// Forgets the cached tool definitions behind `Mcp-Param-*` checks, as
