@@ -2,7 +2,10 @@
 //! 2026-07-28 server, end to end over loopback: every status with its
 //! fields, input inside a task, cancellation, the capability gates, the
 //! task-id errors, `Mcp-Name: <taskId>`, a connection dropped right after
-//! creation, and `notifications/tasks` on `subscriptions/listen`.
+//! creation, and `notifications/tasks` on `subscriptions/listen`; then the
+//! 2026-07-28 client against it (mod `client`): polling to the result,
+//! input inside a task, failures, cancel on drop, and no task for a client
+//! that does not declare the extension.
 //!
 //! The handler's long work waits on a gate the test opens, so nothing
 //! depends on how fast the machine is.
@@ -681,4 +684,175 @@ async fn notifications_tasks_on_listen_streams_that_asked() {
         ))
         .await;
     assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32021)));
+}
+
+// ---------------------------------------------------------------------------
+// The 2026-07-28 client following tasks against this server.
+
+mod client {
+    use futures::StreamExt;
+    use mcp_rev_2026_07_28::client::{ModernClient, ModernClientConfig};
+    use mcp_test_support::ScriptedInput;
+    use mcp_test_support::client::{params, result_of};
+    use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
+
+    use super::*;
+
+    fn client(s: &Server, declare: bool, input: Arc<ScriptedInput>) -> ModernClient {
+        ModernClient::new(
+            ModernClientConfig::new(s.url.clone())
+                .with_capabilities(caps(declare))
+                .with_input_handler(input),
+        )
+        .unwrap()
+    }
+
+    fn answers() -> Arc<ScriptedInput> {
+        ScriptedInput::new(&[(
+            "elicitation/create",
+            json!({"action": "accept", "content": {"v": "yes"}}),
+        )])
+    }
+
+    fn call(tool: &str) -> Option<Box<serde_json::value::RawValue>> {
+        params(json!({"name": tool, "arguments": {}}))
+    }
+
+    fn task_events(events: &[StreamEvent]) -> Vec<(String, String)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Notification(n) if n.method == "notifications/tasks" => {
+                    let p: Value = serde_json::from_str(n.params.as_deref()?.get()).ok()?;
+                    Some((
+                        p["taskId"].as_str()?.to_owned(),
+                        p["status"].as_str()?.to_owned(),
+                    ))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_client_polls_a_task_to_its_result() {
+        let s = start(Some(TasksConfig {
+            poll_interval_ms: 10,
+            ..TasksConfig::default()
+        }))
+        .await;
+        let c = client(&s, true, answers());
+        let mut stream = c
+            .request("tools/call", call("gate"), RequestOptions::default())
+            .await
+            .unwrap();
+        // The creation is reported first, with the task id.
+        let first = stream.next().await.unwrap().unwrap();
+        let seen = task_events(std::slice::from_ref(&first));
+        assert_eq!(seen.len(), 1, "{first:?}");
+        assert_eq!(seen[0].1, "working");
+        s.open.send(true).unwrap();
+        let mut rest = Vec::new();
+        while let Some(e) = stream.next().await {
+            rest.push(e.unwrap());
+        }
+        let StreamEvent::Response(r) = rest.last().unwrap() else {
+            panic!("{rest:?}")
+        };
+        let text = result_of(r)["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(text.contains(&seen[0].0), "{text}");
+        assert_eq!(task_events(&rest).last().unwrap().1, "completed");
+    }
+
+    #[tokio::test]
+    async fn input_inside_a_task_goes_through_the_input_handler() {
+        let s = with_tasks().await;
+        let input = answers();
+        let c = client(&s, true, input.clone());
+        let r = c
+            .request("tools/call", call("ask"), RequestOptions::default())
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        let v = result_of(&r);
+        assert_eq!(
+            v["content"][0]["text"],
+            r#"{"action":"accept","content":{"v":"yes"}} then {"action":"accept","content":{"v":"yes"}}"#
+        );
+        // Asked once per round: keys are not answered twice.
+        assert_eq!(input.asked().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn failed_and_tool_error_tasks_end_the_call_as_the_server_said() {
+        let s = with_tasks().await;
+        let c = client(&s, true, answers());
+        let r = c
+            .request("tools/call", call("fail"), RequestOptions::default())
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        let e = r.payload.unwrap_err();
+        assert_eq!(e.code, -32603);
+        let r = c
+            .request("tools/call", call("tool_error"), RequestOptions::default())
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        assert_eq!(result_of(&r)["isError"], true);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_response_cancels_the_task() {
+        let s = with_tasks().await;
+        let c = client(&s, true, answers());
+        let mut stream = c
+            .request("tools/call", call("gate"), RequestOptions::default())
+            .await
+            .unwrap();
+        let first = stream.next().await.unwrap().unwrap();
+        let id = task_events(&[first])[0].0.clone();
+        drop(stream);
+        eventually("the handler saw the cancellation", || {
+            s.handler.cancelled.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        assert_eq!(s.get(&id).await["status"], "cancelled");
+    }
+
+    #[tokio::test]
+    async fn a_client_without_the_extension_gets_the_result_on_its_stream() {
+        let s = with_tasks().await;
+        let c = client(&s, false, answers());
+        // (`request` returns once the answer has started: open the gate
+        // first.)
+        s.open.send(true).unwrap();
+        let mut stream = c
+            .request("tools/call", call("gate"), RequestOptions::default())
+            .await
+            .unwrap();
+        let mut events = Vec::new();
+        while let Some(e) = stream.next().await {
+            events.push(e.unwrap());
+        }
+        assert!(task_events(&events).is_empty());
+        let StreamEvent::Response(r) = events.last().unwrap() else {
+            panic!()
+        };
+        assert!(
+            result_of(r)["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("None")
+        );
+    }
 }
