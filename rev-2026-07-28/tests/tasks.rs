@@ -830,6 +830,47 @@ mod client {
     }
 
     #[tokio::test]
+    async fn a_new_client_resumes_a_task_by_id() {
+        let s = start(Some(TasksConfig {
+            poll_interval_ms: 10,
+            ..TasksConfig::default()
+        }))
+        .await;
+        // Created by someone else (raw HTTP); only the id is known.
+        let id = s.create("gate").await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let c = client(&s, true, answers());
+        let mut stream = c.resume_task(&id).await.unwrap();
+        let first = stream.next().await.unwrap().unwrap();
+        assert_eq!(task_events(&[first]), [(id.clone(), "working".to_owned())]);
+        s.open.send(true).unwrap();
+        let mut rest = Vec::new();
+        while let Some(e) = stream.next().await {
+            rest.push(e.unwrap());
+        }
+        let StreamEvent::Response(r) = rest.last().unwrap() else {
+            panic!("{rest:?}")
+        };
+        assert!(
+            result_of(r)["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&id)
+        );
+        // An unknown id ends with the server's -32602.
+        let r = c
+            .resume_task("no-such-task")
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        assert_eq!(r.payload.unwrap_err().code, -32602);
+    }
+
+    #[tokio::test]
     async fn a_client_without_the_extension_gets_the_result_on_its_stream() {
         let s = with_tasks().await;
         let c = client(&s, false, answers());

@@ -202,6 +202,14 @@ impl Call {
         }
     }
 
+    /// A call that follows the existing task `task_id` ([`task`](super::task)).
+    pub(crate) fn for_task(shared: Arc<Shared>, task_id: &str) -> Self {
+        let caps = shared.config.capabilities.clone();
+        let mut call = Self::from_map(shared, "tools/call", Map::new(), RequestOptions::default());
+        call.task = Some(TaskPoll::resume(task_id.to_owned(), caps));
+        call
+    }
+
     /// The HTTP status of the answer that carried the latest message.
     pub(crate) fn status(&self) -> StatusCode {
         self.status

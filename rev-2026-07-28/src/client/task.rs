@@ -144,6 +144,21 @@ impl TaskPoll {
         Ok(poll)
     }
 
+    /// Follows a task known by its id (created earlier, maybe by another
+    /// process): the first exchange is a `tasks/get` at once.
+    pub(crate) fn resume(id: String, capabilities: Value) -> TaskPoll {
+        TaskPoll {
+            id,
+            status: String::new(),
+            interval: DEFAULT_POLL,
+            capabilities,
+            answered: HashSet::new(),
+            next: Next::Get { wait: false },
+            broken: 0,
+            ended: false,
+        }
+    }
+
     /// Takes `status` and `pollIntervalMs` from a task state.
     fn observe(&mut self, m: &Map<String, Value>) {
         if let Some(s) = m.get("status").and_then(Value::as_str) {

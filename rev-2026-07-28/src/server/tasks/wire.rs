@@ -52,10 +52,7 @@ fn task_members(r: &TaskRecord) -> Map<String, Value> {
         "lastUpdatedAt".into(),
         timestamp(r.last_updated_at_ms).into(),
     );
-    m.insert(
-        "ttlMs".into(),
-        r.ttl_ms.map_or(Value::Null, |t| Value::from(t)),
-    );
+    m.insert("ttlMs".into(), r.ttl_ms.map_or(Value::Null, Value::from));
     if let Some(p) = r.poll_interval_ms {
         m.insert("pollIntervalMs".into(), p.into());
     }
