@@ -43,7 +43,6 @@
 //! ([`tool_cache`](super::tool_cache)).
 
 use std::collections::VecDeque;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,7 +53,7 @@ use mcp_transport_core::jsonrpc::{
 };
 use mcp_transport_core::negotiation::{UnsupportedVersionData, highest_mutual};
 use mcp_transport_core::transport::{
-    Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, TransportError,
+    LimitExceeded, Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, TransportError,
 };
 use mcp_transport_core::{Era, ProtocolVersion};
 use serde_json::value::RawValue;
@@ -63,12 +62,12 @@ use tokio::time::Instant;
 
 use super::meta::{self, MetaInputs};
 use super::mrtr::{self, ResultType, Retry};
-use super::run;
 use super::shared::Shared;
 use super::sse::{SseRead, SseReader};
 use super::task::{self, TaskPoll};
 use super::tool_cache;
 use super::wire::{self, BodyError, MediaType};
+use mcp_http_edge::client::with_deadline;
 
 /// The methods on which servers may answer `InputRequiredResult` (*MRTR*,
 /// "Supported Requests").
@@ -121,6 +120,21 @@ struct Attempt {
     source: Source,
 }
 
+/// What one step of a [`Call`] gives its driver.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// An event for the caller.
+    Event(StreamEvent),
+    /// The server answered `tools/call` with `HeaderMismatch` (`-32020`);
+    /// the driver refreshes `tools/list` and steps again (the call retries
+    /// once; *Client Behavior for Custom Headers*: the client "SHOULD call
+    /// `tools/list` to check for changes to the tool's `inputSchema`, then
+    /// retry the original request"), or ends the call with this answer when the refresh fails
+    /// ([`Call::end_with`]). The call cannot refresh by itself: a refresh
+    /// is calls of its own, run by the layer above (`run`).
+    RefreshTools(Response),
+}
+
 /// One logical request (see the module docs).
 pub(crate) struct Call {
     shared: Arc<Shared>,
@@ -133,6 +147,9 @@ pub(crate) struct Call {
     retry: Option<Retry>,
     version_retried: bool,
     header_retried: bool,
+    /// A `HeaderMismatch` answer to `tools/call` waiting for its caller to
+    /// refresh `tools/list` ([`Step::RefreshTools`]).
+    refresh_due: Option<Response>,
     reissued: bool,
     attempt: Option<Attempt>,
     pending: VecDeque<StreamEvent>,
@@ -188,6 +205,7 @@ impl Call {
             retry: None,
             version_retried: false,
             header_retried: false,
+            refresh_due: None,
             reissued: false,
             attempt: None,
             pending: VecDeque::new(),
@@ -208,6 +226,11 @@ impl Call {
         let mut call = Self::from_map(shared, "tools/call", Map::new(), RequestOptions::default());
         call.task = Some(TaskPoll::resume(task_id.to_owned(), caps));
         call
+    }
+
+    /// The client state the call runs in.
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
     }
 
     /// The HTTP status of the answer that carried the latest message.
@@ -242,7 +265,7 @@ impl Call {
     }
 
     async fn open_until_answer(&mut self) -> Result<(), TransportError> {
-        while self.attempt.is_none() && self.pending.is_empty() {
+        while self.attempt.is_none() && self.pending.is_empty() && self.refresh_due.is_none() {
             if let Some(event) = self.open().await? {
                 self.pending.push_back(event);
             }
@@ -250,8 +273,24 @@ impl Call {
         Ok(())
     }
 
-    /// The next event; `None` after the response or an error.
-    pub(crate) async fn next(&mut self) -> Option<Result<StreamEvent, TransportError>> {
+    /// The `HeaderMismatch` answer that [`open_first`](Self::open_first)
+    /// stopped at, when it did: the caller refreshes `tools/list`, then
+    /// calls `open_first` again (the call retries) or
+    /// [`end_with`](Self::end_with) the answer.
+    pub(crate) fn take_refresh(&mut self) -> Option<Response> {
+        self.refresh_due.take()
+    }
+
+    /// Ends the call with `response` as its answer (the next step yields
+    /// it): what a caller whose `tools/list` refresh failed does with the
+    /// `HeaderMismatch` answer.
+    pub(crate) fn end_with(&mut self, response: Response) {
+        self.attempt = None;
+        self.pending.push_back(StreamEvent::Response(response));
+    }
+
+    /// The next step; `None` after the response or an error.
+    pub(crate) async fn next_step(&mut self) -> Option<Result<Step, TransportError>> {
         if self.done && self.pending.is_empty() {
             return None;
         }
@@ -261,7 +300,7 @@ impl Call {
             () = closed.cancelled() => Err(TransportError::Closed),
             r = self.step() => r,
         };
-        if matches!(result, Ok(StreamEvent::Response(_)) | Err(_)) {
+        if matches!(result, Ok(Step::Event(StreamEvent::Response(_))) | Err(_)) {
             self.finish();
         }
         Some(result)
@@ -277,23 +316,26 @@ impl Call {
         self.deadline.filter(|_| self.deadline_enabled)
     }
 
-    async fn step(&mut self) -> Result<StreamEvent, TransportError> {
+    async fn step(&mut self) -> Result<Step, TransportError> {
         loop {
             if let Some(event) = self.pending.pop_front() {
-                return Ok(event);
+                return Ok(Step::Event(event));
+            }
+            if let Some(mismatch) = self.refresh_due.take() {
+                return Ok(Step::RefreshTools(mismatch));
             }
             let deadline = self.active_deadline();
             let timeout = self.timeout;
             let Some(attempt) = self.attempt.as_mut() else {
                 if let Some(event) = self.open().await? {
-                    return Ok(event);
+                    return Ok(Step::Event(event));
                 }
                 continue;
             };
             let incoming = with_deadline(deadline, timeout, attempt.source.next()).await?;
             match incoming {
                 Incoming::Message(Message::Notification(n)) => {
-                    return Ok(StreamEvent::Notification(n));
+                    return Ok(Step::Event(StreamEvent::Notification(n)));
                 }
                 Incoming::Message(Message::Request(r)) => {
                     return Err(TransportError::PeerMisbehaved(
@@ -320,7 +362,7 @@ impl Call {
                         continue;
                     };
                     if let Some(event) = self.on_response(r, &attempt.version).await? {
-                        return Ok(event);
+                        return Ok(Step::Event(event));
                     }
                 }
                 Incoming::Ended(why) => {
@@ -538,13 +580,8 @@ impl Call {
                 {
                     self.header_retried = true;
                     tracing::info!(message = %error.message, "HeaderMismatch on tools/call: refreshing tools/list and retrying once");
-                    match run::list_all_tools(self.shared.clone()).await {
-                        Ok(_) => return Ok(None),
-                        Err(e) => tracing::warn!(
-                            error = %e,
-                            "refreshing tools/list after HeaderMismatch failed; returning the HeaderMismatch error"
-                        ),
-                    }
+                    self.refresh_due = Some(response);
+                    return Ok(None);
                 }
                 return Ok(Some(StreamEvent::Response(response)));
             }
@@ -565,9 +602,10 @@ impl Call {
                 }
                 self.rounds += 1;
                 if self.rounds > self.shared.config.max_input_rounds {
-                    return Err(TransportError::Limit(format!(
-                        "{} still asked for input after {} rounds (ModernClientConfig::max_input_rounds)",
-                        self.method, self.shared.config.max_input_rounds
+                    return Err(TransportError::Limit(LimitExceeded::new(
+                        "ModernClientConfig::max_input_rounds",
+                        u64::from(self.shared.config.max_input_rounds),
+                        format!("the input rounds {} asked for", self.method),
                     )));
                 }
                 let input = mrtr::parse(result)?;
@@ -634,14 +672,25 @@ impl Drop for Call {
         let shared = self.shared.clone();
         let caps = task::capabilities_of(&self.base, &shared.config.capabilities);
         rt.spawn(async move {
-            let mut params = Map::new();
-            params.insert("taskId".into(), Value::String(task.id.clone()));
-            params.insert(
-                "_meta".into(),
-                serde_json::json!({ crate::headers::META_CLIENT_CAPABILITIES: caps }),
-            );
-            if let Err(e) = run::call_value(shared, "tasks/cancel", params).await {
-                tracing::debug!(task = %task.id, error = %e, "tasks/cancel after the call was dropped failed");
+            let id = task.id.clone();
+            let mut call =
+                Self::from_map(shared, "tools/call", Map::new(), RequestOptions::default());
+            call.task = Some(TaskPoll::cancelling(task.id, caps));
+            let outcome = match call.open_first().await {
+                Err(e) => Err(e),
+                Ok(()) => loop {
+                    match call.next_step().await {
+                        Some(Ok(Step::Event(StreamEvent::Response(r)))) => break Ok(r),
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => break Err(e),
+                        None => break Err(TransportError::Closed),
+                    }
+                },
+            };
+            match outcome {
+                Ok(r) if r.payload.is_ok() => {}
+                Ok(r) => tracing::debug!(task = %id, answer = ?r.payload, "tasks/cancel after the call was dropped was refused"),
+                Err(e) => tracing::debug!(task = %id, error = %e, "tasks/cancel after the call was dropped failed"),
             }
         });
     }
@@ -670,18 +719,4 @@ fn parse_json_answer(body: &[u8], what: &str) -> Result<Message, TransportError>
         ));
     }
     Ok(message)
-}
-
-/// Runs `work` under a deadline.
-pub(crate) async fn with_deadline<T>(
-    deadline: Option<Instant>,
-    timeout: Option<Duration>,
-    work: impl Future<Output = Result<T, TransportError>>,
-) -> Result<T, TransportError> {
-    match (deadline, timeout) {
-        (Some(deadline), Some(timeout)) => tokio::time::timeout_at(deadline, work)
-            .await
-            .map_err(|_| TransportError::Timeout(timeout))?,
-        _ => work.await,
-    }
 }

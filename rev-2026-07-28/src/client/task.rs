@@ -74,6 +74,8 @@ enum Next {
     Get { wait: bool },
     /// `tasks/update` with these `inputResponses`.
     Update(Map<String, Value>),
+    /// `tasks/cancel`, whose answer ends the call.
+    Cancel,
 }
 
 /// A task being followed.
@@ -159,6 +161,16 @@ impl TaskPoll {
         }
     }
 
+    /// Only cancels the task `id` (what dropping a followed call sends);
+    /// counts as ended, so dropping this one sends nothing more.
+    pub(crate) fn cancelling(id: String, capabilities: Value) -> TaskPoll {
+        TaskPoll {
+            next: Next::Cancel,
+            ended: true,
+            ..TaskPoll::resume(id, capabilities)
+        }
+    }
+
     /// Takes `status` and `pollIntervalMs` from a task state.
     fn observe(&mut self, m: &Map<String, Value>) {
         if let Some(s) = m.get("status").and_then(Value::as_str) {
@@ -190,6 +202,7 @@ impl TaskPoll {
                 params.insert("inputResponses".into(), Value::Object(responses.clone()));
                 ("tasks/update".into(), params)
             }
+            Next::Cancel => ("tasks/cancel".into(), params),
         }
     }
 
@@ -203,7 +216,9 @@ impl TaskPoll {
                 self.id
             )));
         }
-        self.next = Next::Get { wait: true };
+        if !matches!(self.next, Next::Cancel) {
+            self.next = Next::Get { wait: true };
+        }
         Ok(())
     }
 
@@ -216,6 +231,10 @@ impl TaskPoll {
         events: &mut VecDeque<StreamEvent>,
     ) -> Result<Option<Response>, TransportError> {
         self.broken = 0;
+        if let Next::Cancel = self.next {
+            self.ended = true;
+            return Ok(Some(response));
+        }
         let raw = match response.payload {
             Ok(raw) => raw,
             Err(error) => {

@@ -382,6 +382,3 @@ impl TaskStore for MemoryTaskStore {
         Ok(Self::purge(&mut self.lock(), now_ms))
     }
 }
-
-#[cfg(test)]
-mod tests;

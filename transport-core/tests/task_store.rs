@@ -1,12 +1,14 @@
 //! The state machine, TTL expiry, scope, bounds and the cancel/finish race
-//! of [`MemoryTaskStore`], with explicit times (the store reads no clock).
+//! of `MemoryTaskStore`, with explicit times (the store reads no clock).
 
 use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
-use super::*;
-use crate::task_store::{NewTask, TaskStatus, TaskStore, TaskStoreError, Terminal};
+use mcp_transport_core::task_store::{
+    MemoryTaskStore, MemoryTaskStoreConfig, NewTask, TaskStatus, TaskStore, TaskStoreError,
+    Terminal,
+};
 
 fn raw(json: &str) -> Box<RawValue> {
     RawValue::from_string(json.to_owned()).unwrap()
