@@ -48,6 +48,12 @@
 //!   `inputResponses` and the handler's own state are handed back in
 //!   `RequestContext::input_responses` / `request_state`. The server never
 //!   sends a JSON-RPC request.
+//! * **Tasks** (with [`ModernConfig::tasks`]): the `io.modelcontextprotocol/tasks`
+//!   extension — a long-running `tools/call` (the handler's
+//!   `Handler::execution`) from a request that declares it answers
+//!   `CreateTaskResult` and runs on; `tasks/get`, `tasks/update`,
+//!   `tasks/cancel` and `notifications/tasks` on listen streams follow it
+//!   (see the `tasks` module).
 //! * Results get `resultType`, `_meta["io.modelcontextprotocol/serverInfo"]`
 //!   and, where *Caching* requires them, `ttlMs`/`cacheScope`.
 //!
@@ -86,7 +92,9 @@
 //! | 406 | `-32600` | `Accept` lacks `application/json` or `text/event-stream` | "Sending Messages" 2 |
 //! | 413 | `-32600` | body over `max_body_bytes` | — |
 //! | 415 | `-32600` | `Content-Type` is not `application/json` | — |
-//! | 503 | `-32603` | `max_listen_streams` reached | — |
+//! | 503 | `-32603` | `max_listen_streams` reached; the task store is full (Tasks extension) | — |
+//! | 400 | `-32021` | Tasks extension: `tasks/get`/`update`/`cancel`, a task-only tool or `notifications.taskIds` from a request that does not declare `io.modelcontextprotocol/tasks` (`data.requiredCapabilities.extensions`) | *Tasks*, "Protocol Errors" |
+//! | 200 | `-32602` | Tasks extension: unknown, foreign or expired `taskId` | *Tasks*, "Protocol Errors": "Invalid or nonexistent `taskId`: `-32602`" |
 //!
 //! A handler's `-32002` (resource not found, retired) is sent as `-32602`,
 //! and `-32042` or any code of `-32020..=-32099` this revision does not
