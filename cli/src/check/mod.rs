@@ -36,6 +36,7 @@ mod polling;
 pub mod quirks;
 pub mod report;
 mod spec;
+mod tasks;
 mod wire;
 
 use std::path::PathBuf;
@@ -62,6 +63,9 @@ pub mod id {
     /// response carries a `retry` field first (observable only when the
     /// server closes early).
     pub const RETRY_BEFORE_CLOSE: &str = "retry-before-close";
+    /// A resumed connection closed before it carried any event still
+    /// leaves the client an event id.
+    pub const RESUMED_CLOSE_CARRIES_ID: &str = "resumed-close-carries-id";
     /// 2025-11-25: the ids of two streams of one session differ.
     pub const EVENT_IDS_UNIQUE: &str = "event-ids-unique";
     /// 2025-11-25: a GET resuming with an id of stream A replays nothing
@@ -100,10 +104,18 @@ pub mod id {
     /// 2026-07-28: closing a request's response stream cancels it.
     pub const CANCEL_ON_CLOSE: &str = "cancel-on-close";
 
+    /// Tasks extension: the task methods need the extension declared.
+    pub const TASKS_GATED: &str = "tasks-gated";
+    /// Tasks extension: an unknown task id is `-32602`.
+    pub const TASKS_UNKNOWN_ID: &str = "tasks-unknown-id";
+    /// Tasks extension: `Mcp-Name` must carry the task id.
+    pub const TASKS_MCP_NAME: &str = "tasks-mcp-name";
+
     /// Every id.
-    pub const ALL: [&str; 17] = [
+    pub const ALL: [&str; 21] = [
         PRIMING_EVENT,
         RETRY_BEFORE_CLOSE,
+        RESUMED_CLOSE_CARRIES_ID,
         EVENT_IDS_UNIQUE,
         RESUME_SAME_STREAM,
         EXCLUSIVE_REPLAY,
@@ -119,6 +131,9 @@ pub mod id {
         MISSING_VERSION_HEADER,
         UNSUPPORTED_VERSION,
         CANCEL_ON_CLOSE,
+        TASKS_GATED,
+        TASKS_UNKNOWN_ID,
+        TASKS_MCP_NAME,
     ];
 }
 
@@ -134,6 +149,9 @@ pub enum Outcome {
     NotApplicable(String),
     /// The behaviour could not be observed (and why).
     Inconclusive(String),
+    /// Allowed by the spec, but a widely used client breaks on it (and
+    /// which, and why). Not a failure.
+    Warn(String),
 }
 
 impl Outcome {
@@ -146,17 +164,21 @@ impl Outcome {
     pub fn reason(&self) -> Option<&str> {
         match self {
             Outcome::Pass => None,
-            Outcome::Fail(r) | Outcome::NotApplicable(r) | Outcome::Inconclusive(r) => Some(r),
+            Outcome::Fail(r)
+            | Outcome::NotApplicable(r)
+            | Outcome::Inconclusive(r)
+            | Outcome::Warn(r) => Some(r),
         }
     }
 
-    /// A short label: `pass`, `FAIL`, `n/a`, `inconclusive`.
+    /// A short label: `pass`, `FAIL`, `n/a`, `inconclusive`, `warn`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Fail(_) => "FAIL",
             Outcome::NotApplicable(_) => "n/a",
             Outcome::Inconclusive(_) => "inconclusive",
+            Outcome::Warn(_) => "warn",
         }
     }
 }
@@ -329,6 +351,7 @@ pub async fn run(url: &str, opts: CheckOptions) -> Result<Report, String> {
             }
         } else {
             checks.extend(modern::run(&cx, rev).await);
+            checks.extend(tasks::run(&cx, rev).await);
         }
     }
     let quirks = match &peer {
