@@ -21,7 +21,7 @@
 //!
 //! The plan (sessions, requests, events, pauses, the disconnect policy and
 //! cut intervals) comes from a seed: `CHAOS_SEED=N` replays a plan (thread
-//! timing still varies), `CHAOS_ITERATIONS=N` runs N servers' worth (3 by
+//! timing still varies), `CHAOS_ITERATIONS=N` runs N servers' worth (6 by
 //! default, a few seconds; the long run is e.g. `CHAOS_ITERATIONS=100`).
 //! The seed is printed first and named in every failure. Figures are
 //! printed at the end (`--nocapture`).
@@ -49,6 +49,8 @@ use serde_json::{Value, json};
 const ITERATION_BOUND: Duration = Duration::from_secs(60);
 /// How long one read on a connection may wait for bytes.
 const READ_BOUND: Duration = Duration::from_secs(20);
+/// How long a handler whose send was refused waits for its cancellation.
+const REFUSED_GRACE: Duration = Duration::from_secs(5);
 /// How long one request may take, all connections together.
 const DRIVE_BOUND: Duration = Duration::from_secs(45);
 
@@ -105,7 +107,15 @@ async fn burst(c: Call, fates: Fates) -> Outcome {
             }
             sent = c.cx.progress(i as f64, Some(n as f64), None) => {
                 if sent.is_err() {
-                    set(Fate::Refused);
+                    // A closed stream can refuse a send just before the
+                    // request's cancellation fires: wait (bounded) for it.
+                    tokio::select! {
+                        () = c.cx.cancelled() => {
+                            set(Fate::Cancelled);
+                            c.stats.cancelled();
+                        }
+                        () = tokio::time::sleep(REFUSED_GRACE) => set(Fate::Refused),
+                    }
                     return Outcome::Error(ErrorObject::internal("send refused"));
                 }
             }
@@ -158,7 +168,7 @@ fn iterations() -> u64 {
     std::env::var("CHAOS_ITERATIONS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(3)
+        .unwrap_or(6)
 }
 
 /// Starts a dual-era server (2025-11-25 and 2026-07-28) with `policy`, a
@@ -343,10 +353,8 @@ async fn drive(
                     }
                 };
                 let parsed = EventId::parse(&id).map_err(|e| format!("event id {id:?}: {e}"))?;
-                if let Some(first) = &stream_of {
-                    if *first != parsed.stream {
-                        return Err(format!("{token}: event id {id} names another stream"));
-                    }
+                if stream_of.is_some_and(|first| first != parsed.stream) {
+                    return Err(format!("{token}: event id {id} names another stream"));
                 }
                 stream_of = Some(parsed.stream);
                 let message = !matches!(d, Delivered::Id(_));
@@ -458,6 +466,13 @@ fn chain(e: &dyn std::error::Error) -> String {
     out
 }
 
+/// The proxy of the running legacy iteration, for failure messages.
+static PROXY: Mutex<Option<Arc<Proxy>>> = Mutex::new(None);
+
+fn accepted() -> usize {
+    PROXY.lock().unwrap().as_ref().map_or(0, |p| p.accepted())
+}
+
 /// A request send, bounded by [`READ_BOUND`].
 async fn bounded(
     send: impl Future<Output = reqwest::Result<reqwest::Response>>,
@@ -465,11 +480,13 @@ async fn bounded(
     cuts: &AtomicUsize,
 ) -> Result<reqwest::Result<reqwest::Response>, String> {
     let before = cuts.load(Ordering::Relaxed);
+    let accepted_before = accepted();
     tokio::time::timeout(READ_BOUND, send).await.map_err(|_| {
         let after = cuts.load(Ordering::Relaxed);
         format!(
-            "a {what} got no response head (the proxy cut {} times meanwhile)",
-            after - before
+            "a {what} got no response head (meanwhile the proxy cut {} times and accepted {} connections)",
+            after - before,
+            accepted() - accepted_before
         )
     })
 }
@@ -482,6 +499,8 @@ async fn legacy_iteration(rng: &mut StdRng, figures: &Arc<Figures>, iteration: u
     };
     let fates: Fates = Arc::default();
     let (server, proxy) = start(policy, &fates).await;
+    let proxy = Arc::new(proxy);
+    *PROXY.lock().unwrap() = Some(proxy.clone());
     let http = client();
     let sessions = rng.random_range(2..=3);
     let per_session = rng.random_range(2..=4);
@@ -543,7 +562,7 @@ async fn legacy_iteration(rng: &mut StdRng, figures: &Arc<Figures>, iteration: u
     let cut_seed: u64 = rng.random();
     let cutter = {
         let figures = figures.clone();
-        let proxy_cut = Arc::new(proxy);
+        let proxy_cut = proxy.clone();
         let p = proxy_cut.clone();
         let handle = tokio::spawn(async move {
             let mut rng = StdRng::seed_from_u64(cut_seed);
