@@ -7,6 +7,11 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
+# FUZZ_FLAGS adds cargo-fuzz options to the build and every run (CI uses
+# `--dev -s none`: a debug build without AddressSanitizer, which compiles
+# much faster; the crates forbid `unsafe`, and libFuzzer still catches
+# panics, overflows, timeouts and runaway memory).
+#
 # Needs the nightly toolchain (`cargo +nightly`) and cargo-fuzz (installed
 # here with `cargo install --locked cargo-fuzz` when missing); without
 # nightly it says so and exits 0.
@@ -30,7 +35,8 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 mkdir -p fuzz/target
-if ! cargo +nightly fuzz build >fuzz/target/build.log 2>&1; then
+read -r -a flags <<<"${FUZZ_FLAGS:-}"
+if ! cargo +nightly fuzz build "${flags[@]}" >fuzz/target/build.log 2>&1; then
   tail -n 40 fuzz/target/build.log
   exit 1
 fi
@@ -41,7 +47,7 @@ for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t"
   log="fuzz/target/$t.log"
   status=0
-  cargo +nightly fuzz run "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \
+  cargo +nightly fuzz run "${flags[@]}" "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \
     -max_total_time="$secs" -timeout=10 -print_final_stats=1 >"$log" 2>&1 || status=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$' || true)

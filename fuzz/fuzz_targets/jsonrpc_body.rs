@@ -38,10 +38,20 @@ fuzz_target!(|data: &[u8]| {
 
 fn round_trip(message: &Message) {
     let json = message.to_json();
-    assert!(
-        !json.contains('\n'),
-        "serialized message holds a raw newline: {json}"
-    );
+    // Raw payloads keep their whitespace (line breaks included); SSE must
+    // still carry the message intact (CR and CRLF come back as LF).
+    let mut wire = Vec::new();
+    mcp_transport_core::sse::write_event(&mut wire, None, Some("s.1.1"), &json).unwrap();
+    let mut items = Vec::new();
+    mcp_transport_core::sse::Decoder::with_max_event_size(usize::MAX)
+        .feed(&wire, &mut items)
+        .unwrap();
+    match items.as_slice() {
+        [mcp_transport_core::sse::SseItem::Event(e)] => {
+            assert_eq!(e.data, json.replace("\r\n", "\n").replace('\r', "\n"));
+        }
+        other => panic!("{json} became {other:?} over SSE"),
+    }
     let again = match parse_body(json.as_bytes(), false) {
         Ok(Body::Single(m)) => m,
         other => panic!("{json} did not parse back to one message: {other:?}"),

@@ -49,6 +49,10 @@ use serde_json::{Value, json};
 const ITERATION_BOUND: Duration = Duration::from_secs(60);
 /// How long one read on a connection may wait for bytes.
 const READ_BOUND: Duration = Duration::from_secs(20);
+/// How long a client waits for a response head before sending again.
+const SEND_PATIENCE: Duration = Duration::from_secs(5);
+/// Most stalled sends tolerated in one request.
+const MAX_STALLS: u32 = 3;
 /// How long a handler whose send was refused waits for its cancellation.
 const REFUSED_GRACE: Duration = Duration::from_secs(5);
 /// How long one request may take, all connections together.
@@ -146,6 +150,8 @@ struct Figures {
     early_ends: AtomicUsize,
     /// POSTs re-sent because no event id had arrived when the connection died.
     reposts: AtomicUsize,
+    /// Sends given up after [`SEND_PATIENCE`] without a response head.
+    stalled_sends: AtomicUsize,
     /// Proxy cuts that hit at least one live connection.
     cuts: AtomicUsize,
     server_closes: AtomicUsize,
@@ -305,6 +311,7 @@ async fn drive(
     trace: &Trace,
 ) -> Result<(), String> {
     let mut attempt = 0;
+    let mut stalls = 0;
     'post: loop {
         attempt += 1;
         if attempt > 500 {
@@ -319,7 +326,11 @@ async fn drive(
         let cuts = figures.cuts.load(Ordering::Relaxed);
         note(trace, format!("{token}: POST (cuts so far {cuts})"));
         let sent = post(http, url, Some(session)).body(body.to_string()).send();
-        let Ok(resp) = bounded(sent, "POST", &figures.cuts).await? else {
+        let Some(sent) = bounded(sent, "POST", figures, &mut stalls).await? else {
+            note(trace, format!("{token}: POST stalled before its head"));
+            continue 'post;
+        };
+        let Ok(resp) = sent else {
             // Cut before the head: the server may or may not have the request.
             note(trace, format!("{token}: POST lost before its head"));
             figures.reposts.fetch_add(1, Ordering::Relaxed);
@@ -423,16 +434,20 @@ async fn drive(
                     .header("mcp-protocol-version", "2025-11-25")
                     .header("last-event-id", &from)
                     .send();
-                match bounded(sent, "GET", &figures.cuts).await? {
-                    Ok(r) if r.status() == 200 => break r,
-                    Ok(r) => {
+                match bounded(sent, "GET", figures, &mut stalls).await? {
+                    None => note(
+                        trace,
+                        format!("{token}: resume from {from} stalled before its head"),
+                    ),
+                    Some(Ok(r)) if r.status() == 200 => break r,
+                    Some(Ok(r)) => {
                         let status = r.status();
                         let text = r.text().await.unwrap_or_default();
                         return Err(format!(
                             "{token}: resume from {from} answered {status}: {text}"
                         ));
                     }
-                    Err(e) => note(
+                    Some(Err(e)) => note(
                         trace,
                         format!("{token}: resume from {from} lost: {}", chain(&e)),
                     ),
@@ -473,22 +488,31 @@ fn accepted() -> usize {
     PROXY.lock().unwrap().as_ref().map_or(0, |p| p.accepted())
 }
 
-/// A request send, bounded by [`READ_BOUND`].
+/// A request send that a client gives up on after [`SEND_PATIENCE`]
+/// without a response head (`Ok(None)`: the caller sends again, as a
+/// client with a request timeout does); more than [`MAX_STALLS`] such
+/// stalls in one request are an error naming what the proxy did meanwhile.
 async fn bounded(
     send: impl Future<Output = reqwest::Result<reqwest::Response>>,
     what: &str,
-    cuts: &AtomicUsize,
-) -> Result<reqwest::Result<reqwest::Response>, String> {
-    let before = cuts.load(Ordering::Relaxed);
+    figures: &Figures,
+    stalls: &mut u32,
+) -> Result<Option<reqwest::Result<reqwest::Response>>, String> {
+    let before = figures.cuts.load(Ordering::Relaxed);
     let accepted_before = accepted();
-    tokio::time::timeout(READ_BOUND, send).await.map_err(|_| {
-        let after = cuts.load(Ordering::Relaxed);
-        format!(
-            "a {what} got no response head (meanwhile the proxy cut {} times and accepted {} connections)",
-            after - before,
+    match tokio::time::timeout(SEND_PATIENCE, send).await {
+        Ok(sent) => Ok(Some(sent)),
+        Err(_) if *stalls < MAX_STALLS => {
+            *stalls += 1;
+            figures.stalled_sends.fetch_add(1, Ordering::Relaxed);
+            Ok(None)
+        }
+        Err(_) => Err(format!(
+            "a {what} got no response head, {MAX_STALLS} times (during the last wait the proxy cut {} times and accepted {} connections)",
+            figures.cuts.load(Ordering::Relaxed) - before,
             accepted() - accepted_before
-        )
-    })
+        )),
+    }
 }
 
 /// One iteration on 2025-11-25: a fresh server, sessions, requests, cuts.

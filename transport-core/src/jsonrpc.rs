@@ -388,7 +388,11 @@ impl Serialize for Response {
 }
 
 impl Message {
-    /// Serializes to a compact JSON string (never contains a raw newline).
+    /// Serializes to a JSON string. The envelope is compact; payloads kept
+    /// raw (`params`, `result`, error `data`) keep the whitespace they
+    /// arrived with, which may include line breaks (found by the
+    /// `jsonrpc_body` fuzz target). SSE carries such text intact: the
+    /// encoder splits it into `data:` lines (see `sse::write_event`).
     pub fn to_json(&self) -> String {
         // Serializing these types cannot fail: keys are strings, payloads are
         // already-valid raw JSON.
