@@ -88,6 +88,9 @@ pub struct ServerHttp {
     pub origins: OriginPolicy,
     /// The largest POST body accepted; larger is 413. Default 4 MiB.
     pub max_body_bytes: usize,
+    /// Injected bugs, for the matrix's self-test only (none by default).
+    #[doc(hidden)]
+    pub faults: crate::faults::Faults,
 }
 
 impl Default for ServerHttp {
@@ -95,6 +98,7 @@ impl Default for ServerHttp {
         ServerHttp {
             origins: OriginPolicy::default(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            faults: crate::faults::Faults::NONE,
         }
     }
 }
@@ -136,6 +140,9 @@ pub struct ClientHttp {
     /// have an overall request timeout, which would cut SSE streams. `None`
     /// builds one with `TCP_NODELAY`.
     pub http_client: Option<reqwest::Client>,
+    /// Injected bugs, for the matrix's self-test only (none by default).
+    #[doc(hidden)]
+    pub faults: crate::faults::Faults,
 }
 
 impl ClientHttp {
@@ -145,6 +152,7 @@ impl ClientHttp {
             url: url.into(),
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             http_client: None,
+            faults: crate::faults::Faults::NONE,
         }
     }
 

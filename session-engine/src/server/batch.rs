@@ -219,6 +219,7 @@ fn sse(
             cursor: 0,
             prefetched: None,
             resuming: false,
+            leak: Vec::new(),
         },
     )
 }

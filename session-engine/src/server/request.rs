@@ -66,6 +66,7 @@ pub(crate) async fn serve(
                 cursor: 0,
                 prefetched: None,
                 resuming: false,
+                leak: Vec::new(),
             },
         );
     }
@@ -85,7 +86,8 @@ pub(crate) async fn serve(
                     cursor: 0,
                     prefetched: None,
                     resuming: false,
-                    },
+                    leak: Vec::new(),
+                },
             )
         }
         // Cancelled before anything was sent: an SSE stream that ends at
