@@ -60,7 +60,7 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
         "running {total} cells ({} scenarios each at most)",
         Scenario::ALL.len()
     );
-    let cells = run_matrix(keep, args.parallel, move |cell| {
+    let cells = run_matrix(keep, args.parallel, mcp_http_edge::faults::Faults::NONE, move |cell| {
         let n = done.fetch_add(1, Ordering::SeqCst) + 1;
         let rev = cell
             .negotiated()

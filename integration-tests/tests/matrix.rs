@@ -35,6 +35,10 @@ macro_rules! scenarios {
             check($c, $s, Scenario::NetworkDrop).await
         }
         #[tokio::test]
+        async fn two_streams() {
+            check($c, $s, Scenario::TwoStreams).await
+        }
+        #[tokio::test]
         async fn changes() {
             check($c, $s, Scenario::Changes).await
         }

@@ -16,7 +16,9 @@ pub enum Expected {
     Works,
     /// It fails, in the named way.
     Fails(Failure),
-    /// The negotiated revision has no such mechanism.
+    /// The negotiated revision has no such mechanism: the scenario still
+    /// runs and checks that the mechanism is absent (no priming event, no
+    /// early close, 405, no session id, ...).
     NotApplicable,
 }
 
@@ -27,10 +29,11 @@ pub enum Failure {
     /// both sides.
     NoMutualRevision,
     /// The request's stream broke and the revision cannot resume it: a clear
-    /// error, no hang.
+    /// error, no hang (and, on 2026-07-28, the server cancelled the request).
     NotResumable,
     /// The handler asked for a kind of client input the revision does not
-    /// have: the request fails with a JSON-RPC error saying so.
+    /// have: the call ends with a tool execution error (`isError: true`),
+    /// no hang.
     InputUnavailable,
 }
 
@@ -39,7 +42,7 @@ impl std::fmt::Display for Failure {
         f.write_str(match self {
             Failure::NoMutualRevision => "fails: no mutually supported revision",
             Failure::NotResumable => "fails: stream not resumable",
-            Failure::InputUnavailable => "fails: input kind not in this revision",
+            Failure::InputUnavailable => "fails: tool error, input kind not in this revision",
         })
     }
 }
@@ -109,77 +112,93 @@ pub fn on_revision(revision: &V, scenario: Scenario) -> (Expected, &'static str)
     let modern = revision.is_modern();
     let polling = revision.has(|f| f.sse_polling);
     match scenario {
-        Scenario::Json | Scenario::Sse => (
+        Scenario::Json => (
             Expected::Works,
-            "Transports, \"Sending Messages\": the server MUST return either Content-Type: application/json or text/event-stream; the client MUST support both",
+            "Transports, \"Sending Messages to the Server\" 5: \"the server MUST either return Content-Type: text/event-stream ... or Content-Type: application/json, to return one JSON object. The client MUST support both these cases.\"",
+        ),
+        Scenario::Sse => (
+            Expected::Works,
+            "Transports, \"Sending Messages to the Server\" 6: \"The server MAY send JSON-RPC requests and notifications before sending the JSON-RPC response\"; 2026-07-28: \"A server that supports only this revision ... do not mint or echo session IDs\"",
         ),
         Scenario::Progress => (
             Expected::Works,
-            "Progress: notifications/progress with the request's progressToken; Logging: notifications/message (2026-07-28: only when _meta carries io.modelcontextprotocol/logLevel)",
+            "Progress: \"The receiver MAY then send progress notifications containing: The original progress token ...\"; \"The progress value MUST increase with each notification\"; after the response the stream ends (\"After the JSON-RPC response has been sent, the server SHOULD terminate the SSE stream\")",
         ),
         Scenario::Input if modern => (
             Expected::Works,
-            "2026-07-28 Multi Round-Trip Requests: InputRequiredResult, retried with inputResponses and requestState",
+            "2026-07-28 Multi Round-Trip Requests: the server answers InputRequiredResult; the client retries with inputResponses and requestState",
         ),
         Scenario::Input if !revision.has(|f| f.elicitation) => (
             Expected::Fails(Failure::InputUnavailable),
-            "2025-06-18 changelog: \"Added support for elicitation\"; 2025-03-26's schema has no elicitation/create, so the server refuses to send it",
+            "2025-03-26 has no elicitation (2025-06-18 changelog: \"Added support for elicitation\"); 2025-03-26 Tools, \"Error Handling\": \"Tool Execution Errors: Reported in tool results with isError: true\"",
         ),
         Scenario::Input => (
             Expected::Works,
-            "Elicitation (2025-06-18+) / server requests on the POST's SSE stream: \"The server MAY send JSON-RPC requests and notifications before sending the JSON-RPC response\"",
+            "Elicitation (2025-06-18+); Transports: \"The server MAY send JSON-RPC requests and notifications before sending the JSON-RPC response\"",
         ),
         Scenario::Cancel if modern => (
             Expected::Works,
-            "2026-07-28 Streamable HTTP, \"Cancellation\": closing the SSE response stream MUST be treated by the server as cancellation of that request",
+            "2026-07-28 Streamable HTTP, \"Cancellation\": \"Closing the SSE response stream MUST be treated by the server as cancellation of that request ... MUST NOT send any further messages for it\"; no notifications/cancelled is expected",
         ),
         Scenario::Cancel => (
             Expected::Works,
-            "Cancellation: notifications/cancelled; \"Disconnection SHOULD NOT be interpreted as the client cancelling its request\"",
+            "Transports: \"To cancel, the client SHOULD explicitly send an MCP CancelledNotification\"; Cancellation: receivers SHOULD \"Not send a response for the cancelled request\"",
         ),
         Scenario::Disconnect if polling => (
             Expected::Works,
-            "2025-11-25 Transports (SEP-1699): the server MAY close the connection after an event id and a retry; the client polls by GET with Last-Event-ID",
+            "2025-11-25 Transports, \"Sending Messages to the Server\" 6 (SEP-1699): \"The server SHOULD immediately send an SSE event consisting of an event ID and an empty data field\"; \"it SHOULD send an SSE event with a standard retry field before closing the connection. The client MUST respect the retry field\"; resumption by GET with Last-Event-ID replays what followed, each message once",
+        ),
+        Scenario::Disconnect if modern => (
+            Expected::NotApplicable,
+            "2026-07-28 Streamable HTTP: \"Resumable SSE streams via Last-Event-ID are not supported\": the call completes on its POST stream, no event ids, no retry, no GET",
         ),
         Scenario::Disconnect => (
             Expected::NotApplicable,
-            "Server-initiated disconnect before the response exists only from 2025-11-25 (SEP-1699); 2026-07-28 has no resumption",
+            "SEP-1699, \"Backward Compatibility\" (old client + new server): an old-revision session gets no priming event and no early close (2025-06-18: \"The server SHOULD NOT close the SSE stream before sending the JSON-RPC response\"): the call completes on its POST stream, every event once",
         ),
         Scenario::NetworkDrop if modern => (
             Expected::Fails(Failure::NotResumable),
-            "2026-07-28 Streamable HTTP: \"Resumable SSE streams via Last-Event-ID are not supported\"",
+            "2026-07-28 Streamable HTTP: \"Resumable SSE streams via Last-Event-ID are not supported\"; \"Closing the SSE response stream MUST be treated by the server as cancellation of that request\"",
         ),
         Scenario::NetworkDrop => (
             Expected::Works,
-            "Transports, \"Resumability and Redelivery\": the client resumes by GET with Last-Event-ID and the server replays what followed on that stream",
+            "Transports, \"Resumability and Redelivery\": the client resumes by GET with Last-Event-ID; the server replays \"messages that would have been sent after the last event ID, on the stream that was disconnected\"; \"Disconnection SHOULD NOT be interpreted as the client cancelling its request\"",
+        ),
+        Scenario::TwoStreams if modern => (
+            Expected::Works,
+            "2026-07-28 Streamable HTTP: \"each request has its own response stream\": two concurrent calls each get only their own progress",
+        ),
+        Scenario::TwoStreams => (
+            Expected::Works,
+            "Transports, \"Resumability and Redelivery\": \"The server MUST NOT replay messages that would have been delivered on a different stream\"; \"Multiple Connections\": \"MUST NOT broadcast the same message across multiple streams\"",
         ),
         Scenario::Changes if modern => (
             Expected::Works,
-            "2026-07-28 Subscriptions: change notifications flow on the subscriptions/listen response stream",
+            "2026-07-28 Subscriptions: change notifications flow on the subscriptions/listen stream; \"Servers MUST NOT send notification types the client has not explicitly requested\"",
         ),
         Scenario::Changes => (
             Expected::Works,
-            "Transports, \"Listening for Messages from the Server\": the GET stream carries server notifications unrelated to a request",
+            "Transports, \"Listening for Messages from the Server\": the GET stream carries server notifications; \"The server MUST NOT send a JSON-RPC response on the stream\"",
         ),
         Scenario::Expiry | Scenario::Delete if modern => (
             Expected::NotApplicable,
-            "2026-07-28 has no sessions (\"Removal of protocol-level sessions\")",
+            "2026-07-28 Streamable HTTP, \"Earlier Streamable HTTP Revisions\": \"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\"; \"An Mcp-Session-Id header on a request: ignore it, and do not mint or echo session IDs\"; \"A Last-Event-ID header: ignore it\"",
         ),
         Scenario::Expiry => (
             Expected::Works,
-            "Transports, \"Session Management\" 4: on 404 for a request with a session id the client MUST start a new session",
+            "Transports, \"Session Management\" 3-4: after the server terminates a session it \"MUST respond to requests containing that session ID with HTTP 404 Not Found\"; on 404 the client \"MUST start a new session by sending a new InitializeRequest without a session ID attached\"",
         ),
         Scenario::Delete => (
             Expected::Works,
-            "Transports, \"Session Management\" 5: DELETE with MCP-Session-Id terminates the session; later requests get 404",
+            "Transports, \"Session Management\" 3 and 5: the client SHOULD send DELETE with MCP-Session-Id; once the session is terminated the server \"MUST respond to requests containing that session ID with HTTP 404 Not Found\"",
         ),
         Scenario::Get405 if modern => (
             Expected::Works,
-            "2026-07-28 Streamable HTTP, \"Earlier Streamable HTTP Revisions\": HTTP GET to the MCP endpoint: respond with 405 Method Not Allowed",
+            "2026-07-28 Streamable HTTP, \"Earlier Streamable HTTP Revisions\": \"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\" (also with a stray Mcp-Session-Id or Last-Event-ID)",
         ),
         Scenario::Get405 => (
             Expected::NotApplicable,
-            "Legacy revisions offer a GET stream (or 405 by choice); the 405 rule is 2026-07-28's",
+            "Transports, \"Listening for Messages from the Server\" 3: \"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405\"; this server offers the stream",
         ),
     }
 }

@@ -4,13 +4,15 @@
 //!
 //! A cell passes when what happened matches what was expected — a predicted
 //! failure that happens is a pass, and a scenario the negotiated revision
-//! does not have is "not applicable".
+//! does not have is "not applicable": it still runs, and passes only when
+//! the mechanism is observed to be absent.
 
 pub mod expect;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod scenario_impl;
+pub mod wire;
 
 use std::fmt;
 

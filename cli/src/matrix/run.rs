@@ -17,8 +17,10 @@ use serde_json::json;
 
 use super::expect::{Expected, Failure, Prediction, expected};
 use super::scenario::Scenario;
+use super::wire::Wire;
 use super::{ClientKind, ServerKind};
 use crate::reference::ReferenceHandler;
+use mcp_http_edge::faults::Faults;
 use mcp_test_support::Proxy;
 
 /// What actually happened in one scenario.
@@ -33,8 +35,9 @@ pub enum Observed {
         /// What went wrong.
         message: String,
     },
-    /// Not run: the negotiated revision has no such mechanism.
-    Skipped,
+    /// The mechanism is absent, as checked (no priming event, no early
+    /// close, 405, no session id, ...); the detail says what was checked.
+    Absent(String),
 }
 
 /// One scenario of one cell, predicted and observed.
@@ -68,7 +71,7 @@ impl ScenarioResult {
                     kind: Some(got), ..
                 },
             ) => want == got,
-            (Expected::NotApplicable, Observed::Skipped) => true,
+            (Expected::NotApplicable, Observed::Absent(_)) => true,
             _ => false,
         }
     }
@@ -88,7 +91,7 @@ impl ScenarioResult {
         let got = match &self.observed {
             Observed::Works(d) => format!("worked ({d})"),
             Observed::Failed { message, .. } => format!("failed: {message}"),
-            Observed::Skipped => "skipped".to_owned(),
+            Observed::Absent(d) => format!("absent, as checked ({d})"),
         };
         format!(
             "{} x {} / {}: expected {} on {}, got {} on {} [spec: {}]",
@@ -130,16 +133,18 @@ impl CellResult {
 /// Time one scenario may take before it counts as hung.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Runs every scenario of one cell (optionally only those `keep` accepts).
+/// Runs every scenario of one cell (optionally only those `keep` accepts),
+/// with the self-test's injected `faults` (none for the real matrix).
 pub async fn run_cell(
     client: ClientKind,
     server: ServerKind,
     keep: impl Fn(Scenario) -> bool,
+    faults: Faults,
 ) -> CellResult {
     let mut scenarios = Vec::new();
     for scenario in Scenario::ALL {
         if keep(scenario) {
-            scenarios.push(run_one(client, server, scenario).await);
+            scenarios.push(run_one_with(client, server, scenario, faults).await);
         }
     }
     CellResult {
@@ -149,11 +154,12 @@ pub async fn run_cell(
     }
 }
 
-/// Runs every cell, `parallel` at a time; `progress` is told of each
-/// finished cell.
+/// Runs every cell, `parallel` at a time, with the injected `faults` (none
+/// for the real matrix); `progress` is told of each finished cell.
 pub async fn run_matrix(
     filter: impl Fn(ClientKind, ServerKind, Scenario) -> bool + Send + Sync + 'static,
     parallel: usize,
+    faults: Faults,
     progress: impl Fn(&CellResult) + Send + Sync + 'static,
 ) -> Vec<CellResult> {
     let filter = Arc::new(filter);
@@ -168,7 +174,7 @@ pub async fn run_matrix(
             let (filter, progress, gate) = (filter.clone(), progress.clone(), gate.clone());
             tasks.push(tokio::spawn(async move {
                 let _permit = gate.acquire_owned().await;
-                let cell = run_cell(client, server, |s| filter(client, server, s)).await;
+                let cell = run_cell(client, server, |s| filter(client, server, s), faults).await;
                 progress(&cell);
                 cell
             }));
@@ -185,22 +191,31 @@ pub async fn run_matrix(
 
 /// Runs one scenario of one cell against a fresh server.
 pub async fn run_one(client: ClientKind, server: ServerKind, scenario: Scenario) -> ScenarioResult {
+    run_one_with(client, server, scenario, Faults::NONE).await
+}
+
+/// Runs one scenario of one cell against a fresh server, with the
+/// self-test's injected `faults` switched on in the server and client.
+pub async fn run_one_with(
+    client: ClientKind,
+    server: ServerKind,
+    scenario: Scenario,
+    faults: Faults,
+) -> ScenarioResult {
     let prediction = expected(client, server, scenario);
-    let (negotiated, observed) = match tokio::time::timeout(
-        SCENARIO_TIMEOUT,
-        observe(client, server, scenario, &prediction),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(_) => (
-            prediction.revision.clone(),
-            Observed::Failed {
-                kind: None,
-                message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
-            },
-        ),
-    };
+    let (negotiated, observed) =
+        match tokio::time::timeout(SCENARIO_TIMEOUT, observe(client, server, scenario, faults))
+            .await
+        {
+            Ok(r) => r,
+            Err(_) => (
+                prediction.revision.clone(),
+                Observed::Failed {
+                    kind: None,
+                    message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
+                },
+            ),
+        };
     ScenarioResult {
         client,
         server,
@@ -216,8 +231,17 @@ pub(crate) struct Harness {
     pub(crate) server: MultiServer,
     pub(crate) handler: Arc<ReferenceHandler>,
     pub(crate) addr: SocketAddr,
+    /// Every exchange the server saw.
+    pub(crate) wire: Wire,
     task: tokio::task::JoinHandle<()>,
 }
+
+/// The `retry` (ms) the disconnect scenario's server sends: long enough
+/// that a client reconnecting at once is told apart from one that waits.
+pub(crate) const DISCONNECT_RETRY_MS: u64 = 150;
+/// The disconnect scenario's server closes a connection after this many
+/// message events.
+pub(crate) const DISCONNECT_AFTER_EVENTS: u32 = 2;
 
 impl Drop for Harness {
     fn drop(&mut self) {
@@ -225,7 +249,11 @@ impl Drop for Harness {
     }
 }
 
-async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result<Harness> {
+async fn spawn_server(
+    server: ServerKind,
+    scenario: Scenario,
+    faults: Faults,
+) -> std::io::Result<Harness> {
     let handler = Arc::new(ReferenceHandler::new());
     let json = scenario == Scenario::Json;
     let mut legacy = legacy_config()
@@ -233,18 +261,23 @@ async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result
         .with_retry_ms(20)
         .with_keepalive(None);
     if scenario == Scenario::Disconnect {
-        legacy = legacy.with_disconnect(DisconnectPolicy::AfterPriming);
+        legacy = legacy
+            .with_retry_ms(DISCONNECT_RETRY_MS)
+            .with_disconnect(DisconnectPolicy::AfterEvents(DISCONNECT_AFTER_EVENTS));
     }
-    let modern = ModernConfig::default()
+    legacy.http.faults = faults;
+    let mut modern = ModernConfig::default()
         .with_json_response(json)
         .with_keepalive(None);
+    modern.http.faults = faults;
     let config = MultiConfig {
         revisions: server.revisions(),
         legacy,
         modern,
     };
     let multi = MultiServer::new(handler.clone(), config);
-    let app = multi.route("/mcp");
+    let wire = Wire::default();
+    let app = wire.wrap(multi.route("/mcp"));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let listener = listener.tap_io(|t| {
@@ -257,11 +290,16 @@ async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result
         server: multi,
         handler,
         addr,
+        wire,
         task,
     })
 }
 
-fn client_config(client: ClientKind, addr: SocketAddr) -> NegotiateConfig {
+pub(crate) fn client_config(
+    client: ClientKind,
+    addr: SocketAddr,
+    faults: Faults,
+) -> NegotiateConfig {
     let url = format!("http://{addr}/mcp");
     let mut cfg = NegotiateConfig::new(url)
         .with_revisions(client.revisions())
@@ -271,16 +309,38 @@ fn client_config(client: ClientKind, addr: SocketAddr) -> NegotiateConfig {
         .legacy
         .clone()
         .with_reconnect_backoff(Duration::from_millis(20));
+    cfg.legacy.http.faults = faults;
     cfg.modern = cfg.modern.clone().with_log_level(Some(LogLevel::Debug));
     cfg.request_timeout = Some(Duration::from_secs(10));
     cfg
 }
 
-fn classify_connect(e: &NegotiateError) -> Observed {
-    Observed::Failed {
-        kind: matches!(e, NegotiateError::NoMatch { .. }).then_some(Failure::NoMutualRevision),
-        message: e.to_string(),
-    }
+/// A failed negotiation is the spec-named failure when the error names
+/// every version the client offered and at least one the server speaks.
+fn classify_connect(e: &NegotiateError, client: ClientKind, server: ServerKind) -> Observed {
+    let message = e.to_string();
+    let names_client = client
+        .revisions()
+        .iter()
+        .all(|v| message.contains(v.as_str()));
+    // A legacy server's answer to `server/discover` names no version; the
+    // error then has to say which era the server is.
+    let names_server = server
+        .revisions()
+        .iter()
+        .any(|v| message.contains(v.as_str()))
+        || (client.revisions().iter().all(ProtocolVersion::is_modern)
+            && message.contains("not a modern server"));
+    let kind = (matches!(e, NegotiateError::NoMatch { .. }) && names_client && names_server)
+        .then_some(Failure::NoMutualRevision);
+    let message = if kind.is_none() && matches!(e, NegotiateError::NoMatch { .. }) {
+        format!(
+            "{message} (the error does not name both sides' versions: client's named {names_client}, server's named {names_server})"
+        )
+    } else {
+        message
+    };
+    Observed::Failed { kind, message }
 }
 
 /// Classifies a transport error the spec names: a stream that cannot be
@@ -302,9 +362,9 @@ async fn observe(
     client: ClientKind,
     server: ServerKind,
     scenario: Scenario,
-    prediction: &Prediction,
+    faults: Faults,
 ) -> (Option<ProtocolVersion>, Observed) {
-    let harness = match spawn_server(server, scenario).await {
+    let harness = match spawn_server(server, scenario, faults).await {
         Ok(h) => h,
         Err(e) => {
             return (
@@ -317,7 +377,7 @@ async fn observe(
         }
     };
     // Network drops go through a proxy that can cut connections.
-    let proxy = if scenario == Scenario::NetworkDrop {
+    let proxy = if matches!(scenario, Scenario::NetworkDrop | Scenario::TwoStreams) {
         match Proxy::start(harness.addr).await {
             Ok(p) => Some(p),
             Err(e) => {
@@ -334,17 +394,13 @@ async fn observe(
         None
     };
     let target = proxy.as_ref().map(Proxy::addr).unwrap_or(harness.addr);
-    let conn: Connection = match connect(client_config(client, target)).await {
+    let conn: Connection = match connect(client_config(client, target, faults)).await {
         Ok(c) => c,
-        Err(e) => return (None, classify_connect(&e)),
+        Err(e) => return (None, classify_connect(&e, client, server)),
     };
     let negotiated = Some(conn.revision());
-    // Scenarios the negotiated revision lacks are not run.
-    let (expected_here, _) = super::expect::on_revision(&conn.revision(), scenario);
-    if expected_here == Expected::NotApplicable && prediction.revision == negotiated {
-        let _ = conn.close().await;
-        return (negotiated, Observed::Skipped);
-    }
+    // Every scenario runs, also where the revision lacks the mechanism: it
+    // then checks the absence.
     let observed = super::scenario_impl::run(scenario, &conn, &harness, proxy.as_ref()).await;
     let _ = conn.close().await;
     (negotiated, observed)

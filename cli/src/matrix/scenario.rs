@@ -22,6 +22,9 @@ pub enum Scenario {
     /// The network drops mid-request: resumed where the revision allows, a
     /// clear error where it does not.
     NetworkDrop,
+    /// Two calls stream at once (and, on legacy revisions, both resume
+    /// after a network drop): each gets only its own messages.
+    TwoStreams,
     /// Change notifications: the GET stream (legacy) or
     /// `subscriptions/listen` (modern).
     Changes,
@@ -35,7 +38,7 @@ pub enum Scenario {
 
 impl Scenario {
     /// Every scenario, in report order.
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::Json,
         Scenario::Sse,
         Scenario::Progress,
@@ -43,6 +46,7 @@ impl Scenario {
         Scenario::Cancel,
         Scenario::Disconnect,
         Scenario::NetworkDrop,
+        Scenario::TwoStreams,
         Scenario::Changes,
         Scenario::Expiry,
         Scenario::Delete,
@@ -59,6 +63,7 @@ impl Scenario {
             Scenario::Cancel => "cancel",
             Scenario::Disconnect => "disconnect",
             Scenario::NetworkDrop => "network_drop",
+            Scenario::TwoStreams => "two_streams",
             Scenario::Changes => "changes",
             Scenario::Expiry => "expiry",
             Scenario::Delete => "delete",
