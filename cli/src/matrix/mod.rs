@@ -12,6 +12,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod scenario_impl;
+pub mod selftest;
 pub mod wire;
 
 use std::fmt;
