@@ -102,9 +102,19 @@ async fn one_handler_answers_the_same_in_every_era() {
         if rev.has(|f| f.elicitation) {
             asks.push(call(&conn, "ask", json!({})).await.unwrap());
         } else {
-            // 2025-03-26 has no elicitation: a clear error, not a hang.
-            let e = call(&conn, "ask", json!({})).await.unwrap_err();
-            assert!(e.contains("elicitation"), "{e}");
+            // 2025-03-26 has no elicitation: the call ends with a tool
+            // execution error naming it (isError: true), not a hang.
+            let params = to_raw(&json!({ "name": "ask", "arguments": {} })).unwrap();
+            let resp = conn
+                .request("tools/call", Some(params), RequestOptions::default())
+                .await
+                .unwrap()
+                .response()
+                .await
+                .unwrap();
+            let v: Value = serde_json::from_str(resp.payload.unwrap().get()).unwrap();
+            assert_eq!(v["isError"], true, "{v}");
+            assert!(v.to_string().contains("elicitation"), "{v}");
         }
         conn.close().await.unwrap();
     }
