@@ -54,6 +54,10 @@ macro_rules! scenarios {
         async fn get_405() {
             check($c, $s, Scenario::Get405).await
         }
+        #[tokio::test]
+        async fn era_cache() {
+            check($c, $s, Scenario::EraCache).await
+        }
     };
 }
 
@@ -74,6 +78,9 @@ macro_rules! servers {
         mod s_legacy {
             scenarios!($c, ServerKind::Legacy);
         }
+        mod s_legacy_405 {
+            scenarios!($c, ServerKind::Legacy405);
+        }
         mod s_all {
             scenarios!($c, ServerKind::All);
         }
@@ -92,6 +99,9 @@ mod c_2025_11_25 {
 mod c_2026_07_28 {
     servers!(ClientKind::Modern);
 }
+mod c_future {
+    servers!(ClientKind::Future);
+}
 mod c_legacy {
     servers!(ClientKind::Legacy);
 }
@@ -102,5 +112,7 @@ mod c_all {
 /// Every scenario is covered by the macro above.
 #[test]
 fn scenario_list_is_complete() {
-    assert_eq!(Scenario::ALL.len(), 11);
+    assert_eq!(Scenario::ALL.len(), 13);
+    assert_eq!(ClientKind::ALL.len(), 7);
+    assert_eq!(ServerKind::ALL.len(), 7);
 }

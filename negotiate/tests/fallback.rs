@@ -165,3 +165,25 @@ async fn the_era_is_cached_per_origin_and_reprobed_when_it_stops_working() {
         "ok"
     );
 }
+
+/// A client that prefers a version the server lacks learns the server's
+/// revision once (-32022, then a retry); later connections through the
+/// cache offer the cached revision first.
+#[tokio::test]
+async fn a_cached_modern_revision_is_offered_first() {
+    let cache = EraCache::new();
+    let all = support::spawn(&V::STREAMABLE).await;
+    let cfg = || {
+        NegotiateConfig::new(all.url.clone())
+            .with_revisions(vec![V::parse("2099-01-01"), V::V2026_07_28])
+            .with_cache(cache.clone())
+    };
+    let first = connect(cfg()).await.unwrap();
+    assert_eq!(first.revision(), V::V2026_07_28);
+    let second = connect(cfg()).await.unwrap();
+    assert_eq!(second.revision(), V::V2026_07_28, "before any request");
+    assert_eq!(
+        call(&second, "echo", json!({ "text": "c" })).await.unwrap(),
+        "c"
+    );
+}

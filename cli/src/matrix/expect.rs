@@ -71,6 +71,8 @@ const MATRIX_LEGACY_DUAL: &str =
 const MATRIX_MODERN_MODERN: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Modern client x Modern server: Works";
 
+const VERSIONING_RETRY: &str = "2026-07-28 Versioning, \"Protocol Version Negotiation\": the server \"MUST respond with an UnsupportedProtocolVersionError listing the versions it does support\"; \"The client SHOULD select a mutually supported version from the supported list and retry the request\"";
+
 /// The revision a cell negotiates, or `None` when it must fail, with the
 /// spec text behind it. One row per cell.
 pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'static str) {
@@ -81,28 +83,33 @@ pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'stati
         (C::C0326, S::S0326) => (Some(V::V2025_03_26), LIFECYCLE),
         (C::C0326, S::S0618 | S::S1125) => (None, LIFECYCLE),
         (C::C0326, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C0326, S::Legacy | S::All) => (Some(V::V2025_03_26), MATRIX_LEGACY_DUAL),
+        (C::C0326, S::Legacy | S::Legacy405 | S::All) => (Some(V::V2025_03_26), MATRIX_LEGACY_DUAL),
         (C::C0618, S::S0618) => (Some(V::V2025_06_18), LIFECYCLE),
         (C::C0618, S::S0326 | S::S1125) => (None, LIFECYCLE),
         (C::C0618, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C0618, S::Legacy | S::All) => (Some(V::V2025_06_18), MATRIX_LEGACY_DUAL),
+        (C::C0618, S::Legacy | S::Legacy405 | S::All) => (Some(V::V2025_06_18), MATRIX_LEGACY_DUAL),
         (C::C1125, S::S1125) => (Some(V::V2025_11_25), LIFECYCLE),
         (C::C1125, S::S0326 | S::S0618) => (None, LIFECYCLE),
         (C::C1125, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C1125, S::Legacy | S::All) => (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL),
+        (C::C1125, S::Legacy | S::Legacy405 | S::All) => (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL),
         // Modern-only client.
-        (C::Modern, S::S0326 | S::S0618 | S::S1125 | S::Legacy) => (None, MATRIX_MODERN_LEGACY),
+        (C::Modern | C::Future, S::S0326 | S::S0618 | S::S1125 | S::Legacy | S::Legacy405) => {
+            (None, MATRIX_MODERN_LEGACY)
+        }
         (C::Modern, S::S0728 | S::All) => (Some(V::V2026_07_28), MATRIX_MODERN_MODERN),
+        (C::Future, S::S0728 | S::All) => (Some(V::V2026_07_28), VERSIONING_RETRY),
         // Legacy-only dual client: offers 2025-11-25, accepts counter-offers.
         (C::Legacy, S::S0326) => (Some(V::V2025_03_26), LIFECYCLE),
         (C::Legacy, S::S0618) => (Some(V::V2025_06_18), LIFECYCLE),
         (C::Legacy, S::S1125) => (Some(V::V2025_11_25), LIFECYCLE),
         (C::Legacy, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::Legacy, S::Legacy | S::All) => (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL),
+        (C::Legacy, S::Legacy | S::Legacy405 | S::All) => {
+            (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL)
+        }
         // Dual-era client: modern first, then initialize.
         (C::All, S::S0326) => (Some(V::V2025_03_26), MATRIX_DUAL_LEGACY),
         (C::All, S::S0618) => (Some(V::V2025_06_18), MATRIX_DUAL_LEGACY),
-        (C::All, S::S1125 | S::Legacy) => (Some(V::V2025_11_25), MATRIX_DUAL_LEGACY),
+        (C::All, S::S1125 | S::Legacy | S::Legacy405) => (Some(V::V2025_11_25), MATRIX_DUAL_LEGACY),
         (C::All, S::S0728 | S::All) => (Some(V::V2026_07_28), MATRIX_DUAL_MODERN),
     }
 }
@@ -196,10 +203,35 @@ pub fn on_revision(revision: &V, scenario: Scenario) -> (Expected, &'static str)
             Expected::Works,
             "2026-07-28 Streamable HTTP, \"Earlier Streamable HTTP Revisions\": \"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\" (also with a stray Mcp-Session-Id or Last-Event-ID)",
         ),
+        Scenario::EraCache => (
+            Expected::Works,
+            "2026-07-28 Versioning, \"Backward Compatibility\": \"The era determination is a property of the server ... Clients SHOULD cache the result for the lifetime of the ... origin (HTTP)\": later connections to the origin negotiate the same revision without probing again",
+        ),
         Scenario::Get405 => (
             Expected::NotApplicable,
             "Transports, \"Listening for Messages from the Server\" 3: \"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405\"; this server offers the stream",
         ),
+    }
+}
+
+/// Predictions that depend on how the server is configured rather than on
+/// the revision: `s-legacy-405` takes the other branch the legacy
+/// revisions allow for GET and DELETE.
+pub fn on_server(server: ServerKind, scenario: Scenario) -> Option<(Expected, &'static str)> {
+    match (server, scenario) {
+        (ServerKind::Legacy405, Scenario::Get405) => Some((
+            Expected::Works,
+            "Transports, \"Listening for Messages from the Server\" 3: \"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that the server does not offer an SSE stream at this endpoint\"",
+        )),
+        (ServerKind::Legacy405, Scenario::Changes) => Some((
+            Expected::NotApplicable,
+            "Transports, \"Listening for Messages from the Server\" 3: 405 means \"the server does not offer an SSE stream at this endpoint\": the client reports that it is not offered, no hang",
+        )),
+        (ServerKind::Legacy405, Scenario::Delete) => Some((
+            Expected::NotApplicable,
+            "Transports, \"Session Management\" 5: \"The server MAY respond to this request with HTTP 405 Method Not Allowed, indicating that the server does not allow clients to terminate sessions\": the session stays usable",
+        )),
+        _ => None,
     }
 }
 
@@ -212,7 +244,8 @@ pub fn expected(client: ClientKind, server: ServerKind, scenario: Scenario) -> P
             spec,
         },
         (Some(rev), _) => {
-            let (expected, spec) = on_revision(&rev, scenario);
+            let (expected, spec) =
+                on_server(server, scenario).unwrap_or_else(|| on_revision(&rev, scenario));
             Prediction {
                 revision: Some(rev),
                 expected,

@@ -37,7 +37,14 @@ pub enum ClientKind {
     Legacy,
     /// Every revision (dual-era): 2026-07-28 first, then the legacy ones.
     All,
+    /// Modern, offering a future version ([`FUTURE_VERSION`]) first, then
+    /// 2026-07-28: the `-32022` → retry path of 2026-07-28 *Versioning*.
+    Future,
 }
+
+/// The version [`ClientKind::Future`] offers first: well-formed, modern,
+/// and served by no one.
+pub const FUTURE_VERSION: &str = "2099-01-01";
 
 /// A server configuration: the revisions it serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,15 +61,19 @@ pub enum ServerKind {
     Legacy,
     /// Every revision (dual-era).
     All,
+    /// Every legacy revision, configured the other way the spec allows:
+    /// `GET` without `Last-Event-ID` and `DELETE` answered 405.
+    Legacy405,
 }
 
 impl ClientKind {
     /// Every client configuration, in table order.
-    pub const ALL: [ClientKind; 6] = [
+    pub const ALL: [ClientKind; 7] = [
         ClientKind::C0326,
         ClientKind::C0618,
         ClientKind::C1125,
         ClientKind::Modern,
+        ClientKind::Future,
         ClientKind::Legacy,
         ClientKind::All,
     ];
@@ -82,6 +93,7 @@ impl ClientKind {
                 V::V2025_06_18,
                 V::V2025_03_26,
             ],
+            ClientKind::Future => vec![V::parse(FUTURE_VERSION), V::V2026_07_28],
         }
     }
 
@@ -94,6 +106,7 @@ impl ClientKind {
             ClientKind::Modern => "c-2026-07-28",
             ClientKind::Legacy => "c-legacy",
             ClientKind::All => "c-all",
+            ClientKind::Future => "c-future",
         }
     }
 
@@ -105,12 +118,13 @@ impl ClientKind {
 
 impl ServerKind {
     /// Every server configuration, in table order.
-    pub const ALL: [ServerKind; 6] = [
+    pub const ALL: [ServerKind; 7] = [
         ServerKind::S0326,
         ServerKind::S0618,
         ServerKind::S1125,
         ServerKind::S0728,
         ServerKind::Legacy,
+        ServerKind::Legacy405,
         ServerKind::All,
     ];
 
@@ -122,7 +136,9 @@ impl ServerKind {
             ServerKind::S0618 => vec![V::V2025_06_18],
             ServerKind::S1125 => vec![V::V2025_11_25],
             ServerKind::S0728 => vec![V::V2026_07_28],
-            ServerKind::Legacy => vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25],
+            ServerKind::Legacy | ServerKind::Legacy405 => {
+                vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25]
+            }
             ServerKind::All => vec![
                 V::V2025_03_26,
                 V::V2025_06_18,
@@ -141,6 +157,7 @@ impl ServerKind {
             ServerKind::S0728 => "s-2026-07-28",
             ServerKind::Legacy => "s-legacy",
             ServerKind::All => "s-all",
+            ServerKind::Legacy405 => "s-legacy-405",
         }
     }
 

@@ -233,6 +233,10 @@ pub(crate) struct Harness {
     pub(crate) addr: SocketAddr,
     /// Every exchange the server saw.
     pub(crate) wire: Wire,
+    /// The client configuration of the cell.
+    pub(crate) client: ClientKind,
+    /// The injected faults (none for the real matrix).
+    pub(crate) faults: Faults,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -250,6 +254,7 @@ impl Drop for Harness {
 }
 
 async fn spawn_server(
+    client: ClientKind,
     server: ServerKind,
     scenario: Scenario,
     faults: Faults,
@@ -264,6 +269,9 @@ async fn spawn_server(
         legacy = legacy
             .with_retry_ms(DISCONNECT_RETRY_MS)
             .with_disconnect(DisconnectPolicy::AfterEvents(DISCONNECT_AFTER_EVENTS));
+    }
+    if server == ServerKind::Legacy405 {
+        legacy = legacy.with_get_stream(false).with_allow_delete(false);
     }
     legacy.http.faults = faults;
     let mut modern = ModernConfig::default()
@@ -291,6 +299,8 @@ async fn spawn_server(
         handler,
         addr,
         wire,
+        client,
+        faults,
         task,
     })
 }
@@ -364,7 +374,7 @@ async fn observe(
     scenario: Scenario,
     faults: Faults,
 ) -> (Option<ProtocolVersion>, Observed) {
-    let harness = match spawn_server(server, scenario, faults).await {
+    let harness = match spawn_server(client, server, scenario, faults).await {
         Ok(h) => h,
         Err(e) => {
             return (
@@ -399,11 +409,69 @@ async fn observe(
         Err(e) => return (None, classify_connect(&e, client, server)),
     };
     let negotiated = Some(conn.revision());
+    if client == ClientKind::Future
+        && let Err(why) = future_version_retried(&harness.wire)
+    {
+        return (
+            negotiated,
+            Observed::Failed {
+                kind: None,
+                message: why,
+            },
+        );
+    }
     // Every scenario runs, also where the revision lacks the mechanism: it
     // then checks the absence.
     let observed = super::scenario_impl::run(scenario, &conn, &harness, proxy.as_ref()).await;
     let _ = conn.close().await;
     (negotiated, observed)
+}
+
+/// The `-32022` → retry path on the wire: the first modern request offered
+/// [`super::FUTURE_VERSION`] and was answered `-32022` listing the
+/// supported versions; a later request used one of them.
+fn future_version_retried(wire: &Wire) -> Result<(), String> {
+    let exchanges = wire.exchanges();
+    let version = |e: &super::wire::Exchange| {
+        e.header(mcp_http_edge::headers::PROTOCOL_VERSION)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let first = exchanges
+        .iter()
+        .find(|e| e.method == http::Method::POST)
+        .ok_or("no request on the wire")?;
+    if version(first) != super::FUTURE_VERSION {
+        return Err(format!(
+            "the first request offered {:?}, not {}",
+            version(first),
+            super::FUTURE_VERSION
+        ));
+    }
+    let answer = first.messages().into_iter().next().unwrap_or_default();
+    let supported = &answer["error"]["data"]["supported"];
+    if answer["error"]["code"] != -32022 || !supported.is_array() {
+        return Err(format!(
+            "{} was answered {answer}, not -32022 with data.supported",
+            super::FUTURE_VERSION
+        ));
+    }
+    let retried = exchanges
+        .iter()
+        .skip_while(|e| !std::ptr::eq(*e, first))
+        .skip(1)
+        .any(|e| {
+            supported
+                .as_array()
+                .is_some_and(|s| s.iter().any(|v| v.as_str() == Some(version(e).as_str())))
+        });
+    if retried {
+        Ok(())
+    } else {
+        Err(format!(
+            "no request retried with a version from {supported} after -32022"
+        ))
+    }
 }
 
 #[cfg(test)]

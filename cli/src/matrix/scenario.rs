@@ -34,11 +34,14 @@ pub enum Scenario {
     Delete,
     /// GET answers 405 (2026-07-28).
     Get405,
+    /// The per-origin era cache: several connections of one client (one
+    /// cache) negotiate the same revision, probing only once.
+    EraCache,
 }
 
 impl Scenario {
     /// Every scenario, in report order.
-    pub const ALL: [Scenario; 12] = [
+    pub const ALL: [Scenario; 13] = [
         Scenario::Json,
         Scenario::Sse,
         Scenario::Progress,
@@ -51,6 +54,7 @@ impl Scenario {
         Scenario::Expiry,
         Scenario::Delete,
         Scenario::Get405,
+        Scenario::EraCache,
     ];
 
     /// The short name used in test names and reports.
@@ -68,6 +72,7 @@ impl Scenario {
             Scenario::Expiry => "expiry",
             Scenario::Delete => "delete",
             Scenario::Get405 => "get_405",
+            Scenario::EraCache => "era_cache",
         }
     }
 

@@ -133,6 +133,7 @@ pub(crate) async fn run(
         Scenario::Expiry => expiry(conn, harness).await,
         Scenario::Delete => delete(conn, harness).await,
         Scenario::Get405 => get_405(conn, harness).await,
+        Scenario::EraCache => era_cache(conn, harness).await,
     };
     outcome.unwrap_or_else(|o| o)
 }
@@ -189,6 +190,45 @@ fn ids_unique(exchanges: &[Exchange]) -> Result<usize, Observed> {
         }
     }
     Ok(seen.len())
+}
+
+/// Every resume replays only what followed its `Last-Event-ID`: no event
+/// the client had by then (that id and the ones before it on the closed
+/// connection) goes out again — "replay messages that would have been sent
+/// after the last event ID". (After a network cut, events the server wrote
+/// into the dead connection after that id may rightly go out again.)
+fn replays_exclusive(exchanges: &[Exchange]) -> Result<usize, Observed> {
+    let mut checked = 0;
+    for (i, g) in exchanges.iter().enumerate() {
+        let Some(last) = g
+            .header("last-event-id")
+            .filter(|_| g.method == http::Method::GET)
+        else {
+            continue;
+        };
+        let Some(before) = exchanges[..i].iter().find_map(|e| {
+            let ids = e.sse_ids();
+            let at = ids.iter().position(|(id, _)| id == last)?;
+            Some(
+                ids[..=at]
+                    .iter()
+                    .map(|(id, _)| id.clone())
+                    .collect::<Vec<_>>(),
+            )
+        }) else {
+            continue;
+        };
+        for (id, data) in g.sse_ids() {
+            if !data.trim().is_empty() && before.contains(&id) {
+                return Err(failed(format!(
+                    "the resume after Last-Event-ID {last} replayed event {id}, which the client already had: {}",
+                    short(&data)
+                )));
+            }
+        }
+        checked += 1;
+    }
+    Ok(checked)
 }
 
 fn short(s: &str) -> String {
@@ -517,12 +557,12 @@ async fn network_drop(conn: &Connection, harness: &Harness, proxy: Option<&Proxy
     ensure(!gets.is_empty(), || {
         "the call completed without a resume by GET with Last-Event-ID".into()
     })?;
-    ids_unique(&wire)?;
+    replays_exclusive(&wire)?;
     ensure(harness.handler.cancelled_count() == 0, || {
         "the server cancelled the request when the network dropped (\"Disconnection SHOULD NOT be interpreted as the client cancelling its request\")".into()
     })?;
     Ok(works(format!(
-        "{cuts} connection(s) cut mid-call; {} resume(s) with Last-Event-ID; {n} progress exactly once, in order; not cancelled",
+        "{cuts} connection(s) cut mid-call; {} resume(s) with Last-Event-ID, each replaying only what followed it; {n} progress exactly once, in order; not cancelled",
         gets.len()
     )))
 }
@@ -577,9 +617,9 @@ async fn two_streams(conn: &Connection, harness: &Harness, proxy: Option<&Proxy>
     ensure(cuts > 0, || "no connection was cut".into())?;
     let gets = resumes(&wire);
     ensure(!gets.is_empty(), || "neither stream was resumed".into())?;
-    let ids = ids_unique(&wire)?;
+    replays_exclusive(&wire)?;
     Ok(works(format!(
-        "two concurrent streams, {cuts} connection(s) cut, {} resume(s): {na} and {nb} progress, each only its own; {ids} event ids once each",
+        "two concurrent streams, {cuts} connection(s) cut, {} resume(s) each replaying only what followed its Last-Event-ID: {na} and {nb} progress, each only its own",
         gets.len()
     )))
 }
@@ -688,7 +728,24 @@ async fn changes(conn: &Connection, harness: &Harness) -> Outcome {
         tools_list_changed: true,
         ..ListenFilter::default()
     };
-    let mut messages = conn.listen(filter).await.map_err(|e| from_error(&e))?;
+    let mut messages = match conn.listen(filter).await {
+        Ok(m) => m,
+        Err(TransportError::NotOffered { what }) if !modern => {
+            let wire = harness.wire.exchanges();
+            let refused = wire.iter().any(|e| {
+                e.method == http::Method::GET
+                    && e.header("last-event-id").is_none()
+                    && e.status == Some(http::StatusCode::METHOD_NOT_ALLOWED)
+            });
+            ensure(refused, || {
+                format!("the client says {what} is not offered, but no GET was answered 405")
+            })?;
+            return Ok(absent(format!(
+                "GET answered 405: the client reports {what} not offered, no hang"
+            )));
+        }
+        Err(e) => return Err(from_error(&e)),
+    };
     let wanted = Notification {
         method: "notifications/tools/list_changed".into(),
         params: None,
@@ -910,6 +967,31 @@ async fn delete(conn: &Connection, harness: &Harness) -> Outcome {
             )
         },
     )?;
+    let revision = conn.revision();
+    let on_old_session = || {
+        reqwest::Client::new()
+            .post(format!("http://{}/mcp", harness.addr))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header(headers::SESSION_ID, &old)
+            .header(headers::PROTOCOL_VERSION, revision.as_str())
+            .body(r#"{"jsonrpc":"2.0","id":99,"method":"tools/list"}"#)
+            .send()
+    };
+    if del.status == Some(http::StatusCode::METHOD_NOT_ALLOWED) {
+        // "The server MAY respond to this request with HTTP 405": the
+        // session stays; close() must not fail over it.
+        let resp = on_old_session().await.map_err(|e| failed(e.to_string()))?;
+        ensure(resp.status().is_success(), || {
+            format!(
+                "after a refused DELETE the session answered {}",
+                resp.status()
+            )
+        })?;
+        return Ok(absent(
+            "DELETE answered 405; close() returned cleanly; the session still answers",
+        ));
+    }
     ensure(legacy.session_count() < before, || {
         format!(
             "the server still has {} session(s) after DELETE",
@@ -917,17 +999,7 @@ async fn delete(conn: &Connection, harness: &Harness) -> Outcome {
         )
     })?;
     // "MUST respond to requests containing that session ID with HTTP 404".
-    let revision = conn.revision();
-    let resp = reqwest::Client::new()
-        .post(format!("http://{}/mcp", harness.addr))
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header(headers::SESSION_ID, &old)
-        .header(headers::PROTOCOL_VERSION, revision.as_str())
-        .body(r#"{"jsonrpc":"2.0","id":99,"method":"tools/list"}"#)
-        .send()
-        .await
-        .map_err(|e| failed(e.to_string()))?;
+    let resp = on_old_session().await.map_err(|e| failed(e.to_string()))?;
     ensure(resp.status() == 404, || {
         format!(
             "a request on the deleted session got {}, not 404",
@@ -973,6 +1045,21 @@ async fn get_405(conn: &Connection, harness: &Harness) -> Outcome {
         .unwrap_or_default()
         .to_owned();
     drop(resp);
+    if status == 405 && !modern && allow.contains("DELETE") {
+        // Allow lists "the methods the target resource currently supports"
+        // (RFC 9110, 10.2.1): a DELETE it names is not refused.
+        let id = session_id(harness).unwrap_or_default();
+        let del = reqwest::Client::new()
+            .delete(&url)
+            .header(headers::SESSION_ID, id)
+            .header(headers::PROTOCOL_VERSION, conn.revision().as_str())
+            .send()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        ensure(del.status() != 405, || {
+            format!("GET's 405 says Allow: {allow}, but DELETE is answered 405 too")
+        })?;
+    }
     if status == 405 && allow.contains("POST") {
         Ok(works(format!("GET answered 405 with Allow: {allow}")))
     } else if !modern && status == 200 && ct.starts_with("text/event-stream") {
@@ -984,4 +1071,47 @@ async fn get_405(conn: &Connection, harness: &Harness) -> Outcome {
             "GET answered {status} (Content-Type {ct:?}, Allow {allow:?})"
         )))
     }
+}
+
+/// Several connections of one client sharing one era cache: each
+/// negotiates the revision the first found, a call works on each, and only
+/// the first probes the origin (`server/discover`; a `-32022` retry is part
+/// of that one probe).
+async fn era_cache(conn: &Connection, harness: &Harness) -> Outcome {
+    let want = conn.revision();
+    let _ = conn.close().await;
+    let mut after_first = harness.wire.exchanges().len();
+    let cache = mcp_negotiate::client::EraCache::new();
+    for round in 1..=3 {
+        let cfg = super::run::client_config(harness.client, harness.addr, harness.faults)
+            .with_cache(cache.clone());
+        let c = mcp_negotiate::client::connect(cfg)
+            .await
+            .map_err(|e| failed(format!("connection {round} with the cache: {e}")))?;
+        ensure(c.revision() == want, || {
+            format!(
+                "connection {round} with the cache negotiated {}, the first {want}",
+                c.revision()
+            )
+        })?;
+        let text = call(&c, "echo", json!({ "text": "cached" })).await?;
+        ensure(text == "cached", || format!("echo answered {text:?}"))?;
+        let _ = c.close().await;
+        if round == 1 {
+            after_first = harness.wire.exchanges().len();
+        }
+    }
+    let wire = harness.wire.exchanges();
+    let probes = wire[after_first..]
+        .iter()
+        .filter(|e| e.rpc_method().as_deref() == Some("server/discover"))
+        .count();
+    ensure(probes == 0, || {
+        format!(
+            "{probes} server/discover probe(s) by the connections after the first, sharing its cache"
+        )
+    })?;
+    Ok(works(format!(
+        "three connections sharing the cache all negotiated {want}; only the first probed the origin"
+    )))
 }

@@ -83,8 +83,15 @@ pub(crate) async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
     }
     let last = parts.headers.get(LAST_EVENT_ID);
     if last.is_none() && !shared.config.get_stream {
+        // Allow names only what is supported (RFC 9110, 10.2.1): DELETE
+        // only when sessions may be ended with it.
+        let allow = if shared.config.allow_delete {
+            "POST, DELETE"
+        } else {
+            "POST"
+        };
         return reply::method_not_allowed(
-            "POST, DELETE",
+            allow,
             "Method Not Allowed: this server offers no standalone SSE stream (GET is only for resuming with Last-Event-ID)",
         );
     }
