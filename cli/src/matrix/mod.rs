@@ -8,6 +8,7 @@
 //! the mechanism is observed to be absent.
 
 pub mod expect;
+pub mod html;
 pub mod report;
 pub mod run;
 pub mod scenario;

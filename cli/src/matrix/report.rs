@@ -1,4 +1,5 @@
-//! Rendering matrix results: a terminal table, Markdown, JSON or JUnit XML.
+//! Rendering matrix results: a terminal table, Markdown, JSON, JUnit XML or
+//! an HTML page ([`super::html`]).
 
 use std::fmt::Write as _;
 
@@ -18,6 +19,9 @@ pub enum Format {
     Json,
     /// JUnit XML (one test case per cell and scenario).
     Junit,
+    /// One self-contained HTML page: the grid, and each cell's scenarios
+    /// with expected, observed and the spec sentence.
+    Html,
 }
 
 fn cell_label(cell: Option<&CellResult>) -> String {
@@ -118,6 +122,15 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
                 }
             }
             out
+        }
+        Format::Html => {
+            let (passed, failed, skipped) = summary(cells);
+            super::html::render(
+                cells,
+                &format!(
+                    "{passed} passed, {failed} failed ({skipped} of the passed checked that a mechanism the negotiated revision lacks is absent)"
+                ),
+            )
         }
         Format::Json => {
             let rows: Vec<_> = cells
