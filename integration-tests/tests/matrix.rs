@@ -81,6 +81,9 @@ macro_rules! servers {
         mod s_legacy_405 {
             scenarios!($c, ServerKind::Legacy405);
         }
+        mod s_legacy_200 {
+            scenarios!($c, ServerKind::Legacy200);
+        }
         mod s_all {
             scenarios!($c, ServerKind::All);
         }
@@ -114,5 +117,5 @@ mod c_all {
 fn scenario_list_is_complete() {
     assert_eq!(Scenario::ALL.len(), 13);
     assert_eq!(ClientKind::ALL.len(), 7);
-    assert_eq!(ServerKind::ALL.len(), 7);
+    assert_eq!(ServerKind::ALL.len(), 8);
 }

@@ -83,19 +83,26 @@ pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'stati
         (C::C0326, S::S0326) => (Some(V::V2025_03_26), LIFECYCLE),
         (C::C0326, S::S0618 | S::S1125) => (None, LIFECYCLE),
         (C::C0326, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C0326, S::Legacy | S::Legacy405 | S::All) => (Some(V::V2025_03_26), MATRIX_LEGACY_DUAL),
+        (C::C0326, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
+            (Some(V::V2025_03_26), MATRIX_LEGACY_DUAL)
+        }
         (C::C0618, S::S0618) => (Some(V::V2025_06_18), LIFECYCLE),
         (C::C0618, S::S0326 | S::S1125) => (None, LIFECYCLE),
         (C::C0618, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C0618, S::Legacy | S::Legacy405 | S::All) => (Some(V::V2025_06_18), MATRIX_LEGACY_DUAL),
+        (C::C0618, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
+            (Some(V::V2025_06_18), MATRIX_LEGACY_DUAL)
+        }
         (C::C1125, S::S1125) => (Some(V::V2025_11_25), LIFECYCLE),
         (C::C1125, S::S0326 | S::S0618) => (None, LIFECYCLE),
         (C::C1125, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C1125, S::Legacy | S::Legacy405 | S::All) => (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL),
-        // Modern-only client.
-        (C::Modern | C::Future, S::S0326 | S::S0618 | S::S1125 | S::Legacy | S::Legacy405) => {
-            (None, MATRIX_MODERN_LEGACY)
+        (C::C1125, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
+            (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL)
         }
+        // Modern-only client.
+        (
+            C::Modern | C::Future,
+            S::S0326 | S::S0618 | S::S1125 | S::Legacy | S::Legacy405 | S::Legacy200,
+        ) => (None, MATRIX_MODERN_LEGACY),
         (C::Modern, S::S0728 | S::All) => (Some(V::V2026_07_28), MATRIX_MODERN_MODERN),
         (C::Future, S::S0728 | S::All) => (Some(V::V2026_07_28), VERSIONING_RETRY),
         // Legacy-only dual client: offers 2025-11-25, accepts counter-offers.
@@ -103,13 +110,15 @@ pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'stati
         (C::Legacy, S::S0618) => (Some(V::V2025_06_18), LIFECYCLE),
         (C::Legacy, S::S1125) => (Some(V::V2025_11_25), LIFECYCLE),
         (C::Legacy, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::Legacy, S::Legacy | S::Legacy405 | S::All) => {
+        (C::Legacy, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
             (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL)
         }
         // Dual-era client: modern first, then initialize.
         (C::All, S::S0326) => (Some(V::V2025_03_26), MATRIX_DUAL_LEGACY),
         (C::All, S::S0618) => (Some(V::V2025_06_18), MATRIX_DUAL_LEGACY),
-        (C::All, S::S1125 | S::Legacy | S::Legacy405) => (Some(V::V2025_11_25), MATRIX_DUAL_LEGACY),
+        (C::All, S::S1125 | S::Legacy | S::Legacy405 | S::Legacy200) => {
+            (Some(V::V2025_11_25), MATRIX_DUAL_LEGACY)
+        }
         (C::All, S::S0728 | S::All) => (Some(V::V2026_07_28), MATRIX_DUAL_MODERN),
     }
 }

@@ -65,6 +65,11 @@ pub enum ServerKind {
     /// Every legacy revision, configured the other way the spec allows:
     /// `GET` without `Last-Event-ID` and `DELETE` answered 405.
     Legacy405,
+    /// Every legacy revision, answering a `server/discover` that carries no
+    /// session id the way a sessionless legacy server does: HTTP 200 with a
+    /// JSON-RPC `-32601` (the era-ambiguous answer of 2026-07-28
+    /// *Versioning*; a modern server says 404 with `-32601`).
+    Legacy200,
 }
 
 impl ClientKind {
@@ -119,13 +124,14 @@ impl ClientKind {
 
 impl ServerKind {
     /// Every server configuration, in table order.
-    pub const ALL: [ServerKind; 7] = [
+    pub const ALL: [ServerKind; 8] = [
         ServerKind::S0326,
         ServerKind::S0618,
         ServerKind::S1125,
         ServerKind::S0728,
         ServerKind::Legacy,
         ServerKind::Legacy405,
+        ServerKind::Legacy200,
         ServerKind::All,
     ];
 
@@ -137,7 +143,7 @@ impl ServerKind {
             ServerKind::S0618 => vec![V::V2025_06_18],
             ServerKind::S1125 => vec![V::V2025_11_25],
             ServerKind::S0728 => vec![V::V2026_07_28],
-            ServerKind::Legacy | ServerKind::Legacy405 => {
+            ServerKind::Legacy | ServerKind::Legacy405 | ServerKind::Legacy200 => {
                 vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25]
             }
             ServerKind::All => vec![
@@ -159,6 +165,7 @@ impl ServerKind {
             ServerKind::Legacy => "s-legacy",
             ServerKind::All => "s-all",
             ServerKind::Legacy405 => "s-legacy-405",
+            ServerKind::Legacy200 => "s-legacy-200",
         }
     }
 

@@ -285,7 +285,11 @@ async fn spawn_server(
     };
     let multi = MultiServer::new(handler.clone(), config);
     let wire = Wire::default();
-    let app = wire.wrap(multi.route("/mcp"));
+    let mut app = multi.route("/mcp");
+    if server == ServerKind::Legacy200 {
+        app = app.layer(axum::middleware::from_fn(discover_answered_200));
+    }
+    let app = wire.wrap(app);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let listener = listener.tap_io(|t| {
@@ -303,6 +307,42 @@ async fn spawn_server(
         faults,
         task,
     })
+}
+
+/// `s-legacy-200`: a `server/discover` without a session id is answered
+/// as a sessionless legacy server answers an unknown method, HTTP 200 with
+/// `-32601`; everything else goes to the legacy engine.
+async fn discover_answered_200(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, 4 * 1024 * 1024)
+        .await
+        .unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    if parts.method == http::Method::POST
+        && v["method"] == "server/discover"
+        && !parts
+            .headers
+            .contains_key(mcp_http_edge::headers::SESSION_ID)
+    {
+        let answer = json!({
+            "jsonrpc": "2.0",
+            "id": v["id"],
+            "error": { "code": -32601, "message": "Method not found: server/discover" },
+        });
+        return axum::response::Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(answer.to_string()))
+            .unwrap_or_default();
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(body),
+    ))
+    .await
 }
 
 pub(crate) fn client_config(
