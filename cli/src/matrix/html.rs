@@ -11,7 +11,7 @@ use super::run::{CellResult, Observed, ScenarioResult};
 use super::{ClientKind, ServerKind};
 
 /// HTML-escapes text for element content and attribute values.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -31,7 +31,8 @@ pub fn cell_id(c: ClientKind, s: ServerKind) -> String {
     format!("{c}/{s}")
 }
 
-const STYLE: &str = r#"
+/// The page style (shared with `check-server --format html`).
+pub(crate) const STYLE: &str = r#"
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1b1b1b; }
 h1 { font-size: 1.3em; }
 table { border-collapse: collapse; }
@@ -41,6 +42,8 @@ table { border-collapse: collapse; }
 td.pass { background: #c8f0c8; }
 td.fail { background: #f7b3b3; font-weight: bold; }
 td.filtered { background: #eee; color: #777; }
+td.na { background: #e4e4f4; }
+td.inconclusive { background: #f5e6b8; }
 td.selected { outline: 3px solid #224; outline-offset: -3px; }
 section.details { margin-top: 1.2em; }
 table.scenarios td, table.scenarios th { border: 1px solid #bbb; padding: .3em .5em; vertical-align: top; text-align: left; }
@@ -49,7 +52,9 @@ table.scenarios tr.fail td.mark { background: #f7b3b3; }
 td.spec { color: #444; font-size: .92em; max-width: 40em; }
 "#;
 
-const SCRIPT: &str = r#"
+/// Shows the details of the cell named by a click or the URL fragment
+/// (shared with `check-server --format html`).
+pub(crate) const SCRIPT: &str = r#"
 function show(id) {
   document.querySelectorAll('section.details').forEach(function (s) { s.hidden = s.dataset.cell !== id; });
   document.querySelectorAll('td.cell').forEach(function (td) { td.classList.toggle('selected', td.dataset.cell === id); });
