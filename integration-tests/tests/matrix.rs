@@ -63,6 +63,9 @@ macro_rules! scenarios {
 
 macro_rules! servers {
     ($c:expr) => {
+        mod s_2024_11_05 {
+            scenarios!($c, ServerKind::S1105);
+        }
         mod s_2025_03_26 {
             scenarios!($c, ServerKind::S0326);
         }
@@ -90,6 +93,9 @@ macro_rules! servers {
     };
 }
 
+mod c_2024_11_05 {
+    servers!(ClientKind::C1105);
+}
 mod c_2025_03_26 {
     servers!(ClientKind::C0326);
 }
@@ -116,6 +122,6 @@ mod c_all {
 #[test]
 fn scenario_list_is_complete() {
     assert_eq!(Scenario::ALL.len(), 13);
-    assert_eq!(ClientKind::ALL.len(), 7);
-    assert_eq!(ServerKind::ALL.len(), 8);
+    assert_eq!(ClientKind::ALL.len(), 8);
+    assert_eq!(ServerKind::ALL.len(), 9);
 }

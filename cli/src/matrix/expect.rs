@@ -71,6 +71,10 @@ const MATRIX_LEGACY_DUAL: &str =
 const MATRIX_MODERN_MODERN: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Modern client x Modern server: Works";
 
+const HTTP_SSE_SAME: &str = "2024-11-05 Transports, \"HTTP with SSE\": \"When a client connects, the server MUST send an endpoint event\"; \"All subsequent client messages MUST be sent as HTTP POST requests to this endpoint\"; \"Server messages are sent as SSE message events\"";
+const HTTP_SSE_FALLBACK: &str = "2026-07-28 Streamable HTTP, \"HTTP+SSE Transport (2024-11-05)\": the client POSTs first; \"If it fails with HTTP status code 400 Bad Request, 404 Not Found, or 405 Method Not Allowed ... Issue a GET request to the server URL, expecting that this will open an SSE stream and return an endpoint event as the first event\"";
+const HTTP_SSE_SERVER: &str = "2024-11-05 Transports, \"HTTP with SSE\": the server has only the SSE and POST endpoints; a client without the HTTP+SSE fallback (no 2024-11-05 offered) finds no revision, a clear error";
+const HTTP_SSE_CLIENT_NEW_SERVER: &str = "2026-07-28 Streamable HTTP, \"HTTP+SSE Transport (2024-11-05)\": \"Servers wanting to support older clients should: Continue to host both the SSE and POST endpoints of the old transport\"; these servers do not, so an HTTP+SSE-only client fails clearly";
 const VERSIONING_RETRY: &str = "2026-07-28 Versioning, \"Protocol Version Negotiation\": the server \"MUST respond with an UnsupportedProtocolVersionError listing the versions it does support\"; \"The client SHOULD select a mutually supported version from the supported list and retry the request\"";
 
 /// The revision a cell negotiates, or `None` when it must fail, with the
@@ -79,6 +83,11 @@ pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'stati
     use ClientKind as C;
     use ServerKind as S;
     match (client, server) {
+        // The deprecated HTTP+SSE transport (2024-11-05).
+        (C::C1105, S::S1105) => (Some(V::V2024_11_05), HTTP_SSE_SAME),
+        (C::C1105, _) => (None, HTTP_SSE_CLIENT_NEW_SERVER),
+        (C::All, S::S1105) => (Some(V::V2024_11_05), HTTP_SSE_FALLBACK),
+        (_, S::S1105) => (None, HTTP_SSE_SERVER),
         // Single-revision legacy clients: only their own revision works.
         (C::C0326, S::S0326) => (Some(V::V2025_03_26), LIFECYCLE),
         (C::C0326, S::S0618 | S::S1125) => (None, LIFECYCLE),
@@ -125,6 +134,9 @@ pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'stati
 
 /// What a scenario does on a negotiated revision, with the spec text.
 pub fn on_revision(revision: &V, scenario: Scenario) -> (Expected, &'static str) {
+    if *revision == V::V2024_11_05 {
+        return on_http_sse(scenario);
+    }
     let modern = revision.is_modern();
     let polling = revision.has(|f| f.sse_polling);
     match scenario {
@@ -219,6 +231,52 @@ pub fn on_revision(revision: &V, scenario: Scenario) -> (Expected, &'static str)
         Scenario::Get405 => (
             Expected::NotApplicable,
             "Transports, \"Listening for Messages from the Server\" 3: \"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405\"; this server offers the stream",
+        ),
+    }
+}
+
+/// What a scenario does over the deprecated HTTP+SSE transport (2024-11-05).
+pub fn on_http_sse(scenario: Scenario) -> (Expected, &'static str) {
+    match scenario {
+        Scenario::Json => (
+            Expected::NotApplicable,
+            "2024-11-05 Transports, \"HTTP with SSE\": \"Server messages are sent as SSE message events\": a POST is accepted and its answer goes down the SSE stream, never as application/json",
+        ),
+        Scenario::Sse | Scenario::TwoStreams => (
+            Expected::Works,
+            "2024-11-05 Transports, \"HTTP with SSE\": \"Server messages are sent as SSE message events, with the message content encoded as JSON in the event data\"",
+        ),
+        Scenario::Progress => (
+            Expected::Works,
+            "2024-11-05 Progress: \"Progress notifications MUST only reference tokens that ... are associated with an in-progress operation\": progress reaches the call by its token (log messages carry no request and go to the listener)",
+        ),
+        Scenario::Input => (
+            Expected::Fails(Failure::InputUnavailable),
+            "2024-11-05 has no elicitation (2025-06-18 changelog: \"Added support for elicitation\"); Tools, \"Error Handling\": \"Tool Execution Errors: Reported in tool results with isError: true\"",
+        ),
+        Scenario::Cancel => (
+            Expected::Works,
+            "2024-11-05 Cancellation: \"either side can send a cancellation notification\"; receivers SHOULD \"Not send a response for the cancelled request\"",
+        ),
+        Scenario::Disconnect => (
+            Expected::NotApplicable,
+            "2024-11-05 has no server-initiated disconnect and no event ids: the call completes on the one SSE stream, no priming event, no retry, no GET with Last-Event-ID",
+        ),
+        Scenario::NetworkDrop => (
+            Expected::Fails(Failure::NotResumable),
+            "2024-11-05 Transports, \"HTTP with SSE\": no event ids, no resumption; a broken stream loses the call, a clear error",
+        ),
+        Scenario::Changes => (
+            Expected::Works,
+            "2024-11-05 Transports: server notifications are SSE message events on the one stream",
+        ),
+        Scenario::Expiry | Scenario::Delete | Scenario::Get405 => (
+            Expected::NotApplicable,
+            "2024-11-05 has no Mcp-Session-Id, no DELETE and no 405 rule: GET opens the SSE stream (its endpoint event first), DELETE is not a method of the transport",
+        ),
+        Scenario::EraCache => (
+            Expected::Works,
+            "2026-07-28 Versioning, \"Backward Compatibility\": \"Clients SHOULD cache the result for the lifetime of the ... origin (HTTP)\"",
         ),
     }
 }

@@ -26,6 +26,8 @@ pub use run::{CellResult, ScenarioResult, run_cell, run_matrix};
 /// A client configuration: the revisions it may use, most preferred first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClientKind {
+    /// Only 2024-11-05: the deprecated HTTP+SSE transport.
+    C1105,
     /// Only 2025-03-26.
     C0326,
     /// Only 2025-06-18.
@@ -36,7 +38,8 @@ pub enum ClientKind {
     Modern,
     /// Every legacy revision (legacy-only dual): 2025-11-25, 2025-06-18, 2025-03-26.
     Legacy,
-    /// Every revision (dual-era): 2026-07-28 first, then the legacy ones.
+    /// Every revision (dual-era): 2026-07-28 first, then the legacy ones,
+    /// then 2024-11-05 over HTTP+SSE.
     All,
     /// Modern, offering a future version ([`FUTURE_VERSION`]) first, then
     /// 2026-07-28: the `-32022` → retry path of 2026-07-28 *Versioning*.
@@ -50,6 +53,9 @@ pub const FUTURE_VERSION: &str = "2099-01-01";
 /// A server configuration: the revisions it serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ServerKind {
+    /// Only 2024-11-05: an HTTP+SSE server (`GET` for the stream, `POST`
+    /// to the endpoint it names; the Streamable POST is 405).
+    S1105,
     /// Only 2025-03-26.
     S0326,
     /// Only 2025-06-18.
@@ -74,7 +80,8 @@ pub enum ServerKind {
 
 impl ClientKind {
     /// Every client configuration, in table order.
-    pub const ALL: [ClientKind; 7] = [
+    pub const ALL: [ClientKind; 8] = [
+        ClientKind::C1105,
         ClientKind::C0326,
         ClientKind::C0618,
         ClientKind::C1125,
@@ -88,6 +95,7 @@ impl ClientKind {
     pub fn revisions(self) -> Vec<ProtocolVersion> {
         use ProtocolVersion as V;
         match self {
+            ClientKind::C1105 => vec![V::V2024_11_05],
             ClientKind::C0326 => vec![V::V2025_03_26],
             ClientKind::C0618 => vec![V::V2025_06_18],
             ClientKind::C1125 => vec![V::V2025_11_25],
@@ -98,6 +106,7 @@ impl ClientKind {
                 V::V2025_11_25,
                 V::V2025_06_18,
                 V::V2025_03_26,
+                V::V2024_11_05,
             ],
             ClientKind::Future => vec![V::parse(FUTURE_VERSION), V::V2026_07_28],
         }
@@ -106,6 +115,7 @@ impl ClientKind {
     /// The short name used in test names and reports.
     pub fn name(self) -> &'static str {
         match self {
+            ClientKind::C1105 => "c-2024-11-05",
             ClientKind::C0326 => "c-2025-03-26",
             ClientKind::C0618 => "c-2025-06-18",
             ClientKind::C1125 => "c-2025-11-25",
@@ -124,7 +134,8 @@ impl ClientKind {
 
 impl ServerKind {
     /// Every server configuration, in table order.
-    pub const ALL: [ServerKind; 8] = [
+    pub const ALL: [ServerKind; 9] = [
+        ServerKind::S1105,
         ServerKind::S0326,
         ServerKind::S0618,
         ServerKind::S1125,
@@ -139,6 +150,7 @@ impl ServerKind {
     pub fn revisions(self) -> Vec<ProtocolVersion> {
         use ProtocolVersion as V;
         match self {
+            ServerKind::S1105 => vec![V::V2024_11_05],
             ServerKind::S0326 => vec![V::V2025_03_26],
             ServerKind::S0618 => vec![V::V2025_06_18],
             ServerKind::S1125 => vec![V::V2025_11_25],
@@ -158,6 +170,7 @@ impl ServerKind {
     /// The short name used in test names and reports.
     pub fn name(self) -> &'static str {
         match self {
+            ServerKind::S1105 => "s-2024-11-05",
             ServerKind::S0326 => "s-2025-03-26",
             ServerKind::S0618 => "s-2025-06-18",
             ServerKind::S1125 => "s-2025-11-25",

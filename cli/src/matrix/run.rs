@@ -8,10 +8,13 @@ use axum::serve::ListenerExt;
 use mcp_negotiate::client::{Connection, NegotiateConfig, NegotiateError, connect};
 use mcp_negotiate::server::legacy_config;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
+use mcp_rev_2024_11_05::server::HttpSseServer;
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
+use mcp_session_engine::server::LegacyServer;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::LogLevel;
+use mcp_transport_core::jsonrpc::Notification;
 use mcp_transport_core::transport::{ResumeFailure, Transport, TransportError};
 use serde_json::json;
 
@@ -226,9 +229,36 @@ pub async fn run_one_with(
     }
 }
 
+/// The server of a cell: every Streamable HTTP configuration is a
+/// `MultiServer`; `s-2024-11-05` is an HTTP+SSE server.
+pub(crate) enum Served {
+    /// One endpoint, the configured Streamable HTTP revisions.
+    Multi(MultiServer),
+    /// The deprecated HTTP+SSE transport.
+    HttpSse(HttpSseServer),
+}
+
+impl Served {
+    /// Sends a server notification to every listener; how many got it.
+    pub(crate) async fn publish(&self, note: &Notification) -> usize {
+        match self {
+            Served::Multi(m) => m.publish(note).await,
+            Served::HttpSse(h) => h.publish(note),
+        }
+    }
+
+    /// The session-based engine, if any.
+    pub(crate) fn legacy(&self) -> Option<&LegacyServer> {
+        match self {
+            Served::Multi(m) => m.legacy(),
+            Served::HttpSse(_) => None,
+        }
+    }
+}
+
 /// A server under test.
 pub(crate) struct Harness {
-    pub(crate) server: MultiServer,
+    pub(crate) server: Served,
     pub(crate) handler: Arc<ReferenceHandler>,
     pub(crate) addr: SocketAddr,
     /// Every exchange the server saw.
@@ -283,9 +313,16 @@ async fn spawn_server(
         legacy,
         modern,
     };
-    let multi = MultiServer::new(handler.clone(), config);
     let wire = Wire::default();
-    let mut app = multi.route("/mcp");
+    let (served, mut app) = if server == ServerKind::S1105 {
+        let h = HttpSseServer::new(handler.clone(), "/messages");
+        let app = h.router("/mcp");
+        (Served::HttpSse(h), app)
+    } else {
+        let multi = MultiServer::new(handler.clone(), config);
+        let app = multi.route("/mcp");
+        (Served::Multi(multi), app)
+    };
     if server == ServerKind::Legacy200 {
         app = app.layer(axum::middleware::from_fn(discover_answered_200));
     }
@@ -299,7 +336,7 @@ async fn spawn_server(
         let _ = axum::serve(listener, app).await;
     });
     Ok(Harness {
-        server: multi,
+        server: served,
         handler,
         addr,
         wire,
@@ -373,14 +410,18 @@ fn classify_connect(e: &NegotiateError, client: ClientKind, server: ServerKind) 
         .revisions()
         .iter()
         .all(|v| message.contains(v.as_str()));
-    // A legacy server's answer to `server/discover` names no version; the
-    // error then has to say which era the server is.
+    // A legacy server's answer to `server/discover` names no version, nor
+    // does a Streamable server's refusal of the HTTP+SSE GET; the error then
+    // has to say which era or transport the server is not.
     let names_server = server
         .revisions()
         .iter()
         .any(|v| message.contains(v.as_str()))
         || (client.revisions().iter().all(ProtocolVersion::is_modern)
-            && message.contains("not a modern server"));
+            && message.contains("not a modern server"))
+        // An HTTP+SSE-only client learns only that the URL is no HTTP+SSE
+        // endpoint.
+        || (client == ClientKind::C1105 && message.contains("not an HTTP+SSE endpoint"));
     let kind = (matches!(e, NegotiateError::NoMatch { .. }) && names_client && names_server)
         .then_some(Failure::NoMutualRevision);
     let message = if kind.is_none() && matches!(e, NegotiateError::NoMatch { .. }) {

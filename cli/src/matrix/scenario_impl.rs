@@ -140,6 +140,31 @@ pub(crate) async fn run(
 
 // ---------------------------------------------------------------- wire checks
 
+/// Whether the connection speaks the deprecated HTTP+SSE transport
+/// (2024-11-05): answers go down one SSE stream, POSTs get 202.
+fn http_sse(conn: &Connection) -> bool {
+    conn.revision() == mcp_transport_core::ProtocolVersion::V2024_11_05
+}
+
+/// HTTP+SSE: the POST was accepted (202) and its response came down the
+/// SSE stream (a GET answered `text/event-stream`).
+fn answered_on_the_stream(wire: &[Exchange], post: &Exchange) -> Result<(), Observed> {
+    ensure(post.status == Some(http::StatusCode::ACCEPTED), || {
+        format!("the POST was answered {:?}, not 202", post.status)
+    })?;
+    let id = post.json()["id"].clone();
+    let on_stream = wire.iter().any(|e| {
+        e.method == http::Method::GET
+            && e.is_sse()
+            && e.messages()
+                .iter()
+                .any(|m| m["id"] == id && m.get("result").is_some())
+    });
+    ensure(on_stream, || {
+        format!("the response to request {id} did not come down the SSE stream")
+    })
+}
+
 /// 2026-07-28: "do not mint or echo session IDs". Legacy: nothing to check.
 fn no_session_id_minted(conn: &Connection, harness: &Harness) -> Result<(), Observed> {
     if !conn.revision().is_modern() {
@@ -272,6 +297,12 @@ async fn json_answer(conn: &Connection, harness: &Harness) -> Outcome {
     ensure(text == "matrix", || format!("echo answered {text:?}"))?;
     let wire = harness.wire.exchanges();
     let post = call_post(&wire, "echo", None).ok_or_else(|| failed("no tools/call on the wire"))?;
+    if http_sse(conn) {
+        answered_on_the_stream(&wire, &post)?;
+        return Ok(absent(
+            "no JSON answers: the POST got 202 and the response came as an SSE message event",
+        ));
+    }
     let ct = post.response_header("content-type").unwrap_or_default();
     ensure(
         post.status == Some(http::StatusCode::OK) && ct.starts_with("application/json"),
@@ -291,6 +322,13 @@ async fn streamed(conn: &Connection, harness: &Harness) -> Outcome {
     let wire = harness.wire.exchanges();
     let post =
         call_post(&wire, "countdown", None).ok_or_else(|| failed("no tools/call on the wire"))?;
+    if http_sse(conn) {
+        answered_on_the_stream(&wire, &post)?;
+        return Ok(works(format!(
+            "{} messages, then the response, as SSE message events on the stream",
+            run.progress.len() + run.logs
+        )));
+    }
     let ct = post.response_header("content-type").unwrap_or_default();
     ensure(post.is_sse(), || {
         format!("the answer's Content-Type is {ct:?}, not text/event-stream")
@@ -308,6 +346,9 @@ struct Countdown {
     /// `(progress, total, progressToken)` of each progress notification.
     progress: Vec<(f64, f64, Value)>,
     logs: usize,
+    /// Over HTTP+SSE log messages carry no request: they go to the
+    /// listener, not to the call.
+    over_http_sse: bool,
     response: Option<Response>,
 }
 
@@ -334,7 +375,7 @@ impl Countdown {
                 bad.2
             )));
         }
-        ensure(self.logs as u64 == n, || {
+        ensure(self.over_http_sse || self.logs as u64 == n, || {
             format!("{} log messages, expected {n}", self.logs)
         })?;
         let text = self
@@ -367,7 +408,10 @@ async fn countdown(
         )
         .await
         .map_err(|e| from_error(&e))?;
-    let mut out = Countdown::default();
+    let mut out = Countdown {
+        over_http_sse: http_sse(conn),
+        ..Countdown::default()
+    };
     while let Some(item) = stream.next().await {
         match item {
             Ok(StreamEvent::Notification(Notification { method, params })) => {
@@ -424,11 +468,19 @@ async fn progress(conn: &Connection, harness: &Harness) -> Outcome {
         call_post(&wire, "countdown", None).ok_or_else(|| failed("no tools/call on the wire"))?;
     let token = sent_token(&post).ok_or_else(|| failed("the request sent no progressToken"))?;
     run.check(n, Some(&token))?;
-    let mut connections = vec![post.clone()];
-    connections.extend(resumes(&wire));
-    nothing_after_response(&connections, &post.json()["id"])?;
+    if !http_sse(conn) {
+        let mut connections = vec![post.clone()];
+        connections.extend(resumes(&wire));
+        nothing_after_response(&connections, &post.json()["id"])?;
+    }
+    let after = if http_sse(conn) {
+        "one shared SSE stream"
+    } else {
+        "nothing after the response"
+    };
     Ok(works(format!(
-        "{n} progress (token {token}, 1..{n} of {n}) and {n} log notifications exactly once, in order; nothing after the response"
+        "{n} progress (token {token}, 1..{n} of {n}) and {} log notifications exactly once, in order; {after}",
+        run.logs
     )))
 }
 
@@ -456,10 +508,14 @@ async fn disconnect(conn: &Connection, harness: &Harness) -> Outcome {
                 gets.len()
             )
         })?;
-        nothing_after_response(&[post.clone()], &post.json()["id"])?;
-        return Ok(absent(
-            "the call completed on its POST stream, every event once: no priming event, no retry, no early close",
-        ));
+        if !http_sse(conn) {
+            nothing_after_response(&[post.clone()], &post.json()["id"])?;
+        }
+        return Ok(absent(if http_sse(conn) {
+            "the call completed on the HTTP+SSE stream, every event once: no priming event, no retry, no early close"
+        } else {
+            "the call completed on its POST stream, every event once: no priming event, no retry, no early close"
+        }));
     }
     ensure(primed, || {
         format!(
@@ -519,6 +575,13 @@ async fn network_drop(conn: &Connection, harness: &Harness, proxy: Option<&Proxy
     };
     let result = countdown(conn, n, 40, Some(&mut on_progress)).await;
     let cuts = cut.load(Ordering::SeqCst);
+    if http_sse(conn) {
+        return Err(match result {
+            Ok(_) if cuts == 0 => failed("no connection was cut"),
+            Ok(_) => failed("the call completed although its stream was cut"),
+            Err(e) => e,
+        });
+    }
     if conn.revision().is_modern() {
         let err = match result {
             Ok(_) if cuts == 0 => return Err(failed("no connection was cut")),
@@ -570,7 +633,8 @@ async fn network_drop(conn: &Connection, harness: &Harness, proxy: Option<&Proxy
 /// Two concurrent calls; on legacy revisions the network drops once both
 /// have streamed, and both resume. Each must get only its own messages.
 async fn two_streams(conn: &Connection, harness: &Harness, proxy: Option<&Proxy>) -> Outcome {
-    let modern = conn.revision().is_modern();
+    // No resumption on 2026-07-28 or over HTTP+SSE: nothing to cut there.
+    let modern = conn.revision().is_modern() || http_sse(conn);
     let (na, nb) = (4u64, 6u64);
     let counts = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
     let cut_done = Arc::new(AtomicBool::new(false));
@@ -610,7 +674,7 @@ async fn two_streams(conn: &Connection, harness: &Harness, proxy: Option<&Proxy>
     b.check(nb, pb.as_ref().and_then(sent_token).as_ref())?;
     if modern {
         return Ok(works(format!(
-            "two concurrent streams: {na} and {nb} progress, each only its own"
+            "two concurrent calls: {na} and {nb} progress, each only its own"
         )));
     }
     let cuts = cuts.load(Ordering::SeqCst);
@@ -884,7 +948,35 @@ async fn modern_legacy_traffic(
     )))
 }
 
+/// HTTP+SSE has no session management: no `Mcp-Session-Id` on any answer,
+/// and DELETE is not a method of the transport (405).
+async fn http_sse_no_sessions(harness: &Harness) -> Outcome {
+    let url = format!("http://{}/mcp", harness.addr);
+    let resp = reqwest::Client::new()
+        .delete(&url)
+        .send()
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    ensure(resp.status() == 405, || {
+        format!("DELETE answered {}", resp.status())
+    })?;
+    let minted = harness
+        .wire
+        .exchanges()
+        .iter()
+        .any(|e| e.response_header(headers::SESSION_ID).is_some());
+    ensure(!minted, || {
+        "an HTTP+SSE answer carries Mcp-Session-Id".into()
+    })?;
+    Ok(absent(
+        "no session management: no Mcp-Session-Id on any answer, DELETE answered 405",
+    ))
+}
+
 async fn expiry(conn: &Connection, harness: &Harness) -> Outcome {
+    if http_sse(conn) {
+        return http_sse_no_sessions(harness).await;
+    }
     if conn.revision().is_modern() {
         return modern_legacy_traffic(conn, harness, http::Method::DELETE).await;
     }
@@ -942,6 +1034,9 @@ async fn expiry(conn: &Connection, harness: &Harness) -> Outcome {
 }
 
 async fn delete(conn: &Connection, harness: &Harness) -> Outcome {
+    if http_sse(conn) {
+        return http_sse_no_sessions(harness).await;
+    }
     if conn.revision().is_modern() {
         return modern_legacy_traffic(conn, harness, http::Method::DELETE).await;
     }
@@ -1014,6 +1109,25 @@ async fn delete(conn: &Connection, harness: &Harness) -> Outcome {
 
 async fn get_405(conn: &Connection, harness: &Harness) -> Outcome {
     let url = format!("http://{}/mcp", harness.addr);
+    if http_sse(conn) {
+        // GET is how an HTTP+SSE client connects: the stream, its endpoint
+        // event first.
+        let mut resp = reqwest::Client::new()
+            .get(&url)
+            .header("accept", headers::EVENT_STREAM)
+            .send()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let first = resp.chunk().await.map_err(|e| failed(e.to_string()))?;
+        let first = String::from_utf8_lossy(first.as_deref().unwrap_or_default()).into_owned();
+        ensure(
+            resp.status() == 200 && first.starts_with("event: endpoint"),
+            || format!("GET answered {} starting {first:?}", resp.status()),
+        )?;
+        return Ok(absent(
+            "no 405 rule: GET opened the HTTP+SSE stream, its endpoint event first",
+        ));
+    }
     let modern = conn.revision().is_modern();
     let mut get = reqwest::Client::new()
         .get(&url)
