@@ -509,7 +509,7 @@ async fn disconnect(conn: &Connection, harness: &Harness) -> Outcome {
             )
         })?;
         if !http_sse(conn) {
-            nothing_after_response(&[post.clone()], &post.json()["id"])?;
+            nothing_after_response(std::slice::from_ref(&post), &post.json()["id"])?;
         }
         return Ok(absent(if http_sse(conn) {
             "the call completed on the HTTP+SSE stream, every event once: no priming event, no retry, no early close"
