@@ -10,7 +10,7 @@ use http::StatusCode;
 use http::header::{HOST, ORIGIN};
 use http::request::Parts;
 use mcp_transport_core::endpoint::{host_allowed, origin_allowed};
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{ConfigError, TransportError};
 
 use crate::server::Reject;
 
@@ -168,6 +168,24 @@ impl ClientHttp {
         self
     }
 
+    /// [`url`](Self::url) parsed, or the configuration error naming it as
+    /// `what` (`"MCP endpoint URL"`, `"SSE URL"`): one that does not parse,
+    /// or whose scheme is not `http` or `https`. Nothing is sent either way.
+    pub fn parse_url(&self, what: &'static str) -> Result<reqwest::Url, TransportError> {
+        let invalid = |reason: String| {
+            TransportError::Config(ConfigError::InvalidUrl {
+                what,
+                url: self.url.clone(),
+                reason,
+            })
+        };
+        let url = reqwest::Url::parse(&self.url).map_err(|e| invalid(e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid("not an http(s) URL".into()));
+        }
+        Ok(url)
+    }
+
     /// The HTTP client to use: the custom one, or a new one with
     /// `TCP_NODELAY` (SSE events are small writes).
     pub fn client(&self) -> Result<reqwest::Client, TransportError> {
@@ -195,6 +213,58 @@ impl Default for ClientHttp {
     fn default() -> Self {
         ClientHttp::new(String::new())
     }
+}
+
+/// Gives a client configuration the setters every client of the workspace
+/// shares, once: `with_capabilities`, `with_input_handler`,
+/// `with_max_event_bytes`, `with_request_timeout` and `with_http_client`.
+/// The type needs the fields `http: ClientHttp`, `capabilities:
+/// serde_json::Value`, `input_handler: Arc<dyn InputHandler>` and
+/// `max_event_bytes: usize`, each documented on the type (the setters link
+/// to them).
+#[macro_export]
+macro_rules! impl_client_setters {
+    ($config:ty) => {
+        impl $config {
+            /// Sets [`capabilities`](Self::capabilities).
+            pub fn with_capabilities(mut self, capabilities: $crate::__private::JsonValue) -> Self {
+                self.capabilities = capabilities;
+                self
+            }
+
+            /// Sets [`input_handler`](Self::input_handler).
+            pub fn with_input_handler(
+                mut self,
+                handler: ::std::sync::Arc<dyn $crate::__private::InputHandler>,
+            ) -> Self {
+                self.input_handler = handler;
+                self
+            }
+
+            /// Sets [`max_event_bytes`](Self::max_event_bytes).
+            pub fn with_max_event_bytes(mut self, bytes: usize) -> Self {
+                self.max_event_bytes = bytes;
+                self
+            }
+
+            /// Sets the default request deadline
+            /// ([`ClientHttp::request_timeout`]($crate::config::ClientHttp::request_timeout)).
+            pub fn with_request_timeout(
+                mut self,
+                timeout: ::std::option::Option<::std::time::Duration>,
+            ) -> Self {
+                self.http = self.http.with_request_timeout(timeout);
+                self
+            }
+
+            /// Sets a custom HTTP client
+            /// ([`ClientHttp::http_client`]($crate::config::ClientHttp::http_client)).
+            pub fn with_http_client(mut self, client: $crate::__private::HttpClient) -> Self {
+                self.http = self.http.with_http_client(client);
+                self
+            }
+        }
+    };
 }
 
 #[cfg(test)]
@@ -229,5 +299,32 @@ mod tests {
                 .check(&parts(&[("host", "mcp.example.com")]))
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn client_urls_must_parse_and_be_http() {
+        let ok = ClientHttp::new("https://mcp.example.com/mcp");
+        assert_eq!(
+            ok.parse_url("MCP endpoint URL").unwrap().host_str(),
+            Some("mcp.example.com")
+        );
+        for (url, reason) in [
+            ("not a url", "relative URL"),
+            ("ftp://x/mcp", "not an http(s) URL"),
+        ] {
+            let err = ClientHttp::new(url)
+                .parse_url("MCP endpoint URL")
+                .unwrap_err();
+            let TransportError::Config(ConfigError::InvalidUrl {
+                what,
+                url: got,
+                reason: why,
+            }) = &err
+            else {
+                panic!("{err:?}");
+            };
+            assert_eq!((*what, got.as_str()), ("MCP endpoint URL", url));
+            assert!(why.contains(reason), "{why}");
+        }
     }
 }

@@ -32,7 +32,8 @@ pub mod faults;
 pub mod headers;
 pub mod server;
 
-/// Paths the [`impl_engine_service!`] and [`impl_engine_router!`] expansions
+/// Paths the [`impl_engine_service!`], [`impl_engine_router!`] and
+/// [`impl_client_setters!`] expansions
 /// name; not public API.
 #[doc(hidden)]
 pub mod __private {
@@ -40,5 +41,8 @@ pub mod __private {
     pub use axum::{BoxError, Router};
     pub use bytes::Bytes;
     pub use http::Request;
+    pub use mcp_transport_core::transport::InputHandler;
+    pub use reqwest::Client as HttpClient;
+    pub use serde_json::Value as JsonValue;
     pub use tower::Service;
 }

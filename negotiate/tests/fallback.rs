@@ -1,11 +1,10 @@
 //! The negotiating client's fallbacks and cache, and one handler serving
 //! every era.
 
-#[path = "support/old_server.rs"]
-mod old_server;
 mod support;
 
 use mcp_negotiate::client::{EraCache, NegotiateConfig, NegotiateError, connect, origin_of};
+use mcp_test_support::http_sse_server as old_server;
 use mcp_transport_core::jsonrpc::to_raw;
 use mcp_transport_core::transport::{RequestOptions, Transport};
 use mcp_transport_core::{Era, ProtocolVersion as V};

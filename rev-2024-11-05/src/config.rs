@@ -92,33 +92,9 @@ impl HttpSseConfig {
         self
     }
 
-    /// Sets [`capabilities`](Self::capabilities).
-    pub fn with_capabilities(mut self, capabilities: serde_json::Value) -> Self {
-        self.capabilities = capabilities;
-        self
-    }
-
-    /// Sets [`input_handler`](Self::input_handler).
-    pub fn with_input_handler(mut self, handler: Arc<dyn InputHandler>) -> Self {
-        self.input_handler = handler;
-        self
-    }
-
     /// Sets [`protocol_versions`](Self::protocol_versions).
     pub fn with_protocol_versions(mut self, versions: Vec<ProtocolVersion>) -> Self {
         self.protocol_versions = versions;
-        self
-    }
-
-    /// Sets the default request deadline ([`ClientHttp::request_timeout`]).
-    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.http = self.http.with_request_timeout(timeout);
-        self
-    }
-
-    /// Sets [`max_event_bytes`](Self::max_event_bytes).
-    pub fn with_max_event_bytes(mut self, bytes: usize) -> Self {
-        self.max_event_bytes = bytes;
         self
     }
 
@@ -140,28 +116,9 @@ impl HttpSseConfig {
         self
     }
 
-    /// Sets a custom HTTP client ([`ClientHttp::http_client`]).
-    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = self.http.with_http_client(client);
-        self
-    }
-
     /// Checks the configuration (nothing is sent when it is refused).
     pub(crate) fn validate(&self) -> Result<reqwest::Url, TransportError> {
-        let url = reqwest::Url::parse(&self.http.url).map_err(|e| {
-            TransportError::Config(ConfigError::InvalidUrl {
-                what: "SSE URL",
-                url: self.http.url.clone(),
-                reason: e.to_string(),
-            })
-        })?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(TransportError::Config(ConfigError::InvalidUrl {
-                what: "SSE URL",
-                url: self.http.url.clone(),
-                reason: "not an http(s) URL".into(),
-            }));
-        }
+        let url = self.http.parse_url("SSE URL")?;
         if self.protocol_versions.is_empty() {
             return Err(TransportError::Config(ConfigError::NoVersions {
                 setting: "HttpSseConfig::protocol_versions",
@@ -186,6 +143,8 @@ impl HttpSseConfig {
         Ok(url)
     }
 }
+
+mcp_http_edge::impl_client_setters!(HttpSseConfig);
 
 impl Default for HttpSseConfig {
     fn default() -> Self {

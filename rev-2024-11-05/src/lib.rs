@@ -80,10 +80,9 @@ use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Message, Notification, to_raw};
 use mcp_transport_core::negotiation::legacy_client_accept;
 use mcp_transport_core::transport::{
-    ListenFilter, Misbehaviour, Negotiated, RequestOptions, ResponseStream, ServerMessages,
-    Transport, TransportError,
+    ListenFilter, Negotiated, RequestOptions, ResponseStream, ServerMessages, Transport,
+    TransportError,
 };
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
@@ -252,7 +251,7 @@ async fn handshake(
             });
         }
     };
-    let init = parse_result(result)?;
+    let init = InitializeResult::from_raw(result)?;
     // "If the client does not support the version in the server's
     // response, it SHOULD disconnect": returning drops the lifeline.
     let revision = legacy_client_accept(&offered, &init.protocol_version, &versions)?;
@@ -270,33 +269,6 @@ async fn handshake(
     Ok((init, revision))
 }
 
-fn parse_result(raw: Box<RawValue>) -> Result<InitializeResult, TransportError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Wire {
-        protocol_version: ProtocolVersion,
-        #[serde(default)]
-        capabilities: serde_json::Value,
-        #[serde(default)]
-        server_info: serde_json::Value,
-        #[serde(default)]
-        instructions: Option<String>,
-    }
-    let w: Wire = serde_json::from_str(raw.get()).map_err(|e| {
-        TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
-            what: "InitializeResult".into(),
-            detail: e.to_string(),
-        })
-    })?;
-    Ok(InitializeResult {
-        protocol_version: w.protocol_version,
-        capabilities: w.capabilities,
-        server_info: w.server_info,
-        instructions: w.instructions,
-        raw,
-    })
-}
-
 #[async_trait]
 impl Transport for HttpSseClient {
     /// The version `initialize` negotiated (2024-11-05 unless the client
@@ -307,15 +279,14 @@ impl Transport for HttpSseClient {
 
     fn negotiated(&self) -> Negotiated {
         let revision = self.revision();
-        Negotiated {
-            era: revision.era(),
-            reason: format!(
+        Negotiated::new(
+            revision.clone(),
+            format!(
                 "the deprecated HTTP+SSE transport (endpoint {}); initialize offered {} and the \
                  server answered {revision}",
                 self.shared.endpoint, self.shared.config.protocol_versions[0]
             ),
-            revision,
-        }
+        )
     }
 
     /// POSTs the request to the endpoint (ids are integers counting up) and
@@ -408,7 +379,7 @@ impl Listening {
     async fn next(&mut self) -> Option<Result<Message, TransportError>> {
         while !self.done {
             match self.rx.recv().await {
-                Some(Message::Notification(n)) if !wanted(&self.filter, &n) => {}
+                Some(Message::Notification(n)) if !self.filter.admits(&n) => {}
                 Some(message) => return Some(Ok(message)),
                 None => {
                     self.done = true;
@@ -420,32 +391,5 @@ impl Listening {
             }
         }
         None
-    }
-}
-
-/// The listen filter, applied client-side.
-fn wanted(filter: &ListenFilter, n: &Notification) -> bool {
-    let selects_any = filter.tools_list_changed
-        || filter.prompts_list_changed
-        || filter.resources_list_changed
-        || !filter.resource_uris.is_empty();
-    if !selects_any {
-        return true;
-    }
-    match n.method.as_str() {
-        "notifications/tools/list_changed" => filter.tools_list_changed,
-        "notifications/prompts/list_changed" => filter.prompts_list_changed,
-        "notifications/resources/list_changed" => filter.resources_list_changed,
-        "notifications/resources/updated" => {
-            #[derive(Deserialize)]
-            struct Updated {
-                uri: String,
-            }
-            n.params
-                .as_ref()
-                .and_then(|p| serde_json::from_str::<Updated>(p.get()).ok())
-                .is_some_and(|u| filter.resource_uris.contains(&u.uri))
-        }
-        _ => true,
     }
 }

@@ -108,7 +108,7 @@ async fn open_inner(
         let next = body
             .next()
             .await
-            .map_err(|o| TransportError::Limit(format!("{what}: {}", o.error)))?;
+            .map_err(|o| o.limit_exceeded("HttpSseConfig::max_event_bytes", what.clone()))?;
         let first = match next {
             SseNext::Item(SseItem::Event(first)) => first,
             // Ids and `retry` before the first event mean nothing here.

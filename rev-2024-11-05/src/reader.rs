@@ -20,10 +20,9 @@
 use std::sync::Arc;
 
 use mcp_http_edge::client::{SseBody, SseEnd, SseNext};
-use mcp_transport_core::jsonrpc::{Body, Message, Request, Response, parse_body};
+use mcp_transport_core::jsonrpc::{Body, Message, Request, parse_body};
 use mcp_transport_core::sse::SseItem;
-use mcp_transport_core::transport::TransportError;
-use serde_json::value::RawValue;
+use mcp_transport_core::transport::{TransportError, answer_request};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::shared::Shared;
@@ -52,16 +51,17 @@ async fn run(shared: Arc<Shared>, mut body: SseBody) {
                     return;
                 }
             }
-            Err(overflow) => {
-                for item in overflow.decoded {
+            Err(mut overflow) => {
+                for item in std::mem::take(&mut overflow.decoded) {
                     if !handle(&shared, item).await {
                         return;
                     }
                 }
-                shared.end(TransportError::Limit(format!(
-                    "the HTTP+SSE stream from {}: {}; the connection was dropped",
-                    shared.sse_url, overflow.error
-                )));
+                let what = format!(
+                    "an event of the HTTP+SSE stream from {} (the connection was dropped)",
+                    shared.sse_url
+                );
+                shared.end(overflow.limit_exceeded("HttpSseConfig::max_event_bytes", what));
                 return;
             }
             Ok(SseNext::End(SseEnd::Eof)) => {
@@ -164,22 +164,11 @@ async fn route(shared: &Arc<Shared>, message: Message) -> bool {
 async fn answer(shared: Arc<Shared>, request: Request, _permit: OwnedSemaphorePermit) {
     let ended = shared.ended.clone();
     let work = async {
-        let payload = if request.method == "ping" {
-            Ok(empty_result())
-        } else {
-            shared
-                .config
-                .input_handler
-                .handle(&request.method, request.params.as_deref())
-                .await
-        };
-        if let Err(e) = &payload {
+        let answer = answer_request(&*shared.config.input_handler, &request).await;
+        if let Err(e) = &answer.payload {
             tracing::debug!(method = %request.method, error = %e, "answering a server request with an error");
         }
-        let response = Message::Response(Response {
-            id: Some(request.id.clone()),
-            payload,
-        });
+        let response = Message::Response(answer);
         let what = format!(
             "POST of the answer to server request {} ({})",
             request.id, request.method
@@ -195,9 +184,4 @@ async fn answer(shared: Arc<Shared>, request: Request, _permit: OwnedSemaphorePe
         Ok(()) => shared.to_listener(Message::Request(request)),
         Err(e) => tracing::warn!(error = %e, "could not answer a server request"),
     }
-}
-
-/// `{}`.
-fn empty_result() -> Box<RawValue> {
-    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("`{{}}` is JSON"))
 }

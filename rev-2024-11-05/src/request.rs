@@ -10,15 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::stream;
-use mcp_transport_core::jsonrpc::{
-    Message, Notification, Request, RequestId, Response, set_meta, to_raw,
-};
+use mcp_transport_core::jsonrpc::{Message, Notification, Request, RequestId, Response, set_meta};
 use mcp_transport_core::transport::{RequestOptions, ResponseStream, StreamEvent, TransportError};
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::shared::{Lifeline, Pending, Shared};
+use mcp_http_edge::client::with_deadline;
 
 /// Whether dropping the stream early sends `notifications/cancelled`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -214,12 +213,7 @@ impl Guard {
             tracing::warn!(id = %self.id, "no tokio runtime to send notifications/cancelled from");
             return;
         };
-        let params = serde_json::json!({ "requestId": self.id, "reason": reason });
-        let Ok(params) = to_raw(&params) else { return };
-        let message = Message::Notification(Notification {
-            method: "notifications/cancelled".into(),
-            params: Some(params),
-        });
+        let message = Message::Notification(Notification::cancelled(&self.id, reason));
         let shared = self.shared.clone();
         let id = self.id.clone();
         runtime.spawn(async move {
@@ -234,19 +228,5 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         self.fire("the client dropped the request's response stream");
-    }
-}
-
-/// Runs `work` under the request's deadline.
-async fn with_deadline<T>(
-    deadline: Option<Instant>,
-    timeout: Option<Duration>,
-    work: impl Future<Output = Result<T, TransportError>>,
-) -> Result<T, TransportError> {
-    match (deadline, timeout) {
-        (Some(deadline), Some(timeout)) => tokio::time::timeout_at(deadline, work)
-            .await
-            .map_err(|_| TransportError::Timeout(timeout))?,
-        _ => work.await,
     }
 }

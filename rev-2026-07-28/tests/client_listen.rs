@@ -131,7 +131,23 @@ async fn the_first_message_must_be_the_acknowledgment() {
 }
 
 #[tokio::test]
-async fn a_refused_listen_is_an_http_error_with_the_rpc_error() {
+async fn a_refused_subscribe_is_an_http_error_with_the_rpc_error() {
+    let fake = Fake::start(|seen| {
+        status_json(
+            StatusCode::NOT_FOUND,
+            &rpc_error(&seen.id(), -32601, "Method not found", None),
+        )
+    })
+    .await;
+    let err = fake.client().subscribe(filter()).await.unwrap_err();
+    assert!(
+        matches!(&err, TransportError::Http { status: 404, rpc: Some(e), .. } if e.code == -32601),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn listen_on_a_server_without_subscriptions_is_not_offered() {
     let fake = Fake::start(|seen| {
         status_json(
             StatusCode::NOT_FOUND,
@@ -140,8 +156,18 @@ async fn a_refused_listen_is_an_http_error_with_the_rpc_error() {
     })
     .await;
     let err = fake.client().listen(filter()).await.unwrap_err();
+    assert!(matches!(&err, TransportError::NotOffered { .. }), "{err}");
+    // Any other refusal stays what it is.
+    let fake = Fake::start(|seen| {
+        status_json(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(&seen.id(), -32602, "Invalid params", None),
+        )
+    })
+    .await;
+    let err = fake.client().listen(filter()).await.unwrap_err();
     assert!(
-        matches!(&err, TransportError::Http { status: 404, rpc: Some(e), .. } if e.code == -32601),
+        matches!(&err, TransportError::Http { status: 400, .. }),
         "{err}"
     );
 }

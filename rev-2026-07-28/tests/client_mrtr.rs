@@ -238,7 +238,7 @@ async fn rounds_are_bounded() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, TransportError::Limit(m) if m.contains("max_input_rounds")),
+        matches!(&err, TransportError::Limit(l) if l.setting.ends_with("max_input_rounds")),
         "{err}"
     );
     assert_eq!(fake.seen().len(), 4, "the original and 3 retries");

@@ -508,7 +508,7 @@ async fn a_json_body_over_the_limit_is_a_limit_error() {
         .unwrap();
     let err = call(&client, "tools/call").await.unwrap_err();
     assert!(
-        matches!(&err, TransportError::Limit(m) if m.contains("max_body_bytes")),
+        matches!(&err, TransportError::Limit(l) if l.setting.ends_with("max_body_bytes")),
         "{err:?}"
     );
 }
@@ -537,7 +537,7 @@ async fn an_sse_event_over_the_limit_is_a_limit_error() {
         .unwrap();
     let err = call(&client, "tools/call").await.unwrap_err();
     assert!(
-        matches!(&err, TransportError::Limit(m) if m.contains("max_event_bytes")),
+        matches!(&err, TransportError::Limit(l) if l.setting.ends_with("max_event_bytes")),
         "{err:?}"
     );
 }

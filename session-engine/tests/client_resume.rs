@@ -493,6 +493,35 @@ async fn reconnections_that_bring_nothing_are_bounded_by_attempts() {
     assert_eq!(fake.seen_where(Seen::is_get).len(), 3);
 }
 
+/// A server that answers every poll with the id the client already has
+/// brings nothing new: those reconnections count against the bound, or a
+/// server stuck on one id would be polled forever.
+#[tokio::test(start_paused = true)]
+async fn an_id_the_client_already_has_is_not_progress() {
+    let fake = legacy_fake("2025-11-25", |seen| {
+        if seen.is_rpc("tools/call") {
+            return Some(sse(vec![priming("z0", Some(100))], Ending::Eof, None));
+        }
+        seen.is_get()
+            .then(|| sse(vec![priming("z0", None)], Ending::Eof, None))
+    })
+    .await;
+    let client = LegacyClient::connect(ClientConfig::new(&fake.url).with_max_resume_attempts(3))
+        .await
+        .unwrap();
+    let (_, err) = collect(&client).await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            TransportError::ResumeFailed(ResumeFailure::AttemptsExhausted { attempts: 3, .. })
+        ),
+        "{err:?}"
+    );
+    let gets = fake.seen_where(Seen::is_get);
+    assert_eq!(gets.len(), 3);
+    assert!(gets.iter().all(|g| g.header("last-event-id") == Some("z0")));
+}
+
 #[tokio::test(start_paused = true)]
 async fn reconnections_are_bounded_by_time() {
     let fake = legacy_fake("2025-11-25", |seen| {

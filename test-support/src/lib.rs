@@ -6,6 +6,7 @@
 //! | [`proxy`] | a loopback TCP proxy that cuts every live connection at once (a network drop), counting cuts and connections |
 //! | [`server`] | [`TestServer`]: any axum router on 127.0.0.1:0, stopped on drop; [`EngineServer`]: an engine and its handler served so; [`Hits`]: every exchange of a router recorded |
 //! | [`handler`] | [`TestHandler`]: one configurable MCP handler (a tool table, method table, counters) and the shared tools |
+//! | [`http_sse_server`] | a minimal 2024-11-05 HTTP+SSE server (the deprecated transport), with misbehaving routes |
 //! | [`sse`] | [`SseReader`]: reads SSE answers of raw-HTTP tests with the workspace's decoder; whole-body helpers |
 //! | [`fake`] | [`Fake`]: a scriptable fake server for client tests, and the answers it sends (JSON-RPC, HTTP, SSE with faults) |
 //! | [`input`] | [`ScriptedInput`]: a client-side input handler answering from a script |
@@ -21,6 +22,7 @@
 pub mod client;
 pub mod fake;
 pub mod handler;
+pub mod http_sse_server;
 pub mod input;
 pub mod process;
 pub mod proxy;

@@ -7,7 +7,9 @@
 //! - [`ResumeFailure`]: a broken stream could not be resumed
 //!   ([`TransportError::ResumeFailed`](crate::transport::TransportError::ResumeFailed));
 //! - [`ConfigError`]: the client's configuration is unusable, nothing was
-//!   sent ([`TransportError::Config`](crate::transport::TransportError::Config)).
+//!   sent ([`TransportError::Config`](crate::transport::TransportError::Config));
+//! - [`LimitExceeded`]: a bound the client enforces was reached
+//!   ([`TransportError::Limit`](crate::transport::TransportError::Limit)).
 //!
 //! Callers match on the variants, never on the text; the `Display` of each
 //! says what happened as a sentence (the CLI and the tests print it).
@@ -382,6 +384,36 @@ impl fmt::Display for ConfigError {
             ),
             ConfigError::Zero { setting } => write!(f, "{setting} must be at least 1"),
         }
+    }
+}
+
+/// A bound the client enforces was reached: which setting, its value, and
+/// what reached it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitExceeded {
+    /// The setting, as its config names it
+    /// (`"ModernClientConfig::max_event_bytes"`, `"max_body_bytes"`, …).
+    pub setting: &'static str,
+    /// Its value (bytes, rounds, pages: the setting's unit).
+    pub limit: u64,
+    /// What reached it (`"an SSE event of the answer to tools/call"`, …).
+    pub what: String,
+}
+
+impl LimitExceeded {
+    /// `what` reached `setting`, whose value is `limit`.
+    pub fn new(setting: &'static str, limit: u64, what: impl Into<String>) -> Self {
+        LimitExceeded {
+            setting,
+            limit,
+            what: what.into(),
+        }
+    }
+}
+
+impl fmt::Display for LimitExceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} exceeds {} ({})", self.what, self.setting, self.limit)
     }
 }
 

@@ -258,6 +258,14 @@ impl Notification {
             params: params.map(to_raw).transpose()?,
         })
     }
+
+    /// `notifications/cancelled` for request `id`, with a human-readable
+    /// `reason` (*Cancellation*: "requestId", "reason").
+    pub fn cancelled(id: &RequestId, reason: &str) -> Self {
+        let params = serde_json::json!({ "requestId": id, "reason": reason });
+        Notification::new("notifications/cancelled", Some(&params))
+            .expect("a request id and a string serialize")
+    }
 }
 
 impl Response {

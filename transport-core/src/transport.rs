@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use futures_core::Stream;
 use serde_json::value::RawValue;
 
-pub use crate::error::{ConfigError, Misbehaviour, ResumeFailure};
+pub use crate::error::{ConfigError, LimitExceeded, Misbehaviour, ResumeFailure};
 use crate::jsonrpc::{ErrorObject, Notification, Request, Response};
 use crate::negotiation::NegotiationError;
 use crate::version::{Era, ProtocolVersion};
@@ -156,6 +156,39 @@ pub struct ListenFilter {
     pub resource_uris: Vec<String>,
 }
 
+impl ListenFilter {
+    /// Whether `n` passes the filter, for transports that apply it
+    /// client-side (legacy servers send whatever they send on the GET
+    /// stream). A filter that selects nothing (the default) passes
+    /// everything; one that selects something drops the change
+    /// notifications it does not select. Other messages always pass.
+    pub fn admits(&self, n: &Notification) -> bool {
+        let selects_any = self.tools_list_changed
+            || self.prompts_list_changed
+            || self.resources_list_changed
+            || !self.resource_uris.is_empty();
+        if !selects_any {
+            return true;
+        }
+        match n.method.as_str() {
+            "notifications/tools/list_changed" => self.tools_list_changed,
+            "notifications/prompts/list_changed" => self.prompts_list_changed,
+            "notifications/resources/list_changed" => self.resources_list_changed,
+            "notifications/resources/updated" => {
+                #[derive(serde::Deserialize)]
+                struct Updated {
+                    uri: String,
+                }
+                n.params
+                    .as_ref()
+                    .and_then(|p| serde_json::from_str::<Updated>(p.get()).ok())
+                    .is_some_and(|u| self.resource_uris.contains(&u.uri))
+            }
+            _ => true,
+        }
+    }
+}
+
 /// Answers the server's requests for client input (sampling, elicitation,
 /// roots), on every revision: legacy server-to-client requests and 2026-07-28
 /// `InputRequiredResult` rounds alike.
@@ -167,6 +200,29 @@ pub trait InputHandler: Send + Sync {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Box<RawValue>, ErrorObject>;
+}
+
+impl fmt::Debug for dyn InputHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("dyn InputHandler")
+    }
+}
+
+/// Answers one server-to-client request with `handler`: `ping` with an
+/// empty result (*Ping*: "The receiver MUST respond promptly with an empty
+/// response"), anything else with the handler's result or error.
+pub async fn answer_request(handler: &dyn InputHandler, request: &Request) -> Response {
+    let payload = if request.method == "ping" {
+        Ok(RawValue::from_string("{}".to_owned()).expect("`{}` is JSON"))
+    } else {
+        handler
+            .handle(&request.method, request.params.as_deref())
+            .await
+    };
+    Response {
+        id: Some(request.id.clone()),
+        payload,
+    }
 }
 
 /// An [`InputHandler`] that declines everything with `-32601`.
@@ -193,6 +249,17 @@ pub struct Negotiated {
     pub era: Era,
     /// A human-readable account of how it was chosen.
     pub reason: String,
+}
+
+impl Negotiated {
+    /// `revision` (its era follows from it), chosen for `reason`.
+    pub fn new(revision: ProtocolVersion, reason: impl Into<String>) -> Self {
+        Negotiated {
+            era: revision.era(),
+            reason: reason.into(),
+            revision,
+        }
+    }
 }
 
 /// Errors a transport reports; each says who is at fault (rustls style).
@@ -246,7 +313,7 @@ pub enum TransportError {
     Internal(String),
     /// A limit was hit (event size, body size, attempts, rounds).
     #[error("limit exceeded: {0}")]
-    Limit(String),
+    Limit(LimitExceeded),
     /// The deadline passed.
     #[error("timed out after {0:?}")]
     Timeout(Duration),
@@ -325,11 +392,7 @@ pub trait Transport: Send + Sync {
     /// How the revision was chosen.
     fn negotiated(&self) -> Negotiated {
         let revision = self.revision();
-        Negotiated {
-            era: revision.era(),
-            reason: format!("configured for {revision}"),
-            revision,
-        }
+        Negotiated::new(revision.clone(), format!("configured for {revision}"))
     }
 
     /// Sends a request (the transport assigns its id) and returns the stream
@@ -346,7 +409,8 @@ pub trait Transport: Send + Sync {
 
     /// Opens the stream of server-initiated messages.
     ///
-    /// A server that offers none (legacy: the GET answered 405) is
+    /// A server that offers none (legacy: the GET answered 405; 2026-07-28:
+    /// `subscriptions/listen` answered `-32601`) is
     /// [`TransportError::NotOffered`]: an answer the caller may act on, not
     /// a broken connection.
     async fn listen(&self, filter: ListenFilter) -> Result<ServerMessages, TransportError>;
@@ -357,3 +421,30 @@ pub trait Transport: Send + Sync {
 
 /// Shared handle to any transport.
 pub type DynTransport = Arc<dyn Transport>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(method: &str, params: Option<serde_json::Value>) -> Notification {
+        Notification::new(method, params.as_ref()).unwrap()
+    }
+
+    #[test]
+    fn default_filter_passes_everything_and_a_selection_filters_changes_only() {
+        let all = ListenFilter::default();
+        assert!(all.admits(&note("notifications/tools/list_changed", None)));
+        let tools = ListenFilter {
+            tools_list_changed: true,
+            resource_uris: vec!["file:///a".into()],
+            ..Default::default()
+        };
+        assert!(tools.admits(&note("notifications/tools/list_changed", None)));
+        assert!(!tools.admits(&note("notifications/prompts/list_changed", None)));
+        assert!(tools.admits(&note("notifications/message", None)));
+        let a = serde_json::json!({"uri": "file:///a"});
+        let b = serde_json::json!({"uri": "file:///b"});
+        assert!(tools.admits(&note("notifications/resources/updated", Some(a))));
+        assert!(!tools.admits(&note("notifications/resources/updated", Some(b))));
+    }
+}

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::RequestId;
-use mcp_transport_core::transport::{ConfigError, Misbehaviour, ResumeFailure, TransportError};
+use mcp_transport_core::transport::{
+    ConfigError, LimitExceeded, Misbehaviour, ResumeFailure, TransportError,
+};
 
 #[test]
 fn misbehaviours_say_what_happened() {
@@ -254,6 +256,24 @@ fn config_errors_name_the_setting() {
 }
 
 #[test]
+fn limits_name_the_setting_its_value_and_what_reached_it() {
+    let l = LimitExceeded::new(
+        "ModernClientConfig::max_input_rounds",
+        8,
+        "the input rounds tools/call asked for",
+    );
+    assert_eq!(
+        l.to_string(),
+        "the input rounds tools/call asked for exceeds ModernClientConfig::max_input_rounds (8)"
+    );
+    assert_eq!(
+        TransportError::Limit(l).to_string(),
+        "limit exceeded: the input rounds tools/call asked for exceeds \
+         ModernClientConfig::max_input_rounds (8)"
+    );
+}
+
+#[test]
 fn retryable_errors_are_those_a_resend_may_fix() {
     let retryable = [
         TransportError::Connection("reset".into()),
@@ -286,7 +306,7 @@ fn retryable_errors_are_those_a_resend_may_fix() {
         TransportError::NotOffered { what: "x" },
         TransportError::Internal("bug".into()),
         TransportError::Closed,
-        TransportError::Limit("max_body_bytes".into()),
+        TransportError::Limit(LimitExceeded::new("max_body_bytes", 4, "a body")),
         TransportError::Http {
             status: 400,
             message: "bad".into(),

@@ -500,6 +500,145 @@ async fn session_byte_limit_evicts_finished_streams_first() {
     assert_eq!(payloads(&r), vec![&b"cccc"[..], b"dddd"]);
 }
 
+/// What stream `n` still holds after its priming event (`None`: expired).
+async fn retained(store: &MemoryEventStore, t: SessionTag, n: u64) -> Option<Vec<Vec<u8>>> {
+    match store
+        .replay_after(&t, &EventId::priming(t, StreamId(n)))
+        .await
+    {
+        Ok(r) => Some(payloads(&r).into_iter().map(<[u8]>::to_vec).collect()),
+        Err(ReplayError::Expired { .. }) => None,
+        Err(e) => panic!("stream {n}: {e:?}"),
+    }
+}
+
+fn bytes_of(items: &[&str]) -> Option<Vec<Vec<u8>>> {
+    Some(items.iter().map(|s| s.as_bytes().to_vec()).collect())
+}
+
+/// The session's byte count stays exact through per-stream evictions and
+/// whole-stream evictions, so the session bound bites at exactly the byte
+/// the configuration names, not before and not after.
+#[tokio::test]
+async fn session_bytes_stay_exact_through_evictions() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_bytes_per_stream: 8,
+        max_bytes_per_session: 12,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, StreamId(1)).await.unwrap();
+    for m in ["aaaa", "bbbb", "cccc"] {
+        store.append(&t, StreamId(1), msg(m)).await.unwrap();
+    }
+    // Per-stream bound: 12 > 8, the oldest event went; the session holds 8.
+    assert_eq!(retained(&store, t, 1).await, None);
+    let r = store
+        .replay_after(&t, &EventId::new(t, StreamId(1), 1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"bbbb"[..], b"cccc"]);
+    store.finish_stream(&t, StreamId(1)).await.unwrap();
+    store.open_stream(&t, StreamId(2)).await.unwrap();
+    store.append(&t, StreamId(2), msg("dd")).await.unwrap();
+    store.append(&t, StreamId(2), msg("ee")).await.unwrap();
+    // Exactly at the session bound (8 + 4 = 12): nothing goes.
+    assert!(retained(&store, t, 2).await.is_some());
+    let r = store
+        .replay_after(&t, &EventId::new(t, StreamId(1), 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.events.len(),
+        2,
+        "stream 1 must survive a session exactly at its bound"
+    );
+    // One byte more: the finished stream goes whole; the session holds 5.
+    store.append(&t, StreamId(2), msg("f")).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::new(t, StreamId(1), 1))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    assert_eq!(retained(&store, t, 2).await, bytes_of(&["dd", "ee", "f"]));
+    // 5 + 7 = 12 in the session, but stream 2 would hold 12 > 8: its two
+    // oldest go and it holds 8, the session too.
+    store.append(&t, StreamId(2), msg("ggggggg")).await.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::new(t, StreamId(2), 2))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"f"[..], b"ggggggg"]);
+    // 8 + 4 = 12 with a new stream: within the bound, everything stays.
+    store.open_stream(&t, StreamId(3)).await.unwrap();
+    store.append(&t, StreamId(3), msg("hhhh")).await.unwrap();
+    assert_eq!(retained(&store, t, 3).await, bytes_of(&["hhhh"]));
+    let r = store
+        .replay_after(&t, &EventId::new(t, StreamId(2), 2))
+        .await
+        .unwrap();
+    assert_eq!(r.events.len(), 2);
+    // 13: no finished stream is left, so the appending stream's oldest
+    // event goes (stream 3's "hhhh"), and the session is back to 9.
+    store.append(&t, StreamId(3), msg("i")).await.unwrap();
+    assert!(retained(&store, t, 3).await.is_none());
+    let r = store
+        .replay_after(&t, &EventId::new(t, StreamId(3), 1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"i"[..]]);
+    // 9 + 3 = 12: still within the bound, nothing else goes.
+    store.append(&t, StreamId(3), msg("jjj")).await.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::new(t, StreamId(3), 1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"i"[..], b"jjj"]);
+    // 14: stream 3's oldest go until the session fits (8 + 2 = 10).
+    store.append(&t, StreamId(3), msg("kk")).await.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::new(t, StreamId(3), 3))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"kk"[..]]);
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::new(t, StreamId(3), 2))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+}
+
+/// A stream evicted to make room for a new one (the stream-count bound)
+/// gives its bytes back to the session.
+#[tokio::test]
+async fn a_stream_evicted_for_count_releases_its_bytes() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_streams_per_session: 2,
+        max_bytes_per_session: 12,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, StreamId(1)).await.unwrap();
+    store
+        .append(&t, StreamId(1), msg("aaaaaaaa"))
+        .await
+        .unwrap();
+    store.finish_stream(&t, StreamId(1)).await.unwrap();
+    store.open_stream(&t, StreamId(2)).await.unwrap();
+    // The third stream evicts finished stream 1 and its 8 bytes.
+    store.open_stream(&t, StreamId(3)).await.unwrap();
+    // So 12 bytes fit the session again.
+    store
+        .append(&t, StreamId(2), msg("bbbbbbbbbbbb"))
+        .await
+        .unwrap();
+    assert_eq!(retained(&store, t, 2).await, bytes_of(&["bbbbbbbbbbbb"]));
+}
+
 #[tokio::test]
 async fn through_arc_dyn() {
     let store: Arc<dyn EventStore> = Arc::new(MemoryEventStore::default());

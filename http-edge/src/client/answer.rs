@@ -4,7 +4,7 @@
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use mcp_transport_core::jsonrpc::ErrorObject;
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{LimitExceeded, TransportError};
 use serde::Deserialize;
 
 use super::send::error_chain;
@@ -56,8 +56,10 @@ pub async fn read_body(
     what: &str,
 ) -> Result<Vec<u8>, BodyError> {
     let too_large = || {
-        BodyError::Limit(TransportError::Limit(format!(
-            "{what}: the JSON answer body exceeds max_body_bytes ({limit} bytes)"
+        BodyError::Limit(TransportError::Limit(LimitExceeded::new(
+            "max_body_bytes",
+            limit as u64,
+            format!("{what}: the JSON answer body"),
         )))
     };
     if response.content_length().is_some_and(|n| n > limit as u64) {

@@ -5,15 +5,18 @@
 //! | module | what |
 //! | --- | --- |
 //! | [`send`](mod@send) | sending a request (a failure is `TransportError::Connection`), reqwest error chains |
+//! | [`deadline`](mod@deadline) | a request's deadline over retries and resumptions |
 //! | [`answer`] | media types, bounded answer bodies, the JSON-RPC error or text of an error body |
 //! | [`sse`](mod@sse) | [`SseBody`]: a response body read as SSE through the core decoder |
 
 pub mod answer;
+pub mod deadline;
 pub mod send;
 pub mod sse;
 
 pub use answer::{
     BodyError, MediaType, body_excerpt, media_type, read_body, read_limited, rpc_error,
 };
+pub use deadline::with_deadline;
 pub use send::{error_chain, send};
 pub use sse::{SseBody, SseEnd, SseNext, SseOverflow};

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use mcp_transport_core::sse::{Decoder, SseError, SseItem};
+use mcp_transport_core::transport::{LimitExceeded, TransportError};
 
 use super::send::error_chain;
 
@@ -51,6 +52,19 @@ pub struct SseOverflow {
     /// Items decoded from the same chunk before the oversized event (most
     /// callers drop them with the stream).
     pub decoded: Vec<SseItem>,
+}
+
+impl SseOverflow {
+    /// The [`TransportError::Limit`] for this overflow: `what` (an event of
+    /// which stream) exceeded `setting`, the decoder's event size limit.
+    pub fn limit_exceeded(&self, setting: &'static str, what: impl Into<String>) -> TransportError {
+        // The decoder's only error today; a future one keeps its text.
+        let limit = match &self.error {
+            SseError::EventTooLarge { limit } => *limit as u64,
+            _ => 0,
+        };
+        TransportError::Limit(LimitExceeded::new(setting, limit, what))
+    }
 }
 
 /// A response body being read as SSE.

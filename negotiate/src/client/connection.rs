@@ -99,11 +99,7 @@ impl Transport for Connection {
 
     fn negotiated(&self) -> Negotiated {
         let revision = self.revision();
-        Negotiated {
-            era: revision.era(),
-            reason: self.reason.clone(),
-            revision,
-        }
+        Negotiated::new(revision, self.reason.clone())
     }
 
     async fn request(

@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_http_edge::config::ClientHttp;
 use mcp_transport_core::ProtocolVersion;
@@ -103,18 +102,6 @@ impl ModernClientConfig {
         self
     }
 
-    /// Sets [`capabilities`](Self::capabilities).
-    pub fn with_capabilities(mut self, capabilities: serde_json::Value) -> Self {
-        self.capabilities = capabilities;
-        self
-    }
-
-    /// Sets [`input_handler`](Self::input_handler).
-    pub fn with_input_handler(mut self, handler: Arc<dyn InputHandler>) -> Self {
-        self.input_handler = handler;
-        self
-    }
-
     /// Sets [`max_input_rounds`](Self::max_input_rounds).
     pub fn with_max_input_rounds(mut self, rounds: u32) -> Self {
         self.max_input_rounds = rounds;
@@ -127,30 +114,14 @@ impl ModernClientConfig {
         self
     }
 
-    /// Sets the deadline of one HTTP exchange ([`ClientHttp::request_timeout`]).
-    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.http = self.http.with_request_timeout(timeout);
-        self
-    }
-
-    /// Sets [`max_event_bytes`](Self::max_event_bytes).
-    pub fn with_max_event_bytes(mut self, bytes: usize) -> Self {
-        self.max_event_bytes = bytes;
-        self
-    }
-
     /// Sets [`max_body_bytes`](Self::max_body_bytes).
     pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self
     }
-
-    /// Sets a custom HTTP client ([`ClientHttp::http_client`]).
-    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = self.http.with_http_client(client);
-        self
-    }
 }
+
+mcp_http_edge::impl_client_setters!(ModernClientConfig);
 
 impl Default for ModernClientConfig {
     fn default() -> Self {

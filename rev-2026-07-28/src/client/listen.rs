@@ -63,6 +63,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::request::Call;
+use super::run;
 use super::shared::Shared;
 use crate::headers;
 
@@ -208,9 +209,9 @@ pub(crate) async fn subscribe(
         base,
         RequestOptions::default(),
     );
-    call.open_first().await?;
+    run::open(&mut call).await?;
     let ack = loop {
-        match call.next().await {
+        match run::next(&mut call).await {
             Some(Ok(StreamEvent::Notification(n))) if n.method == ACKNOWLEDGED => break n,
             Some(Ok(StreamEvent::Notification(n))) => {
                 return Err(TransportError::PeerMisbehaved(
@@ -303,7 +304,7 @@ impl Listener {
             if self.done {
                 return None;
             }
-            match self.call.next().await {
+            match run::next(&mut self.call).await {
                 None => return None,
                 Some(Ok(StreamEvent::Notification(n))) => {
                     if n.method == "notifications/cancelled" && self.cancels_me(&n) {

@@ -14,9 +14,9 @@
 //! | `config` | [`ModernClientConfig`]: versions, metadata, input handler, bounds |
 //! | `meta` | `_meta` of each attempt and the headers that mirror it |
 //! | [`tool_cache`] | `x-mcp-header`: validating tool definitions, extracting `Mcp-Param-*` values |
-//! | `request` | one logical request: attempts, JSON/SSE answers, version / header-mismatch / MRTR / safe-to-retry re-sends |
+//! | `request` | one logical request: attempts, JSON/SSE answers, version / MRTR / safe-to-retry re-sends; a header mismatch is handed up as a refresh step |
 //! | `mrtr` | `InputRequiredResult` rounds through the input handler |
-//! | `run` | running a call to its end; the full `tools/list` refresh |
+//! | `run` | driving a call: the `tools/list` refresh and retry a header mismatch asks for; running a call to its end |
 //! | `listen` | `subscriptions/listen`: acknowledgment checks, filtering, graceful end |
 //! | `sse`, `wire` | the SSE reader (core WHATWG decoder) and HTTP plumbing |
 //! | `modern_client` | [`ModernClient`]: `Transport`, `discover`, `list_tools`, `subscribe` |

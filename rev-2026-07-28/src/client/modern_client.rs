@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures_util::stream;
-use mcp_transport_core::jsonrpc::{Message, Notification};
+use mcp_transport_core::jsonrpc::{METHOD_NOT_FOUND, Message, Notification};
 use mcp_transport_core::negotiation::highest_mutual;
 use mcp_transport_core::transport::{
     ListenFilter, Misbehaviour, Negotiated, RequestOptions, ResponseStream, ServerMessages,
@@ -162,11 +162,10 @@ impl Transport for ModernClient {
 
     fn negotiated(&self) -> Negotiated {
         let choice = self.shared.version_choice();
-        Negotiated {
-            era: choice.version.era(),
-            reason: format!("stateless per-request model; {}", choice.reason),
-            revision: choice.version,
-        }
+        Negotiated::new(
+            choice.version,
+            format!("stateless per-request model; {}", choice.reason),
+        )
     }
 
     /// POSTs the request with its `_meta` and headers; returns once the
@@ -181,11 +180,11 @@ impl Transport for ModernClient {
     ) -> Result<ResponseStream, TransportError> {
         self.shared.check_open()?;
         let mut call = Call::new(self.shared.clone(), method, params.as_deref(), options)?;
-        call.open_first().await?;
+        run::open(&mut call).await?;
         Ok(ResponseStream::new(stream::unfold(
             call,
             |mut call| async move {
-                let item = call.next().await?;
+                let item = run::next(&mut call).await?;
                 Some((item, call))
             },
         )))
@@ -232,8 +231,20 @@ impl Transport for ModernClient {
 
     /// `subscriptions/listen` with `filter`; the stream starts with the
     /// acknowledgment (see [`ModernClient::subscribe`]).
+    /// [`subscribe`](ModernClient::subscribe)'s messages. A server without
+    /// `subscriptions/listen` (it answers `-32601` Method not found) is
+    /// [`TransportError::NotOffered`], as a legacy server's 405 on GET is;
+    /// `subscribe` itself returns the `Http` error carrying the `-32601`.
     async fn listen(&self, filter: ListenFilter) -> Result<ServerMessages, TransportError> {
-        Ok(self.subscribe(filter).await?.messages)
+        match self.subscribe(filter).await {
+            Ok(subscription) => Ok(subscription.messages),
+            Err(TransportError::Http { rpc: Some(e), .. }) if e.code == METHOD_NOT_FOUND => {
+                Err(TransportError::NotOffered {
+                    what: "subscriptions/listen (answered -32601 Method not found)",
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Nothing to tear down (no session). Marks the client closed: streams

@@ -43,7 +43,6 @@
 //! ([`tool_cache`](super::tool_cache)).
 
 use std::collections::VecDeque;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,7 +53,7 @@ use mcp_transport_core::jsonrpc::{
 };
 use mcp_transport_core::negotiation::{UnsupportedVersionData, highest_mutual};
 use mcp_transport_core::transport::{
-    Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, TransportError,
+    LimitExceeded, Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, TransportError,
 };
 use mcp_transport_core::{Era, ProtocolVersion};
 use serde_json::value::RawValue;
@@ -63,11 +62,11 @@ use tokio::time::Instant;
 
 use super::meta::{self, MetaInputs};
 use super::mrtr::{self, ResultType, Retry};
-use super::run;
 use super::shared::Shared;
 use super::sse::{SseRead, SseReader};
 use super::tool_cache;
 use super::wire::{self, BodyError, MediaType};
+use mcp_http_edge::client::with_deadline;
 
 /// The methods on which servers may answer `InputRequiredResult` (*MRTR*,
 /// "Supported Requests").
@@ -120,6 +119,21 @@ struct Attempt {
     source: Source,
 }
 
+/// What one step of a [`Call`] gives its driver.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// An event for the caller.
+    Event(StreamEvent),
+    /// The server answered `tools/call` with `HeaderMismatch` (`-32020`);
+    /// the driver refreshes `tools/list` and steps again (the call retries
+    /// once; *Client Behavior for Custom Headers*: the client "SHOULD call
+    /// `tools/list` to check for changes to the tool's `inputSchema`, then
+    /// retry the original request"), or ends the call with this answer when the refresh fails
+    /// ([`Call::end_with`]). The call cannot refresh by itself: a refresh
+    /// is calls of its own, run by the layer above (`run`).
+    RefreshTools(Response),
+}
+
 /// One logical request (see the module docs).
 pub(crate) struct Call {
     shared: Arc<Shared>,
@@ -132,6 +146,9 @@ pub(crate) struct Call {
     retry: Option<Retry>,
     version_retried: bool,
     header_retried: bool,
+    /// A `HeaderMismatch` answer to `tools/call` waiting for its caller to
+    /// refresh `tools/list` ([`Step::RefreshTools`]).
+    refresh_due: Option<Response>,
     reissued: bool,
     attempt: Option<Attempt>,
     pending: VecDeque<StreamEvent>,
@@ -184,6 +201,7 @@ impl Call {
             retry: None,
             version_retried: false,
             header_retried: false,
+            refresh_due: None,
             reissued: false,
             attempt: None,
             pending: VecDeque::new(),
@@ -195,6 +213,11 @@ impl Call {
             deadline_enabled: true,
             shared,
         }
+    }
+
+    /// The client state the call runs in.
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
     }
 
     /// The HTTP status of the answer that carried the latest message.
@@ -229,7 +252,7 @@ impl Call {
     }
 
     async fn open_until_answer(&mut self) -> Result<(), TransportError> {
-        while self.attempt.is_none() && self.pending.is_empty() {
+        while self.attempt.is_none() && self.pending.is_empty() && self.refresh_due.is_none() {
             if let Some(event) = self.open().await? {
                 self.pending.push_back(event);
             }
@@ -237,8 +260,24 @@ impl Call {
         Ok(())
     }
 
-    /// The next event; `None` after the response or an error.
-    pub(crate) async fn next(&mut self) -> Option<Result<StreamEvent, TransportError>> {
+    /// The `HeaderMismatch` answer that [`open_first`](Self::open_first)
+    /// stopped at, when it did: the caller refreshes `tools/list`, then
+    /// calls `open_first` again (the call retries) or
+    /// [`end_with`](Self::end_with) the answer.
+    pub(crate) fn take_refresh(&mut self) -> Option<Response> {
+        self.refresh_due.take()
+    }
+
+    /// Ends the call with `response` as its answer (the next step yields
+    /// it): what a caller whose `tools/list` refresh failed does with the
+    /// `HeaderMismatch` answer.
+    pub(crate) fn end_with(&mut self, response: Response) {
+        self.attempt = None;
+        self.pending.push_back(StreamEvent::Response(response));
+    }
+
+    /// The next step; `None` after the response or an error.
+    pub(crate) async fn next_step(&mut self) -> Option<Result<Step, TransportError>> {
         if self.done && self.pending.is_empty() {
             return None;
         }
@@ -248,7 +287,7 @@ impl Call {
             () = closed.cancelled() => Err(TransportError::Closed),
             r = self.step() => r,
         };
-        if matches!(result, Ok(StreamEvent::Response(_)) | Err(_)) {
+        if matches!(result, Ok(Step::Event(StreamEvent::Response(_))) | Err(_)) {
             self.finish();
         }
         Some(result)
@@ -264,23 +303,26 @@ impl Call {
         self.deadline.filter(|_| self.deadline_enabled)
     }
 
-    async fn step(&mut self) -> Result<StreamEvent, TransportError> {
+    async fn step(&mut self) -> Result<Step, TransportError> {
         loop {
             if let Some(event) = self.pending.pop_front() {
-                return Ok(event);
+                return Ok(Step::Event(event));
+            }
+            if let Some(mismatch) = self.refresh_due.take() {
+                return Ok(Step::RefreshTools(mismatch));
             }
             let deadline = self.active_deadline();
             let timeout = self.timeout;
             let Some(attempt) = self.attempt.as_mut() else {
                 if let Some(event) = self.open().await? {
-                    return Ok(event);
+                    return Ok(Step::Event(event));
                 }
                 continue;
             };
             let incoming = with_deadline(deadline, timeout, attempt.source.next()).await?;
             match incoming {
                 Incoming::Message(Message::Notification(n)) => {
-                    return Ok(StreamEvent::Notification(n));
+                    return Ok(Step::Event(StreamEvent::Notification(n)));
                 }
                 Incoming::Message(Message::Request(r)) => {
                     return Err(TransportError::PeerMisbehaved(
@@ -307,7 +349,7 @@ impl Call {
                         continue;
                     };
                     if let Some(event) = self.on_response(r, &attempt.version).await? {
-                        return Ok(event);
+                        return Ok(Step::Event(event));
                     }
                 }
                 Incoming::Ended(why) => {
@@ -500,13 +542,8 @@ impl Call {
                 {
                     self.header_retried = true;
                     tracing::info!(message = %error.message, "HeaderMismatch on tools/call: refreshing tools/list and retrying once");
-                    match run::list_all_tools(self.shared.clone()).await {
-                        Ok(_) => return Ok(None),
-                        Err(e) => tracing::warn!(
-                            error = %e,
-                            "refreshing tools/list after HeaderMismatch failed; returning the HeaderMismatch error"
-                        ),
-                    }
+                    self.refresh_due = Some(response);
+                    return Ok(None);
                 }
                 return Ok(Some(StreamEvent::Response(response)));
             }
@@ -527,9 +564,10 @@ impl Call {
                 }
                 self.rounds += 1;
                 if self.rounds > self.shared.config.max_input_rounds {
-                    return Err(TransportError::Limit(format!(
-                        "{} still asked for input after {} rounds (ModernClientConfig::max_input_rounds)",
-                        self.method, self.shared.config.max_input_rounds
+                    return Err(TransportError::Limit(LimitExceeded::new(
+                        "ModernClientConfig::max_input_rounds",
+                        u64::from(self.shared.config.max_input_rounds),
+                        format!("the input rounds {} asked for", self.method),
                     )));
                 }
                 let input = mrtr::parse(result)?;
@@ -594,18 +632,4 @@ fn parse_json_answer(body: &[u8], what: &str) -> Result<Message, TransportError>
         ));
     }
     Ok(message)
-}
-
-/// Runs `work` under a deadline.
-pub(crate) async fn with_deadline<T>(
-    deadline: Option<Instant>,
-    timeout: Option<Duration>,
-    work: impl Future<Output = Result<T, TransportError>>,
-) -> Result<T, TransportError> {
-    match (deadline, timeout) {
-        (Some(deadline), Some(timeout)) => tokio::time::timeout_at(deadline, work)
-            .await
-            .map_err(|_| TransportError::Timeout(timeout))?,
-        _ => work.await,
-    }
 }

@@ -42,10 +42,10 @@ impl SseReader {
     pub(crate) async fn next(&mut self) -> Result<SseRead, TransportError> {
         loop {
             let next = self.body.next().await.map_err(|overflow| {
-                TransportError::Limit(format!(
-                    "{} (ModernClientConfig::max_event_bytes)",
-                    overflow.error
-                ))
+                overflow.limit_exceeded(
+                    "ModernClientConfig::max_event_bytes",
+                    "an SSE event of the answer",
+                )
             })?;
             match next {
                 SseNext::Item(SseItem::Event(event)) if event.event_type == "message" => {

@@ -787,4 +787,55 @@ mod tests {
         assert_eq!(value_matches("true", &n(json!(true))), Ok(true));
         assert_eq!(value_matches("TRUE", &n(json!(true))), Ok(false));
     }
+
+    /// Texts outside the JSON number grammar are refused even where Rust's
+    /// float parser would read them as the body's value (`"42."` is 42.0
+    /// to `f64::from_str`).
+    #[test]
+    fn numbers_follow_the_json_grammar_not_the_float_parser() {
+        assert_eq!(value_matches("42.", &json!(42)), Ok(false));
+        assert_eq!(value_matches(".5", &json!(0.5)), Ok(false));
+        assert_eq!(value_matches("-.5", &json!(-0.5)), Ok(false));
+        assert_eq!(value_matches("1e", &json!(1)), Ok(false));
+        assert_eq!(value_matches("1e+", &json!(1)), Ok(false));
+        // Signed exponents are JSON numbers.
+        assert_eq!(value_matches("4.2e+1", &json!(42)), Ok(true));
+        assert_eq!(value_matches("4200E-2", &json!(42)), Ok(true));
+        assert_eq!(value_matches("-4.2e+1", &json!(-42)), Ok(true));
+    }
+
+    /// Integers beyond `i64` compare exactly: as `f64` the two neighbours
+    /// of `u64::MAX` below would be equal.
+    #[test]
+    fn large_integers_compare_exactly() {
+        let max = json!(u64::MAX);
+        assert_eq!(value_matches("18446744073709551615", &max), Ok(true));
+        assert_eq!(value_matches("18446744073709551614", &max), Ok(false));
+        let min = json!(i64::MIN);
+        assert_eq!(value_matches("-9223372036854775808", &min), Ok(true));
+        assert_eq!(value_matches("-9223372036854775807", &min), Ok(false));
+        let big = json!(9_007_199_254_740_993_i64);
+        assert_eq!(value_matches("9007199254740992", &big), Ok(false));
+    }
+
+    /// `progressToken` is a string or an integer (*Progress*: "Progress
+    /// tokens MUST be a string or integer value"); anything else is
+    /// dropped, not echoed.
+    #[test]
+    fn progress_tokens_are_strings_or_integers() {
+        let token = |t: Value| {
+            read_meta(&meta_params(json!({
+                META_PROTOCOL_VERSION: "2026-07-28",
+                META_CLIENT_CAPABILITIES: {},
+                "progressToken": t
+            })))
+            .unwrap()
+            .progress_token
+        };
+        assert_eq!(token(json!("job-1")), Some(json!("job-1")));
+        assert_eq!(token(json!(-3)), Some(json!(-3)));
+        assert_eq!(token(json!(u64::MAX)), Some(json!(u64::MAX)));
+        assert_eq!(token(json!(true)), None);
+        assert_eq!(token(json!({"a": 1})), None);
+    }
 }

@@ -30,12 +30,12 @@ use tokio::time::Instant;
 use super::cancel::CancelGuard;
 use super::exchange::Source;
 use super::input;
-use super::request::with_deadline;
 use super::resume::Mode;
 use super::session;
 use super::shared::Shared;
 use super::state::Session;
 use super::wire::{self, Outgoing};
+use mcp_http_edge::client::with_deadline;
 
 /// One element of a batch sent by
 /// [`LegacyClient::batch`](super::LegacyClient::batch).

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use mcp_transport_core::jsonrpc::{Message, Notification, RequestId, to_raw};
+use mcp_transport_core::jsonrpc::{Message, Notification, RequestId};
 
 use super::shared::Shared;
 use super::state::Session;
@@ -54,12 +54,7 @@ impl CancelGuard {
             tracing::warn!(id = %self.id, "no tokio runtime to send notifications/cancelled from");
             return;
         };
-        let params = serde_json::json!({ "requestId": self.id, "reason": reason });
-        let Ok(params) = to_raw(&params) else { return };
-        let message = Message::Notification(Notification {
-            method: "notifications/cancelled".into(),
-            params: Some(params),
-        });
+        let message = Message::Notification(Notification::cancelled(&self.id, reason));
         let shared = self.shared.clone();
         let session = self.session.clone();
         let id = self.id.clone();

@@ -94,18 +94,6 @@ impl ClientConfig {
         self
     }
 
-    /// Sets [`capabilities`](Self::capabilities).
-    pub fn with_capabilities(mut self, capabilities: serde_json::Value) -> Self {
-        self.capabilities = capabilities;
-        self
-    }
-
-    /// Sets [`input_handler`](Self::input_handler).
-    pub fn with_input_handler(mut self, handler: Arc<dyn InputHandler>) -> Self {
-        self.input_handler = handler;
-        self
-    }
-
     /// Sets [`reconnect_backoff`](Self::reconnect_backoff).
     pub fn with_reconnect_backoff(mut self, backoff: Duration) -> Self {
         self.reconnect_backoff = backoff;
@@ -124,30 +112,14 @@ impl ClientConfig {
         self
     }
 
-    /// Sets [`max_event_bytes`](Self::max_event_bytes).
-    pub fn with_max_event_bytes(mut self, bytes: usize) -> Self {
-        self.max_event_bytes = bytes;
-        self
-    }
-
     /// Sets [`max_body_bytes`](Self::max_body_bytes).
     pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self
     }
-
-    /// Sets the default request deadline ([`ClientHttp::request_timeout`]).
-    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.http = self.http.with_request_timeout(timeout);
-        self
-    }
-
-    /// Sets a custom HTTP client ([`ClientHttp::http_client`]).
-    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = self.http.with_http_client(client);
-        self
-    }
 }
+
+mcp_http_edge::impl_client_setters!(ClientConfig);
 
 impl Default for ClientConfig {
     fn default() -> Self {

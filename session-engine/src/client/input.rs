@@ -9,9 +9,8 @@
 //! with an empty result itself (*Ping*: "The receiver MUST respond promptly
 //! with an empty response").
 
-use mcp_transport_core::jsonrpc::{Message, Request, Response};
-use mcp_transport_core::transport::TransportError;
-use serde_json::value::RawValue;
+use mcp_transport_core::jsonrpc::{Message, Request};
+use mcp_transport_core::transport::{TransportError, answer_request};
 
 use super::shared::Shared;
 use super::state::Session;
@@ -23,30 +22,14 @@ pub(crate) async fn answer(
     session: &Session,
     request: &Request,
 ) -> Result<(), TransportError> {
-    let payload = if request.method == "ping" {
-        Ok(empty_result())
-    } else {
-        shared
-            .config
-            .input_handler
-            .handle(&request.method, request.params.as_deref())
-            .await
-    };
-    if let Err(e) = &payload {
+    let answer = answer_request(&*shared.config.input_handler, request).await;
+    if let Err(e) = &answer.payload {
         tracing::debug!(method = %request.method, error = %e, "answering a server request with an error");
     }
-    let response = Message::Response(Response {
-        id: Some(request.id.clone()),
-        payload,
-    });
+    let response = Message::Response(answer);
     let what = format!(
         "POST of the answer to server request {} ({})",
         request.id, request.method
     );
     wire::post_accepted(shared, session, &response, &what).await
-}
-
-/// `{}`.
-fn empty_result() -> Box<RawValue> {
-    RawValue::from_string("{}".to_owned()).expect("`{}` is valid JSON")
 }

@@ -131,14 +131,13 @@ impl Transport for LegacyClient {
 
     fn negotiated(&self) -> Negotiated {
         let revision = self.revision();
-        Negotiated {
-            era: revision.era(),
-            reason: format!(
+        Negotiated::new(
+            revision.clone(),
+            format!(
                 "initialize offered {} and the server answered {revision}",
                 self.shared.config.versions[0]
             ),
-            revision,
-        }
+        )
     }
 
     /// POSTs the request (ids are integers counting up); see

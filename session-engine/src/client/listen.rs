@@ -19,9 +19,8 @@
 use std::sync::Arc;
 
 use futures_util::stream;
-use mcp_transport_core::jsonrpc::{Message, Notification};
+use mcp_transport_core::jsonrpc::Message;
 use mcp_transport_core::transport::{ListenFilter, Misbehaviour, ServerMessages, TransportError};
-use serde::Deserialize;
 
 use super::input;
 use super::resume::{EventSource, Mode};
@@ -118,7 +117,7 @@ impl ListenStream {
                     return Some(Ok(Message::Request(request)));
                 }
                 Ok(Some(Message::Notification(n))) => {
-                    if wanted(&self.filter, &n) {
+                    if self.filter.admits(&n) {
                         return Some(Ok(Message::Notification(n)));
                     }
                 }
@@ -128,77 +127,5 @@ impl ListenStream {
             }
         }
         None
-    }
-}
-
-/// The filter, applied client-side: legacy servers send whatever they send
-/// on the GET stream. A filter that selects nothing (the default) passes
-/// everything; one that selects something drops the change notifications
-/// it does not select. Other messages always pass.
-fn wanted(filter: &ListenFilter, n: &Notification) -> bool {
-    let selects_any = filter.tools_list_changed
-        || filter.prompts_list_changed
-        || filter.resources_list_changed
-        || !filter.resource_uris.is_empty();
-    if !selects_any {
-        return true;
-    }
-    match n.method.as_str() {
-        "notifications/tools/list_changed" => filter.tools_list_changed,
-        "notifications/prompts/list_changed" => filter.prompts_list_changed,
-        "notifications/resources/list_changed" => filter.resources_list_changed,
-        "notifications/resources/updated" => {
-            #[derive(Deserialize)]
-            struct Updated {
-                uri: String,
-            }
-            n.params
-                .as_ref()
-                .and_then(|p| serde_json::from_str::<Updated>(p.get()).ok())
-                .is_some_and(|u| filter.resource_uris.contains(&u.uri))
-        }
-        _ => true,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn note(method: &str, params: Option<serde_json::Value>) -> Notification {
-        Notification::new(method, params.as_ref()).unwrap()
-    }
-
-    #[test]
-    fn default_filter_passes_everything_and_a_selection_filters_changes_only() {
-        let all = ListenFilter::default();
-        assert!(wanted(
-            &all,
-            &note("notifications/tools/list_changed", None)
-        ));
-        let tools = ListenFilter {
-            tools_list_changed: true,
-            resource_uris: vec!["file:///a".into()],
-            ..Default::default()
-        };
-        assert!(wanted(
-            &tools,
-            &note("notifications/tools/list_changed", None)
-        ));
-        assert!(!wanted(
-            &tools,
-            &note("notifications/prompts/list_changed", None)
-        ));
-        assert!(wanted(&tools, &note("notifications/message", None)));
-        let a = serde_json::json!({"uri": "file:///a"});
-        let b = serde_json::json!({"uri": "file:///b"});
-        assert!(wanted(
-            &tools,
-            &note("notifications/resources/updated", Some(a))
-        ));
-        assert!(!wanted(
-            &tools,
-            &note("notifications/resources/updated", Some(b))
-        ));
     }
 }

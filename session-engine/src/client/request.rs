@@ -21,6 +21,7 @@ use super::exchange::Exchange;
 use super::session;
 use super::shared::Shared;
 use super::wire::{self, Outgoing};
+use mcp_http_edge::client::with_deadline;
 
 /// Sends a request and returns its stream.
 ///
@@ -138,19 +139,5 @@ impl RequestStream {
         self.done = true;
         self.exchange.finish();
         Some(result)
-    }
-}
-
-/// Runs `work` under the request's deadline.
-pub(crate) async fn with_deadline<T>(
-    deadline: Option<Instant>,
-    timeout: Option<Duration>,
-    work: impl Future<Output = Result<T, TransportError>>,
-) -> Result<T, TransportError> {
-    match (deadline, timeout) {
-        (Some(deadline), Some(timeout)) => tokio::time::timeout_at(deadline, work)
-            .await
-            .map_err(|_| TransportError::Timeout(timeout))?,
-        _ => work.await,
     }
 }

@@ -12,12 +12,9 @@
 use std::sync::Arc;
 
 use http::StatusCode;
-use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Message, Notification, Request};
 use mcp_transport_core::negotiation::legacy_client_accept;
 use mcp_transport_core::transport::{Misbehaviour, StreamEvent, TransportError};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::exchange::Exchange;
 use super::shared::Shared;
@@ -91,7 +88,7 @@ async fn handshake(shared: &Arc<Shared>) -> Result<Current, TransportError> {
             });
         }
     };
-    let init = parse_result(result)?;
+    let init = InitializeResult::from_raw(result)?;
     let version =
         match legacy_client_accept(&offered, &init.protocol_version, &shared.config.versions) {
             Ok(v) => v,
@@ -141,33 +138,6 @@ fn session_id_of(response: &reqwest::Response) -> Result<Option<String>, Transpo
         ));
     }
     Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
-}
-
-fn parse_result(raw: Box<RawValue>) -> Result<InitializeResult, TransportError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Wire {
-        protocol_version: ProtocolVersion,
-        #[serde(default)]
-        capabilities: serde_json::Value,
-        #[serde(default)]
-        server_info: serde_json::Value,
-        #[serde(default)]
-        instructions: Option<String>,
-    }
-    let w: Wire = serde_json::from_str(raw.get()).map_err(|e| {
-        TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
-            what: "InitializeResult".into(),
-            detail: e.to_string(),
-        })
-    })?;
-    Ok(InitializeResult {
-        protocol_version: w.protocol_version,
-        capabilities: w.capabilities,
-        server_info: w.server_info,
-        instructions: w.instructions,
-        raw,
-    })
 }
 
 /// Whether an HTTP status is one a DELETE of the session may get for

@@ -33,13 +33,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// Validates the configuration and builds the shared state.
     pub(crate) fn new(config: ClientConfig) -> Result<Arc<Self>, TransportError> {
-        let url = reqwest::Url::parse(&config.http.url).map_err(|e| {
-            TransportError::Config(ConfigError::InvalidUrl {
-                what: "MCP endpoint URL",
-                url: config.http.url.clone(),
-                reason: e.to_string(),
-            })
-        })?;
+        let url = config.http.parse_url("MCP endpoint URL")?;
         if config.versions.is_empty() {
             return Err(TransportError::Config(ConfigError::NoVersions {
                 setting: "ClientConfig::versions",

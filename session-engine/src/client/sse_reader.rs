@@ -80,10 +80,10 @@ impl SseConnection {
         match self.body.next().await {
             Ok(SseNext::Item(item)) => Ok(Read::Frame(self.frame(item))),
             Ok(SseNext::End(end)) => Ok(Read::End(end)),
-            Err(overflow) => Err(TransportError::Limit(format!(
-                "{} (ClientConfig::max_event_bytes)",
-                overflow.error
-            ))),
+            Err(overflow) => Err(overflow.limit_exceeded(
+                "ClientConfig::max_event_bytes",
+                "an SSE event of the answer",
+            )),
         }
     }
 

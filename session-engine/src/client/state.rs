@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::transport::TransportError;
+use mcp_transport_core::transport::{Misbehaviour, TransportError};
 use mcp_transport_core::version::Features;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +26,38 @@ pub struct InitializeResult {
     pub instructions: Option<String>,
     /// The whole `result`, exactly as received.
     pub raw: Box<RawValue>,
+}
+
+impl InitializeResult {
+    /// Reads an `InitializeResult` from the `result` of `initialize`,
+    /// keeping it whole in [`raw`](Self::raw); a result that is not one is
+    /// the server's misbehaviour (`MalformedResult`).
+    pub fn from_raw(raw: Box<RawValue>) -> Result<InitializeResult, TransportError> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Wire {
+            protocol_version: ProtocolVersion,
+            #[serde(default)]
+            capabilities: serde_json::Value,
+            #[serde(default)]
+            server_info: serde_json::Value,
+            #[serde(default)]
+            instructions: Option<String>,
+        }
+        let w: Wire = serde_json::from_str(raw.get()).map_err(|e| {
+            TransportError::PeerMisbehaved(Misbehaviour::MalformedResult {
+                what: "InitializeResult".into(),
+                detail: e.to_string(),
+            })
+        })?;
+        Ok(InitializeResult {
+            protocol_version: w.protocol_version,
+            capabilities: w.capabilities,
+            server_info: w.server_info,
+            instructions: w.instructions,
+            raw,
+        })
+    }
 }
 
 /// One session: its id, its revision and whether the server has forgotten it.

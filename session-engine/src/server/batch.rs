@@ -58,7 +58,7 @@ use mcp_transport_core::jsonrpc::{
     BatchElementError, BodyError, ErrorObject, INVALID_REQUEST, Message, Request, Response,
 };
 
-use super::connection::{self, Plan};
+use super::connection;
 use super::group::{Group, GroupAnswer};
 use super::open::open_request_stream;
 use super::outlet::Outlet;
@@ -209,17 +209,5 @@ fn sse(
     priming: EventId,
 ) -> HttpResponse {
     let generation = state.attach(0);
-    connection::respond(
-        shared,
-        session,
-        state,
-        Plan {
-            generation,
-            priming: Some(priming),
-            cursor: 0,
-            prefetched: None,
-            resuming: false,
-            leak: Vec::new(),
-        },
-    )
+    connection::respond_new(shared, session, state, generation, priming)
 }

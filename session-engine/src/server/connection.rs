@@ -71,6 +71,27 @@ pub(crate) struct Plan {
     pub leak: Vec<StoredEvent>,
 }
 
+/// The SSE response that opens a new request stream: its first connection,
+/// attached as `generation`, delivers from the start, after the priming
+/// event.
+pub(crate) fn respond_new(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    stream: Arc<StreamState>,
+    generation: u64,
+    priming: EventId,
+) -> HttpResponse {
+    let plan = Plan {
+        generation,
+        priming: Some(priming),
+        cursor: 0,
+        prefetched: None,
+        resuming: false,
+        leak: Vec::new(),
+    };
+    respond(shared, session, stream, plan)
+}
+
 /// The SSE response for an attached connection.
 pub(crate) fn respond(
     shared: &Arc<Shared>,

@@ -165,12 +165,7 @@ async fn cancel_outstanding(outlet: &Outlet, ids: &[RequestId], session: &Sessio
         if !session.is_client_request_pending(id) {
             continue;
         }
-        let params = serde_json::json!({
-            "requestId": id,
-            "reason": "timed out waiting for the client's response",
-        });
-        if let Ok(n) = Notification::new("notifications/cancelled", Some(&params)) {
-            let _ = outlet.push(&Message::Notification(n)).await;
-        }
+        let n = Notification::cancelled(id, "timed out waiting for the client's response");
+        let _ = outlet.push(&Message::Notification(n)).await;
     }
 }

@@ -18,7 +18,7 @@ use mcp_transport_core::handler::{Outcome, RequestContext};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
 
 use super::Shared;
-use super::connection::{self, Plan};
+use super::connection;
 use super::input::{self, AskError};
 use super::open::open_request_stream;
 use super::outlet::{Answer, Outlet};
@@ -56,19 +56,7 @@ pub(crate) async fn serve(
         let generation = state.attach(0);
         let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
         spawn(shared, session, request, cancel, outlet);
-        return connection::respond(
-            shared,
-            session,
-            state,
-            Plan {
-                generation,
-                priming: Some(priming),
-                cursor: 0,
-                prefetched: None,
-                resuming: false,
-                leak: Vec::new(),
-            },
-        );
+        return connection::respond_new(shared, session, state, generation, priming);
     }
     let (outlet, answer) = Outlet::json(shared, session, cancel.clone());
     spawn(shared, session, request, cancel, outlet);
@@ -76,19 +64,7 @@ pub(crate) async fn serve(
         Ok(Answer::Json(response)) => reply::json_response(response),
         Ok(Answer::Stream(state, priming)) => {
             let generation = state.attach(0);
-            connection::respond(
-                shared,
-                session,
-                state,
-                Plan {
-                    generation,
-                    priming: Some(priming),
-                    cursor: 0,
-                    prefetched: None,
-                    resuming: false,
-                    leak: Vec::new(),
-                },
-            )
+            connection::respond_new(shared, session, state, generation, priming)
         }
         // Cancelled before anything was sent: an SSE stream that ends at
         // once, without a response.

@@ -29,10 +29,9 @@
 //! stream and sends nothing, `GET /evil` names an endpoint on another
 //! origin.
 //!
-//! Use from a test crate with
-//! `#[path = "support/old_server.rs"] mod old_server;`.
-
-#![allow(dead_code)]
+//! The negotiating client's fallback tests (`negotiate/tests/fallback.rs`)
+//! and the HTTP+SSE client's own (`rev-2024-11-05/tests/client.rs`) use it;
+//! so can the matrix, as the server column of that era.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -93,7 +92,7 @@ struct Session {
 /// A running server; aborted when dropped.
 pub struct OldServer {
     inner: Arc<Inner>,
-    _http: mcp_test_support::TestServer,
+    _http: crate::TestServer,
 }
 
 impl OldServer {
@@ -152,7 +151,7 @@ pub async fn spawn(opts: Options) -> (SocketAddr, OldServer) {
         .route("/silent", get(silent))
         .route("/evil", get(evil))
         .with_state(inner.clone());
-    let http = mcp_test_support::TestServer::serve(app).await;
+    let http = crate::TestServer::serve(app).await;
     (http.addr(), OldServer { inner, _http: http })
 }
 
@@ -161,7 +160,7 @@ fn frame(event: &str, data: &str) -> Bytes {
 }
 
 fn sse_body(rx: mpsc::Receiver<Bytes>, kill: watch::Receiver<()>) -> Response {
-    let body = futures::stream::unfold((rx, kill), |(mut rx, mut kill)| async move {
+    let body = futures_util::stream::unfold((rx, kill), |(mut rx, mut kill)| async move {
         let chunk = tokio::select! {
             chunk = rx.recv() => chunk?,
             // Only ever fires when the session (its sender) is removed.

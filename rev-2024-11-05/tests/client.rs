@@ -1,8 +1,5 @@
 //! The 2024-11-05 HTTP+SSE client against a server of that era
-//! (`support/old_server.rs`).
-
-#[path = "support/old_server.rs"]
-mod old_server;
+//! (`mcp_test_support::http_sse_server`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use mcp_negotiate::client::http_sse::{HttpSseClient, HttpSseConfig};
+use mcp_rev_2024_11_05::{HttpSseClient, HttpSseConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{ErrorObject, Message, Notification, Response, to_raw};
 use mcp_transport_core::transport::{
@@ -23,7 +20,7 @@ use serde_json::{Value, json};
 
 use mcp_test_support::client::{params, result_of as result};
 use mcp_test_support::eventually;
-use old_server::{OldServer, Options};
+use mcp_test_support::http_sse_server::{self as old_server, OldServer, Options};
 
 fn config(addr: SocketAddr, path: &str) -> HttpSseConfig {
     HttpSseConfig::new(format!("http://{addr}{path}"))
