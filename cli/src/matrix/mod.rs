@@ -7,13 +7,17 @@
 //! does not have is "not applicable": it still runs, and passes only when
 //! the mechanism is observed to be absent.
 
+mod checks;
 pub mod expect;
 pub mod html;
+mod outcome;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod scenario_impl;
 pub mod selftest;
+mod sessions;
+mod streams;
 pub mod wire;
 
 use std::fmt;
