@@ -5,8 +5,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use clap::Args;
+use mcp_http_edge::server::limits::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT,
+};
+use mcp_http_edge::server::{ConnLimits, serve};
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
 use mcp_rev_2025_11_25::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
@@ -56,6 +60,48 @@ pub struct ServeArgs {
     /// Keep-alive comment interval on idle SSE streams, in ms (0 = none).
     #[arg(long, default_value_t = 15_000)]
     pub keepalive_ms: u64,
+    /// Close a connection whose first request head has not arrived after
+    /// this many ms.
+    #[arg(long, default_value_t = DEFAULT_HEADER_READ_TIMEOUT.as_millis() as u64)]
+    pub header_read_timeout_ms: u64,
+    /// Answer 408 and close when no part of a request body arrives for this
+    /// many ms.
+    #[arg(long, default_value_t = DEFAULT_BODY_READ_TIMEOUT.as_millis() as u64)]
+    pub body_read_timeout_ms: u64,
+    /// Close a kept-alive connection with no request in flight after this
+    /// many ms.
+    #[arg(long, default_value_t = DEFAULT_IDLE_TIMEOUT.as_millis() as u64)]
+    pub idle_timeout_ms: u64,
+    /// Close a connection whose writes have been blocked this many ms (a
+    /// client that stopped reading).
+    #[arg(long, default_value_t = DEFAULT_WRITE_TIMEOUT.as_millis() as u64)]
+    pub write_timeout_ms: u64,
+    /// Connections served at once; more wait to be accepted.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+}
+
+/// The connection limits the options set.
+pub fn conn_limits(args: &ServeArgs) -> Result<ConnLimits, String> {
+    if args.max_connections == 0 {
+        return Err("--max-connections must be at least 1".into());
+    }
+    for (flag, ms) in [
+        ("--header-read-timeout-ms", args.header_read_timeout_ms),
+        ("--body-read-timeout-ms", args.body_read_timeout_ms),
+        ("--idle-timeout-ms", args.idle_timeout_ms),
+        ("--write-timeout-ms", args.write_timeout_ms),
+    ] {
+        if ms == 0 {
+            return Err(format!("{flag} must be at least 1"));
+        }
+    }
+    Ok(ConnLimits::default()
+        .with_header_read_timeout(Duration::from_millis(args.header_read_timeout_ms))
+        .with_body_read_timeout(Duration::from_millis(args.body_read_timeout_ms))
+        .with_idle_timeout(Duration::from_millis(args.idle_timeout_ms))
+        .with_write_timeout(Duration::from_millis(args.write_timeout_ms))
+        .with_max_connections(args.max_connections))
 }
 
 /// Refuses flags that mean nothing for the revisions served.
@@ -156,6 +202,7 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
 /// `listening on http://HOST:PORT/PATH` as the first stdout line.
 pub async fn run(args: ServeArgs) -> Result<(), String> {
     let cfg = config(&args)?;
+    let limits = conn_limits(&args)?;
     let server = build(cfg)?;
     let app = server.route(&args.path);
     let listener = tokio::net::TcpListener::bind(args.bind)
@@ -164,14 +211,12 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    // TCP_NODELAY: SSE events are small writes; without it Nagle's algorithm
-    // and delayed ACKs add ~40 ms to each.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
     println!("listening on http://{addr}{}", args.path);
-    tracing::info!(%addr, path = %args.path, "serving");
-    axum::serve(listener, app)
+    tracing::info!(%addr, path = %args.path, ?limits, "serving");
+    // `serve` sets TCP_NODELAY (SSE events are small writes; without it
+    // Nagle's algorithm and delayed ACKs add ~40 ms to each) and bounds
+    // every connection (header, body and idle timeouts, a connection cap).
+    serve(listener, app, limits)
         .await
         .map_err(|e| format!("server failed: {e}"))
 }

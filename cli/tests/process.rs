@@ -258,3 +258,30 @@ fn serve_prints_the_endpoint_path() {
     let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
     assert_eq!(first_text(&result), "hi");
 }
+
+/// Issue 13 (1): `serve` bounds connections: one that sends nothing is
+/// closed after `--header-read-timeout-ms`, while calls are still served.
+#[test]
+fn serve_closes_a_silent_connection() {
+    use std::io::Read;
+    let serve = serve(&["--header-read-timeout-ms", "200", "--max-connections", "4"]);
+    let addr = serve
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    silent.set_read_timeout(Some(WAIT)).unwrap();
+    let mut buf = [0u8; 16];
+    let n = silent.read(&mut buf).expect("closed, not timed out");
+    assert_eq!(n, 0, "the server answered a request never sent");
+    let ran = call(&serve.url, &["--tool", "add", "--args", r#"{"a":2,"b":3}"#]);
+    assert!(ran.ok(), "{ran:?}");
+}
+
+#[test]
+fn serve_refuses_zero_limits() {
+    let ran = run(&["serve", "--max-connections", "0"]);
+    assert!(!ran.ok(), "{ran:?}");
+    assert!(ran.stderr.contains("--max-connections"), "{}", ran.stderr);
+}

@@ -47,19 +47,42 @@ impl OriginPolicy {
     /// 403 Forbidden"; the `Host` check is the other half of DNS-rebinding
     /// protection). Without a `Host` header the request URI's authority
     /// counts; a request naming neither is refused.
+    ///
+    /// Ambiguous requests are refused with 403 too, so that no later reader
+    /// can see another value than the one checked: two `Origin` or two
+    /// `Host` headers, and an absolute-form target (`POST http://a/mcp`)
+    /// whose authority is not itself an allowed host (RFC 9112 §3.2.2: the
+    /// target's authority replaces `Host`).
     pub fn check(&self, parts: &Parts) -> Result<(), Reject> {
+        let forbidden = |m: String| Reject::invalid(StatusCode::FORBIDDEN, m);
+        if parts.headers.get_all(ORIGIN).iter().nth(1).is_some() {
+            return Err(forbidden(
+                "Forbidden: the request carries more than one Origin header".into(),
+            ));
+        }
+        if parts.headers.get_all(HOST).iter().nth(1).is_some() {
+            return Err(forbidden(
+                "Forbidden: the request carries more than one Host header (DNS rebinding protection)"
+                    .into(),
+            ));
+        }
         if let Some(origin) = parts.headers.get(ORIGIN) {
             let ok = origin
                 .to_str()
                 .is_ok_and(|o| origin_allowed(o, self.allowed_origins.as_deref()));
             if !ok {
-                return Err(Reject::invalid(
-                    StatusCode::FORBIDDEN,
-                    format!(
-                        "Forbidden: Origin {:?} is not allowed",
-                        String::from_utf8_lossy(origin.as_bytes())
-                    ),
-                ));
+                return Err(forbidden(format!(
+                    "Forbidden: Origin {:?} is not allowed",
+                    String::from_utf8_lossy(origin.as_bytes())
+                )));
+            }
+        }
+        if let Some(authority) = parts.uri.authority() {
+            if !host_allowed(authority.as_str(), self.allowed_hosts.as_deref()) {
+                return Err(forbidden(format!(
+                    "Forbidden: the request target names host {:?}, which is not allowed (DNS rebinding protection)",
+                    authority.as_str()
+                )));
             }
         }
         let host = match parts.headers.get(HOST) {
@@ -68,13 +91,11 @@ impl OriginPolicy {
         };
         match host {
             Some(h) if host_allowed(&h, self.allowed_hosts.as_deref()) => Ok(()),
-            Some(h) => Err(Reject::invalid(
-                StatusCode::FORBIDDEN,
-                format!("Forbidden: Host {h:?} is not allowed (DNS rebinding protection)"),
-            )),
-            None => Err(Reject::invalid(
-                StatusCode::FORBIDDEN,
-                "Forbidden: the request names no Host (DNS rebinding protection)",
+            Some(h) => Err(forbidden(format!(
+                "Forbidden: Host {h:?} is not allowed (DNS rebinding protection)"
+            ))),
+            None => Err(forbidden(
+                "Forbidden: the request names no Host (DNS rebinding protection)".into(),
             )),
         }
     }
@@ -293,6 +314,25 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.status, StatusCode::FORBIDDEN);
         assert!(e.message.contains("Origin"), "{}", e.message);
+        let mut twice = parts(&[("host", "localhost"), ("host", "evil.example")]);
+        let e = p.check(&twice).unwrap_err();
+        assert_eq!(e.status, StatusCode::FORBIDDEN);
+        assert!(e.message.contains("more than one Host"), "{}", e.message);
+        twice = parts(&[
+            ("host", "localhost"),
+            ("origin", "http://localhost"),
+            ("origin", "http://evil.example"),
+        ]);
+        let e = p.check(&twice).unwrap_err();
+        assert!(e.message.contains("more than one Origin"), "{}", e.message);
+        let absolute = http::Request::post("http://evil.example/mcp")
+            .header("host", "localhost")
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0;
+        let e = p.check(&absolute).unwrap_err();
+        assert!(e.message.contains("evil.example"), "{}", e.message);
         let open = ServerHttp::default().with_allowed_hosts(Some(vec!["mcp.example.com".into()]));
         assert!(
             open.origins

@@ -23,20 +23,20 @@
 //! ([`Peer`], `mcp_test_support::process`), and every wait is bounded; no test asserts
 //! how fast anything is.
 
+mod peers;
+
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
 
 use mcp_negotiate::client::{NegotiateConfig, connect as negotiate};
 use mcp_session_engine::client::{ClientConfig, LegacyClient};
-use mcp_test_support::process::{Finished, Listening, run_to_end};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
+use peers::{Peer, Ran, WAIT, root};
 use serde_json::{Value, json};
 
-/// The bound on any one step: a process starting, a call, an event showing up.
-const WAIT: Duration = Duration::from_secs(30);
 /// The bound on one run of `client.mjs`.
 const CLIENT_WAIT: Duration = Duration::from_secs(90);
 /// The SDK version the scripts pin.
@@ -44,13 +44,6 @@ const SDK_VERSION: &str = "1.32.2";
 
 // ---------------------------------------------------------------------------
 // Locating things
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace root")
-        .to_path_buf()
-}
 
 fn interop_dir() -> PathBuf {
     root().join("scripts").join("ts-interop")
@@ -80,121 +73,13 @@ fn require_sdk() {
     );
 }
 
-/// The `mcp-compat` binary: `MCP_COMPAT_BIN`, else the newest of
-/// `target/{debug,release}/mcp-compat` (`CARGO_TARGET_DIR` honoured).
-fn mcp_compat() -> PathBuf {
-    if let Some(bin) = std::env::var_os("MCP_COMPAT_BIN") {
-        return PathBuf::from(bin);
-    }
-    let target = match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
-        Some(t) if t.is_absolute() => t,
-        Some(t) => root().join(t),
-        None => root().join("target"),
-    };
-    ["debug", "release"]
-        .iter()
-        .map(|profile| target.join(profile).join("mcp-compat"))
-        .filter_map(|p| {
-            let modified = p.metadata().and_then(|m| m.modified()).ok()?;
-            Some((modified, p))
-        })
-        .max()
-        .map(|(_, p)| p)
-        .unwrap_or_else(|| {
-            panic!(
-                "no mcp-compat binary under {}: run `cargo build -p mcp-compat` or set MCP_COMPAT_BIN",
-                target.display()
-            )
-        })
-}
-
-// ---------------------------------------------------------------------------
-// Child processes
-
-/// A long-running peer (`server.mjs`, `mcp-compat serve`): its URL from the
-/// first stdout line `listening on http://…`, its stderr lines collected;
-/// killed on drop (its stderr is printed when the test failed).
-struct Peer {
-    name: &'static str,
-    process: Listening,
-}
-
-impl std::ops::Deref for Peer {
-    type Target = Listening;
-
-    fn deref(&self) -> &Listening {
-        &self.process
-    }
-}
-
-impl Peer {
-    fn spawn(name: &'static str, mut cmd: Command) -> Peer {
-        cmd.env_remove("RUST_LOG");
-        Peer {
-            name,
-            process: Listening::spawn(name, &mut cmd, WAIT),
-        }
-    }
-
-    /// The JSON objects the peer wrote on stderr so far (other lines skipped).
-    fn events(&self) -> Vec<Value> {
-        self.process
-            .stderr_lines()
-            .iter()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(Value::is_object)
-            .collect()
-    }
-
-    /// Waits (bounded) until an event matching `pred` has been logged.
-    async fn wait_event(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(e) = self.events().into_iter().find(|e| pred(e)) {
-                return e;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{}: no {what} logged within {WAIT:?}",
-                self.name
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-/// What a run of `client.mjs` left.
-#[derive(Debug)]
-struct Ran {
-    status: ExitStatus,
-    /// The JSON summary (its last stdout line).
-    summary: Value,
-    stderr: String,
-}
-
 /// Runs `node scripts/ts-interop/client.mjs URL ARGS...` to its end.
 fn ts_client(url: &str, args: &[&str]) -> Ran {
     let mut cmd = node();
     cmd.arg(interop_dir().join("client.mjs"))
         .arg(url)
         .args(args);
-    let Finished {
-        status,
-        stdout,
-        stderr,
-        ..
-    } = run_to_end(&format!("client.mjs {url} {args:?}"), &mut cmd, CLIENT_WAIT);
-    let last = stdout.lines().rev().find(|l| !l.trim().is_empty());
-    let summary = last
-        .and_then(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| {
-            panic!("client.mjs printed no JSON summary (exit {status}); stdout:\n{stdout}\nstderr:\n{stderr}")
-        });
-    Ran {
-        status,
-        summary,
-        stderr,
-    }
+    Ran::run(&format!("client.mjs {url} {args:?}"), cmd, CLIENT_WAIT)
 }
 
 // ---------------------------------------------------------------------------
@@ -516,12 +401,10 @@ mod ours_vs_ts_server {
 // ---------------------------------------------------------------------------
 // The TypeScript SDK client against `mcp-compat serve`
 
-/// `mcp-compat serve --bind 127.0.0.1:0 ARGS...`.
+/// `mcp-compat serve --bind 127.0.0.1:0 ARGS...`, once the SDK is there.
 fn serve(args: &[&str]) -> Peer {
     require_sdk();
-    let mut cmd = Command::new(mcp_compat());
-    cmd.args(["serve", "--bind", "127.0.0.1:0"]).args(args);
-    Peer::spawn("mcp-compat serve", cmd)
+    peers::serve(args)
 }
 
 /// How `close_stream` must have gone.

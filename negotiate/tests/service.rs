@@ -99,3 +99,74 @@ async fn the_edge_checks_apply_in_memory_too() {
     let v = json_body(response).await;
     assert_eq!(v["error"]["code"], -32600);
 }
+
+/// Counts the live chunks of a body made of one-byte chunks that each own
+/// a 4 KiB block (as a chunk sliced out of a socket's read buffer does),
+/// and the most alive at once.
+#[derive(Clone, Default)]
+struct Live {
+    now: Arc<std::sync::atomic::AtomicUsize>,
+    peak: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct Block(Live, Box<[u8]>);
+
+impl AsRef<[u8]> for Block {
+    fn as_ref(&self) -> &[u8] {
+        &self.1[..1]
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn one_byte_chunks(n: usize, live: Live) -> Body {
+    use futures::StreamExt;
+    use std::sync::atomic::Ordering::SeqCst;
+    let chunks = futures::stream::iter(0..n).map(move |i| {
+        let now = live.now.fetch_add(1, SeqCst) + 1;
+        live.peak.fetch_max(now, SeqCst);
+        let mut block = vec![b' '; 4096];
+        block[0] = if i == 0 { b'{' } else { b' ' };
+        Ok::<_, std::io::Error>(bytes::Bytes::from_owner(Block(
+            live.clone(),
+            block.into_boxed_slice(),
+        )))
+    });
+    Body::from_stream(chunks)
+}
+
+/// Issue 13 (3): a body in one-byte chunks costs memory proportional to
+/// its size, not one block per chunk until the whole body has arrived.
+#[tokio::test]
+async fn an_upload_in_one_byte_chunks_keeps_no_chunk() {
+    let live = Live::default();
+    let request = post(one_byte_chunks(20_000, live.clone()), &[]);
+    let response = server().oneshot(request).await.unwrap();
+    // The body is `{` and spaces: a parse error, after the whole body was read.
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let peak = live.peak.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(peak <= 2, "{peak} chunks of 4 KiB were alive at once");
+}
+
+/// Issue 13 (3): a declared length above the limit is refused before a
+/// byte of the body is read (so `Expect: 100-continue` never gets 100).
+#[tokio::test]
+async fn an_oversized_content_length_is_refused_before_reading() {
+    let live = Live::default();
+    let limit = 4 * 1024 * 1024 + 1;
+    let request = post(
+        one_byte_chunks(10, live.clone()),
+        &[
+            ("content-length", &limit.to_string()),
+            ("expect", "100-continue"),
+        ],
+    );
+    let response = server().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(live.peak.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(json_body(response).await["error"]["code"], -32600);
+}

@@ -169,28 +169,39 @@ async fn a_malformed_or_unsupported_header_is_400() {
     }
 }
 
-/// Naming another version the server supports: served at the session's.
+/// Naming another version the server supports is 400: the negotiated
+/// version is the only valid one on a session (issue 13, item 5), so a
+/// session never changes profile by its header.
 #[tokio::test]
-async fn another_supported_version_in_the_header_is_served_at_the_sessions_version() {
+async fn another_supported_version_in_the_header_is_refused() {
     let server = TestServer::profile(Profile::Both).await;
     let raw = server.raw();
-    // A 2025-06-18 session naming 2025-03-26: still no batches.
+    // A 2025-06-18 session naming 2025-03-26.
     let new = raw.init("2025-06-18").await;
     let resp = raw
         .post()
         .header("mcp-session-id", &new.id)
         .header("mcp-protocol-version", "2025-03-26")
-        .body(json!([call(1, "echo", json!({}))]).to_string())
+        .body(call(1, "echo", json!({})).to_string())
         .send()
         .await
         .unwrap();
-    expect_error(resp, 400, -32600, "batches ended with 2025-03-26").await;
-    // A 2025-03-26 session naming 2025-06-18: batches still work.
+    expect_error(resp, 400, -32600, "not this session's protocol version").await;
+    // A 2025-03-26 session naming 2025-06-18.
     let old = raw.init("2025-03-26").await;
     let resp = raw
         .post()
         .header("mcp-session-id", &old.id)
         .header("mcp-protocol-version", "2025-06-18")
+        .body(json!([call(1, "echo", json!({"text": "b"}))]).to_string())
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, -32600, "not this session's protocol version").await;
+    // Its own version, or none: served (batches on 2025-03-26).
+    let resp = raw
+        .post()
+        .header("mcp-session-id", &old.id)
         .body(json!([call(1, "echo", json!({"text": "b"}))]).to_string())
         .send()
         .await

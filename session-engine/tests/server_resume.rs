@@ -179,9 +179,12 @@ async fn a_resume_takes_the_stream_over_from_the_old_connection() {
     // connection took over may arrive on both (the server cannot know which
     // bytes the old socket delivered); it then carries the same id, so a
     // client deduplicating by id sees every message exactly once.
+    // The superseded connection ends with `retry` (issue 13, item 5), so
+    // its owner waits instead of reconnecting at once.
+    assert!(has_retry(&old_rest), "{old_rest:?}");
     let mut all = vec![first];
-    all.extend(old_rest);
-    for r in new_rest {
+    all.extend(old_rest.into_iter().filter(|r| !matches!(r, Rec::Retry(_))));
+    for r in new_rest.into_iter().filter(|r| !matches!(r, Rec::Retry(_))) {
         if !all.iter().any(|a| a.id() == r.id()) {
             all.push(r);
         }

@@ -252,8 +252,27 @@ async fn protocol_version_header_rules() {
         let msg = body["error"]["message"].as_str().unwrap();
         assert!(msg.contains(says) && msg.contains(v), "{v}: {msg}");
     }
-    // Another supported version, or none: served at the session's version.
-    assert_eq!(with("2025-06-18").send().await.unwrap().status(), 200);
+    // Another served version is not this session's: 400 (issue 13, item 5).
+    let resp = with("2025-06-18").send().await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let msg = error_body(resp).await["error"]["message"].to_string();
+    assert!(msg.contains("not this session's"), "{msg}");
+    assert_eq!(with("2025-11-25").send().await.unwrap().status(), 200);
+    // Two headers that differ: 400; the same value twice is served.
+    let twice = |a: &str, b: &str| {
+        t.post()
+            .header("mcp-session-id", &s.id)
+            .header("mcp-protocol-version", a)
+            .header("mcp-protocol-version", b)
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+    };
+    let resp = twice("2025-11-25", "2025-06-18").send().await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let msg = error_body(resp).await["error"]["message"].to_string();
+    assert!(msg.contains("differ"), "{msg}");
+    let same = twice("2025-11-25", "2025-11-25").send().await.unwrap();
+    assert_eq!(same.status(), 200);
+    // None: served at the session's version.
     let resp = t
         .post()
         .header("mcp-session-id", &s.id)
@@ -444,4 +463,41 @@ async fn route_mounts_at_any_path() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
+}
+
+/// Issue 13 (2): DELETE gives what the session retained back to the
+/// store's byte budget, by the store's own accounting.
+#[tokio::test]
+async fn delete_releases_the_sessions_retained_bytes() {
+    use mcp_transport_core::event_log::MemoryEventStore;
+    let store = std::sync::Arc::new(MemoryEventStore::default());
+    let t = start(config().with_event_store(store.clone())).await;
+    let s = t.init("2025-11-25").await;
+    let other = t.init("2025-11-25").await;
+    for (session, n) in [(&s, 5), (&other, 3)] {
+        let (recs, _) = read_all(t.call(session, 1, "progress", json!({"n": n})).await).await;
+        assert!(messages(&recs).len() > n, "{recs:?}");
+    }
+    let both = store.retained_bytes();
+    assert!(both > 0);
+    let resp = t
+        .http
+        .delete(&t.url)
+        .header("mcp-session-id", &s.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    let left = store.retained_bytes();
+    assert!(left > 0 && left < both, "{left} of {both}");
+    let resp = t
+        .http
+        .delete(&t.url)
+        .header("mcp-session-id", &other.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    assert_eq!(store.retained_bytes(), 0);
+    assert_eq!(store.retained_events(), 0);
 }

@@ -803,3 +803,86 @@ mod model {
         }
     }
 }
+
+/// Issue 13 (2): the server-wide byte budget evicts the oldest events of
+/// the whole store first, across sessions, with the usual `Expired`.
+#[tokio::test]
+async fn the_byte_budget_evicts_the_oldest_across_sessions() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_bytes_total: 1000,
+        ..Default::default()
+    });
+    let (a, b) = (sess(1), sess(2));
+    for t in [a, b] {
+        store.open_session(&t).await.unwrap();
+        store.open_stream(&t, S1).await.unwrap();
+    }
+    let hundred = || Bytes::from(vec![b'x'; 100]);
+    // Session a first: 6 events (600 bytes), then b: 6 more.
+    for _ in 0..6 {
+        store.append(&a, S1, hundred()).await.unwrap();
+    }
+    assert_eq!(store.retained_bytes(), 600);
+    for _ in 0..6 {
+        store.append(&b, S1, hundred()).await.unwrap();
+        assert!(store.retained_bytes() <= 1000);
+    }
+    assert_eq!(store.retained_bytes(), 1000);
+    assert_eq!(store.retained_events(), 10);
+    // a's two oldest went first; b kept everything.
+    let from_start = |t| EventId::priming(t, S1);
+    assert!(matches!(
+        store.replay_after(&a, &from_start(a)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let kept = store
+        .replay_after(&a, &EventId::new(a, S1, 2))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&kept), [3, 4, 5, 6]);
+    let all_b = store.replay_after(&b, &from_start(b)).await.unwrap();
+    assert_eq!(seqs(&all_b), [1, 2, 3, 4, 5, 6]);
+}
+
+/// Issue 13 (2): removing a session (DELETE or expiry) gives its bytes back
+/// to the budget, by the store's own accounting.
+#[tokio::test]
+async fn removing_a_session_releases_its_bytes() {
+    let store = MemoryEventStore::default();
+    let (a, b) = (sess(1), sess(2));
+    for t in [a, b] {
+        store.open_session(&t).await.unwrap();
+        store.open_stream(&t, S1).await.unwrap();
+        for _ in 0..10 {
+            store
+                .append(&t, S1, Bytes::from(vec![b'y'; 1000]))
+                .await
+                .unwrap();
+        }
+    }
+    assert_eq!(store.retained_bytes(), 20_000);
+    store.remove_session(&a).await.unwrap();
+    assert_eq!(store.retained_bytes(), 10_000);
+    assert_eq!(store.retained_events(), 10);
+    store.remove_session(&b).await.unwrap();
+    assert_eq!(store.retained_bytes(), 0);
+    assert_eq!(store.retained_events(), 0);
+}
+
+/// The budget's queue is compacted: appends evicted by the per-stream
+/// bounds do not pile up in it.
+#[tokio::test]
+async fn per_stream_evictions_keep_the_accounting_exact() {
+    let store = small(4, 1 << 20);
+    let t = sess(3);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    for _ in 0..5000 {
+        store
+            .append(&t, S1, Bytes::from_static(b"12345"))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.retained_events(), 4);
+    assert_eq!(store.retained_bytes(), 20);
+}

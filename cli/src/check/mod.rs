@@ -63,6 +63,9 @@ pub mod id {
     /// response carries a `retry` field first (observable only when the
     /// server closes early).
     pub const RETRY_BEFORE_CLOSE: &str = "retry-before-close";
+    /// A resumed connection closed before it carried any event still
+    /// leaves the client an event id.
+    pub const RESUMED_CLOSE_CARRIES_ID: &str = "resumed-close-carries-id";
     /// 2025-11-25: the ids of two streams of one session differ.
     pub const EVENT_IDS_UNIQUE: &str = "event-ids-unique";
     /// 2025-11-25: a GET resuming with an id of stream A replays nothing
@@ -102,9 +105,10 @@ pub mod id {
     pub const CANCEL_ON_CLOSE: &str = "cancel-on-close";
 
     /// Every id.
-    pub const ALL: [&str; 17] = [
+    pub const ALL: [&str; 18] = [
         PRIMING_EVENT,
         RETRY_BEFORE_CLOSE,
+        RESUMED_CLOSE_CARRIES_ID,
         EVENT_IDS_UNIQUE,
         RESUME_SAME_STREAM,
         EXCLUSIVE_REPLAY,
@@ -135,6 +139,9 @@ pub enum Outcome {
     NotApplicable(String),
     /// The behaviour could not be observed (and why).
     Inconclusive(String),
+    /// Allowed by the spec, but a widely used client breaks on it (and
+    /// which, and why). Not a failure.
+    Warn(String),
 }
 
 impl Outcome {
@@ -147,17 +154,21 @@ impl Outcome {
     pub fn reason(&self) -> Option<&str> {
         match self {
             Outcome::Pass => None,
-            Outcome::Fail(r) | Outcome::NotApplicable(r) | Outcome::Inconclusive(r) => Some(r),
+            Outcome::Fail(r)
+            | Outcome::NotApplicable(r)
+            | Outcome::Inconclusive(r)
+            | Outcome::Warn(r) => Some(r),
         }
     }
 
-    /// A short label: `pass`, `FAIL`, `n/a`, `inconclusive`.
+    /// A short label: `pass`, `FAIL`, `n/a`, `inconclusive`, `warn`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Fail(_) => "FAIL",
             Outcome::NotApplicable(_) => "n/a",
             Outcome::Inconclusive(_) => "inconclusive",
+            Outcome::Warn(_) => "warn",
         }
     }
 }

@@ -132,6 +132,24 @@ pub(crate) async fn run(cx: &Ctx<'_>, rev: &ProtocolVersion) -> Vec<Check> {
         spec::RETRY,
         retry(&watched, cx.opts.slow_tool.is_some()),
     ));
+    let resumed = match &slow {
+        Some(slow) => resumed_close(wire, &session, slow).await,
+        None => Outcome::Inconclusive(
+            "needs a call the server closes early and a resume that finds nothing new: \
+             --slow-tool gives it one"
+                .into(),
+        ),
+    };
+    out.push(Check::new(
+        id::RESUMED_CLOSE_CARRIES_ID,
+        rev,
+        T_RESUMED_ID,
+        spec::PRIMING,
+        resumed,
+    ));
+    if let Some(Streamed::Sse { request, .. }) = &slow {
+        cancel(wire, &session, *request).await;
+    }
     session.close(wire).await;
     out
 }
@@ -142,10 +160,11 @@ const T_SAME_STREAM: &str = "resuming stream A never replays events of stream B"
 const T_EXCLUSIVE: &str = "resuming with Last-Event-ID X replays what came after X, never X itself";
 const T_FAILED: &str = "a resume with an id the server never issued is refused with a 4xx, not a 200 with an empty stream";
 const T_RETRY: &str = "a connection closed before its stream's response sends retry first";
+const T_RESUMED_ID: &str = "a resumed connection closed before it carried any event still leaves an event id (a warning: clients that keep the last id per connection, such as the TypeScript SDK 1.32.2, otherwise reconnect without Last-Event-ID)";
 /// Title of the older-session priming check.
 pub(crate) const T_NO_PRIMING: &str = "no priming event on the streams of a pre-2025-11-25 session";
 
-fn all() -> [(&'static str, &'static str, spec::Spec); 6] {
+fn all() -> [(&'static str, &'static str, spec::Spec); 7] {
     [
         (id::PRIMING_EVENT, T_PRIMING, spec::PRIMING),
         (id::EVENT_IDS_UNIQUE, T_UNIQUE, spec::IDS_UNIQUE),
@@ -153,6 +172,7 @@ fn all() -> [(&'static str, &'static str, spec::Spec); 6] {
         (id::EXCLUSIVE_REPLAY, T_EXCLUSIVE, spec::REPLAY_AFTER),
         (id::FAILED_RESUME_4XX, T_FAILED, spec::REPLAY_AFTER),
         (id::RETRY_BEFORE_CLOSE, T_RETRY, spec::RETRY),
+        (id::RESUMED_CLOSE_CARRIES_ID, T_RESUMED_ID, spec::PRIMING),
     ]
 }
 
@@ -389,12 +409,69 @@ async fn slow_call(wire: &Wire, session: &LegacySession, name: &str, args: &Valu
         }
         Ok(_) => Streamed::Json,
     };
+    if !matches!(streamed, Streamed::Sse { .. }) {
+        cancel(wire, session, request).await;
+    }
+    streamed
+}
+
+/// Tells the server check-server no longer waits for `request`.
+async fn cancel(wire: &Wire, session: &LegacySession, request: i64) {
     let cancel = json!({
         "jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": { "requestId": request, "reason": "check-server is done watching" }
     });
     let _ = wire.post(&session.headers(), &cancel).await;
-    streamed
+}
+
+/// The last event id `c` set (an event's or an id-only block's), if any.
+fn last_id(c: &Capture) -> Option<&str> {
+    c.items.iter().rev().find_map(|i| match i {
+        SseItem::Event(e) if !e.last_event_id.is_empty() => Some(e.last_event_id.as_str()),
+        SseItem::LastEventId(id) if !id.is_empty() => Some(id.as_str()),
+        _ => None,
+    })
+}
+
+/// After the slow call's connection was closed early, resumes it at once:
+/// a poll that finds nothing new. When the server closes that connection
+/// too before the response, it should leave an id on it.
+async fn resumed_close(wire: &Wire, session: &LegacySession, slow: &Streamed) -> Outcome {
+    let (request, capture) = match slow.sse() {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    if !capture.closed_early() {
+        return Outcome::Inconclusive(format!(
+            "the server did not close the slow call's stream (request {request}) early, so no resume came into play"
+        ));
+    }
+    let Some(last) = last_id(capture) else {
+        return Outcome::Inconclusive(format!(
+            "the slow call's stream (request {request}) closed early without any event id, so it cannot be resumed"
+        ));
+    };
+    let resumed = match resume(wire, session, last).await {
+        Ok(c) => c,
+        Err(o) => return o,
+    };
+    evaluate_resumed_close(&resumed, last)
+}
+
+/// The verdict on a resumed connection (see [`resumed_close`]).
+fn evaluate_resumed_close(resumed: &Capture, last: &str) -> Outcome {
+    if !resumed.closed_early() {
+        return Outcome::Pass;
+    }
+    if last_id(resumed).is_some() {
+        return Outcome::Pass;
+    }
+    Outcome::Warn(format!(
+        "the resume from {last:?} was closed before the response without carrying any event id; \
+         the spec lets the client resume from {last:?} again, but a client that keeps the last \
+         id per connection (the TypeScript SDK 1.32.2) reconnects without Last-Event-ID and \
+         never gets its answer: send an empty-data event with a fresh id before closing"
+    ))
 }
 
 fn retry(watched: &[&Streamed], slow_tool: bool) -> Outcome {
@@ -488,6 +565,47 @@ mod tests {
         assert!(ids_unique(&a, &b).is_fail());
         let c = sse(vec![ev("c0", ""), ev("c1", "{}")], End::Closed);
         assert_eq!(ids_unique(&a, &c), Outcome::Pass);
+    }
+
+    fn capture(items: Vec<SseItem>, end: End) -> Capture {
+        Capture {
+            items,
+            response: None,
+            end,
+        }
+    }
+
+    #[test]
+    fn an_empty_resumed_close_without_an_id_is_a_warning() {
+        // Closed early with only `retry`: the client is left without an id.
+        let bare = capture(vec![SseItem::Retry(50)], End::Closed);
+        let verdict = evaluate_resumed_close(&bare, "s.1.0");
+        assert!(
+            matches!(&verdict, Outcome::Warn(r) if r.contains("s.1.0")),
+            "{verdict:?}"
+        );
+        assert!(!verdict.is_fail());
+        // A fresh id first (an empty-data event, or an id-only block): fine.
+        let renewed = capture(vec![ev("s.1.0.1", ""), SseItem::Retry(50)], End::Closed);
+        assert_eq!(evaluate_resumed_close(&renewed, "s.1.0"), Outcome::Pass);
+        let id_only = capture(vec![SseItem::LastEventId("s.1.0.2".into())], End::Closed);
+        assert_eq!(evaluate_resumed_close(&id_only, "s.1.0"), Outcome::Pass);
+        // Held open (a long poll): nothing to warn about.
+        let held = capture(vec![], End::StillOpen);
+        assert_eq!(evaluate_resumed_close(&held, "s.1.0"), Outcome::Pass);
+    }
+
+    #[test]
+    fn the_last_id_of_a_connection() {
+        let c = capture(
+            vec![ev("a", ""), ev("b", "{}"), SseItem::Retry(5)],
+            End::Closed,
+        );
+        assert_eq!(last_id(&c), Some("b"));
+        assert_eq!(
+            last_id(&capture(vec![SseItem::Retry(5)], End::Closed)),
+            None
+        );
     }
 
     #[test]

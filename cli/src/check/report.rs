@@ -204,12 +204,13 @@ fn text(report: &Report, md: bool) -> String {
         };
         let _ = writeln!(
             out,
-            "{}{} passed, {} failed, {} not applicable, {} inconclusive",
+            "{}{} passed, {} failed, {} not applicable, {} inconclusive, {} warnings",
             if md { "\n" } else { "" },
             count("pass"),
             count("FAIL"),
             count("n/a"),
-            count("inconclusive")
+            count("inconclusive"),
+            count("warn")
         );
     }
 

@@ -17,5 +17,10 @@ pub fn serve_args() -> ServeArgs {
         allowed_origins: None,
         allowed_hosts: None,
         keepalive_ms: 15_000,
+        header_read_timeout_ms: 30_000,
+        body_read_timeout_ms: 60_000,
+        idle_timeout_ms: 60_000,
+        write_timeout_ms: 60_000,
+        max_connections: 768,
     }
 }

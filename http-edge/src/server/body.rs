@@ -1,44 +1,75 @@
 //! Reading a request body up to a size limit.
+//!
+//! The body is copied into one buffer as it arrives and each chunk is
+//! dropped at once, so what a body costs is proportional to its size (at
+//! most twice the limit while the buffer grows), whatever its chunking:
+//! a body of one-byte chunks does not keep one allocation per chunk alive,
+//! as collecting the chunks first would.
 
 use axum::body::Body;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_util::StreamExt;
 use http::header::CONTENT_LENGTH;
 use http::{HeaderMap, StatusCode};
 
 use super::Reject;
+use super::timed_body::is_body_timeout;
 
-/// Reads the body, failing with 413 beyond `max` bytes (at once when
-/// `Content-Length` already says so) and 400 when it cannot be read.
-pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<Bytes, Reject> {
-    let too_large = || {
-        Reject::invalid(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Payload Too Large: the body exceeds the limit of {max} bytes"),
-        )
-    };
-    let declared = headers
+/// The first buffer of a body without `Content-Length`; it doubles as
+/// needed, up to the limit.
+const INITIAL_CAPACITY: usize = 8 * 1024;
+
+/// The length a request declares in `Content-Length`, when it is a number.
+pub fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+        .and_then(|v| v.trim().parse::<u64>().ok())
+}
+
+/// The 413 of a body larger than `max`.
+pub fn too_large(max: usize) -> Reject {
+    Reject::invalid(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("Payload Too Large: the body exceeds the limit of {max} bytes"),
+    )
+}
+
+/// Reads the body, failing with 413 beyond `max` bytes (before reading
+/// anything when `Content-Length` already says so, so a client sending
+/// `Expect: 100-continue` gets the 413 instead of `100 Continue`), 408
+/// when the body stalls past the connection's body-read timeout (see
+/// [`serve`](super::serve)), and 400 when it cannot be read.
+pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<Bytes, Reject> {
+    let declared = declared_length(headers);
     if declared.is_some_and(|n| n > max as u64) {
-        return Err(too_large());
+        return Err(too_large(max));
     }
-    let mut buf = BytesMut::new();
+    let first = declared.map_or(INITIAL_CAPACITY, |n| n as usize).min(max);
+    let mut buf: Vec<u8> = Vec::with_capacity(first);
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
-            Reject::invalid(
-                StatusCode::BAD_REQUEST,
-                format!("Bad Request: cannot read the body: {e}"),
-            )
+            if is_body_timeout(&e) {
+                Reject::invalid(StatusCode::REQUEST_TIMEOUT, format!("Request Timeout: {e}"))
+            } else {
+                Reject::invalid(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad Request: cannot read the body: {e}"),
+                )
+            }
         })?;
-        if buf.len() + chunk.len() > max {
-            return Err(too_large());
+        let needed = buf.len() + chunk.len();
+        if needed > max {
+            return Err(too_large(max));
+        }
+        if needed > buf.capacity() {
+            let target = needed.max(buf.capacity() * 2).min(max);
+            buf.reserve_exact(target - buf.len());
         }
         buf.extend_from_slice(&chunk);
     }
-    Ok(buf.freeze())
+    Ok(Bytes::from(buf))
 }
 
 #[cfg(test)]
@@ -55,5 +86,63 @@ mod tests {
         h.insert(CONTENT_LENGTH, "10".parse().unwrap());
         let declared = read_body(Body::empty(), &h, 3).await;
         assert_eq!(declared.unwrap_err().status, StatusCode::PAYLOAD_TOO_LARGE);
+    }
+
+    /// Live chunk allocations of a body made of one-byte chunks, each
+    /// owning a 4 KiB block (as a chunk sliced out of a socket read
+    /// buffer does).
+    #[derive(Clone, Default)]
+    struct Live(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+    struct Block(Live, Box<[u8]>);
+
+    impl AsRef<[u8]> for Block {
+        fn as_ref(&self) -> &[u8] {
+            &self.1[..1]
+        }
+    }
+
+    impl Drop for Block {
+        fn drop(&mut self) {
+            self.0.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn one_byte_chunks(n: usize, live: Live, peak: Live) -> Body {
+        use std::sync::atomic::Ordering::SeqCst;
+        let chunks = futures_util::stream::iter(0..n).map(move |_| {
+            let now = live.0.fetch_add(1, SeqCst) + 1;
+            peak.0.fetch_max(now, SeqCst);
+            Ok::<_, std::io::Error>(Bytes::from_owner(Block(
+                live.clone(),
+                vec![b'x'; 4096].into_boxed_slice(),
+            )))
+        });
+        Body::from_stream(chunks)
+    }
+
+    #[tokio::test]
+    async fn tiny_chunks_are_copied_not_kept() {
+        let (live, peak) = (Live::default(), Live::default());
+        let body = read_body(
+            one_byte_chunks(10_000, live.clone(), peak.clone()),
+            &HeaderMap::new(),
+            64 * 1024,
+        )
+        .await
+        .unwrap();
+        assert_eq!(body.len(), 10_000);
+        let kept = peak.0.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(kept <= 2, "{kept} chunks of 4 KiB were alive at once");
+        let (live, peak) = (Live::default(), Live::default());
+        let err = read_body(
+            one_byte_chunks(100_000, live, peak.clone()),
+            &HeaderMap::new(),
+            1000,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(peak.0.load(std::sync::atomic::Ordering::SeqCst) <= 2);
     }
 }

@@ -27,7 +27,7 @@ use axum::body::Body;
 use axum::response::IntoResponse;
 use http::{Request, Response, StatusCode};
 use mcp_http_edge::headers;
-use mcp_http_edge::server::reply;
+use mcp_http_edge::server::read_body;
 use mcp_http_edge::server::service::{self, BoxEngine};
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
@@ -230,9 +230,11 @@ impl MultiServer {
     pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
         let (parts, body) = req.into_parts();
         let bytes = if parts.method == http::Method::POST {
-            match axum::body::to_bytes(body, self.max_body).await {
+            // One pre-sized copy, `Content-Length` checked before anything
+            // is read (so `Expect: 100-continue` gets 413, not 100).
+            match read_body(body, &parts.headers, self.max_body).await {
                 Ok(b) => Some(b),
-                Err(_) => return too_large(self.max_body),
+                Err(reject) => return reject.response(),
             }
         } else {
             None
@@ -279,11 +281,4 @@ impl MultiServer {
         }
         n
     }
-}
-
-fn too_large(limit: usize) -> Response<Body> {
-    reply::invalid(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!("Payload Too Large: the body exceeds {limit} bytes"),
-    )
 }

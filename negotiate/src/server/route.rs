@@ -9,10 +9,10 @@
 //!
 //! | request | engine |
 //! | --- | --- |
+//! | POST whose `params._meta` names `io.modelcontextprotocol/protocolVersion` | modern, even with a stray `Mcp-Session-Id` (a modern request is "served statelessly"; the 2026-07-28 engine ignores the header, and a 404 for an unknown session would send a dual-era client to the HTTP+SSE fallback) |
 //! | carries `Mcp-Session-Id` | legacy (the session's own revision decides everything after) |
 //! | POST whose body is a JSON array (a 2025-03-26 batch) | legacy |
 //! | POST `initialize` without modern `_meta` | legacy |
-//! | POST whose `params._meta` names `io.modelcontextprotocol/protocolVersion` | modern |
 //! | any other request whose `MCP-Protocol-Version` header names a modern version | modern |
 //! | anything else | legacy (it answers as a legacy server would: 400 without a session) |
 //!
@@ -112,15 +112,14 @@ pub fn route(probe: &Probe<'_>, has_legacy: bool, has_modern: bool) -> Target {
         (false, true) => return Target::Modern,
         _ => {}
     }
-    if probe.has_session {
-        return Target::Legacy;
+    let kind = (*probe.method == Method::POST)
+        .then(|| probe.body.map(body_kind))
+        .flatten();
+    if kind == Some(BodyKind::ModernMeta) {
+        return Target::Modern;
     }
-    if *probe.method == Method::POST {
-        match probe.body.map(body_kind) {
-            Some(BodyKind::Batch | BodyKind::Initialize) => return Target::Legacy,
-            Some(BodyKind::ModernMeta) => return Target::Modern,
-            _ => {}
-        }
+    if probe.has_session || matches!(kind, Some(BodyKind::Batch | BodyKind::Initialize)) {
+        return Target::Legacy;
     }
     let modern_header = probe
         .version_header
@@ -165,8 +164,14 @@ mod tests {
             route(&post(modern_init, Some("2026-07-28"), false), true, true),
             Target::Modern
         );
-        // A session always belongs to the legacy engine.
-        assert_eq!(route(&post(MODERN, None, true), true, true), Target::Legacy);
+        // A modern request with a stray session id is still modern
+        // (issue 13, item 5); without modern `_meta` a session is legacy.
+        assert_eq!(route(&post(MODERN, None, true), true, true), Target::Modern);
+        let bare_call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        assert_eq!(
+            route(&post(bare_call, Some("2026-07-28"), true), true, true),
+            Target::Legacy
+        );
         assert_eq!(route(&post("[]", None, false), true, true), Target::Legacy);
         // No _meta, but a modern header: the modern engine explains what is missing.
         let bare = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;

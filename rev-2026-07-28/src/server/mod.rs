@@ -75,15 +75,16 @@
 //! | 202 | — | a notification (accepted; see `post`) | "Sending Messages" 5 |
 //! | 400 | `-32700` | body is not JSON | JSON-RPC |
 //! | 400 | `-32600` | not one conforming message; a batch; a JSON-RPC response | "Sending Messages" 4 |
-//! | 400 | `-32602` | `_meta` lacks `protocolVersion`/`clientCapabilities` or has them malformed; bad `logLevel`; body lacks `params.name`/`uri` for `Mcp-Name`; `requestState` tampered, expired, or for another request/principal; bad `notifications` filter | *Overview*, "Per-request protocol fields": "the server MUST reject it with JSON-RPC error code `-32602` … the response status MUST be `400 Bad Request`"; *Logging*, "Error Handling"; *MRTR*, "Server Requirements" 4 |
+//! | 400 | `-32602` | `_meta` lacks `protocolVersion`/`clientCapabilities` or has them malformed, or names a member twice; bad `logLevel`; body lacks `params.name`/`uri` for `Mcp-Name`; `requestState` tampered, expired, or for another request/principal; bad `notifications` filter | *Overview*, "Per-request protocol fields": "the server MUST reject it with JSON-RPC error code `-32602` … the response status MUST be `400 Bad Request`"; *Logging*, "Error Handling"; *MRTR*, "Server Requirements" 4 |
 //! | 400 | `-32020` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` missing, mismatched, invalid characters, bad Base64, sent twice | *Streamable HTTP*, "Server Validation" |
 //! | 400 | `-32021` | the handler's input requests need a capability the client did not declare (`data.requiredCapabilities`) | *Overview*: "MUST return a `MissingRequiredClientCapabilityError` (`-32021`) … On HTTP, the response status MUST be `400 Bad Request`" |
 //! | 400 | `-32022` | unsupported version (`data: {supported, requested}`); also the answer to `initialize` | *Versioning*, "Protocol Version Negotiation"; "Backward Compatibility" |
-//! | 403 | `-32600` | `Origin` present and not allowed; `Host` not allowed | "Security & Endpoint" 1 |
+//! | 403 | `-32600` | `Origin` present and not allowed; `Host` not allowed; two `Origin` or `Host` headers; an absolute-form target naming a host not allowed | "Security & Endpoint" 1 |
 //! | 404 | `-32601` | the handler does not implement the method; `ping`, `logging/setLevel`, `resources/(un)subscribe` | "Protocol Version Header": "MUST respond with `404 Not Found` and a JSON-RPC error with code `-32601`" |
 //! | 405 | `-32600` | GET, DELETE, any method but POST (`Allow: POST`) | "Earlier Streamable HTTP Revisions" |
 //! | 406 | `-32600` | `Accept` lacks `application/json` or `text/event-stream` | "Sending Messages" 2 |
-//! | 413 | `-32600` | body over `max_body_bytes` | — |
+//! | 408 | `-32600` | the body stalled past the connection's body-read timeout (`mcp_http_edge::server::serve`) | — |
+//! | 413 | `-32600` | body over `max_body_bytes` (before reading when `Content-Length` says so) | — |
 //! | 415 | `-32600` | `Content-Type` is not `application/json` | — |
 //! | 503 | `-32603` | `max_listen_streams` reached | — |
 //!
@@ -101,6 +102,7 @@
 mod catalog;
 mod config;
 mod discover;
+mod dup_keys;
 mod listen;
 mod mrtr;
 mod post;

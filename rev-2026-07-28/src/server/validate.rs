@@ -152,6 +152,11 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
             "Invalid params: params._meta must be a JSON object",
         ));
     };
+    if let Some(name) = super::dup_keys::duplicate_key(raw.get()) {
+        return Err(Rejection::params(format!(
+            "Invalid params: params._meta names {name} more than once (ambiguous)"
+        )));
+    }
     let version = match meta.get(META_PROTOCOL_VERSION) {
         None => {
             return Err(Rejection::params(format!(

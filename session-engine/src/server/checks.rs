@@ -32,16 +32,20 @@ pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Reject> {
 /// The `MCP-Protocol-Version` rule (*Transports*, "Protocol Version
 /// Header"): "If the server receives a request with an invalid or
 /// unsupported MCP-Protocol-Version, it MUST respond with 400 Bad Request."
-/// A request without the header, or naming another supported version, is
-/// served at the session's version (negotiated at `initialize`; the spec's
-/// "relying on the protocol version negotiated during initialization") and
-/// the difference is logged.
+/// A request without the header is served at the session's version
+/// (negotiated at `initialize`; the spec's "relying on the protocol version
+/// negotiated during initialization"). The negotiated version is the only
+/// valid one on a session ("the protocol version negotiated during
+/// initialization" is what the client MUST send), so a header naming
+/// another version — even one this server serves — is 400, and so are two
+/// headers that differ (an ambiguous request).
 pub(crate) fn check_protocol_version(
     headers: &HeaderMap,
     session: &Session,
     config: &ServerConfig,
 ) -> Result<(), Reject> {
-    let Some(value) = headers.get(PROTOCOL_VERSION) else {
+    let mut values = headers.get_all(PROTOCOL_VERSION).iter();
+    let Some(value) = values.next() else {
         if session.revision.version_header() {
             tracing::debug!(
                 session = %session.id,
@@ -51,6 +55,12 @@ pub(crate) fn check_protocol_version(
         }
         return Ok(());
     };
+    if values.any(|other| other.as_bytes().trim_ascii() != value.as_bytes().trim_ascii()) {
+        return Err(Reject::invalid(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the request carries MCP-Protocol-Version headers that differ",
+        ));
+    }
     let Ok(text) = value.to_str() else {
         return Err(Reject::invalid(
             StatusCode::BAD_REQUEST,
@@ -75,12 +85,13 @@ pub(crate) fn check_protocol_version(
         ));
     }
     if v != session.version {
-        tracing::debug!(
-            session = %session.id,
-            header = %v,
-            version = %session.version,
-            "MCP-Protocol-Version differs from the session's version; serving the session's"
-        );
+        return Err(Reject::invalid(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Bad Request: MCP-Protocol-Version {v} is not this session's protocol version ({}, negotiated at initialize)",
+                session.version
+            ),
+        ));
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::event_log::{EventStore, MemoryEventStore};
+use mcp_transport_core::event_log::{DEFAULT_MAX_SESSIONS, EventStore, MemoryEventStore};
 
 use crate::revision::SessionRevision;
 
@@ -69,7 +69,9 @@ pub struct ServerConfig {
     /// check on lookup). Default 30 minutes.
     pub session_idle_timeout: Duration,
     /// The most sessions at once; one more `initialize` gets 503.
-    /// Default 10 000.
+    /// Default [`DEFAULT_MAX_SESSIONS`] (4,096), the default
+    /// [`MemoryEventStore`]'s cap too: one number. With a custom store, the
+    /// lower of the two caps is the one that applies.
     pub max_sessions: usize,
     /// Send an SSE comment on a connection idle this long, so proxies and
     /// clients see it alive. `None` disables. Default 15 s.
@@ -88,6 +90,14 @@ pub struct ServerConfig {
     /// connection fall behind what is retained (it is then closed, and its
     /// resume is 410 Gone).
     pub stream_queue: usize,
+    /// How long an attached connection may take no event while its queue
+    /// ([`stream_queue`](Self::stream_queue)) is full — a client that
+    /// stopped reading — before it stops holding the handler: it is
+    /// detached and asked to close (a polling session's connection gets
+    /// `retry`, SEP-1699, when it is next written to), and the handler's
+    /// events go on into the event log up to its bounds, for a resume.
+    /// `None` lets a stalled reader hold the handler. Default 30 s.
+    pub sse_write_timeout: Option<Duration>,
     /// At most this many server-to-client requests may await an answer per
     /// session. Default 64.
     pub max_pending_client_requests: usize,
@@ -105,6 +115,9 @@ pub struct ServerConfig {
     pub max_batch_len: usize,
 }
 
+/// The default [`ServerConfig::sse_write_timeout`]: 30 s.
+pub const DEFAULT_SSE_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The default [`ServerConfig::max_batch_len`]: 64 elements.
 pub const DEFAULT_MAX_BATCH_LEN: usize = 64;
 
@@ -119,11 +132,12 @@ impl Default for ServerConfig {
             event_ids: true,
             http: ServerHttp::default(),
             session_idle_timeout: Duration::from_secs(30 * 60),
-            max_sessions: 10_000,
+            max_sessions: DEFAULT_MAX_SESSIONS,
             keepalive: Some(Duration::from_secs(15)),
             client_request_timeout: Duration::from_secs(60),
             stream_queue: 64,
             max_pending_client_requests: 64,
+            sse_write_timeout: Some(DEFAULT_SSE_WRITE_TIMEOUT),
             event_store: Arc::new(MemoryEventStore::default()),
             max_input_rounds: 8,
             max_batch_len: DEFAULT_MAX_BATCH_LEN,
@@ -146,6 +160,7 @@ impl fmt::Debug for ServerConfig {
             .field("keepalive", &self.keepalive)
             .field("client_request_timeout", &self.client_request_timeout)
             .field("stream_queue", &self.stream_queue)
+            .field("sse_write_timeout", &self.sse_write_timeout)
             .field(
                 "max_pending_client_requests",
                 &self.max_pending_client_requests,
@@ -229,6 +244,12 @@ impl ServerConfig {
     /// Sets [`session_idle_timeout`](Self::session_idle_timeout).
     pub fn with_session_idle_timeout(mut self, d: Duration) -> Self {
         self.session_idle_timeout = d;
+        self
+    }
+
+    /// Sets [`sse_write_timeout`](Self::sse_write_timeout).
+    pub fn with_sse_write_timeout(mut self, t: Option<Duration>) -> Self {
+        self.sse_write_timeout = t;
         self
     }
 
@@ -353,5 +374,14 @@ mod tests {
             .with_revision(Arc::new(Plain(ProtocolVersion::V2025_11_25)))
             .with_revision(Arc::new(Plain(ProtocolVersion::V2025_11_25)));
         assert_eq!(c.revisions.len(), 1);
+    }
+
+    /// Issue 13 (5): the engine's session cap and the default store's are
+    /// one number.
+    #[test]
+    fn one_session_cap() {
+        let store = mcp_transport_core::event_log::MemoryEventStoreConfig::default();
+        assert_eq!(ServerConfig::default().max_sessions, store.max_sessions);
+        assert_eq!(store.max_sessions, DEFAULT_MAX_SESSIONS);
     }
 }

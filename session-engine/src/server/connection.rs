@@ -18,10 +18,12 @@
 //!    as one body chunk;
 //! 3. the end: after the stream's last event (its response) the body ends.
 //!    If the server ends the connection before that — the revision's
-//!    [`ConnectionPolicy`], `close_sse_stream`, or a takeover by a newer
-//!    connection — a polling session first gets `retry: <retry_ms>` (SEP-1699:
-//!    "the server SHOULD send an SSE event with a retry field"), except on a
-//!    takeover, where the client has already reconnected. A connection that
+//!    [`ConnectionPolicy`], `close_sse_stream`, a takeover by a newer
+//!    connection, or a stalled reader detached after
+//!    `ServerConfig::sse_write_timeout` — a polling session first gets
+//!    `retry: <retry_ms>` (SEP-1699: "the server SHOULD send an SSE event
+//!    with a retry field"; on a takeover too, so the superseded
+//!    connection's owner waits instead of reconnecting at once). A connection that
 //!    has carried no event id by then (a resume that found nothing new) first
 //!    gets an empty-data event with a fresh id naming its position
 //!    ([`EventId::renewed`]): every early close leaves the client an id to
@@ -227,9 +229,13 @@ impl Connection {
         }
         loop {
             let live = *self.rx.borrow_and_update();
-            if live.generation != self.generation || self.session.shutdown.is_cancelled() {
-                // Taken over by a newer connection, or the session ended.
+            if self.session.shutdown.is_cancelled() {
                 return self.finish(buf);
+            }
+            if live.generation != self.generation {
+                // Taken over by a newer connection.
+                self.close_with_retry(&mut buf);
+                return Some(buf.freeze());
             }
             if live.close_requests != self.close_seen {
                 self.close_with_retry(&mut buf);
@@ -256,7 +262,8 @@ impl Connection {
                 if self.rx.borrow().generation != self.generation {
                     // Taken over while reading the log: the new connection
                     // delivers these.
-                    return self.finish(buf);
+                    self.close_with_retry(&mut buf);
+                    return Some(buf.freeze());
                 }
                 let written = self.write_events(&mut buf, &replay.events);
                 let caught_up = self.cursor >= replay.last_seq;

@@ -45,7 +45,7 @@
 //! | --- | --- |
 //! | `polling` (2025-11-25, `mcp-rev-2025-11-25`) | priming event first on every new stream; the revision's `ConnectionPolicy` and `close_sse_stream` close connections early (after `retry`). Without it: no priming, never closed early, but events still carry ids ([`ServerConfig::event_ids`]) so they can be resumed |
 //! | `batches` (2025-03-26, `mcp-rev-2025-03-26`) | a JSON array body is a batch, answered element by element (the `batch` module: 202, one JSON array, or one SSE stream with one event per message); elsewhere it is 400 `-32600` "batches ended with 2025-03-26" |
-//! | `version_header` | a missing `MCP-Protocol-Version` is served at the session's version (logged where the revision defines the header); a malformed or unsupported one is 400 on every revision |
+//! | `version_header` | a missing `MCP-Protocol-Version` is served at the session's version (logged where the revision defines the header); a malformed or unsupported one, one naming another version than the session's, or two that differ, is 400 on every revision |
 //! | `elicitation` | `elicitation/create` input requests are refused before 2025-06-18 |
 //!
 //! # Architecture
@@ -82,14 +82,15 @@
 //! | 200 | JSON answer (a JSON array for a batch), or an SSE stream |
 //! | 202 | a notification or response, or a batch of only those, was accepted |
 //! | 204 | DELETE ended the session |
-//! | 400 | unparsable JSON (`-32700`), non-conforming message, empty batch, batch longer than `max_batch_len`, or batch where none is allowed (`-32600`), missing `MCP-Session-Id`, `initialize` with one, bad `MCP-Protocol-Version`, request id already in flight, malformed / foreign / unknown `Last-Event-ID` |
-//! | 403 | `Origin` or `Host` not allowed |
+//! | 400 | unparsable JSON (`-32700`), non-conforming message, empty batch, batch longer than `max_batch_len`, or batch where none is allowed (`-32600`), missing `MCP-Session-Id`, `initialize` with one, bad `MCP-Protocol-Version` (malformed, unsupported, not the session's, or two that differ), request id already in flight, malformed / foreign / unknown `Last-Event-ID` |
+//! | 403 | `Origin` or `Host` not allowed; two `Origin` or `Host` headers; an absolute-form target naming a host not allowed |
 //! | 404 | unknown, expired or terminated session |
 //! | 405 | GET without `Last-Event-ID` when `get_stream` is off; DELETE when `allow_delete` is off; other methods |
 //! | 406 | `Accept` lacks a required type |
 //! | 409 | a second concurrent standalone GET |
 //! | 410 | `Last-Event-ID` whose following events were evicted |
-//! | 413 | body over `max_body_bytes` |
+//! | 408 | the body stalled past the connection's body-read timeout (`mcp_http_edge::server::serve`) |
+//! | 413 | body over `max_body_bytes` (before reading when `Content-Length` says so) |
 //! | 415 | `Content-Type` is not `application/json` |
 //! | 500 | event store failure |
 //! | 503 | `max_sessions` reached; no stream could be opened |
@@ -145,7 +146,7 @@ use http::{HeaderMap, Method, StatusCode};
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 
-pub use config::{DEFAULT_MAX_BATCH_LEN, ServerConfig};
+pub use config::{DEFAULT_MAX_BATCH_LEN, DEFAULT_SSE_WRITE_TIMEOUT, ServerConfig};
 
 use reply::Reject;
 use session::{Registry, Session, millis_since, sweep_interval};

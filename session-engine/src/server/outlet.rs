@@ -145,7 +145,7 @@ impl Outlet {
         }
         let stream = self.ensure_stream().await?;
         tokio::select! {
-            () = stream.wait_for_room(self.shared.config.stream_queue) => {}
+            () = stream.wait_for_room(self.shared.config.stream_queue, self.shared.config.sse_write_timeout) => {}
             () = self.cancel.cancelled() => return Err(SendError::Finished),
             () = self.session.shutdown.cancelled() => return Err(SendError::Finished),
         }

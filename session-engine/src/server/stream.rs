@@ -140,17 +140,58 @@ impl StreamState {
 
     /// Waits while a connection is attached and more than `limit` events are
     /// undelivered. Returns at once when no connection is attached.
-    pub async fn wait_for_room(&self, limit: usize) {
+    ///
+    /// A connection that delivers nothing for `stall` while the queue is
+    /// full is a stalled reader (a client that stopped reading): it is
+    /// detached and asked to close (with `retry` on polling sessions, when
+    /// it is next written to), and the wait ends. The producer then goes on
+    /// into the event log, up to its bounds, and the client resumes from
+    /// its last id. `None` waits as long as the connection stays.
+    pub async fn wait_for_room(&self, limit: usize, stall: Option<std::time::Duration>) {
         let limit = u64::try_from(limit.max(1)).unwrap_or(u64::MAX);
         let mut rx = self.delivery.subscribe();
         loop {
-            let room = {
-                let d = rx.borrow_and_update();
-                d.attached.is_none() || self.live().last_seq.saturating_sub(d.delivered) < limit
+            let (room, seen) = {
+                let d = *rx.borrow_and_update();
+                let room = d.attached.is_none()
+                    || self.live().last_seq.saturating_sub(d.delivered) < limit;
+                (room, d)
             };
-            if room || rx.changed().await.is_err() {
+            if room {
                 return;
             }
+            let changed = match stall {
+                Some(t) => match tokio::time::timeout(t, rx.changed()).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        if let Some(generation) = seen.attached {
+                            self.stalled(generation, seen.delivered);
+                        }
+                        continue;
+                    }
+                },
+                None => rx.changed().await,
+            };
+            if changed.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Detaches connection `generation`, and asks it to close, if it is
+    /// still attached and has delivered nothing past `delivered`.
+    fn stalled(&self, generation: u64, delivered: u64) {
+        let detached = self.delivery.send_if_modified(|d| {
+            if d.attached == Some(generation) && d.delivered == delivered {
+                d.attached = None;
+                true
+            } else {
+                false
+            }
+        });
+        if detached {
+            tracing::debug!(stream = %self.id, generation, "stalled SSE reader detached");
+            self.request_close();
         }
     }
 
@@ -200,14 +241,15 @@ mod tests {
                 .await
                 .unwrap();
         }
-        s.wait_for_room(2).await;
+        s.wait_for_room(2, None).await;
         // Attached with nothing delivered: 5 undelivered >= 2, so it waits.
         let g = s.attach(0);
-        let waited = tokio::time::timeout(Duration::from_millis(50), s.wait_for_room(2)).await;
+        let waited =
+            tokio::time::timeout(Duration::from_millis(50), s.wait_for_room(2, None)).await;
         assert!(waited.is_err(), "must wait while the queue is full");
         // Delivery frees room.
         let s2 = s.clone();
-        let waiter = tokio::spawn(async move { s2.wait_for_room(2).await });
+        let waiter = tokio::spawn(async move { s2.wait_for_room(2, None).await });
         s.delivered(g, 4);
         tokio::time::timeout(Duration::from_secs(1), waiter)
             .await
@@ -220,7 +262,7 @@ mod tests {
                 .unwrap();
         }
         let s3 = s.clone();
-        let waiter = tokio::spawn(async move { s3.wait_for_room(2).await });
+        let waiter = tokio::spawn(async move { s3.wait_for_room(2, None).await });
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!waiter.is_finished());
         s.detach(g);
@@ -246,5 +288,50 @@ mod tests {
         let g3 = s.attach(5);
         assert_eq!(s.live().generation, g3);
         assert_eq!(s.delivery.borrow().delivered, 5);
+    }
+
+    /// Issue 13 (6): a connection that takes nothing for the write timeout
+    /// no longer holds the producer; it is detached and asked to close.
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_reader_is_detached_after_the_write_timeout() {
+        let store = MemoryEventStore::default();
+        let tag = SessionTag::from_u64(7);
+        store.open_session(&tag).await.unwrap();
+        store.open_stream(&tag, StreamId(1)).await.unwrap();
+        let s = StreamState::new(StreamId(1));
+        let g = s.attach(0);
+        for _ in 0..3 {
+            s.append(&store, &tag, Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+        }
+        let closes = s.live().close_requests;
+        // The reader delivered one event, then nothing.
+        s.delivered(g, 1);
+        let waited = tokio::time::timeout(
+            Duration::from_secs(3600),
+            s.wait_for_room(2, Some(Duration::from_secs(30))),
+        )
+        .await;
+        assert!(waited.is_ok(), "a stalled reader held the producer");
+        assert!(!s.is_attached(), "the stalled reader is detached");
+        assert_eq!(s.live().close_requests, closes + 1, "and asked to close");
+        // A reader that keeps delivering is never detached.
+        let g = s.attach(3);
+        for _ in 0..3 {
+            s.append(&store, &tag, Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+        }
+        let s2 = s.clone();
+        let reader = tokio::spawn(async move {
+            for seq in 4..=6 {
+                tokio::time::sleep(Duration::from_secs(20)).await;
+                s2.delivered(g, seq);
+            }
+        });
+        s.wait_for_room(2, Some(Duration::from_secs(30))).await;
+        assert!(s.is_attached());
+        reader.await.unwrap();
     }
 }

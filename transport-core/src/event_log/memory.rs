@@ -2,6 +2,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -9,15 +10,22 @@ use bytes::Bytes;
 use super::{EventStore, Replay, ReplayError, StoreError, StoredEvent};
 use crate::event_id::{EventId, SessionTag, StreamId};
 
+/// The default session cap, one number for the whole server: both
+/// [`MemoryEventStoreConfig::max_sessions`] and the session engine's
+/// `ServerConfig::max_sessions` default to it (a cap is 503 at
+/// `initialize`). 4,096 sessions at the default 16 MiB per session bound
+/// the store's retained payload at 64 GiB in the worst case; a server that
+/// expects large results should lower one or the other.
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+
 /// Limits of a [`MemoryEventStore`].
 ///
 /// Retention is best effort within these bounds: when a bound is exceeded the
 /// oldest data is evicted (and a replay that would need it is
 /// [`ReplayError::Expired`]); only [`max_sessions`](Self::max_sessions), an
 /// oversized single message and a session full of unfinished streams are
-/// errors. Worst-case memory is about `max_sessions × max_bytes_per_session`
-/// of payload plus bookkeeping, so a server should bound its sessions well
-/// below `max_sessions` itself.
+/// errors. Retained payload never exceeds `max_bytes_total` (after each
+/// append), plus bookkeeping.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryEventStoreConfig {
     /// Events retained per stream; beyond it the oldest are evicted.
@@ -36,9 +44,18 @@ pub struct MemoryEventStoreConfig {
     /// events of the stream being appended to. Default 16 MiB.
     pub max_bytes_per_session: usize,
     /// Sessions; opening one more is [`StoreError::TooManySessions`].
-    /// Default 4096.
+    /// Default [`DEFAULT_MAX_SESSIONS`] (4,096).
     pub max_sessions: usize,
+    /// Payload bytes retained over every session: the server-wide budget.
+    /// Beyond it, the oldest events of the whole store are evicted first,
+    /// whichever session they belong to (a resume that needs them is
+    /// [`ReplayError::Expired`]). Default [`DEFAULT_MAX_BYTES_TOTAL`]
+    /// (512 MiB).
+    pub max_bytes_total: usize,
 }
+
+/// The default [`MemoryEventStoreConfig::max_bytes_total`]: 512 MiB.
+pub const DEFAULT_MAX_BYTES_TOTAL: usize = 512 * 1024 * 1024;
 
 impl Default for MemoryEventStoreConfig {
     fn default() -> Self {
@@ -47,7 +64,8 @@ impl Default for MemoryEventStoreConfig {
             max_bytes_per_stream: 4 * 1024 * 1024,
             max_streams_per_session: 256,
             max_bytes_per_session: 16 * 1024 * 1024,
-            max_sessions: 4096,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_bytes_total: DEFAULT_MAX_BYTES_TOTAL,
         }
     }
 }
@@ -67,10 +85,39 @@ impl Default for MemoryEventStoreConfig {
 /// [`ReplayError::UnknownEventId`]. With stream numbers allocated in
 /// increasing order that is exact, except that numbers the server skipped
 /// also count as expired.
+///
+/// The server-wide byte budget ([`MemoryEventStoreConfig::max_bytes_total`])
+/// is kept with a store-wide count of retained bytes and events, and a
+/// queue of every append in order: over budget, the oldest append still
+/// retained is evicted (with the events before it on its stream), whatever
+/// its session. Entries of events evicted otherwise stay in the queue until
+/// they reach its front or the queue is compacted (when it holds more than
+/// twice the retained events). [`retained_bytes`](Self::retained_bytes) is
+/// the store's own accounting, released by `remove_session`.
 #[derive(Debug, Default)]
 pub struct MemoryEventStore {
     config: MemoryEventStoreConfig,
     sessions: Mutex<HashMap<SessionTag, Arc<Mutex<SessionLog>>>>,
+    budget: Budget,
+}
+
+/// The store-wide accounting of the byte budget.
+#[derive(Debug, Default)]
+struct Budget {
+    /// Payload bytes retained over every session.
+    bytes: AtomicUsize,
+    /// Events retained over every session.
+    events: AtomicUsize,
+    /// Every append, oldest first (some already evicted otherwise).
+    order: Mutex<VecDeque<Appended>>,
+}
+
+/// One appended event, as the budget's queue remembers it.
+#[derive(Clone, Copy, Debug)]
+struct Appended {
+    session: SessionTag,
+    stream: StreamId,
+    seq: u64,
 }
 
 #[derive(Debug, Default)]
@@ -82,6 +129,8 @@ struct SessionLog {
     high_water: Option<StreamId>,
     /// Payload bytes retained over all streams.
     bytes: usize,
+    /// Events retained over all streams.
+    events: usize,
     /// Set by `remove_session`, for operations holding the session's `Arc`
     /// from before the removal.
     removed: bool,
@@ -122,7 +171,19 @@ impl MemoryEventStore {
         MemoryEventStore {
             config,
             sessions: Mutex::default(),
+            budget: Budget::default(),
         }
+    }
+
+    /// Payload bytes retained over every session (the store's own
+    /// accounting, which the byte budget bounds).
+    pub fn retained_bytes(&self) -> usize {
+        self.budget.bytes.load(Ordering::SeqCst)
+    }
+
+    /// Events retained over every session.
+    pub fn retained_events(&self) -> usize {
+        self.budget.events.load(Ordering::SeqCst)
     }
 
     /// The store's limits.
@@ -151,7 +212,83 @@ impl MemoryEventStore {
         if log.removed {
             return Err(unknown());
         }
-        f(&mut log)
+        let before = (log.bytes, log.events);
+        let result = f(&mut log);
+        self.account(before, (log.bytes, log.events));
+        result
+    }
+
+    /// Moves the store-wide counts by a session's change.
+    fn account(&self, before: (usize, usize), after: (usize, usize)) {
+        let b = &self.budget;
+        if after.0 >= before.0 {
+            b.bytes.fetch_add(after.0 - before.0, Ordering::SeqCst);
+        } else {
+            b.bytes.fetch_sub(before.0 - after.0, Ordering::SeqCst);
+        }
+        if after.1 >= before.1 {
+            b.events.fetch_add(after.1 - before.1, Ordering::SeqCst);
+        } else {
+            b.events.fetch_sub(before.1 - after.1, Ordering::SeqCst);
+        }
+    }
+
+    /// Records an append in the budget's queue, then evicts the oldest
+    /// appends still retained while the store is over budget. Called with
+    /// no session lock held (the queue's lock is taken before a session's).
+    fn after_append(&self, appended: Appended) {
+        let mut order = lock(&self.budget.order);
+        order.push_back(appended);
+        while self.retained_bytes() > self.config.max_bytes_total {
+            let Some(oldest) = order.pop_front() else {
+                break;
+            };
+            self.evict_through(oldest);
+        }
+        if order.len() > 2 * self.retained_events() + 1024 {
+            self.compact(&mut order);
+        }
+    }
+
+    /// Evicts `a`'s event and the older ones of its stream, if retained.
+    fn evict_through(&self, a: Appended) {
+        let Some(log) = self.session(&a.session) else {
+            return;
+        };
+        let mut log = lock(&log);
+        if log.removed {
+            return;
+        }
+        let before = (log.bytes, log.events);
+        let (mut bytes, mut events) = (0, 0);
+        if let Some(s) = log.streams.get_mut(&a.stream) {
+            while s.evicted_through < a.seq {
+                match s.evict_front() {
+                    Some(n) => {
+                        bytes += n;
+                        events += 1;
+                    }
+                    None => break,
+                }
+            }
+        }
+        log.bytes -= bytes;
+        log.events -= events;
+        self.account(before, (log.bytes, log.events));
+    }
+
+    /// Drops the queue's entries of events no longer retained.
+    fn compact(&self, order: &mut VecDeque<Appended>) {
+        order.retain(|a| {
+            self.session(&a.session).is_some_and(|log| {
+                let log = lock(&log);
+                !log.removed
+                    && log
+                        .streams
+                        .get(&a.stream)
+                        .is_some_and(|s| s.evicted_through < a.seq)
+            })
+        });
     }
 
     fn do_open_stream(
@@ -175,6 +312,7 @@ impl MemoryEventStore {
             };
             if let Some(gone) = log.streams.remove(&victim) {
                 log.bytes -= gone.bytes;
+                log.events -= gone.events.len();
             }
         }
         log.streams.insert(stream, StreamLog::default());
@@ -218,14 +356,18 @@ impl MemoryEventStore {
         s.last_seq = seq;
         s.events.push_back(message);
         s.bytes += size;
-        let mut freed = 0;
+        let (mut freed, mut dropped) = (0, 0);
         while s.events.len() > cfg.max_events_per_stream || s.bytes > cfg.max_bytes_per_stream {
             match s.evict_front() {
-                Some(n) => freed += n,
+                Some(n) => {
+                    freed += n;
+                    dropped += 1;
+                }
                 None => break,
             }
         }
         log.bytes = log.bytes + size - freed;
+        log.events = log.events + 1 - dropped;
 
         // Per-session bound: finished streams first, then this stream's
         // oldest events.
@@ -233,6 +375,7 @@ impl MemoryEventStore {
             if let Some(victim) = log.finished_order.pop_front() {
                 if let Some(gone) = log.streams.remove(&victim) {
                     log.bytes -= gone.bytes;
+                    log.events -= gone.events.len();
                 }
             } else if let Some(n) = log
                 .streams
@@ -240,6 +383,7 @@ impl MemoryEventStore {
                 .and_then(StreamLog::evict_front)
             {
                 log.bytes -= n;
+                log.events -= 1;
             } else {
                 break;
             }
@@ -317,7 +461,13 @@ impl EventStore for MemoryEventStore {
         stream: StreamId,
         message: Bytes,
     ) -> Result<EventId, StoreError> {
-        self.with_session(session, |log| self.do_append(log, session, stream, message))
+        let id = self.with_session(session, |log| self.do_append(log, session, stream, message))?;
+        self.after_append(Appended {
+            session: *session,
+            stream,
+            seq: id.seq,
+        });
+        Ok(id)
     }
 
     async fn finish_stream(
@@ -375,10 +525,13 @@ impl EventStore for MemoryEventStore {
         if let Some(log) = removed {
             let mut log = lock(&log);
             log.removed = true;
-            // Free the payloads now rather than when the last `Arc` goes.
+            // Free the payloads now rather than when the last `Arc` goes,
+            // and give their bytes back to the budget.
+            self.account((log.bytes, log.events), (0, 0));
             log.streams.clear();
             log.finished_order.clear();
             log.bytes = 0;
+            log.events = 0;
         }
         Ok(())
     }

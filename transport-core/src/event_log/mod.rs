@@ -40,7 +40,9 @@
 
 mod memory;
 
-pub use memory::{MemoryEventStore, MemoryEventStoreConfig};
+pub use memory::{
+    DEFAULT_MAX_BYTES_TOTAL, DEFAULT_MAX_SESSIONS, MemoryEventStore, MemoryEventStoreConfig,
+};
 
 use bytes::Bytes;
 

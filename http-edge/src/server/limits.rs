@@ -1,0 +1,93 @@
+//! [`ConnLimits`]: the per-connection bounds of [`serve`](super::serve).
+
+use std::time::Duration;
+
+/// The default [`ConnLimits::header_read_timeout`]: 30 s (hyper's own
+/// default; nginx's `client_header_timeout` is 60 s).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default [`ConnLimits::body_read_timeout`]: 60 s between two reads
+/// (nginx's `client_body_timeout`).
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default [`ConnLimits::idle_timeout`]: 60 s (nginx's
+/// `keepalive_timeout` is 75 s, Go's `IdleTimeout` is commonly 60 s).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default [`ConnLimits::write_timeout`]: 60 s (nginx's
+/// `send_timeout`).
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default [`ConnLimits::max_connections`]: 768, below the common
+/// 1,024 open-file limit so the process keeps descriptors for its own use.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 768;
+
+/// What one client connection may cost: how long it may take to send a
+/// request, how long it may sit idle, and how many connections are served
+/// at once. Every bound closes or refuses with the reason in the Limits
+/// table of `docs/DESIGN.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// From accepting a connection to the end of its first request head. A
+    /// connection that sends nothing, or trickles its head, is closed
+    /// (without an answer) when it passes.
+    pub header_read_timeout: Duration,
+    /// The longest wait for the next piece of a request body. When it
+    /// passes, the body read fails, the engines answer 408 Request Timeout,
+    /// and the connection is closed.
+    pub body_read_timeout: Duration,
+    /// From the end of a response (no request in flight on the connection)
+    /// to the end of the next request head. An idle keep-alive connection is
+    /// closed when it passes. A response still streaming (an SSE stream)
+    /// is not idle.
+    pub idle_timeout: Duration,
+    /// The longest a write to the client may stay blocked (the client
+    /// takes nothing: it stopped reading). The connection is then closed,
+    /// which drops the response body: a session's SSE stream is detached
+    /// and its events wait in the event log for a resume.
+    pub write_timeout: Duration,
+    /// Connections served at once. The excess waits in the kernel's accept
+    /// queue (it is not accepted, so it costs no descriptor) until a served
+    /// connection closes; accepted connections are served meanwhile.
+    pub max_connections: usize,
+}
+
+impl Default for ConnLimits {
+    fn default() -> Self {
+        ConnLimits {
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
+}
+
+impl ConnLimits {
+    /// Sets [`header_read_timeout`](Self::header_read_timeout).
+    pub fn with_header_read_timeout(mut self, t: Duration) -> Self {
+        self.header_read_timeout = t;
+        self
+    }
+
+    /// Sets [`body_read_timeout`](Self::body_read_timeout).
+    pub fn with_body_read_timeout(mut self, t: Duration) -> Self {
+        self.body_read_timeout = t;
+        self
+    }
+
+    /// Sets [`idle_timeout`](Self::idle_timeout).
+    pub fn with_idle_timeout(mut self, t: Duration) -> Self {
+        self.idle_timeout = t;
+        self
+    }
+
+    /// Sets [`write_timeout`](Self::write_timeout).
+    pub fn with_write_timeout(mut self, t: Duration) -> Self {
+        self.write_timeout = t;
+        self
+    }
+
+    /// Sets [`max_connections`](Self::max_connections) (at least 1).
+    pub fn with_max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+}

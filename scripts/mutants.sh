@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Mutation testing of the critical files with cargo-mutants (not in .ci/run:
+# a full run takes hours on 2 cores; run it when one of these files changes,
+# and update the table in docs/TESTING.md).
+#
+# usage:
+#   scripts/mutants.sh            every critical file, one after another
+#   scripts/mutants.sh FILE...    only these (paths as in the table below)
+#   scripts/mutants.sh --list     the files and the packages whose tests run
+#
+# What it does, per file: `cargo mutants --in-place --file FILE` with the
+# tests of the packages that exercise it (`--test-package`), one job, no
+# debug info, a timeout scaled from the baseline run. `--in-place` mutates
+# the working tree (no copy of the workspace, which would not fit a small
+# disk) and puts each file back after its mutant; do not edit or build in
+# this tree while it runs, and check `git status` if it was killed. Results
+# go to target/mutants/<file with / as _>/ (cargo-mutants' mutants.out:
+# caught.txt, missed.txt, timeout.txt, unviable.txt).
+#
+# Score = caught / (caught + missed); timeouts are left out and listed.
+set -euo pipefail
+
+MUTANTS_VERSION=27.1.0
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+# file | packages whose tests run against its mutants
+CRITICAL=(
+  "transport-core/src/sse/decoder.rs|mcp-transport-core"
+  "transport-core/src/event_id.rs|mcp-transport-core"
+  "transport-core/src/event_log/memory.rs|mcp-transport-core"
+  "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25"
+  "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25"
+  "session-engine/src/client/resume.rs|mcp-session-engine,mcp-rev-2025-11-25"
+  "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28"
+  "negotiate/src/server/route.rs|mcp-negotiate"
+)
+
+if [[ ${1:-} == --list ]]; then
+  printf '%s\n' "${CRITICAL[@]}" | column -t -s '|'
+  exit 0
+fi
+
+if ! cargo mutants --version 2>/dev/null | grep -q "$MUTANTS_VERSION"; then
+  cargo install --locked "cargo-mutants@$MUTANTS_VERSION"
+fi
+
+export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=false CARGO_PROFILE_TEST_DEBUG=false
+
+packages_of() {
+  local entry
+  for entry in "${CRITICAL[@]}"; do
+    if [[ ${entry%%|*} == "$1" ]]; then
+      echo "${entry#*|}"
+      return
+    fi
+  done
+  echo "not a critical file: $1 (scripts/mutants.sh --list)" >&2
+  exit 2
+}
+
+files=("$@")
+if ((${#files[@]} == 0)); then
+  for entry in "${CRITICAL[@]}"; do files+=("${entry%%|*}"); done
+fi
+
+status=0
+for file in "${files[@]}"; do
+  packages=$(packages_of "$file")
+  out="target/mutants/${file//\//_}"
+  mkdir -p "$out"
+  printf '\n=== %s (tests of %s) ===\n' "$file" "$packages"
+  args=(--in-place --file "$file" --jobs 1 --timeout-multiplier 3 --output "$out")
+  IFS=',' read -ra pkgs <<<"$packages"
+  for p in "${pkgs[@]}"; do args+=(--test-package "$p"); done
+  cargo mutants "${args[@]}" || status=$?
+  dir="$out/mutants.out"
+  caught=$(wc -l <"$dir/caught.txt" 2>/dev/null || echo 0)
+  missed=$(wc -l <"$dir/missed.txt" 2>/dev/null || echo 0)
+  timeout=$(wc -l <"$dir/timeout.txt" 2>/dev/null || echo 0)
+  total=$((caught + missed))
+  score=$(( total > 0 ? 100 * caught / total : 100 ))
+  printf '%s: %s caught, %s missed, %s timeouts: %s%%\n' "$file" "$caught" "$missed" "$timeout" "$score"
+  if ((missed > 0)); then
+    echo "missed (equivalent ones are listed in docs/TESTING.md):"
+    sed 's/^/  /' "$dir/missed.txt"
+  fi
+done
+exit "$status"
