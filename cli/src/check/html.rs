@@ -16,6 +16,7 @@ fn class(o: &Outcome) -> &'static str {
         Outcome::Fail(_) => "fail",
         Outcome::NotApplicable(_) => "na",
         Outcome::Inconclusive(_) => "inconclusive",
+        Outcome::Warn(_) => "warn",
     }
 }
 

@@ -44,6 +44,7 @@ td.fail { background: #f7b3b3; font-weight: bold; }
 td.filtered { background: #eee; color: #777; }
 td.na { background: #e4e4f4; }
 td.inconclusive { background: #f5e6b8; }
+td.warn { background: #fbd9a6; }
 td.selected { outline: 3px solid #224; outline-offset: -3px; }
 section.details { margin-top: 1.2em; }
 table.scenarios td, table.scenarios th { border: 1px solid #bbb; padding: .3em .5em; vertical-align: top; text-align: left; }
