@@ -6,7 +6,8 @@
 #   scripts/conformance.sh client             the non-auth client scenarios (root: network namespace)
 #   scripts/conformance.sh all                both
 #   scripts/conformance.sh scenario NAME [REVISION]
-#                                             one server scenario (REVISION: its wire revision)
+#                                             one server scenario (REVISION: its wire revision;
+#                                             leave it out for an extension scenario such as tasks-*)
 #
 # What it does:
 #   1. installs @modelcontextprotocol/conformance@$SUITE_VERSION with npm into
@@ -24,8 +25,11 @@
 #   4. every run is gated by conformance/expected-failures-{server,client}.yml:
 #      a failure (FAILURE or WARNING check) not listed there fails the run,
 #      and so does a listed entry that passes (the suite reports it as stale)
-#      or never ran. The extension scenarios (tasks-*) that `--requirements`
-#      also runs count in its totals but are never gated. A client scenario
+#      or never ran. The extension scenarios that `--requirements` also runs
+#      count in its totals but the suite never gates them: the Tasks
+#      extension's (tasks-*) are therefore run again one by one and gated
+#      like the rest (the skills extension's, sep-2640-*, are not: we do not
+#      implement it). A client scenario
 #      fails when the suite's verdict says so (OVERALL: FAILED), which also
 #      covers a client that exits with an error before any check fails;
 #   5. prints each run's totals line; exits non-zero if any run failed.
@@ -76,6 +80,22 @@ UNSCORED_SERVER=(
   2026-07-28:json-schema-2020-12
   2026-07-28:http-header-validation
   2026-07-28:http-custom-header-server-validation
+)
+# Extension scenarios that `--requirements 2026-07-28` runs but never
+# gates, as `<revision>:<scenario>` (the revision names the baseline list;
+# they run without --spec-version, which would skip an extension scenario):
+# the Tasks extension (io.modelcontextprotocol/tasks, SEP-2663).
+EXTENSION_SERVER=(
+  2026-07-28:tasks-lifecycle
+  2026-07-28:tasks-capability-negotiation
+  2026-07-28:tasks-wire-fields
+  2026-07-28:tasks-request-state-removal
+  2026-07-28:tasks-mrtr-input
+  2026-07-28:tasks-request-headers
+  2026-07-28:tasks-dispatch-and-envelope
+  2026-07-28:tasks-status-notifications
+  2026-07-28:tasks-required-task-error
+  2026-07-28:tasks-mrtr-composition
 )
 # The client scenarios (no authorization ones).
 CLIENT_SCENARIOS=(
@@ -270,6 +290,13 @@ server_suite() {
     gated "server, $scenario at $rev" server "$rev" "$OUT/server/$rev/$scenario" -- \
       suite server --url "$URL" --scenario "$scenario" --spec-version "$rev"
     check_server "server, $scenario at $rev"
+  done
+  for entry in "${EXTENSION_SERVER[@]}"; do
+    rev=${entry%%:*}
+    scenario=${entry#*:}
+    gated "server, extension scenario $scenario" server "$rev" "$OUT/server/$rev/$scenario" -- \
+      suite server --url "$URL" --scenario "$scenario"
+    check_server "server, extension scenario $scenario"
   done
   stop_server
   check_unrun server "$SERVER_BASELINE" "$OUT/server"

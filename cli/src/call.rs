@@ -33,9 +33,15 @@ pub struct CallArgs {
     /// Overall timeout in ms.
     #[arg(long, default_value_t = 60_000)]
     pub timeout_ms: u64,
-    /// Print `revision: REV`, then every message received, on stderr.
+    /// Print `revision: REV`, then every message received, on stderr
+    /// (with `--tasks`, each task status as a `notifications/tasks`).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Declare the Tasks extension (`io.modelcontextprotocol/tasks`): a
+    /// 2026-07-28 server may answer with a task, which is then polled to
+    /// its end.
+    #[arg(long)]
+    pub tasks: bool,
 }
 
 fn json_object(what: &str, text: &str) -> Result<Value, String> {
@@ -86,7 +92,12 @@ pub async fn run(args: CallArgs) -> Result<String, String> {
     };
     let timeout = Duration::from_millis(args.timeout_ms);
     let work = async {
-        let cfg = NegotiateConfig::new(args.url.clone()).with_revisions(versions);
+        let mut cfg = NegotiateConfig::new(args.url.clone()).with_revisions(versions);
+        if args.tasks {
+            cfg = cfg.with_capabilities(
+                json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } }),
+            );
+        }
         let client = connect(cfg)
             .await
             .map_err(|e| format!("cannot connect: {e}"))?;

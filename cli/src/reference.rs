@@ -6,7 +6,7 @@
 //! | `echo` | `{text}` | answers the text |
 //! | `add` | `{a, b}` | answers the sum, as text |
 //! | `countdown` | `{n, interval_ms}` | sends `n` progress notifications (when the request has a progress token) and `n` log messages, one every interval, then answers `done` |
-//! | `slow` | `{ms}` | answers after `ms` unless cancelled |
+//! | `slow` | `{ms}` | answers after `ms` unless cancelled; long-running ([`Execution::MayBeLong`]): a task for clients that declare tasks, a held stream for the others |
 //! | `cancelled_count` | `{}` | how many requests have been cancelled so far |
 //! | `close_stream` | `{ms}` | closes its SSE connection (SEP-1699, where the revision has it), waits `ms`, sends a log message, answers `resumed` |
 //! | `ask_name` | `{}` | asks the client for input (an elicitation) and answers with what came back |
@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_transport_core::handler::{
-    Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext, ServerDescription,
+    Execution, Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext,
+    ServerDescription,
 };
 use mcp_transport_core::jsonrpc::{ErrorObject, Request, to_raw};
 use serde::Deserialize;
@@ -221,6 +222,19 @@ impl Handler for ReferenceHandler {
             info: json!({ "name": "mcp-compat", "version": env!("CARGO_PKG_VERSION") }),
             capabilities: json!({ "tools": { "listChanged": true }, "logging": {} }),
             instructions: None,
+        }
+    }
+
+    /// `slow` may be long; every other tool answers at once.
+    fn execution(&self, request: &Request) -> Execution {
+        let name = request
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok())
+            .map(|p| p.name);
+        match name.as_deref() {
+            Some("slow") if request.method == "tools/call" => Execution::MayBeLong,
+            _ => Execution::Immediate,
         }
     }
 

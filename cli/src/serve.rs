@@ -13,7 +13,7 @@ use mcp_http_edge::server::limits::{
 use mcp_http_edge::server::{ConnLimits, serve};
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
 use mcp_rev_2025_11_25::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt};
-use mcp_rev_2026_07_28::server::ModernConfig;
+use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
 
@@ -157,11 +157,14 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
         .with_allowed_origins(args.allowed_origins.clone())
         .with_allowed_hosts(args.allowed_hosts.clone())
         .with_keepalive(keepalive);
+    // The Tasks extension with the default in-memory store (bounded: count,
+    // bytes, TTL).
     let modern = ModernConfig::default()
         .with_json_response(args.json_response)
         .with_allowed_origins(args.allowed_origins.clone())
         .with_allowed_hosts(args.allowed_hosts.clone())
-        .with_keepalive(keepalive);
+        .with_keepalive(keepalive)
+        .with_tasks(Some(TasksConfig::default()));
     Ok(MultiConfig {
         revisions: versions,
         legacy,

@@ -116,6 +116,44 @@ fn verbose_prints_the_revision_first_then_the_messages() {
     assert_eq!(first_text(&result), "done");
 }
 
+/// `--tasks` on 2026-07-28: `slow_compute` becomes a task, `-v` shows its
+/// statuses, and the result is the task's.
+#[test]
+fn call_with_tasks_follows_the_task_to_its_result() {
+    let serve = serve(&["--revisions", "2026-07-28"]);
+    let ran = call(
+        &serve.url,
+        &[
+            "-v",
+            "--tasks",
+            "--tool",
+            "slow_compute",
+            "--args",
+            r#"{"seconds":0.2,"label":"x"}"#,
+        ],
+    );
+    assert!(ran.ok(), "{ran:?}");
+    let statuses: Vec<String> = messages(&ran.stderr)
+        .iter()
+        .filter(|m| m["method"] == "notifications/tasks")
+        .map(|m| m["params"]["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        statuses.first().map(String::as_str),
+        Some("working"),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("completed"),
+        "{}",
+        ran.stderr
+    );
+    let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(first_text(&result), "computed x in 0.2 s");
+}
+
 #[test]
 fn unknown_tool_exits_non_zero_with_a_message() {
     let serve = serve(&[]);

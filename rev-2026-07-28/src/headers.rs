@@ -32,11 +32,16 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 const SENTINEL_PREFIX: &str = "=?base64?";
 const SENTINEL_SUFFIX: &str = "?=";
 
-/// The methods whose `Mcp-Name` header is required, and the params member it mirrors.
+/// The methods whose `Mcp-Name` header is required, and the params member it
+/// mirrors: SEP-2243's `tools/call`, `prompts/get` and `resources/read`, and
+/// the Tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel`
+/// (*Tasks*, "Streamable HTTP: Routing Headers": "the client MUST set the
+/// `Mcp-Name` header to the value of `params.taskId`").
 pub fn name_member(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     }
 }

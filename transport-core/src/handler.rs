@@ -12,6 +12,24 @@
 //!
 //! After cancellation nothing more is sent for the request, whatever the
 //! handler returns.
+//!
+//! # Long-running work
+//!
+//! A handler says once, per request, whether the work may be long
+//! ([`Handler::execution`], usually decided by the tool's name), and the
+//! framework picks how each client gets it; the handler code is the same in
+//! every case, including progress and asking for input:
+//!
+//! | [`Execution`] | client declared tasks (2026-07-28: `io.modelcontextprotocol/tasks` in the request's capabilities) | client without tasks |
+//! | --- | --- | --- |
+//! | `Immediate` (default) | answered while the client waits | answered while the client waits |
+//! | `MayBeLong` | a task: the client gets `CreateTaskResult` at once and polls `tasks/get`; [`Outcome::InputRequired`] becomes the task's `inputRequests`, answered with `tasks/update`; `tasks/cancel` fires [`RequestContext::cancelled`]; closing the connection does not | 2026-07-28: a held response stream (closing it cancels); 2025-11-25: SEP-1699 polling where the server is configured for it |
+//! | `TaskOnly` | a task, as above | 2026-07-28: `-32021` naming the extension |
+//!
+//! Inside a task, [`RequestContext::task_id`] names it; progress messages
+//! become the task's `statusMessage`, and log messages are not delivered
+//! (*Tasks*: `notifications/progress` and `notifications/message` "are not
+//! supported on tasks").
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -76,6 +94,23 @@ impl Outcome {
             Err(e) => Outcome::Error(ErrorObject::internal(e)),
         }
     }
+}
+
+/// How long a request's work may take, which decides whether it may run as
+/// a task (see "Long-running work" in the [module docs](self)). Maps to
+/// 2025-11-25's tool-level `execution.taskSupport`: `forbidden`,
+/// `optional`, `required`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Execution {
+    /// Answered while the client waits; never a task.
+    #[default]
+    Immediate,
+    /// May take long: a task for clients that declared tasks, otherwise
+    /// answered on a held stream (or by SEP-1699 polling).
+    MayBeLong,
+    /// Only as a task: clients that did not declare tasks get an error
+    /// naming the missing capability.
+    TaskOnly,
 }
 
 /// The client as the server knows it for this request: from `initialize` on
@@ -165,6 +200,9 @@ pub struct RequestContext {
     pub input_responses: Option<BTreeMap<String, Box<RawValue>>>,
     /// The state returned with an earlier [`Outcome::InputRequired`].
     pub request_state: Option<String>,
+    /// The task this request runs as, when the framework made it one (see
+    /// "Long-running work" in the [module docs](self)).
+    pub task_id: Option<String>,
     cancel: CancellationToken,
     sink: Arc<dyn RequestSink>,
 }
@@ -195,6 +233,7 @@ impl RequestContext {
             client,
             input_responses: None,
             request_state: None,
+            task_id: None,
             cancel,
             sink,
         }
@@ -287,6 +326,14 @@ pub trait Handler: Send + Sync + 'static {
     /// Handles one request. The transport itself answers `initialize`,
     /// `ping` and `server/discover`; everything else comes here.
     async fn handle(&self, request: Request, cx: RequestContext) -> Outcome;
+
+    /// Whether the work for `request` may be long (see "Long-running work"
+    /// in the [module docs](self)); asked once per request, before
+    /// [`handle`](Self::handle). Only `tools/call` can run as a task today
+    /// (*Tasks*, "Supported Methods"). Default: [`Execution::Immediate`].
+    fn execution(&self, _request: &Request) -> Execution {
+        Execution::Immediate
+    }
 
     /// A client notification the transport does not consume itself
     /// (it consumes `notifications/initialized` and `notifications/cancelled`).

@@ -21,6 +21,7 @@
 //! | [`sse`] | a WHATWG-exact `text/event-stream` decoder and an encoder |
 //! | [`event_id`] | session-unique event ids that name their stream and position |
 //! | [`event_log`] | the bounded per-stream replay log behind the [`event_log::EventStore`] trait |
+//! | [`task_store`] | task state (the Tasks extension and 2025-11-25 tasks) behind the [`task_store::TaskStore`] trait, with a bounded in-memory store |
 //! | [`cancel`] | a runtime-free cancellation token |
 //! | [`endpoint`] | `Origin`/`Host` allowlists, `Accept` and `Content-Type` rules every server applies |
 //! | [`error`] | the typed reasons behind [`transport::TransportError`]: [`error::Misbehaviour`], [`error::ResumeFailure`], [`error::ConfigError`] |
@@ -36,6 +37,7 @@ pub mod handler;
 pub mod jsonrpc;
 pub mod negotiation;
 pub mod sse;
+pub mod task_store;
 pub mod transport;
 pub mod version;
 

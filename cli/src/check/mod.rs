@@ -37,6 +37,7 @@ mod polling;
 pub mod quirks;
 pub mod report;
 mod spec;
+mod tasks;
 mod wire;
 
 use std::path::PathBuf;
@@ -104,8 +105,15 @@ pub mod id {
     /// 2026-07-28: closing a request's response stream cancels it.
     pub const CANCEL_ON_CLOSE: &str = "cancel-on-close";
 
+    /// Tasks extension: the task methods need the extension declared.
+    pub const TASKS_GATED: &str = "tasks-gated";
+    /// Tasks extension: an unknown task id is `-32602`.
+    pub const TASKS_UNKNOWN_ID: &str = "tasks-unknown-id";
+    /// Tasks extension: `Mcp-Name` must carry the task id.
+    pub const TASKS_MCP_NAME: &str = "tasks-mcp-name";
+
     /// Every id.
-    pub const ALL: [&str; 18] = [
+    pub const ALL: [&str; 21] = [
         PRIMING_EVENT,
         RETRY_BEFORE_CLOSE,
         RESUMED_CLOSE_CARRIES_ID,
@@ -124,6 +132,9 @@ pub mod id {
         MISSING_VERSION_HEADER,
         UNSUPPORTED_VERSION,
         CANCEL_ON_CLOSE,
+        TASKS_GATED,
+        TASKS_UNKNOWN_ID,
+        TASKS_MCP_NAME,
     ];
 }
 
@@ -341,6 +352,7 @@ pub async fn run(url: &str, opts: CheckOptions) -> Result<Report, String> {
             }
         } else {
             checks.extend(modern::run(&cx, rev).await);
+            checks.extend(tasks::run(&cx, rev).await);
         }
     }
     let quirks = match &peer {

@@ -165,6 +165,26 @@ pub(crate) const CANCEL_ON_CLOSE: Spec = s(
     "Closing the SSE response stream **MUST** be treated by the server as cancellation of that request.",
 );
 
+// The Tasks extension (io.modelcontextprotocol/tasks).
+
+const TASKS: &str = "extensions/tasks/tasks.md";
+
+/// `-32021` for the task methods without the extension ("Protocol Errors").
+pub(crate) const TASKS_GATED: Spec = s(
+    TASKS,
+    "Servers **MUST** return this error for non-declaring clients issuing `tasks/get`, `tasks/update`, and `tasks/cancel` requests.",
+);
+/// `-32602` for an unknown task ("Protocol Errors").
+pub(crate) const TASKS_UNKNOWN_ID: Spec = s(
+    TASKS,
+    "Invalid or nonexistent `taskId`: `-32602` (Invalid params)",
+);
+/// `Mcp-Name: <taskId>` ("Streamable HTTP: Routing Headers").
+pub(crate) const TASKS_MCP_NAME: Spec = s(
+    TASKS,
+    "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent over the Streamable HTTP transport, the client **MUST** set the `Mcp-Name` header to the value of `params.taskId`.",
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +221,9 @@ mod tests {
             VERSION_HEADER,
             UNSUPPORTED_VERSION,
             CANCEL_ON_CLOSE,
+            TASKS_GATED,
+            TASKS_UNKNOWN_ID,
+            TASKS_MCP_NAME,
         ];
         for rev in &revs {
             all.push(origin(rev).0);

@@ -16,6 +16,7 @@
 //! | [`tool_cache`] | `x-mcp-header`: validating tool definitions, extracting `Mcp-Param-*` values |
 //! | `request` | one logical request: attempts, JSON/SSE answers, version / MRTR / safe-to-retry re-sends; a header mismatch is handed up as a refresh step |
 //! | `mrtr` | `InputRequiredResult` rounds through the input handler |
+//! | `task` | following a task (Tasks extension) to its end: `tasks/get` every `pollIntervalMs`, input through `tasks/update`, `tasks/cancel` on drop |
 //! | `run` | driving a call: the `tools/list` refresh and retry a header mismatch asks for; running a call to its end |
 //! | `listen` | `subscriptions/listen`: acknowledgment checks, filtering, graceful end |
 //! | `sse`, `wire` | the SSE reader (core WHATWG decoder) and HTTP plumbing |
@@ -111,6 +112,7 @@ mod request;
 mod run;
 mod shared;
 mod sse;
+mod task;
 pub mod tool_cache;
 mod wire;
 

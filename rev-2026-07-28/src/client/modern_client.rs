@@ -151,6 +151,28 @@ impl ModernClient {
     pub async fn subscribe(&self, filter: ListenFilter) -> Result<Subscription, TransportError> {
         listen::subscribe(self.shared.clone(), filter).await
     }
+
+    /// Follows the task `task_id` (Tasks extension) to its end, as
+    /// `request` follows a task it created: `tasks/get` every
+    /// `pollIntervalMs`, input through the input handler and `tasks/update`,
+    /// each status as a `notifications/tasks` event, the task's outcome as
+    /// the response. For a caller that persisted the id (*Tasks*: "Clients
+    /// SHOULD persist task IDs to durable storage so that polling can
+    /// resume after a crash or restart"). The configured capabilities must
+    /// declare the extension (the server answers `-32021` otherwise), and
+    /// dropping the stream before the end cancels the task.
+    pub async fn resume_task(&self, task_id: &str) -> Result<ResponseStream, TransportError> {
+        self.shared.check_open()?;
+        let mut call = Call::for_task(self.shared.clone(), task_id);
+        run::open(&mut call).await?;
+        Ok(ResponseStream::new(stream::unfold(
+            call,
+            |mut call| async move {
+                let item = run::next(&mut call).await?;
+                Some((item, call))
+            },
+        )))
+    }
 }
 
 #[async_trait]

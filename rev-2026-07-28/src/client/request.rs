@@ -64,6 +64,7 @@ use super::meta::{self, MetaInputs};
 use super::mrtr::{self, ResultType, Retry};
 use super::shared::Shared;
 use super::sse::{SseRead, SseReader};
+use super::task::{self, TaskPoll};
 use super::tool_cache;
 use super::wire::{self, BodyError, MediaType};
 use mcp_http_edge::client::with_deadline;
@@ -158,6 +159,9 @@ pub(crate) struct Call {
     timeout: Option<Duration>,
     deadline: Option<Instant>,
     deadline_enabled: bool,
+    /// The task being followed, once the server made the call one
+    /// ([`task`](super::task)).
+    task: Option<TaskPoll>,
 }
 
 impl Call {
@@ -211,8 +215,17 @@ impl Call {
             timeout,
             deadline: None,
             deadline_enabled: true,
+            task: None,
             shared,
         }
+    }
+
+    /// A call that follows the existing task `task_id` ([`task`](super::task)).
+    pub(crate) fn for_task(shared: Arc<Shared>, task_id: &str) -> Self {
+        let caps = shared.config.capabilities.clone();
+        let mut call = Self::from_map(shared, "tools/call", Map::new(), RequestOptions::default());
+        call.task = Some(TaskPoll::resume(task_id.to_owned(), caps));
+        call
     }
 
     /// The client state the call runs in.
@@ -356,6 +369,11 @@ impl Call {
                     let id = attempt.id.clone();
                     let revision = attempt.version.clone();
                     self.attempt = None;
+                    if let Some(task) = self.task.as_mut() {
+                        // A poll is safe to repeat.
+                        task.on_broken(&why)?;
+                        continue;
+                    }
                     if self.options.safe_to_retry && !self.reissued {
                         self.reissued = true;
                         tracing::warn!(method = %self.method, %id, why, "response stream broke; re-issuing the request (safe_to_retry) with a new id");
@@ -375,10 +393,18 @@ impl Call {
     /// JSON-RPC error that calls for no retry).
     async fn open(&mut self) -> Result<Option<StreamEvent>, TransportError> {
         let shared = self.shared.clone();
+        let (method, mut params) = match &self.task {
+            Some(task) => {
+                if let Some(wait) = task.wait() {
+                    tokio::time::sleep(wait).await;
+                }
+                task.request()
+            }
+            None => (self.method.clone(), self.base.clone()),
+        };
         let id = shared.next_id();
         let version = shared.version();
-        let mut params = self.base.clone();
-        if let Some(retry) = &self.retry {
+        if let (Some(retry), None) = (&self.retry, &self.task) {
             retry.apply(&mut params);
         }
         meta::apply_meta(
@@ -389,12 +415,12 @@ impl Call {
                 progress_token: self.progress_token.as_ref(),
             },
         );
-        let headers = meta::request_headers(&self.method, &params, &version, &shared.tools)?;
+        let headers = meta::request_headers(&method, &params, &version, &shared.tools)?;
         let params = to_raw(&params)
             .map_err(|e| TransportError::Internal(format!("serializing params: {e}")))?;
         let body = Message::Request(Request {
             id: id.clone(),
-            method: self.method.clone(),
+            method: method.clone(),
             params: Some(params),
         })
         .to_json();
@@ -402,7 +428,7 @@ impl Call {
         self.deadline = self.timeout.map(|t| Instant::now() + t);
         let deadline = self.active_deadline();
         let timeout = self.timeout;
-        let what = format!("POST {} (request {id})", self.method);
+        let what = format!("POST {method} (request {id})");
         let builder = shared
             .http
             .post(shared.url.clone())
@@ -506,6 +532,18 @@ impl Call {
         response: Response,
         version: &ProtocolVersion,
     ) -> Result<Option<StreamEvent>, TransportError> {
+        if let Some(task) = self.task.as_mut() {
+            let handler = self.shared.config.input_handler.clone();
+            let Some(last) = task
+                .on_response(response, &*handler, &mut self.pending)
+                .await?
+            else {
+                return Ok(None);
+            };
+            // The final status event goes before the response.
+            self.pending.push_back(StreamEvent::Response(last));
+            return Ok(self.pending.pop_front());
+        }
         let result = match &response.payload {
             Err(error) => {
                 if error.code == UNSUPPORTED_PROTOCOL_VERSION && !self.version_retried {
@@ -576,6 +614,18 @@ impl Call {
                 self.retry = Some(retry);
                 Ok(None)
             }
+            ResultType::Unknown(t)
+                if t == "task"
+                    && self.method == "tools/call"
+                    && task::declared(&task::capabilities_of(
+                        &self.base,
+                        &self.shared.config.capabilities,
+                    )) =>
+            {
+                let caps = task::capabilities_of(&self.base, &self.shared.config.capabilities);
+                self.task = Some(TaskPoll::start(result, caps, &mut self.pending)?);
+                Ok(None)
+            }
             ResultType::Unknown(t) => Err(TransportError::PeerMisbehaved(
                 Misbehaviour::UnknownResultType {
                     method: self.method.clone(),
@@ -609,6 +659,43 @@ impl Call {
 }
 
 /// Parses a JSON answer: exactly one JSON-RPC message.
+/// Dropping a call that follows a task which has not ended cancels the
+/// task (`tasks/cancel`, sent in the background when a runtime is there).
+impl Drop for Call {
+    fn drop(&mut self) {
+        let Some(task) = self.task.take().filter(|t| !t.ended) else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let shared = self.shared.clone();
+        let caps = task::capabilities_of(&self.base, &shared.config.capabilities);
+        rt.spawn(async move {
+            let id = task.id.clone();
+            let mut call =
+                Self::from_map(shared, "tools/call", Map::new(), RequestOptions::default());
+            call.task = Some(TaskPoll::cancelling(task.id, caps));
+            let outcome = match call.open_first().await {
+                Err(e) => Err(e),
+                Ok(()) => loop {
+                    match call.next_step().await {
+                        Some(Ok(Step::Event(StreamEvent::Response(r)))) => break Ok(r),
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => break Err(e),
+                        None => break Err(TransportError::Closed),
+                    }
+                },
+            };
+            match outcome {
+                Ok(r) if r.payload.is_ok() => {}
+                Ok(r) => tracing::debug!(task = %id, answer = ?r.payload, "tasks/cancel after the call was dropped was refused"),
+                Err(e) => tracing::debug!(task = %id, error = %e, "tasks/cancel after the call was dropped failed"),
+            }
+        });
+    }
+}
+
 fn parse_json_answer(body: &[u8], what: &str) -> Result<Message, TransportError> {
     let text = std::str::from_utf8(body).map_err(|e| {
         TransportError::PeerMisbehaved(Misbehaviour::InvalidJsonRpc {

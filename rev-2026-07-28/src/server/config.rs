@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::task_store::{MemoryTaskStore, TaskStore};
 use serde::{Deserialize, Serialize};
 
 /// Who may reuse a cached result (2026-07-28 *Caching*, "Cache Scope Field":
@@ -43,6 +44,49 @@ impl CacheScope {
 /// authenticated principal, rejecting state presented by a different
 /// principal").
 pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync>;
+
+/// The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) as a
+/// [`ModernServer`](super::ModernServer) offers it (see the server's module
+/// docs, "Tasks").
+#[derive(Clone)]
+pub struct TasksConfig {
+    /// Where task state lives. Default: a [`MemoryTaskStore`] with its
+    /// default bounds (10 000 tasks, 64 MiB, TTL at most 24 h). Instances
+    /// that share a store must also be reached by task-sticky routing
+    /// (`Mcp-Name: <taskId>`), since a task's worker runs where it was
+    /// created.
+    pub store: Arc<dyn TaskStore>,
+    /// The TTL asked of the store for each task (`ttlMs`), from creation;
+    /// `None` asks for unlimited (which the store may cap). Default one
+    /// hour.
+    pub ttl_ms: Option<u64>,
+    /// The `pollIntervalMs` suggested to clients. Default 500.
+    pub poll_interval_ms: u64,
+    /// Task ids one `subscriptions/listen` request may name in
+    /// `notifications.taskIds`; more is `-32602`. Default 256.
+    pub max_listen_task_ids: usize,
+}
+
+impl Default for TasksConfig {
+    fn default() -> Self {
+        TasksConfig {
+            store: Arc::new(MemoryTaskStore::default()),
+            ttl_ms: Some(60 * 60 * 1000),
+            poll_interval_ms: 500,
+            max_listen_task_ids: 256,
+        }
+    }
+}
+
+impl fmt::Debug for TasksConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TasksConfig")
+            .field("ttl_ms", &self.ttl_ms)
+            .field("poll_interval_ms", &self.poll_interval_ms)
+            .field("max_listen_task_ids", &self.max_listen_task_ids)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Configuration of a [`ModernServer`](super::ModernServer).
 ///
@@ -158,6 +202,16 @@ pub struct ModernConfig {
     /// `requestState` to it. `None` (the default): state is not bound to a
     /// principal.
     pub principal: Option<PrincipalFn>,
+    /// The Tasks extension: `Some` advertises it in `server/discover` and
+    /// runs [`Execution::MayBeLong`]/[`Execution::TaskOnly`] tool calls of
+    /// clients that declare it as tasks; tasks are scoped to
+    /// [`principal`](Self::principal) when one is named. `None` (the
+    /// default): no tasks; `tasks/*` are `-32601` and a `TaskOnly` call is
+    /// `-32021`.
+    ///
+    /// [`Execution::MayBeLong`]: mcp_transport_core::handler::Execution::MayBeLong
+    /// [`Execution::TaskOnly`]: mcp_transport_core::handler::Execution::TaskOnly
+    pub tasks: Option<TasksConfig>,
 }
 
 impl Default for ModernConfig {
@@ -180,6 +234,7 @@ impl Default for ModernConfig {
             listen_queue: 64,
             stream_queue: 16,
             principal: None,
+            tasks: None,
         }
     }
 }
@@ -207,6 +262,7 @@ impl fmt::Debug for ModernConfig {
             .field("listen_queue", &self.listen_queue)
             .field("stream_queue", &self.stream_queue)
             .field("principal", &self.principal.as_ref().map(|_| "<fn>"))
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -324,6 +380,12 @@ impl ModernConfig {
     /// Sets [`principal`](Self::principal).
     pub fn with_principal(mut self, principal: Option<PrincipalFn>) -> Self {
         self.principal = principal;
+        self
+    }
+
+    /// Sets [`tasks`](Self::tasks).
+    pub fn with_tasks(mut self, tasks: Option<TasksConfig>) -> Self {
+        self.tasks = tasks;
         self
     }
 

@@ -34,10 +34,23 @@ pub(crate) fn result(shared: &Shared) -> Box<RawValue> {
             .map(|v| Value::from(v.as_str()))
             .collect(),
     );
-    let caps = match &shared.description.capabilities {
+    let mut caps = match &shared.description.capabilities {
         Value::Object(_) => shared.description.capabilities.clone(),
         _ => Value::Object(Default::default()),
     };
+    // *Tasks*, "Capability Negotiation": the server declares the extension
+    // in `capabilities.extensions` of `server/discover`.
+    if shared.tasks.is_some()
+        && let Value::Object(m) = &mut caps
+    {
+        let ext = m
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(ext) = ext {
+            ext.entry(super::tasks::wire::EXTENSION)
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+    }
     r.insert("capabilities", caps);
     if let Some(i) = &shared.description.instructions {
         r.insert("instructions", Value::from(i.as_str()));

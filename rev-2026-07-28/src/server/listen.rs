@@ -20,6 +20,10 @@
 //!   that the client actually subscribed to"): the subscribed URI followed
 //!   by `/`, `?` or `#`, or ending in `/`. Request-scoped notifications
 //!   (progress, log messages) never go here.
+//! * With the Tasks extension, `notifications.taskIds` asks for
+//!   `notifications/tasks` of those tasks: `-32021` when the request does
+//!   not declare the extension; the acknowledgment lists the ids visible
+//!   to the request's principal.
 //! * Keep-alive comments every [`keepalive`](super::ModernConfig::keepalive).
 //! * The client ends a subscription by closing the stream; its registry
 //!   entry is removed when the body is dropped.
@@ -69,6 +73,10 @@ pub(crate) struct Filter {
     resources_list_changed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     resource_subscriptions: Option<Vec<String>>,
+    /// The Tasks extension's `taskIds` (*Tasks*, "Task Status
+    /// Notifications"): `notifications/tasks` for these tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    task_ids: Option<Vec<String>>,
 }
 
 fn flag(caps: &Value, feature: &str, key: &str) -> bool {
@@ -90,6 +98,8 @@ impl Filter {
                 .resource_subscriptions
                 .clone()
                 .filter(|_| flag(caps, "resources", "subscribe")),
+            // Decided with the task store (see `open`).
+            task_ids: None,
         }
     }
 
@@ -109,6 +119,17 @@ impl Filter {
                     .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
                     .and_then(|p| p.get("uri").and_then(Value::as_str).map(str::to_owned));
                 uri.is_some_and(|uri| subs.iter().any(|s| covers(s, &uri)))
+            }
+            "notifications/tasks" => {
+                let Some(ids) = &self.task_ids else {
+                    return false;
+                };
+                let id = n
+                    .params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                    .and_then(|p| p.get("taskId").and_then(Value::as_str).map(str::to_owned));
+                id.is_some_and(|id| ids.contains(&id))
             }
             _ => false,
         }
@@ -247,8 +268,35 @@ impl Drop for EntryGuard {
     }
 }
 
-/// Opens a listen stream for request `id` (its checks have passed).
-pub(crate) fn open(shared: &Arc<Shared>, id: RequestId, params: &Params) -> HttpResponse {
+/// The task ids of `requested` the server agrees to report on: with the
+/// Tasks extension configured, those visible to `scope` (a task of another
+/// principal, or unknown, is left out of the acknowledgment, as a
+/// notification type the server does not support is).
+async fn honoured_task_ids(
+    shared: &Shared,
+    requested: Option<Vec<String>>,
+    scope: Option<&str>,
+) -> Option<Vec<String>> {
+    let (tasks, requested) = (shared.tasks.as_ref()?, requested?);
+    let now = super::mrtr::now_ms();
+    let mut ids = Vec::new();
+    for id in requested {
+        if !ids.contains(&id) && tasks.config.store.get(&id, scope, now).await.is_ok() {
+            ids.push(id);
+        }
+    }
+    Some(ids)
+}
+
+/// Opens a listen stream for request `id` (its checks have passed);
+/// `capabilities` are the request's, `scope` its principal.
+pub(crate) async fn open(
+    shared: &Arc<Shared>,
+    id: RequestId,
+    params: &Params,
+    capabilities: &Value,
+    scope: Option<&str>,
+) -> HttpResponse {
     let requested = match read_filter(params) {
         Ok(f) => f,
         Err(r) => {
@@ -259,7 +307,30 @@ pub(crate) fn open(shared: &Arc<Shared>, id: RequestId, params: &Params) -> Http
             );
         }
     };
-    let filter = requested.honoured(&shared.description.capabilities);
+    if let Some(ids) = &requested.task_ids {
+        // *Tasks*: "If a client requests task status notifications but does
+        // not declare the `io.modelcontextprotocol/tasks` extension
+        // capability, the server MUST return a JSON-RPC error".
+        if !super::tasks::wire::declared(capabilities) {
+            return super::tasks::missing_extension(id, "notifications.taskIds");
+        }
+        let max = shared
+            .tasks
+            .as_ref()
+            .map_or(0, |t| t.config.max_listen_task_ids);
+        if shared.tasks.is_some() && ids.len() > max {
+            return reply::error(
+                StatusCode::BAD_REQUEST,
+                Some(id),
+                ErrorObject::invalid_params(format!(
+                    "Invalid params: notifications.taskIds names {} tasks; at most {max} per subscription",
+                    ids.len()
+                )),
+            );
+        }
+    }
+    let mut filter = requested.honoured(&shared.description.capabilities);
+    filter.task_ids = honoured_task_ids(shared, requested.task_ids, scope).await;
     let queue = shared.config.listen_queue.max(1);
     let (tx, rx) = mpsc::channel(queue);
     let end = Arc::new(AtomicU8::new(OPEN));

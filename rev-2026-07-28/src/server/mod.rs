@@ -48,6 +48,12 @@
 //!   `inputResponses` and the handler's own state are handed back in
 //!   `RequestContext::input_responses` / `request_state`. The server never
 //!   sends a JSON-RPC request.
+//! * **Tasks** (with [`ModernConfig::tasks`]): the `io.modelcontextprotocol/tasks`
+//!   extension — a long-running `tools/call` (the handler's
+//!   `Handler::execution`) from a request that declares it answers
+//!   `CreateTaskResult` and runs on; `tasks/get`, `tasks/update`,
+//!   `tasks/cancel` and `notifications/tasks` on listen streams follow it
+//!   (see the `tasks` module).
 //! * Results get `resultType`, `_meta["io.modelcontextprotocol/serverInfo"]`
 //!   and, where *Caching* requires them, `ttlMs`/`cacheScope`.
 //!
@@ -64,6 +70,7 @@
 //! | `post` | the POST pipeline, check by check |
 //! | `request` | a request's task, sink and response stream; cancellation |
 //! | `listen` | `subscriptions/listen` streams and their registry |
+//! | `tasks` | the Tasks extension: `CreateTaskResult`, `tasks/get`/`update`/`cancel`, the task workers |
 //! | `discover` | `server/discover` |
 //! | `reply` | status mapping, error-code translation, SSE blocks (the HTTP responses are the edge's, `mcp_http_edge`, which also checks `Origin`, `Host`, `Accept` and `Content-Type`) |
 //!
@@ -86,7 +93,9 @@
 //! | 408 | `-32600` | the body stalled past the connection's body-read timeout (`mcp_http_edge::server::serve`) | — |
 //! | 413 | `-32600` | body over `max_body_bytes` (before reading when `Content-Length` says so) | — |
 //! | 415 | `-32600` | `Content-Type` is not `application/json` | — |
-//! | 503 | `-32603` | `max_listen_streams` reached | — |
+//! | 503 | `-32603` | `max_listen_streams` reached; the task store is full (Tasks extension) | — |
+//! | 400 | `-32021` | Tasks extension: `tasks/get`/`update`/`cancel`, a task-only tool or `notifications.taskIds` from a request that does not declare `io.modelcontextprotocol/tasks` (`data.requiredCapabilities.extensions`) | *Tasks*, "Protocol Errors" |
+//! | 200 | `-32602` | Tasks extension: unknown, foreign or expired `taskId` | *Tasks*, "Protocol Errors": "Invalid or nonexistent `taskId`: `-32602`" |
 //!
 //! A handler's `-32002` (resource not found, retired) is sent as `-32602`,
 //! and `-32042` or any code of `-32020..=-32099` this revision does not
@@ -110,6 +119,7 @@ mod reply;
 mod request;
 mod result;
 mod schema;
+mod tasks;
 mod validate;
 
 use std::fmt;
@@ -124,7 +134,7 @@ use mcp_transport_core::jsonrpc::{Notification, to_raw};
 use rand::RngCore;
 use serde_json::value::RawValue;
 
-pub use config::{CacheScope, ModernConfig, PrincipalFn};
+pub use config::{CacheScope, ModernConfig, PrincipalFn, TasksConfig};
 
 use catalog::ToolCatalog;
 use listen::Registry;
@@ -147,6 +157,8 @@ pub(crate) struct Shared {
     pub listeners: Arc<Registry>,
     /// Handler tasks running.
     pub in_flight: AtomicUsize,
+    /// The Tasks extension, when configured.
+    pub tasks: Option<tasks::Tasks>,
 }
 
 /// The 2026-07-28 Streamable HTTP server. Cheap to clone (a handle).
@@ -199,6 +211,7 @@ impl ModernServer {
             k
         });
         let advertised = config.advertised();
+        let tasks = config.tasks.clone().map(tasks::Tasks::new);
         ModernServer {
             shared: Arc::new(Shared {
                 handler,
@@ -211,6 +224,7 @@ impl ModernServer {
                 catalog: ToolCatalog::default(),
                 listeners: Arc::new(Registry::default()),
                 in_flight: AtomicUsize::new(0),
+                tasks,
             }),
         }
     }
@@ -285,6 +299,12 @@ impl ModernServer {
     /// counts until its handler returns).
     pub fn in_flight_requests(&self) -> usize {
         self.shared.in_flight.load(Ordering::Acquire)
+    }
+
+    /// The number of task workers running in this process (tasks that have
+    /// not ended; see [`ModernConfig::tasks`]).
+    pub fn running_tasks(&self) -> usize {
+        self.shared.tasks.as_ref().map_or(0, |t| t.running_count())
     }
 
     /// Forgets the cached tool definitions behind `Mcp-Param-*` checks, as

@@ -16,7 +16,7 @@
 //! | 10 | `MCP-Protocol-Version` is present and equals the `_meta` version | 400, `-32020` |
 //! | 11 | that version is served | 400, `-32022` with `{supported, requested}` |
 //! | 12 | `Mcp-Method` equals the method | 400, `-32020` |
-//! | 13 | `Mcp-Name` equals `params.name`/`params.uri` (`tools/call`, `prompts/get`, `resources/read`) | 400, `-32020` (`-32602` if the body lacks it) |
+//! | 13 | `Mcp-Name` equals `params.name`/`params.uri` (`tools/call`, `prompts/get`, `resources/read`) or `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`) | 400, `-32020` (`-32602` if the body lacks it) |
 //! | 14 | `io.modelcontextprotocol/logLevel`, when present, is a log level | 400, `-32602` |
 //! | 15 | methods this revision removed | 404, `-32601` |
 //! | 16 | `tools/call`: the tool's `Mcp-Param-*` headers | 400, `-32020` |
@@ -27,8 +27,11 @@
 //! version is compared with the body (10) first, so a disagreement is
 //! reported as such rather than as an unsupported version.
 //!
-//! `server/discover` and `subscriptions/listen` are then answered by the
-//! transport; everything else goes to the handler ([`request::serve`]).
+//! `server/discover`, `subscriptions/listen` and (with the Tasks extension
+//! configured) `tasks/get`, `tasks/update` and `tasks/cancel` are then
+//! answered by the transport; a `tools/call` the handler calls long-running
+//! becomes a task when the request declares the extension ([`tasks`]);
+//! everything else goes to the handler ([`request::serve`]).
 //!
 //! ## Notifications
 //!
@@ -51,6 +54,7 @@ use http::request::Parts;
 use mcp_http_edge::server::checks::check_post_media;
 use mcp_http_edge::server::read_body;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::handler::Execution;
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, RequestId};
 use mcp_transport_core::negotiation::{UnsupportedVersionData, modern_server_check};
 use serde_json::Value;
@@ -59,7 +63,7 @@ use serde_json::value::RawValue;
 use super::reply::{self, HttpResponse};
 use super::request::{self, Prepared};
 use super::validate::{self, Params, Rejection};
-use super::{Shared, discover, listen, mrtr};
+use super::{Shared, discover, listen, mrtr, tasks};
 
 /// Handles one POST.
 pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> HttpResponse {
@@ -207,9 +211,34 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
             ),
         );
     }
+    let principal = shared.config.principal.as_ref().and_then(|f| f(parts));
     match req.method.as_str() {
         "server/discover" => return discover::respond(shared, id),
-        "subscriptions/listen" => return listen::open(shared, id, &params),
+        "subscriptions/listen" => {
+            return listen::open(
+                shared,
+                id,
+                &params,
+                &meta.capabilities,
+                principal.as_deref(),
+            )
+            .await;
+        }
+        "tasks/get" | "tasks/update" | "tasks/cancel" if shared.tasks.is_some() => {
+            let Some(t) = shared.tasks.as_ref() else {
+                unreachable!("guarded")
+            };
+            return tasks::method(
+                shared,
+                t,
+                id,
+                &req.method,
+                &params,
+                &meta.capabilities,
+                principal.as_deref(),
+            )
+            .await;
+        }
         "tools/call" => {
             let name = params.parsed::<String>("name").unwrap_or_default();
             let specs = shared
@@ -255,10 +284,8 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
             }
         },
     };
-    let mut binding = mrtr::supports_input_required(&req.method).then(|| {
-        let principal = shared.config.principal.as_ref().and_then(|f| f(parts));
-        mrtr::BindingSource::new(&req.method, params, principal)
-    });
+    let mut binding = mrtr::supports_input_required(&req.method)
+        .then(|| mrtr::BindingSource::new(&req.method, params, principal.clone()));
     let opened = match (token, &mut binding) {
         (None, _) => None,
         (Some(_), None) => {
@@ -285,17 +312,29 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
     // `requestState` ("the client MUST NOT include one in the retry"), and
     // inputResponses are client-controlled either way; the handler validates
     // them, re-asks for what is missing, and ignores what it never asked for.
-    request::serve(
-        shared,
-        Prepared {
-            request: req,
-            version,
-            meta,
-            log_level,
-            binding,
-            opened,
-            input_responses,
-        },
-    )
-    .await
+    let execution = if req.method == "tools/call" {
+        shared.handler.execution(&req)
+    } else {
+        Execution::Immediate
+    };
+    let declared = tasks::wire::declared(&meta.capabilities);
+    let prepared = Prepared {
+        request: req,
+        version,
+        meta,
+        log_level,
+        binding,
+        opened,
+        input_responses,
+    };
+    // Long-running work (*Tasks*, "Capability Negotiation"): a task only
+    // for a request that declares the extension; `-32021` naming it when
+    // the handler can only run as a task.
+    match (execution, shared.tasks.as_ref()) {
+        (Execution::MayBeLong | Execution::TaskOnly, Some(t)) if declared => {
+            tasks::start(shared, t, prepared, principal).await
+        }
+        (Execution::TaskOnly, Some(_)) => tasks::missing_extension(id, "this tool"),
+        _ => request::serve(shared, prepared).await,
+    }
 }

@@ -194,10 +194,10 @@ impl RequestSink for Sink {
 }
 
 /// Counts a running handler task.
-struct Busy(Arc<Shared>);
+pub(crate) struct Busy(Arc<Shared>);
 
 impl Busy {
-    fn enter(shared: &Arc<Shared>) -> Busy {
+    pub(crate) fn enter(shared: &Arc<Shared>) -> Busy {
         shared.in_flight.fetch_add(1, Ordering::AcqRel);
         Busy(shared.clone())
     }

@@ -1,0 +1,290 @@
+//! A task's worker: runs the handler outside any HTTP exchange and writes
+//! what happens into the store.
+//!
+//! The handler is called as in the MRTR loop: when it answers
+//! `InputRequired`, the requests go into the task (`input_required`, keys
+//! unique over the task's life), the worker waits until `tasks/update`
+//! has answered every one (or the task is cancelled or expires), and calls
+//! the handler again with the answers under the handler's own keys and its
+//! `state`. Everything is bounded: at most
+//! [`max_input_rounds`](crate::server::ModernConfig::max_input_rounds)
+//! rounds, and the whole run ends when the task's TTL passes (the handler
+//! is cancelled).
+
+use std::collections::{BTreeMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::FutureExt;
+use mcp_transport_core::handler::{
+    ClientDescription, LogLevel, Outcome, RequestContext, RequestSink, SendError,
+};
+use mcp_transport_core::jsonrpc::{
+    ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
+};
+use mcp_transport_core::task_store::{TaskRecord, TaskStatus, TaskStore, TaskStoreError, Terminal};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::super::Shared;
+use super::super::mrtr::{self, now_ms};
+use super::super::reply;
+use super::super::request::{Busy, Prepared};
+use super::super::result::{self, Decoration};
+use super::{Running, publish};
+
+/// Where a task's related notifications go: a progress message becomes the
+/// task's `statusMessage`; nothing else is delivered (*Tasks*:
+/// "`notifications/progress` and `notifications/message` … are not
+/// supported on tasks in general").
+struct TaskSink {
+    store: Arc<dyn TaskStore>,
+    id: String,
+    cancel: mcp_transport_core::cancel::CancellationToken,
+}
+
+#[async_trait]
+impl RequestSink for TaskSink {
+    async fn send(&self, n: Notification) -> Result<(), SendError> {
+        if self.cancel.is_cancelled() {
+            return Err(SendError::Finished);
+        }
+        if n.method == "notifications/progress" {
+            let message = n
+                .params
+                .as_deref()
+                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                .and_then(|p| p.get("message").and_then(Value::as_str).map(str::to_owned));
+            if let Some(m) = message {
+                match self.store.set_message(&self.id, Some(m), now_ms()).await {
+                    Ok(_) => {}
+                    Err(TaskStoreError::Terminal { .. }) => return Err(SendError::Finished),
+                    Err(e) => return Err(SendError::Queue(e.to_string())),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn log_level(&self) -> Option<LogLevel> {
+        None
+    }
+}
+
+/// How the run ended.
+enum End {
+    /// End the task so.
+    Finish(Terminal, Option<String>),
+    /// The task already ended (cancelled by the client) or is gone.
+    Already,
+}
+
+fn failed(error: ErrorObject) -> End {
+    let message = error.message.clone();
+    match to_raw(&error) {
+        Ok(raw) => End::Finish(Terminal::Failed(raw), Some(message)),
+        Err(_) => End::Already,
+    }
+}
+
+/// Runs the task to its end (spawned by [`super::start`]).
+pub(super) async fn run(
+    shared: Arc<Shared>,
+    prepared: Prepared,
+    record: TaskRecord,
+    running: Running,
+) {
+    let _busy = Busy::enter(&shared);
+    let Some(tasks) = shared.tasks.as_ref() else {
+        return;
+    };
+    let store = tasks.config.store.clone();
+    let id = record.id.clone();
+    let until_expiry = record
+        .expires_at_ms()
+        .map(|at| Duration::from_millis(at.saturating_sub(now_ms())));
+    let work = drive(&shared, prepared, &record, &running);
+    let end = match until_expiry {
+        Some(left) => match tokio::time::timeout(left, work).await {
+            Ok(end) => end,
+            Err(_) => {
+                tracing::debug!(task = %id, "task expired while running; its handler is cancelled");
+                End::Already
+            }
+        },
+        None => work.await,
+    };
+    running.cancel.cancel();
+    if let End::Finish(terminal, message) = end {
+        match store.finish(&id, terminal, message, now_ms()).await {
+            Ok(r) => publish(&shared, &r),
+            Err(TaskStoreError::Terminal { status, .. }) => {
+                tracing::debug!(task = %id, %status, "the task had already ended; its outcome is dropped");
+            }
+            Err(TaskStoreError::TooLarge { size, max }) => {
+                let e = ErrorObject::internal(format!(
+                    "the task's result of {size} bytes exceeds the task store's limit of {max}"
+                ));
+                if let End::Finish(t, m) = failed(e)
+                    && let Ok(r) = store.finish(&id, t, m, now_ms()).await
+                {
+                    publish(&shared, &r);
+                }
+            }
+            Err(e) => tracing::warn!(task = %id, error = %e, "could not record the task's end"),
+        }
+    }
+    tasks.lock().remove(&id);
+}
+
+/// A key for `key` not used before in this task.
+fn unique_key(key: &str, used: &mut HashSet<String>) -> String {
+    let mut candidate = key.to_owned();
+    let mut n = 1u32;
+    while used.contains(&candidate) {
+        n += 1;
+        candidate = format!("{key}#{n}");
+    }
+    used.insert(candidate.clone());
+    candidate
+}
+
+/// The handler loop (see the module docs).
+async fn drive(
+    shared: &Arc<Shared>,
+    prepared: Prepared,
+    record: &TaskRecord,
+    running: &Running,
+) -> End {
+    let Some(tasks) = shared.tasks.as_ref() else {
+        return End::Already;
+    };
+    let store = tasks.config.store.clone();
+    let Prepared {
+        request,
+        version,
+        meta,
+        opened,
+        input_responses,
+        ..
+    } = prepared;
+    let capabilities = meta.capabilities.clone();
+    let sink = Arc::new(TaskSink {
+        store: store.clone(),
+        id: record.id.clone(),
+        cancel: running.cancel.clone(),
+    });
+    let mut cx = RequestContext::new(
+        version,
+        request.id.clone(),
+        Arc::new(ClientDescription {
+            info: meta.info,
+            capabilities: meta.capabilities,
+        }),
+        running.cancel.clone(),
+        sink,
+    );
+    cx.progress_token = meta.progress_token;
+    cx.input_responses = input_responses;
+    cx.request_state = opened.and_then(|o| o.state);
+    cx.task_id = Some(record.id.clone());
+    let scope = record.scope.as_deref();
+    let mut used = HashSet::new();
+    let mut round = 0u32;
+    loop {
+        let outcome = AssertUnwindSafe(shared.handler.handle(request.clone(), cx.clone()))
+            .catch_unwind()
+            .await;
+        if running.cancel.is_cancelled() {
+            return End::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
+        }
+        let input = match outcome {
+            Err(_) => {
+                tracing::error!(task = %record.id, "the handler panicked");
+                return failed(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "Internal error: the handler failed",
+                ));
+            }
+            Ok(Outcome::Result(raw)) => {
+                let deco = Decoration {
+                    server_info: None,
+                    ttl_ms: shared.config.result_ttl_ms,
+                    scope: shared.config.result_cache_scope,
+                };
+                return match result::complete(&raw, &request.method, &deco) {
+                    Ok(r) => End::Finish(Terminal::Completed(r), None),
+                    Err(e) => failed(ErrorObject::internal(e)),
+                };
+            }
+            Ok(Outcome::Error(e)) => return failed(reply::wire_error(e)),
+            Ok(Outcome::InputRequired(input)) => input,
+        };
+        match mrtr::missing_capabilities(&input.requests, &capabilities) {
+            Err(e) => return failed(ErrorObject::internal(e)),
+            Ok(Some(missing)) => {
+                return failed(
+                    ErrorObject::new(
+                        MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        format!("Missing required client capability: the task needs {missing}, which the creating request did not declare"),
+                    )
+                    .with_data(&serde_json::json!({ "requiredCapabilities": missing })),
+                );
+            }
+            Ok(None) => {}
+        }
+        round += 1;
+        if round > shared.config.max_input_rounds {
+            return failed(ErrorObject::internal(format!(
+                "the task needed client input more than {} times; giving up",
+                shared.config.max_input_rounds
+            )));
+        }
+        let mut wire_to_handler = BTreeMap::new();
+        let mut requests = BTreeMap::new();
+        for (key, req) in &input.requests {
+            let wire_key = unique_key(key, &mut used);
+            let value = serde_json::json!({
+                "method": req.method,
+                "params": req.params.as_deref().map(|p| serde_json::from_str::<Value>(p.get()).unwrap_or(Value::Null)),
+            });
+            let Ok(raw) = to_raw(&value) else {
+                return failed(ErrorObject::internal("unserializable input request"));
+            };
+            requests.insert(wire_key.clone(), raw);
+            wire_to_handler.insert(wire_key, key.clone());
+        }
+        match store.require_input(&record.id, requests, now_ms()).await {
+            Ok(r) => publish(shared, &r),
+            Err(TaskStoreError::Terminal { .. } | TaskStoreError::NotFound { .. }) => {
+                return End::Already;
+            }
+            Err(e) => return failed(ErrorObject::internal(e)),
+        }
+        // Wait until every request is answered.
+        loop {
+            match store.get(&record.id, scope, now_ms()).await {
+                Ok(r) if r.status.is_terminal() => return End::Already,
+                Ok(r) if r.status == TaskStatus::Working => break,
+                Ok(_) => {}
+                Err(_) => return End::Already,
+            }
+            tokio::select! {
+                () = running.wake.notified() => {}
+                () = running.cancel.cancelled() => return End::Already,
+            }
+        }
+        let answers = match store.take_input(&record.id, now_ms()).await {
+            Ok(a) => a,
+            Err(_) => return End::Already,
+        };
+        let answers: BTreeMap<String, Box<RawValue>> = answers
+            .into_iter()
+            .filter_map(|(k, v)| wire_to_handler.get(&k).map(|h| (h.clone(), v)))
+            .collect();
+        cx.input_responses = Some(answers);
+        cx.request_state = input.state;
+    }
+}

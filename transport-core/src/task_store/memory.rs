@@ -1,0 +1,384 @@
+//! [`MemoryTaskStore`]: the bounded in-memory [`TaskStore`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use serde_json::value::RawValue;
+
+use super::{NewTask, TaskRecord, TaskStatus, TaskStore, TaskStoreError, Terminal};
+
+/// Limits of a [`MemoryTaskStore`].
+///
+/// Nothing is evicted before its TTL (a task "MUST remain accessible … for
+/// the duration of its `ttlMs`"): when a bound is reached the operation
+/// that would pass it fails instead, and expired tasks are purged first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryTaskStoreConfig {
+    /// Live tasks; creating one more is [`TaskStoreError::TooManyTasks`].
+    /// Default 10 000.
+    pub max_tasks: usize,
+    /// Payload bytes one task may hold (result or error, input requests and
+    /// responses, status message, the keys it used). Default 4 MiB.
+    pub max_task_bytes: usize,
+    /// Payload bytes of all tasks together. Default 64 MiB.
+    pub max_total_bytes: usize,
+    /// The longest TTL kept: a longer (or unlimited) request is shortened to
+    /// it. `None` allows unlimited tasks, which only a count bound then
+    /// limits. Default 24 h.
+    pub max_ttl_ms: Option<u64>,
+}
+
+impl Default for MemoryTaskStoreConfig {
+    fn default() -> Self {
+        MemoryTaskStoreConfig {
+            max_tasks: 10_000,
+            max_task_bytes: 4 * 1024 * 1024,
+            max_total_bytes: 64 * 1024 * 1024,
+            max_ttl_ms: Some(24 * 60 * 60 * 1000),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    record: TaskRecord,
+    /// Every input request key issued so far (unique over the task's life).
+    used_keys: BTreeSet<String>,
+    /// Bytes counted against the bounds.
+    bytes: usize,
+}
+
+impl Entry {
+    fn measure(&self) -> usize {
+        self.record.payload_bytes() + self.used_keys.iter().map(String::len).sum::<usize>()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    tasks: HashMap<String, Entry>,
+    total_bytes: usize,
+}
+
+/// The in-memory [`TaskStore`], bounded by a [`MemoryTaskStoreConfig`].
+/// One mutex, held for one operation; no method awaits.
+#[derive(Debug, Default)]
+pub struct MemoryTaskStore {
+    config: MemoryTaskStoreConfig,
+    inner: Mutex<Inner>,
+}
+
+impl MemoryTaskStore {
+    /// A store with these limits.
+    pub fn new(config: MemoryTaskStoreConfig) -> Self {
+        MemoryTaskStore {
+            config,
+            inner: Mutex::default(),
+        }
+    }
+
+    /// The limits.
+    pub fn config(&self) -> &MemoryTaskStoreConfig {
+        &self.config
+    }
+
+    /// Live (stored, possibly expired but not yet purged) tasks.
+    pub fn len(&self) -> usize {
+        self.lock().tasks.len()
+    }
+
+    /// Whether no task is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Payload bytes held by all tasks.
+    pub fn total_bytes(&self) -> usize {
+        self.lock().total_bytes
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `change` on the task `id` visible to `scope` (`None` scope
+    /// check: the worker's own calls), then re-checks the byte bounds; a
+    /// change that breaks them is undone and reported.
+    fn modify<T>(
+        &self,
+        id: &str,
+        scope: Option<Option<&str>>,
+        now_ms: u64,
+        change: impl FnOnce(&mut Entry) -> Result<T, TaskStoreError>,
+    ) -> Result<T, TaskStoreError> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let Some(entry) = inner.tasks.get_mut(id) else {
+            return Err(TaskStoreError::NotFound { id: id.to_owned() });
+        };
+        if let Some(scope) = scope
+            && !entry.record.visible_to(scope)
+        {
+            return Err(TaskStoreError::NotFound { id: id.to_owned() });
+        }
+        if entry.record.is_expired(now_ms) {
+            let bytes = entry.bytes;
+            inner.tasks.remove(id);
+            inner.total_bytes -= bytes;
+            return Err(TaskStoreError::Expired { id: id.to_owned() });
+        }
+        let before_record = entry.record.clone();
+        let before_keys = entry.used_keys.clone();
+        let out = change(entry)?;
+        let size = entry.measure();
+        let total = inner.total_bytes - entry.bytes + size;
+        let limit = if size > self.config.max_task_bytes {
+            Some(self.config.max_task_bytes)
+        } else if size > entry.bytes && total > self.config.max_total_bytes {
+            Some(self.config.max_total_bytes)
+        } else {
+            None
+        };
+        if let Some(max) = limit {
+            entry.record = before_record;
+            entry.used_keys = before_keys;
+            return Err(TaskStoreError::TooLarge {
+                size: if max == self.config.max_task_bytes {
+                    size
+                } else {
+                    total
+                },
+                max,
+            });
+        }
+        entry.bytes = size;
+        inner.total_bytes = total;
+        Ok(out)
+    }
+
+    fn purge(inner: &mut Inner, now_ms: u64) -> usize {
+        let before = inner.tasks.len();
+        let mut freed = 0;
+        inner.tasks.retain(|_, e| {
+            let keep = !e.record.is_expired(now_ms);
+            if !keep {
+                freed += e.bytes;
+            }
+            keep
+        });
+        inner.total_bytes -= freed;
+        before - inner.tasks.len()
+    }
+}
+
+fn unchanged_if_terminal(record: &TaskRecord) -> Result<(), TaskStoreError> {
+    if record.status.is_terminal() {
+        return Err(TaskStoreError::Terminal {
+            id: record.id.clone(),
+            status: record.status,
+        });
+    }
+    Ok(())
+}
+
+#[async_trait::async_trait]
+impl TaskStore for MemoryTaskStore {
+    async fn create(&self, task: NewTask, now_ms: u64) -> Result<TaskRecord, TaskStoreError> {
+        let ttl_ms = match (task.ttl_ms, self.config.max_ttl_ms) {
+            (Some(t), Some(max)) => Some(t.min(max)),
+            (None, max) => max,
+            (Some(t), None) => Some(t),
+        };
+        let record = TaskRecord {
+            id: task.id,
+            scope: task.scope,
+            status: TaskStatus::Working,
+            status_message: task.status_message,
+            created_at_ms: now_ms,
+            last_updated_at_ms: now_ms,
+            ttl_ms,
+            poll_interval_ms: task.poll_interval_ms,
+            input_requests: BTreeMap::new(),
+            input_responses: BTreeMap::new(),
+            result: None,
+            error: None,
+        };
+        let mut inner = self.lock();
+        if inner.tasks.contains_key(&record.id) {
+            return Err(TaskStoreError::Exists { id: record.id });
+        }
+        if inner.tasks.len() >= self.config.max_tasks {
+            Self::purge(&mut inner, now_ms);
+            if inner.tasks.len() >= self.config.max_tasks {
+                return Err(TaskStoreError::TooManyTasks {
+                    max: self.config.max_tasks,
+                });
+            }
+        }
+        let entry = Entry {
+            record: record.clone(),
+            used_keys: BTreeSet::new(),
+            bytes: 0,
+        };
+        let bytes = entry.measure();
+        if bytes > self.config.max_task_bytes {
+            return Err(TaskStoreError::TooLarge {
+                size: bytes,
+                max: self.config.max_task_bytes,
+            });
+        }
+        inner.total_bytes += bytes;
+        inner
+            .tasks
+            .insert(record.id.clone(), Entry { bytes, ..entry });
+        Ok(record)
+    }
+
+    async fn get(
+        &self,
+        id: &str,
+        scope: Option<&str>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        match inner.tasks.get(id) {
+            Some(e) if e.record.visible_to(scope) => {
+                if !e.record.is_expired(now_ms) {
+                    return Ok(e.record.clone());
+                }
+                let bytes = e.bytes;
+                inner.tasks.remove(id);
+                inner.total_bytes -= bytes;
+                Err(TaskStoreError::Expired { id: id.to_owned() })
+            }
+            _ => Err(TaskStoreError::NotFound { id: id.to_owned() }),
+        }
+    }
+
+    async fn require_input(
+        &self,
+        id: &str,
+        requests: BTreeMap<String, Box<RawValue>>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.modify(id, None, now_ms, |e| {
+            unchanged_if_terminal(&e.record)?;
+            if let Some(key) = requests.keys().find(|k| e.used_keys.contains(*k)) {
+                return Err(TaskStoreError::KeyReused {
+                    id: id.to_owned(),
+                    key: key.clone(),
+                });
+            }
+            if requests.is_empty() {
+                return Ok(e.record.clone());
+            }
+            e.used_keys.extend(requests.keys().cloned());
+            e.record.input_requests.extend(requests);
+            e.record.status = TaskStatus::InputRequired;
+            e.record.last_updated_at_ms = now_ms;
+            Ok(e.record.clone())
+        })
+    }
+
+    async fn deliver_input(
+        &self,
+        id: &str,
+        scope: Option<&str>,
+        responses: BTreeMap<String, Box<RawValue>>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.modify(id, Some(scope), now_ms, |e| {
+            if e.record.status.is_terminal() {
+                return Ok(e.record.clone());
+            }
+            let mut changed = false;
+            for (key, value) in responses {
+                if e.record.input_requests.remove(&key).is_some() {
+                    e.record.input_responses.insert(key, value);
+                    changed = true;
+                }
+            }
+            if changed {
+                if e.record.input_requests.is_empty() {
+                    e.record.status = TaskStatus::Working;
+                }
+                e.record.last_updated_at_ms = now_ms;
+            }
+            Ok(e.record.clone())
+        })
+    }
+
+    async fn take_input(
+        &self,
+        id: &str,
+        now_ms: u64,
+    ) -> Result<BTreeMap<String, Box<RawValue>>, TaskStoreError> {
+        self.modify(id, None, now_ms, |e| {
+            Ok(std::mem::take(&mut e.record.input_responses))
+        })
+    }
+
+    async fn set_message(
+        &self,
+        id: &str,
+        message: Option<String>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.modify(id, None, now_ms, |e| {
+            unchanged_if_terminal(&e.record)?;
+            if e.record.status_message != message {
+                e.record.status_message = message;
+                e.record.last_updated_at_ms = now_ms;
+            }
+            Ok(e.record.clone())
+        })
+    }
+
+    async fn finish(
+        &self,
+        id: &str,
+        terminal: Terminal,
+        message: Option<String>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.modify(id, None, now_ms, |e| {
+            unchanged_if_terminal(&e.record)?;
+            let r = &mut e.record;
+            r.status = terminal.status();
+            match terminal {
+                Terminal::Completed(result) => r.result = Some(result),
+                Terminal::Failed(error) => r.error = Some(error),
+                Terminal::Cancelled => {}
+            }
+            r.input_requests.clear();
+            r.input_responses.clear();
+            r.status_message = message;
+            r.last_updated_at_ms = now_ms;
+            Ok(r.clone())
+        })
+    }
+
+    async fn cancel(
+        &self,
+        id: &str,
+        scope: Option<&str>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.modify(id, Some(scope), now_ms, |e| {
+            let r = &mut e.record;
+            if !r.status.is_terminal() {
+                r.status = TaskStatus::Cancelled;
+                r.input_requests.clear();
+                r.input_responses.clear();
+                r.status_message = Some("cancelled at the client's request".to_owned());
+                r.last_updated_at_ms = now_ms;
+            }
+            Ok(r.clone())
+        })
+    }
+
+    async fn purge_expired(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
+        Ok(Self::purge(&mut self.lock(), now_ms))
+    }
+}
