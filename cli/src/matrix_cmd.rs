@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Args;
+use mcp_http_edge::faults::{Fault, Faults};
 
 use crate::matrix::report::{Format, render};
 use crate::matrix::{ClientKind, Scenario, ServerKind, run_matrix};
@@ -25,6 +26,42 @@ pub struct MatrixArgs {
     /// How many cells run at once.
     #[arg(long, default_value_t = 6)]
     pub parallel: usize,
+    /// Prove the matrix can fail: run the cells each injected bug concerns
+    /// once per bug (and once with none) and pass only when every bug turns
+    /// a cell red in a scenario meant to catch it.
+    #[arg(long)]
+    pub self_test: bool,
+    /// With `--self-test`: only these faults (comma-separated names, e.g.
+    /// `skip-priming,mint-session-id`).
+    #[arg(long, requires = "self_test")]
+    pub fault: Option<String>,
+}
+
+/// `--self-test`: prints the table "fault → cells that caught it".
+async fn self_test(args: &MatrixArgs) -> Result<bool, String> {
+    let mut faults = Vec::new();
+    for name in args.fault.as_deref().unwrap_or_default().split(',') {
+        let name = name.trim();
+        if name.is_empty() {
+            continue;
+        }
+        let f = Fault::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown fault {name:?} (known: {})", names.join(", "))
+            })?;
+        faults.push(f);
+    }
+    let report = crate::matrix::selftest::run(&faults, |line| eprintln!("{line}")).await;
+    let text = report.render();
+    match &args.output {
+        Some(path) => std::fs::write(path, &text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(report.passed())
 }
 
 /// The name a filter matches against.
@@ -34,6 +71,9 @@ pub fn result_name(c: ClientKind, s: ServerKind, scenario: Scenario) -> String {
 
 /// Runs the matrix; returns whether every cell matched its prediction.
 pub async fn run(args: MatrixArgs) -> Result<bool, String> {
+    if args.self_test {
+        return self_test(&args).await;
+    }
     let parts: Vec<String> = args
         .filter
         .as_deref()
@@ -60,7 +100,7 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
         "running {total} cells ({} scenarios each at most)",
         Scenario::ALL.len()
     );
-    let cells = run_matrix(keep, args.parallel, move |cell| {
+    let cells = run_matrix(keep, args.parallel, Faults::NONE, move |cell| {
         let n = done.fetch_add(1, Ordering::SeqCst) + 1;
         let rev = cell
             .negotiated()

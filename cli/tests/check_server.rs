@@ -58,6 +58,9 @@ enum Break {
     FixedPrimingId,
     /// `retry` lines are removed.
     StripRetry,
+    /// A resumed (GET) stream loses its empty-data events: an early close
+    /// of a poll that found nothing leaves no id.
+    StripResumedIds,
     /// A malformed `MCP-Protocol-Version` is removed (served at the session's version).
     IgnoreMalformedVersion,
     /// A POST without `Accept` gets one.
@@ -245,6 +248,9 @@ async fn handle(w: Arc<Wrapped>, req: Request<Body>) -> Response<Body> {
                 })
             })
         }
+        Break::StripResumedIds if get && sse => {
+            map_blocks(resp, |_, b| (!is_priming(b)).then(|| b.to_owned()))
+        }
         Break::StripRetry if sse => map_blocks(resp, |_, b| {
             let kept: Vec<&str> = b.lines().filter(|l| !l.starts_with("retry:")).collect();
             Some(format!("{}\n\n", kept.join("\n")).replace("\n\n\n", "\n\n"))
@@ -388,7 +394,8 @@ async fn our_server_passes_every_check() {
     );
     assert!(r.passed(), "{}", shown(&r));
     for c in &r.checks {
-        if c.id == id::RETRY_BEFORE_CLOSE {
+        // Without an early close, neither rule comes into play.
+        if c.id == id::RETRY_BEFORE_CLOSE || c.id == id::RESUMED_CLOSE_CARRIES_ID {
             assert!(
                 matches!(c.outcome, Outcome::Inconclusive(_)),
                 "{}",
@@ -436,6 +443,42 @@ async fn a_polling_server_passes_the_retry_check() {
         "{}",
         shown(&r)
     );
+}
+
+/// A polling server that does not hold resumes closes an empty poll at
+/// once; it leaves a fresh id first, so the check passes. Without those ids
+/// (stripped on the way) the check warns, naming the stranded clients, and
+/// the report still passes: the spec does not require the id.
+#[tokio::test]
+async fn an_empty_poll_closed_without_an_id_is_a_warning() {
+    let mut args = serve_args();
+    args.revisions = "2025-11-25".into();
+    args.disconnect = Some("after-priming".parse().unwrap());
+    args.retry_ms = Some(50);
+    args.resume_hold_ms = Some(0);
+    let r = check_with(Break::Nothing, &args, slow_options()).await;
+    assert_eq!(
+        outcome(
+            &r,
+            id::RESUMED_CLOSE_CARRIES_ID,
+            ProtocolVersion::V2025_11_25
+        ),
+        &Outcome::Pass,
+        "{}",
+        shown(&r)
+    );
+    let r = check_with(Break::StripResumedIds, &args, slow_options()).await;
+    let o = outcome(
+        &r,
+        id::RESUMED_CLOSE_CARRIES_ID,
+        ProtocolVersion::V2025_11_25,
+    );
+    assert!(
+        matches!(o, Outcome::Warn(why) if why.contains("TypeScript SDK")),
+        "{}",
+        shown(&r)
+    );
+    assert!(r.passed(), "{}", shown(&r));
 }
 
 /// A JSON-mode server gives no stream to look at: the SSE checks are

@@ -109,6 +109,9 @@ pub struct ServerHttp {
     pub origins: OriginPolicy,
     /// The largest POST body accepted; larger is 413. Default 4 MiB.
     pub max_body_bytes: usize,
+    /// Injected bugs, for the matrix's self-test only (none by default).
+    #[doc(hidden)]
+    pub faults: crate::faults::Faults,
 }
 
 impl Default for ServerHttp {
@@ -116,6 +119,7 @@ impl Default for ServerHttp {
         ServerHttp {
             origins: OriginPolicy::default(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            faults: crate::faults::Faults::NONE,
         }
     }
 }
@@ -157,6 +161,9 @@ pub struct ClientHttp {
     /// have an overall request timeout, which would cut SSE streams. `None`
     /// builds one with `TCP_NODELAY`.
     pub http_client: Option<reqwest::Client>,
+    /// Injected bugs, for the matrix's self-test only (none by default).
+    #[doc(hidden)]
+    pub faults: crate::faults::Faults,
 }
 
 impl ClientHttp {
@@ -166,6 +173,7 @@ impl ClientHttp {
             url: url.into(),
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             http_client: None,
+            faults: crate::faults::Faults::NONE,
         }
     }
 

@@ -27,6 +27,8 @@
 
 pub mod client;
 pub mod config;
+#[doc(hidden)]
+pub mod faults;
 pub mod headers;
 pub mod server;
 

@@ -35,6 +35,10 @@ macro_rules! scenarios {
             check($c, $s, Scenario::NetworkDrop).await
         }
         #[tokio::test]
+        async fn two_streams() {
+            check($c, $s, Scenario::TwoStreams).await
+        }
+        #[tokio::test]
         async fn changes() {
             check($c, $s, Scenario::Changes).await
         }
@@ -50,11 +54,18 @@ macro_rules! scenarios {
         async fn get_405() {
             check($c, $s, Scenario::Get405).await
         }
+        #[tokio::test]
+        async fn era_cache() {
+            check($c, $s, Scenario::EraCache).await
+        }
     };
 }
 
 macro_rules! servers {
     ($c:expr) => {
+        mod s_2024_11_05 {
+            scenarios!($c, ServerKind::S1105);
+        }
         mod s_2025_03_26 {
             scenarios!($c, ServerKind::S0326);
         }
@@ -70,12 +81,21 @@ macro_rules! servers {
         mod s_legacy {
             scenarios!($c, ServerKind::Legacy);
         }
+        mod s_legacy_405 {
+            scenarios!($c, ServerKind::Legacy405);
+        }
+        mod s_legacy_200 {
+            scenarios!($c, ServerKind::Legacy200);
+        }
         mod s_all {
             scenarios!($c, ServerKind::All);
         }
     };
 }
 
+mod c_2024_11_05 {
+    servers!(ClientKind::C1105);
+}
 mod c_2025_03_26 {
     servers!(ClientKind::C0326);
 }
@@ -88,6 +108,9 @@ mod c_2025_11_25 {
 mod c_2026_07_28 {
     servers!(ClientKind::Modern);
 }
+mod c_future {
+    servers!(ClientKind::Future);
+}
 mod c_legacy {
     servers!(ClientKind::Legacy);
 }
@@ -98,5 +121,7 @@ mod c_all {
 /// Every scenario is covered by the macro above.
 #[test]
 fn scenario_list_is_complete() {
-    assert_eq!(Scenario::ALL.len(), 11);
+    assert_eq!(Scenario::ALL.len(), 13);
+    assert_eq!(ClientKind::ALL.len(), 8);
+    assert_eq!(ServerKind::ALL.len(), 9);
 }

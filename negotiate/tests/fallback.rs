@@ -101,9 +101,19 @@ async fn one_handler_answers_the_same_in_every_era() {
         if rev.has(|f| f.elicitation) {
             asks.push(call(&conn, "ask", json!({})).await.unwrap());
         } else {
-            // 2025-03-26 has no elicitation: a clear error, not a hang.
-            let e = call(&conn, "ask", json!({})).await.unwrap_err();
-            assert!(e.contains("elicitation"), "{e}");
+            // 2025-03-26 has no elicitation: the call ends with a tool
+            // execution error naming it (isError: true), not a hang.
+            let params = to_raw(&json!({ "name": "ask", "arguments": {} })).unwrap();
+            let resp = conn
+                .request("tools/call", Some(params), RequestOptions::default())
+                .await
+                .unwrap()
+                .response()
+                .await
+                .unwrap();
+            let v: Value = serde_json::from_str(resp.payload.unwrap().get()).unwrap();
+            assert_eq!(v["isError"], true, "{v}");
+            assert!(v.to_string().contains("elicitation"), "{v}");
         }
         conn.close().await.unwrap();
     }
@@ -152,5 +162,27 @@ async fn the_era_is_cached_per_origin_and_reprobed_when_it_stops_working() {
     assert_eq!(
         call(&fresh, "echo", json!({ "text": "ok" })).await.unwrap(),
         "ok"
+    );
+}
+
+/// A client that prefers a version the server lacks learns the server's
+/// revision once (-32022, then a retry); later connections through the
+/// cache offer the cached revision first.
+#[tokio::test]
+async fn a_cached_modern_revision_is_offered_first() {
+    let cache = EraCache::new();
+    let all = support::spawn(&V::STREAMABLE).await;
+    let cfg = || {
+        NegotiateConfig::new(all.url.clone())
+            .with_revisions(vec![V::parse("2099-01-01"), V::V2026_07_28])
+            .with_cache(cache.clone())
+    };
+    let first = connect(cfg()).await.unwrap();
+    assert_eq!(first.revision(), V::V2026_07_28);
+    let second = connect(cfg()).await.unwrap();
+    assert_eq!(second.revision(), V::V2026_07_28, "before any request");
+    assert_eq!(
+        call(&second, "echo", json!({ "text": "c" })).await.unwrap(),
+        "c"
     );
 }

@@ -2,7 +2,8 @@
 //!
 //! The client of the deprecated 2024-11-05 **HTTP+SSE** transport: the last
 //! fallback of the negotiating client, for servers that predate Streamable
-//! HTTP.
+//! HTTP; and a small server of it ([`server`]), for the compatibility
+//! matrix's 2024-11-05 column.
 //!
 //! 2026-07-28 *Streamable HTTP*, "HTTP+SSE Transport (2024-11-05)": the
 //! transport "has been deprecated since protocol version `2025-03-26`";
@@ -33,9 +34,11 @@
 //!   answer is POSTed), everything else to the listener.
 //!
 //! There are no event ids and no resumption: if the SSE stream ends or
-//! breaks, the connection is over. Every in-flight request fails with a
-//! [`TransportError::Connection`] that says so, and every later call fails
-//! with the same error (connect again for a new connection).
+//! breaks, the connection is over. Every in-flight request fails with
+//! `TransportError::ResumeFailed(ResumeFailure::NotResumable)` (the typed
+//! error of every revision without resumption), and every later call with
+//! a [`TransportError::Connection`] that says why (connect again for a new
+//! connection).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_transport_core::transport::TransportError> {
@@ -65,6 +68,7 @@ mod config;
 mod open;
 mod reader;
 mod request;
+pub mod server;
 mod shared;
 
 use std::fmt;

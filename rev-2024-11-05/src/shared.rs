@@ -163,10 +163,17 @@ impl Shared {
         self.ended.cancel();
         drop(listener);
         for (id, p) in pending {
+            // The transport has no event ids and no resumption: a request
+            // whose stream broke is lost, and says so in the typed way the
+            // other revisions without resumption do.
             let error = match &reason {
-                TransportError::Connection(why) => TransportError::Connection(format!(
-                    "request {id} is lost: {why} (the HTTP+SSE transport has no resumption)"
-                )),
+                TransportError::Connection(why) => TransportError::ResumeFailed(
+                    mcp_transport_core::transport::ResumeFailure::NotResumable {
+                        revision: mcp_transport_core::ProtocolVersion::V2024_11_05,
+                        what: format!("the answer to request {id}"),
+                        why: why.clone(),
+                    },
+                ),
                 other => other.clone(),
             };
             let _ = p.outcome.send(Err(error));

@@ -13,7 +13,7 @@ use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{ErrorObject, Message, Notification, Response, to_raw};
 use mcp_transport_core::transport::{
     ConfigError, InputHandler, ListenFilter, Misbehaviour, RequestOptions, ResponseStream,
-    StreamEvent, Transport, TransportError,
+    ResumeFailure, StreamEvent, Transport, TransportError,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -438,16 +438,17 @@ async fn the_server_closing_the_stream_fails_in_flight_and_later_requests() {
     let started = Instant::now();
     let err = in_flight.response().await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(1), "{err}");
-    let TransportError::Connection(text) = &err else {
+    // In flight: lost, and said so the typed way (no resumption).
+    let TransportError::ResumeFailed(ResumeFailure::NotResumable { revision, why, .. }) = &err
+    else {
         panic!("{err}")
     };
-    assert!(
-        text.contains("closed the HTTP+SSE stream") && text.contains("no resumption"),
-        "{text}"
-    );
+    assert_eq!(revision.as_str(), "2024-11-05");
+    assert!(why.contains("closed the HTTP+SSE stream"), "{why}");
+    assert!(err.to_string().contains("not resumable"), "{err}");
     assert!(matches!(
         hangup.response().await.unwrap_err(),
-        TransportError::Connection(_)
+        TransportError::ResumeFailed(ResumeFailure::NotResumable { .. })
     ));
     let later = client
         .request("tools/list", None, RequestOptions::default())

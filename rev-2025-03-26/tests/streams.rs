@@ -284,8 +284,9 @@ async fn without_event_ids_a_drop_is_a_clear_error() {
 }
 
 /// 2025-03-26's `schema.ts` has no `elicitation/create` (its
-/// `ServerRequest` is ping, sampling, roots): a handler asking for it fails
-/// its request with `-32021`. 2025-06-18 added it.
+/// `ServerRequest` is ping, sampling, roots): a tool whose handler asks for
+/// it ends with a tool execution error (`isError: true`, *Tools*, "Error
+/// Handling"), and nothing is asked. 2025-06-18 added it.
 #[tokio::test]
 async fn elicitation_is_refused_on_2025_03_26_and_works_on_2025_06_18() {
     for (profile, _) in PROFILES {
@@ -309,13 +310,12 @@ async fn elicitation_is_refused_on_2025_03_26_and_works_on_2025_06_18() {
         let (_, response) = result;
         match profile {
             Profile::V2025_03_26 => {
-                let e = response.payload.unwrap_err();
-                assert_eq!(e.code, -32021);
+                let r = result_of(&response);
+                assert_eq!(r["isError"], true, "{r}");
+                let text = r["content"][0]["text"].as_str().unwrap_or_default();
                 assert!(
-                    e.message
-                        .contains("does not exist in protocol revision 2025-03-26"),
-                    "{}",
-                    e.message
+                    text.contains("does not exist in protocol revision 2025-03-26"),
+                    "{text}"
                 );
                 assert!(input.methods().is_empty(), "nothing was asked");
             }

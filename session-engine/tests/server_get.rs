@@ -69,6 +69,17 @@ async fn get_is_405_when_the_stream_is_off() {
     error_body(resp).await;
 }
 
+/// `Allow` names only supported methods: with DELETE refused too, GET's 405
+/// says `POST` alone.
+#[tokio::test]
+async fn get_405_does_not_offer_a_refused_delete() {
+    let t = start(config().with_get_stream(false).with_allow_delete(false)).await;
+    let s = t.init("2025-11-25").await;
+    let resp = t.get_in(&s).send().await.unwrap();
+    assert_eq!(resp.status(), 405);
+    assert_eq!(resp.headers()["allow"], "POST");
+}
+
 #[tokio::test]
 async fn a_second_concurrent_get_is_409() {
     let t = start(config()).await;

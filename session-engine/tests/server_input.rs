@@ -63,14 +63,19 @@ async fn a_missing_client_capability_is_an_error_response() {
     assert_eq!(req["method"], "sampling/createMessage");
 }
 
+/// 2025-03-26 has no elicitation: a tool asking for it ends with a tool
+/// execution error (*Tools*, "Error Handling": `isError: true`), and
+/// nothing is sent to the client.
 #[tokio::test]
 async fn elicitation_does_not_exist_on_2025_03_26() {
     let t = start(config().with_versions([ProtocolVersion::V2025_03_26])).await;
     let s = t.init_with("2025-03-26", json!({"elicitation": {}})).await;
     let (recs, _) = read_all(t.call(&s, 1, "ask", json!({})).await).await;
     let msgs = messages(&recs);
-    assert_eq!(msgs.len(), 1);
-    let msg = msgs[0]["error"]["message"].as_str().unwrap();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(is_response(&msgs[0], 1));
+    assert_eq!(msgs[0]["result"]["isError"], true, "{msgs:?}");
+    let msg = msgs[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(msg.contains("2025-03-26"), "{msg}");
 }
 

@@ -30,6 +30,7 @@
 //! ```
 
 mod detect;
+pub mod html;
 mod legacy;
 mod modern;
 mod polling;

@@ -1,4 +1,5 @@
-//! Rendering a [`Report`]: a plain-text table, markdown, or JSON.
+//! Rendering a [`Report`]: a plain-text table, markdown, JSON, or an HTML
+//! page ([`super::html`]).
 //!
 //! The text formats list the revisions probed, one row per check (revision,
 //! id, result, and for anything but a pass the reason), the known quirks of
@@ -21,6 +22,8 @@ pub enum Format {
     Markdown,
     /// The whole report as JSON (for machines).
     Json,
+    /// One self-contained HTML page ([`super::html`]).
+    Html,
 }
 
 /// Renders `report` in `format`.
@@ -29,6 +32,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Table => text(report, false),
         Format::Markdown => text(report, true),
         Format::Json => json(report),
+        Format::Html => super::html::render(report),
     }
 }
 

@@ -4,13 +4,21 @@
 //!
 //! A cell passes when what happened matches what was expected — a predicted
 //! failure that happens is a pass, and a scenario the negotiated revision
-//! does not have is "not applicable".
+//! does not have is "not applicable": it still runs, and passes only when
+//! the mechanism is observed to be absent.
 
+mod checks;
 pub mod expect;
+pub mod html;
+mod outcome;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod scenario_impl;
+pub mod selftest;
+mod sessions;
+mod streams;
+pub mod wire;
 
 use std::fmt;
 
@@ -22,6 +30,8 @@ pub use run::{CellResult, ScenarioResult, run_cell, run_matrix};
 /// A client configuration: the revisions it may use, most preferred first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClientKind {
+    /// Only 2024-11-05: the deprecated HTTP+SSE transport.
+    C1105,
     /// Only 2025-03-26.
     C0326,
     /// Only 2025-06-18.
@@ -32,13 +42,24 @@ pub enum ClientKind {
     Modern,
     /// Every legacy revision (legacy-only dual): 2025-11-25, 2025-06-18, 2025-03-26.
     Legacy,
-    /// Every revision (dual-era): 2026-07-28 first, then the legacy ones.
+    /// Every revision (dual-era): 2026-07-28 first, then the legacy ones,
+    /// then 2024-11-05 over HTTP+SSE.
     All,
+    /// Modern, offering a future version ([`FUTURE_VERSION`]) first, then
+    /// 2026-07-28: the `-32022` → retry path of 2026-07-28 *Versioning*.
+    Future,
 }
+
+/// The version [`ClientKind::Future`] offers first: well-formed, modern,
+/// and served by no one.
+pub const FUTURE_VERSION: &str = "2099-01-01";
 
 /// A server configuration: the revisions it serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ServerKind {
+    /// Only 2024-11-05: an HTTP+SSE server (`GET` for the stream, `POST`
+    /// to the endpoint it names; the Streamable POST is 405).
+    S1105,
     /// Only 2025-03-26.
     S0326,
     /// Only 2025-06-18.
@@ -51,15 +72,25 @@ pub enum ServerKind {
     Legacy,
     /// Every revision (dual-era).
     All,
+    /// Every legacy revision, configured the other way the spec allows:
+    /// `GET` without `Last-Event-ID` and `DELETE` answered 405.
+    Legacy405,
+    /// Every legacy revision, answering a `server/discover` that carries no
+    /// session id the way a sessionless legacy server does: HTTP 200 with a
+    /// JSON-RPC `-32601` (the era-ambiguous answer of 2026-07-28
+    /// *Versioning*; a modern server says 404 with `-32601`).
+    Legacy200,
 }
 
 impl ClientKind {
     /// Every client configuration, in table order.
-    pub const ALL: [ClientKind; 6] = [
+    pub const ALL: [ClientKind; 8] = [
+        ClientKind::C1105,
         ClientKind::C0326,
         ClientKind::C0618,
         ClientKind::C1125,
         ClientKind::Modern,
+        ClientKind::Future,
         ClientKind::Legacy,
         ClientKind::All,
     ];
@@ -68,6 +99,7 @@ impl ClientKind {
     pub fn revisions(self) -> Vec<ProtocolVersion> {
         use ProtocolVersion as V;
         match self {
+            ClientKind::C1105 => vec![V::V2024_11_05],
             ClientKind::C0326 => vec![V::V2025_03_26],
             ClientKind::C0618 => vec![V::V2025_06_18],
             ClientKind::C1125 => vec![V::V2025_11_25],
@@ -78,19 +110,23 @@ impl ClientKind {
                 V::V2025_11_25,
                 V::V2025_06_18,
                 V::V2025_03_26,
+                V::V2024_11_05,
             ],
+            ClientKind::Future => vec![V::parse(FUTURE_VERSION), V::V2026_07_28],
         }
     }
 
     /// The short name used in test names and reports.
     pub fn name(self) -> &'static str {
         match self {
+            ClientKind::C1105 => "c-2024-11-05",
             ClientKind::C0326 => "c-2025-03-26",
             ClientKind::C0618 => "c-2025-06-18",
             ClientKind::C1125 => "c-2025-11-25",
             ClientKind::Modern => "c-2026-07-28",
             ClientKind::Legacy => "c-legacy",
             ClientKind::All => "c-all",
+            ClientKind::Future => "c-future",
         }
     }
 
@@ -102,12 +138,15 @@ impl ClientKind {
 
 impl ServerKind {
     /// Every server configuration, in table order.
-    pub const ALL: [ServerKind; 6] = [
+    pub const ALL: [ServerKind; 9] = [
+        ServerKind::S1105,
         ServerKind::S0326,
         ServerKind::S0618,
         ServerKind::S1125,
         ServerKind::S0728,
         ServerKind::Legacy,
+        ServerKind::Legacy405,
+        ServerKind::Legacy200,
         ServerKind::All,
     ];
 
@@ -115,11 +154,14 @@ impl ServerKind {
     pub fn revisions(self) -> Vec<ProtocolVersion> {
         use ProtocolVersion as V;
         match self {
+            ServerKind::S1105 => vec![V::V2024_11_05],
             ServerKind::S0326 => vec![V::V2025_03_26],
             ServerKind::S0618 => vec![V::V2025_06_18],
             ServerKind::S1125 => vec![V::V2025_11_25],
             ServerKind::S0728 => vec![V::V2026_07_28],
-            ServerKind::Legacy => vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25],
+            ServerKind::Legacy | ServerKind::Legacy405 | ServerKind::Legacy200 => {
+                vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25]
+            }
             ServerKind::All => vec![
                 V::V2025_03_26,
                 V::V2025_06_18,
@@ -132,12 +174,15 @@ impl ServerKind {
     /// The short name used in test names and reports.
     pub fn name(self) -> &'static str {
         match self {
+            ServerKind::S1105 => "s-2024-11-05",
             ServerKind::S0326 => "s-2025-03-26",
             ServerKind::S0618 => "s-2025-06-18",
             ServerKind::S1125 => "s-2025-11-25",
             ServerKind::S0728 => "s-2026-07-28",
             ServerKind::Legacy => "s-legacy",
             ServerKind::All => "s-all",
+            ServerKind::Legacy405 => "s-legacy-405",
+            ServerKind::Legacy200 => "s-legacy-200",
         }
     }
 

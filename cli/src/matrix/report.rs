@@ -1,4 +1,5 @@
-//! Rendering matrix results: a terminal table, Markdown, JSON or JUnit XML.
+//! Rendering matrix results: a terminal table, Markdown, JSON, JUnit XML or
+//! an HTML page ([`super::html`]).
 
 use std::fmt::Write as _;
 
@@ -18,6 +19,9 @@ pub enum Format {
     Json,
     /// JUnit XML (one test case per cell and scenario).
     Junit,
+    /// One self-contained HTML page: the grid, and each cell's scenarios
+    /// with expected, observed and the spec sentence.
+    Html,
 }
 
 fn cell_label(cell: Option<&CellResult>) -> String {
@@ -83,7 +87,7 @@ fn summary(cells: &[CellResult]) -> (usize, usize, usize) {
     let passed = all.iter().filter(|s| s.passed()).count();
     let skipped = all
         .iter()
-        .filter(|s| s.passed() && s.observed == Observed::Skipped)
+        .filter(|s| s.passed() && matches!(s.observed, Observed::Absent(_)))
         .count();
     (passed, all.len() - passed, skipped)
 }
@@ -106,7 +110,7 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
             let (passed, failed, skipped) = summary(cells);
             let _ = writeln!(
                 out,
-                "\n{passed} passed, {failed} failed ({skipped} of the passed are not applicable to the negotiated revision)"
+                "\n{passed} passed, {failed} failed ({skipped} of the passed checked that a mechanism the negotiated revision lacks is absent)"
             );
             let bad = mismatches(cells);
             if bad.is_empty() {
@@ -118,6 +122,15 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
                 }
             }
             out
+        }
+        Format::Html => {
+            let (passed, failed, skipped) = summary(cells);
+            super::html::render(
+                cells,
+                &format!(
+                    "{passed} passed, {failed} failed ({skipped} of the passed checked that a mechanism the negotiated revision lacks is absent)"
+                ),
+            )
         }
         Format::Json => {
             let rows: Vec<_> = cells
@@ -131,7 +144,7 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
                             "kind": kind.map(|k| k.to_string()),
                             "detail": message,
                         }),
-                        Observed::Skipped => json!({ "outcome": "not applicable" }),
+                        Observed::Absent(d) => json!({ "outcome": "absent", "detail": d }),
                     };
                     json!({
                         "client": s.client.name(),
@@ -165,11 +178,7 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
                     xml(&name)
                 );
                 if s.passed() {
-                    if s.observed == Observed::Skipped {
-                        let _ = writeln!(out, "><skipped/></testcase>");
-                    } else {
-                        let _ = writeln!(out, "/>");
-                    }
+                    let _ = writeln!(out, "/>");
                 } else {
                     let _ = writeln!(
                         out,

@@ -8,17 +8,22 @@ use axum::serve::ListenerExt;
 use mcp_negotiate::client::{Connection, NegotiateConfig, NegotiateError, connect};
 use mcp_negotiate::server::legacy_config;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
+use mcp_rev_2024_11_05::server::HttpSseServer;
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
+use mcp_session_engine::server::LegacyServer;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::LogLevel;
+use mcp_transport_core::jsonrpc::Notification;
 use mcp_transport_core::transport::{ResumeFailure, Transport, TransportError};
 use serde_json::json;
 
 use super::expect::{Expected, Failure, Prediction, expected};
 use super::scenario::Scenario;
+use super::wire::Wire;
 use super::{ClientKind, ServerKind};
 use crate::reference::ReferenceHandler;
+use mcp_http_edge::faults::Faults;
 use mcp_test_support::Proxy;
 
 /// What actually happened in one scenario.
@@ -33,8 +38,9 @@ pub enum Observed {
         /// What went wrong.
         message: String,
     },
-    /// Not run: the negotiated revision has no such mechanism.
-    Skipped,
+    /// The mechanism is absent, as checked (no priming event, no early
+    /// close, 405, no session id, ...); the detail says what was checked.
+    Absent(String),
 }
 
 /// One scenario of one cell, predicted and observed.
@@ -68,7 +74,7 @@ impl ScenarioResult {
                     kind: Some(got), ..
                 },
             ) => want == got,
-            (Expected::NotApplicable, Observed::Skipped) => true,
+            (Expected::NotApplicable, Observed::Absent(_)) => true,
             _ => false,
         }
     }
@@ -88,7 +94,7 @@ impl ScenarioResult {
         let got = match &self.observed {
             Observed::Works(d) => format!("worked ({d})"),
             Observed::Failed { message, .. } => format!("failed: {message}"),
-            Observed::Skipped => "skipped".to_owned(),
+            Observed::Absent(d) => format!("absent, as checked ({d})"),
         };
         format!(
             "{} x {} / {}: expected {} on {}, got {} on {} [spec: {}]",
@@ -130,16 +136,18 @@ impl CellResult {
 /// Time one scenario may take before it counts as hung.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Runs every scenario of one cell (optionally only those `keep` accepts).
+/// Runs every scenario of one cell (optionally only those `keep` accepts),
+/// with the self-test's injected `faults` (none for the real matrix).
 pub async fn run_cell(
     client: ClientKind,
     server: ServerKind,
     keep: impl Fn(Scenario) -> bool,
+    faults: Faults,
 ) -> CellResult {
     let mut scenarios = Vec::new();
     for scenario in Scenario::ALL {
         if keep(scenario) {
-            scenarios.push(run_one(client, server, scenario).await);
+            scenarios.push(run_one_with(client, server, scenario, faults).await);
         }
     }
     CellResult {
@@ -149,11 +157,12 @@ pub async fn run_cell(
     }
 }
 
-/// Runs every cell, `parallel` at a time; `progress` is told of each
-/// finished cell.
+/// Runs every cell, `parallel` at a time, with the injected `faults` (none
+/// for the real matrix); `progress` is told of each finished cell.
 pub async fn run_matrix(
     filter: impl Fn(ClientKind, ServerKind, Scenario) -> bool + Send + Sync + 'static,
     parallel: usize,
+    faults: Faults,
     progress: impl Fn(&CellResult) + Send + Sync + 'static,
 ) -> Vec<CellResult> {
     let filter = Arc::new(filter);
@@ -168,7 +177,7 @@ pub async fn run_matrix(
             let (filter, progress, gate) = (filter.clone(), progress.clone(), gate.clone());
             tasks.push(tokio::spawn(async move {
                 let _permit = gate.acquire_owned().await;
-                let cell = run_cell(client, server, |s| filter(client, server, s)).await;
+                let cell = run_cell(client, server, |s| filter(client, server, s), faults).await;
                 progress(&cell);
                 cell
             }));
@@ -185,22 +194,31 @@ pub async fn run_matrix(
 
 /// Runs one scenario of one cell against a fresh server.
 pub async fn run_one(client: ClientKind, server: ServerKind, scenario: Scenario) -> ScenarioResult {
+    run_one_with(client, server, scenario, Faults::NONE).await
+}
+
+/// Runs one scenario of one cell against a fresh server, with the
+/// self-test's injected `faults` switched on in the server and client.
+pub async fn run_one_with(
+    client: ClientKind,
+    server: ServerKind,
+    scenario: Scenario,
+    faults: Faults,
+) -> ScenarioResult {
     let prediction = expected(client, server, scenario);
-    let (negotiated, observed) = match tokio::time::timeout(
-        SCENARIO_TIMEOUT,
-        observe(client, server, scenario, &prediction),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(_) => (
-            prediction.revision.clone(),
-            Observed::Failed {
-                kind: None,
-                message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
-            },
-        ),
-    };
+    let (negotiated, observed) =
+        match tokio::time::timeout(SCENARIO_TIMEOUT, observe(client, server, scenario, faults))
+            .await
+        {
+            Ok(r) => r,
+            Err(_) => (
+                prediction.revision.clone(),
+                Observed::Failed {
+                    kind: None,
+                    message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
+                },
+            ),
+        };
     ScenarioResult {
         client,
         server,
@@ -211,13 +229,53 @@ pub async fn run_one(client: ClientKind, server: ServerKind, scenario: Scenario)
     }
 }
 
+/// The server of a cell: every Streamable HTTP configuration is a
+/// `MultiServer`; `s-2024-11-05` is an HTTP+SSE server.
+pub(crate) enum Served {
+    /// One endpoint, the configured Streamable HTTP revisions.
+    Multi(MultiServer),
+    /// The deprecated HTTP+SSE transport.
+    HttpSse(HttpSseServer),
+}
+
+impl Served {
+    /// Sends a server notification to every listener; how many got it.
+    pub(crate) async fn publish(&self, note: &Notification) -> usize {
+        match self {
+            Served::Multi(m) => m.publish(note).await,
+            Served::HttpSse(h) => h.publish(note),
+        }
+    }
+
+    /// The session-based engine, if any.
+    pub(crate) fn legacy(&self) -> Option<&LegacyServer> {
+        match self {
+            Served::Multi(m) => m.legacy(),
+            Served::HttpSse(_) => None,
+        }
+    }
+}
+
 /// A server under test.
 pub(crate) struct Harness {
-    pub(crate) server: MultiServer,
+    pub(crate) server: Served,
     pub(crate) handler: Arc<ReferenceHandler>,
     pub(crate) addr: SocketAddr,
+    /// Every exchange the server saw.
+    pub(crate) wire: Wire,
+    /// The client configuration of the cell.
+    pub(crate) client: ClientKind,
+    /// The injected faults (none for the real matrix).
+    pub(crate) faults: Faults,
     task: tokio::task::JoinHandle<()>,
 }
+
+/// The `retry` (ms) the disconnect scenario's server sends: long enough
+/// that a client reconnecting at once is told apart from one that waits.
+pub(crate) const DISCONNECT_RETRY_MS: u64 = 150;
+/// The disconnect scenario's server closes a connection after this many
+/// message events.
+pub(crate) const DISCONNECT_AFTER_EVENTS: u32 = 2;
 
 impl Drop for Harness {
     fn drop(&mut self) {
@@ -225,7 +283,12 @@ impl Drop for Harness {
     }
 }
 
-async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result<Harness> {
+async fn spawn_server(
+    client: ClientKind,
+    server: ServerKind,
+    scenario: Scenario,
+    faults: Faults,
+) -> std::io::Result<Harness> {
     let handler = Arc::new(ReferenceHandler::new());
     let json = scenario == Scenario::Json;
     let mut legacy = legacy_config()
@@ -233,18 +296,37 @@ async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result
         .with_retry_ms(20)
         .with_keepalive(None);
     if scenario == Scenario::Disconnect {
-        legacy = legacy.with_disconnect(DisconnectPolicy::AfterPriming);
+        legacy = legacy
+            .with_retry_ms(DISCONNECT_RETRY_MS)
+            .with_disconnect(DisconnectPolicy::AfterEvents(DISCONNECT_AFTER_EVENTS));
     }
-    let modern = ModernConfig::default()
+    if server == ServerKind::Legacy405 {
+        legacy = legacy.with_get_stream(false).with_allow_delete(false);
+    }
+    legacy.http.faults = faults;
+    let mut modern = ModernConfig::default()
         .with_json_response(json)
         .with_keepalive(None);
+    modern.http.faults = faults;
     let config = MultiConfig {
         revisions: server.revisions(),
         legacy,
         modern,
     };
-    let multi = MultiServer::new(handler.clone(), config);
-    let app = multi.route("/mcp");
+    let wire = Wire::default();
+    let (served, mut app) = if server == ServerKind::S1105 {
+        let h = HttpSseServer::new(handler.clone(), "/messages");
+        let app = h.router("/mcp");
+        (Served::HttpSse(h), app)
+    } else {
+        let multi = MultiServer::new(handler.clone(), config);
+        let app = multi.route("/mcp");
+        (Served::Multi(multi), app)
+    };
+    if server == ServerKind::Legacy200 {
+        app = app.layer(axum::middleware::from_fn(discover_answered_200));
+    }
+    let app = wire.wrap(app);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let listener = listener.tap_io(|t| {
@@ -254,14 +336,57 @@ async fn spawn_server(server: ServerKind, scenario: Scenario) -> std::io::Result
         let _ = axum::serve(listener, app).await;
     });
     Ok(Harness {
-        server: multi,
+        server: served,
         handler,
         addr,
+        wire,
+        client,
+        faults,
         task,
     })
 }
 
-fn client_config(client: ClientKind, addr: SocketAddr) -> NegotiateConfig {
+/// `s-legacy-200`: a `server/discover` without a session id is answered
+/// as a sessionless legacy server answers an unknown method, HTTP 200 with
+/// `-32601`; everything else goes to the legacy engine.
+async fn discover_answered_200(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, 4 * 1024 * 1024)
+        .await
+        .unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    if parts.method == http::Method::POST
+        && v["method"] == "server/discover"
+        && !parts
+            .headers
+            .contains_key(mcp_http_edge::headers::SESSION_ID)
+    {
+        let answer = json!({
+            "jsonrpc": "2.0",
+            "id": v["id"],
+            "error": { "code": -32601, "message": "Method not found: server/discover" },
+        });
+        return axum::response::Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(answer.to_string()))
+            .unwrap_or_default();
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(body),
+    ))
+    .await
+}
+
+pub(crate) fn client_config(
+    client: ClientKind,
+    addr: SocketAddr,
+    faults: Faults,
+) -> NegotiateConfig {
     let url = format!("http://{addr}/mcp");
     let mut cfg = NegotiateConfig::new(url)
         .with_revisions(client.revisions())
@@ -271,16 +396,42 @@ fn client_config(client: ClientKind, addr: SocketAddr) -> NegotiateConfig {
         .legacy
         .clone()
         .with_reconnect_backoff(Duration::from_millis(20));
+    cfg.legacy.http.faults = faults;
     cfg.modern = cfg.modern.clone().with_log_level(Some(LogLevel::Debug));
     cfg.request_timeout = Some(Duration::from_secs(10));
     cfg
 }
 
-fn classify_connect(e: &NegotiateError) -> Observed {
-    Observed::Failed {
-        kind: matches!(e, NegotiateError::NoMatch { .. }).then_some(Failure::NoMutualRevision),
-        message: e.to_string(),
-    }
+/// A failed negotiation is the spec-named failure when the error names
+/// every version the client offered and at least one the server speaks.
+fn classify_connect(e: &NegotiateError, client: ClientKind, server: ServerKind) -> Observed {
+    let message = e.to_string();
+    let names_client = client
+        .revisions()
+        .iter()
+        .all(|v| message.contains(v.as_str()));
+    // A legacy server's answer to `server/discover` names no version, nor
+    // does a Streamable server's refusal of the HTTP+SSE GET; the error then
+    // has to say which era or transport the server is not.
+    let names_server = server
+        .revisions()
+        .iter()
+        .any(|v| message.contains(v.as_str()))
+        || (client.revisions().iter().all(ProtocolVersion::is_modern)
+            && message.contains("not a modern server"))
+        // An HTTP+SSE-only client learns only that the URL is no HTTP+SSE
+        // endpoint.
+        || (client == ClientKind::C1105 && message.contains("not an HTTP+SSE endpoint"));
+    let kind = (matches!(e, NegotiateError::NoMatch { .. }) && names_client && names_server)
+        .then_some(Failure::NoMutualRevision);
+    let message = if kind.is_none() && matches!(e, NegotiateError::NoMatch { .. }) {
+        format!(
+            "{message} (the error does not name both sides' versions: client's named {names_client}, server's named {names_server})"
+        )
+    } else {
+        message
+    };
+    Observed::Failed { kind, message }
 }
 
 /// Classifies a transport error the spec names: a stream that cannot be
@@ -302,9 +453,9 @@ async fn observe(
     client: ClientKind,
     server: ServerKind,
     scenario: Scenario,
-    prediction: &Prediction,
+    faults: Faults,
 ) -> (Option<ProtocolVersion>, Observed) {
-    let harness = match spawn_server(server, scenario).await {
+    let harness = match spawn_server(client, server, scenario, faults).await {
         Ok(h) => h,
         Err(e) => {
             return (
@@ -317,7 +468,7 @@ async fn observe(
         }
     };
     // Network drops go through a proxy that can cut connections.
-    let proxy = if scenario == Scenario::NetworkDrop {
+    let proxy = if matches!(scenario, Scenario::NetworkDrop | Scenario::TwoStreams) {
         match Proxy::start(harness.addr).await {
             Ok(p) => Some(p),
             Err(e) => {
@@ -334,20 +485,74 @@ async fn observe(
         None
     };
     let target = proxy.as_ref().map(Proxy::addr).unwrap_or(harness.addr);
-    let conn: Connection = match connect(client_config(client, target)).await {
+    let conn: Connection = match connect(client_config(client, target, faults)).await {
         Ok(c) => c,
-        Err(e) => return (None, classify_connect(&e)),
+        Err(e) => return (None, classify_connect(&e, client, server)),
     };
     let negotiated = Some(conn.revision());
-    // Scenarios the negotiated revision lacks are not run.
-    let (expected_here, _) = super::expect::on_revision(&conn.revision(), scenario);
-    if expected_here == Expected::NotApplicable && prediction.revision == negotiated {
-        let _ = conn.close().await;
-        return (negotiated, Observed::Skipped);
+    if client == ClientKind::Future
+        && let Err(why) = future_version_retried(&harness.wire)
+    {
+        return (
+            negotiated,
+            Observed::Failed {
+                kind: None,
+                message: why,
+            },
+        );
     }
+    // Every scenario runs, also where the revision lacks the mechanism: it
+    // then checks the absence.
     let observed = super::scenario_impl::run(scenario, &conn, &harness, proxy.as_ref()).await;
     let _ = conn.close().await;
     (negotiated, observed)
+}
+
+/// The `-32022` → retry path on the wire: the first modern request offered
+/// [`super::FUTURE_VERSION`] and was answered `-32022` listing the
+/// supported versions; a later request used one of them.
+fn future_version_retried(wire: &Wire) -> Result<(), String> {
+    let exchanges = wire.exchanges();
+    let version = |e: &super::wire::Exchange| {
+        e.header(mcp_http_edge::headers::PROTOCOL_VERSION)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let first = exchanges
+        .iter()
+        .find(|e| e.method == http::Method::POST)
+        .ok_or("no request on the wire")?;
+    if version(first) != super::FUTURE_VERSION {
+        return Err(format!(
+            "the first request offered {:?}, not {}",
+            version(first),
+            super::FUTURE_VERSION
+        ));
+    }
+    let answer = first.messages().into_iter().next().unwrap_or_default();
+    let supported = &answer["error"]["data"]["supported"];
+    if answer["error"]["code"] != -32022 || !supported.is_array() {
+        return Err(format!(
+            "{} was answered {answer}, not -32022 with data.supported",
+            super::FUTURE_VERSION
+        ));
+    }
+    let retried = exchanges
+        .iter()
+        .skip_while(|e| !std::ptr::eq(*e, first))
+        .skip(1)
+        .any(|e| {
+            supported
+                .as_array()
+                .is_some_and(|s| s.iter().any(|v| v.as_str() == Some(version(e).as_str())))
+        });
+    if retried {
+        Ok(())
+    } else {
+        Err(format!(
+            "no request retried with a version from {supported} after -32022"
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,9 @@ pub enum Scenario {
     /// The network drops mid-request: resumed where the revision allows, a
     /// clear error where it does not.
     NetworkDrop,
+    /// Two calls stream at once (and, on legacy revisions, both resume
+    /// after a network drop): each gets only its own messages.
+    TwoStreams,
     /// Change notifications: the GET stream (legacy) or
     /// `subscriptions/listen` (modern).
     Changes,
@@ -31,11 +34,14 @@ pub enum Scenario {
     Delete,
     /// GET answers 405 (2026-07-28).
     Get405,
+    /// The per-origin era cache: several connections of one client (one
+    /// cache) negotiate the same revision, probing only once.
+    EraCache,
 }
 
 impl Scenario {
     /// Every scenario, in report order.
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 13] = [
         Scenario::Json,
         Scenario::Sse,
         Scenario::Progress,
@@ -43,10 +49,12 @@ impl Scenario {
         Scenario::Cancel,
         Scenario::Disconnect,
         Scenario::NetworkDrop,
+        Scenario::TwoStreams,
         Scenario::Changes,
         Scenario::Expiry,
         Scenario::Delete,
         Scenario::Get405,
+        Scenario::EraCache,
     ];
 
     /// The short name used in test names and reports.
@@ -59,10 +67,12 @@ impl Scenario {
             Scenario::Cancel => "cancel",
             Scenario::Disconnect => "disconnect",
             Scenario::NetworkDrop => "network_drop",
+            Scenario::TwoStreams => "two_streams",
             Scenario::Changes => "changes",
             Scenario::Expiry => "expiry",
             Scenario::Delete => "delete",
             Scenario::Get405 => "get_405",
+            Scenario::EraCache => "era_cache",
         }
     }
 

@@ -236,7 +236,16 @@ async fn connect_cached(
     cached: &ProtocolVersion,
 ) -> Result<Connection, TransportError> {
     if cached.is_modern() {
-        let client = ModernClient::new(config.modern_config(config.modern_versions()))?;
+        // Offer the cached modern revision first (the server answered it
+        // before), so a client preferring a version the server lacks does
+        // not pay a -32022 round trip on every connection.
+        let mut versions = Vec::new();
+        let modern = config.modern_versions();
+        if modern.contains(cached) {
+            versions.push(cached.clone());
+        }
+        versions.extend(modern.into_iter().filter(|v| v != cached));
+        let client = ModernClient::new(config.modern_config(versions))?;
         return Ok(Connection::new(Underlying::Modern(client), String::new()));
     }
     if cached.has(|f| f.http_transport == HttpTransport::HttpSse) {

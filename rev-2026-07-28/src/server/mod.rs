@@ -248,7 +248,20 @@ impl ModernServer {
         if parts.method != Method::POST {
             return reply::method_not_allowed(&parts.method);
         }
-        post::post(&self.shared, parts, body).await
+        let mut response = post::post(&self.shared, parts, body).await;
+        if self
+            .shared
+            .config
+            .http
+            .faults
+            .has(mcp_http_edge::faults::Fault::MintSessionId)
+        {
+            response.headers_mut().insert(
+                mcp_http_edge::headers::SESSION_ID,
+                http::HeaderValue::from_static("minted-by-a-fault"),
+            );
+        }
+        response
     }
 
     /// Delivers a change notification to every open `subscriptions/listen`

@@ -260,7 +260,17 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
 
     // Armed until the answer is complete: dropping this future (the client
     // went away before the head was sent) cancels the request.
-    let guard = cancel.drop_guard();
+    let guard = if shared
+        .config
+        .http
+        .faults
+        .has(mcp_http_edge::faults::Fault::IgnoreClose)
+    {
+        // Self-test fault: a guard of a token nobody watches.
+        CancellationToken::new().drop_guard()
+    } else {
+        cancel.drop_guard()
+    };
     tokio::spawn(run(shared.clone(), request, cx, tx, finish));
 
     let json_mode = shared.config.json_response;

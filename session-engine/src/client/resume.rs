@@ -195,9 +195,20 @@ impl EventSource {
                 end: self.last_end.to_string(),
             }));
         }
+        let retry = if self
+            .shared
+            .config
+            .http
+            .faults
+            .has(mcp_http_edge::faults::Fault::ClientIgnoresRetry)
+        {
+            Some(Duration::ZERO)
+        } else {
+            self.retry
+        };
         let wait = self
             .resumer
-            .next_wait(Instant::now(), self.retry, &what, &self.last_end)?;
+            .next_wait(Instant::now(), retry, &what, &self.last_end)?;
         tokio::time::sleep(wait).await;
         tracing::debug!(stream = %what, last_event_id = ?self.last_event_id, ?wait, "reconnecting by GET");
         let get = wire::get(&self.shared, &self.session, self.last_event_id.as_deref());

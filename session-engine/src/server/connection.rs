@@ -38,6 +38,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
+use mcp_http_edge::faults::Fault;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::{Replay, ReplayError, StoredEvent};
 use mcp_transport_core::sse;
@@ -67,6 +68,9 @@ pub(crate) struct Plan {
     pub prefetched: Option<Replay>,
     /// Whether this connection resumes a stream (`GET` + `Last-Event-ID`).
     pub resuming: bool,
+    /// Events of other streams to write first: only ever non-empty under
+    /// the `LeakOtherStream` self-test fault.
+    pub leak: Vec<StoredEvent>,
 }
 
 /// The SSE response that opens a new request stream: its first connection,
@@ -85,6 +89,7 @@ pub(crate) fn respond_new(
         cursor: 0,
         prefetched: None,
         resuming: false,
+        leak: Vec::new(),
     };
     respond(shared, session, stream, plan)
 }
@@ -122,6 +127,12 @@ struct Connection {
     close_seen: u64,
     /// Whether an event id went out on this connection.
     sent_id: bool,
+    /// Where in the chunk being built the last message event starts, and
+    /// its id (for the `DropLastBeforeClose` self-test fault only).
+    last_written: Option<(usize, String)>,
+    /// Events of other streams written first (the `LeakOtherStream`
+    /// self-test fault only; always empty otherwise).
+    leak: Vec<StoredEvent>,
     done: bool,
     _busy: BusyGuard,
 }
@@ -146,13 +157,17 @@ impl Connection {
             generation: plan.generation,
             rx,
             cursor: plan.cursor,
-            priming: plan.priming.filter(|_| polling.is_some()),
+            priming: plan.priming.filter(|_| {
+                polling.is_some() && !shared.config.http.faults.has(Fault::SkipPriming)
+            }),
             prefetched: plan.prefetched,
             retry_ms: polling.map(|p| p.retry_ms()),
             with_ids: polling.is_some() || shared.config.event_ids,
             policy,
             close_seen,
             sent_id: false,
+            last_written: None,
+            leak: plan.leak,
             done: false,
         }
     }
@@ -160,6 +175,17 @@ impl Connection {
     /// Ends the connection early; a polling client learns when to come back
     /// (`retry`), and from where (a fresh id, when none went out yet).
     fn close_with_retry(&mut self, buf: &mut BytesMut) {
+        if self
+            .shared
+            .config
+            .http
+            .faults
+            .has(Fault::DropLastBeforeClose)
+            && let Some((start, id)) = self.last_written.take()
+        {
+            buf.truncate(start);
+            let _ = sse::write_priming(buf, &id);
+        }
         if let Some(ms) = self.retry_ms {
             if !self.sent_id {
                 let id = EventId::new(self.session.tag, self.stream.id, self.cursor)
@@ -183,6 +209,11 @@ impl Connection {
             return None;
         }
         let mut buf = BytesMut::new();
+        self.last_written = None;
+        for ev in std::mem::take(&mut self.leak) {
+            let data = String::from_utf8_lossy(&ev.data);
+            let _ = sse::write_event(&mut buf, None, Some(&ev.id.to_string()), &data);
+        }
         if let Some(id) = self.priming.take() {
             // Ids are visible ASCII without CR, LF or NUL: this cannot fail.
             let _ = sse::write_priming(&mut buf, &id.to_string());
@@ -332,7 +363,9 @@ impl Connection {
             }
             let data = String::from_utf8_lossy(&ev.data);
             let id = self.with_ids.then(|| ev.id.to_string());
+            let start_at = buf.len();
             let _ = sse::write_event(buf, None, id.as_deref(), &data);
+            self.last_written = id.map(|id| (start_at, id));
             self.cursor = ev.id.seq;
             written += 1;
         }
@@ -349,6 +382,17 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        if self
+            .shared
+            .config
+            .http
+            .faults
+            .has(Fault::CancelOnDisconnect)
+            && self.session.revision.polling().is_some()
+            && !self.stream.live().finished
+        {
+            self.session.cancel_all_requests();
+        }
         self.stream.detach(self.generation);
         self.session.reap(&self.stream);
     }

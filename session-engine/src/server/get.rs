@@ -62,8 +62,9 @@ use std::sync::Arc;
 
 use http::StatusCode;
 use http::request::Parts;
+use mcp_http_edge::faults::Fault;
 use mcp_transport_core::event_id::{EventId, EventIdError, StreamId};
-use mcp_transport_core::event_log::ReplayError;
+use mcp_transport_core::event_log::{ReplayError, StoredEvent};
 
 use super::connection::{self, Plan};
 use super::reply::{self, HttpResponse};
@@ -82,8 +83,15 @@ pub(crate) async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
     }
     let last = parts.headers.get(LAST_EVENT_ID);
     if last.is_none() && !shared.config.get_stream {
+        // Allow names only what is supported (RFC 9110, 10.2.1): DELETE
+        // only when sessions may be ended with it.
+        let allow = if shared.config.allow_delete {
+            "POST, DELETE"
+        } else {
+            "POST"
+        };
         return reply::method_not_allowed(
-            "POST, DELETE",
+            allow,
             "Method Not Allowed: this server offers no standalone SSE stream (GET is only for resuming with Last-Event-ID)",
         );
     }
@@ -119,10 +127,18 @@ async fn resume(shared: &Arc<Shared>, session: &Arc<Session>, text: &str) -> Htt
         return foreign(text);
     }
     let state = session.stream(last.stream);
+    let faults = shared.config.http.faults;
+    // Self-test fault: replay the Last-Event-ID event itself too.
+    let inclusive = faults.has(Fault::ReplayInclusive) && last.seq > EventId::PRIMING_SEQ;
+    let after = if inclusive {
+        EventId::new(last.session, last.stream, last.seq - 1)
+    } else {
+        last.position()
+    };
     let replay = match shared
         .config
         .event_store
-        .replay_after(&session.tag, &last.position())
+        .replay_after(&session.tag, &after)
         .await
     {
         Ok(r) => r,
@@ -151,7 +167,12 @@ async fn resume(shared: &Arc<Shared>, session: &Arc<Session>, text: &str) -> Htt
     // A stream without live state has finished and been reaped: serve it
     // from the log alone.
     let state = state.unwrap_or_else(|| StreamState::ended(last.stream, replay.last_seq));
-    let generation = state.attach(last.seq);
+    let leak = if faults.has(Fault::LeakOtherStream) {
+        other_streams_events(shared, session, last.stream).await
+    } else {
+        Vec::new()
+    };
+    let generation = state.attach(after.seq);
     connection::respond(
         shared,
         session,
@@ -159,11 +180,34 @@ async fn resume(shared: &Arc<Shared>, session: &Arc<Session>, text: &str) -> Htt
         Plan {
             generation,
             priming: None,
-            cursor: last.seq,
+            cursor: after.seq,
             prefetched: Some(replay),
             resuming: true,
+            leak,
         },
     )
+}
+
+/// Every logged message event of the session's other live streams (the
+/// `LeakOtherStream` self-test fault only).
+async fn other_streams_events(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    own: StreamId,
+) -> Vec<StoredEvent> {
+    let mut out = Vec::new();
+    for id in session.stream_ids().into_iter().filter(|id| *id != own) {
+        let from = EventId::priming(session.tag, id);
+        if let Ok(r) = shared
+            .config
+            .event_store
+            .replay_after(&session.tag, &from)
+            .await
+        {
+            out.extend(r.events);
+        }
+    }
+    out
 }
 
 fn foreign(text: &str) -> HttpResponse {
@@ -218,6 +262,7 @@ async fn standalone(shared: &Arc<Shared>, session: &Arc<Session>) -> HttpRespons
             cursor: EventId::PRIMING_SEQ,
             prefetched: None,
             resuming: false,
+            leak: Vec::new(),
         },
     )
 }

@@ -31,6 +31,12 @@ pub(crate) enum AskError {
     Cancelled,
     /// Answer the original request with this error.
     Failed(ErrorObject),
+    /// The session's revision has no such server-to-client method (for
+    /// example `elicitation/create` on 2025-03-26). A `tools/call` then
+    /// ends with a tool execution error (*Tools*, "Error Handling": "Tool
+    /// Execution Errors: Reported in tool results with `isError: true`");
+    /// any other request with `-32021` naming the reason.
+    NotInRevision(String),
 }
 
 /// The client capability a server-to-client method needs, and whether the
@@ -73,12 +79,7 @@ pub(crate) async fn ask(
 ) -> Result<BTreeMap<String, Box<RawValue>>, AskError> {
     for req in input.requests.values() {
         match required_capability(session, &req.method) {
-            Err(reason) => {
-                return Err(AskError::Failed(ErrorObject::new(
-                    MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    reason,
-                )));
-            }
+            Err(reason) => return Err(AskError::NotInRevision(reason)),
             Ok(Some(cap)) if !session.client.has_capability(cap) => {
                 return Err(AskError::Failed(ErrorObject::new(
                     MISSING_REQUIRED_CLIENT_CAPABILITY,

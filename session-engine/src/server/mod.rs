@@ -108,7 +108,10 @@
 //!   after a timeout, or unknown) is accepted with 202 and logged, like the
 //!   cancellation races the *Cancellation* page asks to tolerate.
 //! * A server-to-client request the client declared no capability for
-//!   answers the originating request with `-32021` naming the capability.
+//!   answers the originating request with `-32021` naming the capability;
+//!   one the session's revision does not have (`elicitation/create` before
+//!   2025-06-18) ends a `tools/call` with a tool execution error
+//!   (`isError: true`) and any other request with `-32021`.
 //! * The transport's own answers (`initialize`, `ping`,
 //!   `logging/setLevel`) are always JSON.
 //! * A cancelled request's stream ends without a response; in

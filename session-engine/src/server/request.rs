@@ -15,7 +15,7 @@ use futures_util::FutureExt;
 use http::StatusCode;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::handler::{Outcome, RequestContext};
-use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, Response};
+use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
 
 use super::Shared;
 use super::connection;
@@ -177,9 +177,37 @@ async fn run(
                         outlet.respond(Response::error(Some(id.clone()), e)).await;
                         break;
                     }
+                    Err(AskError::NotInRevision(reason)) => {
+                        outlet
+                            .respond(not_in_revision(&request.method, id.clone(), reason))
+                            .await;
+                        break;
+                    }
                 }
             }
         }
     }
     session.end_request(&id);
+}
+
+/// The answer to a request whose handler needs a server-to-client method
+/// the session's revision lacks: a tool execution error for `tools/call`
+/// (*Tools*, "Error Handling"), `-32021` naming the reason otherwise.
+fn not_in_revision(method: &str, id: RequestId, reason: String) -> Response {
+    if method == "tools/call" {
+        let result = serde_json::json!({
+            "content": [{ "type": "text", "text": reason }],
+            "isError": true,
+        });
+        if let Ok(raw) = mcp_transport_core::jsonrpc::to_raw(&result) {
+            return Response::result(id, raw);
+        }
+    }
+    Response::error(
+        Some(id),
+        ErrorObject::new(
+            mcp_transport_core::jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            reason,
+        ),
+    )
 }

@@ -198,6 +198,19 @@ impl Session {
         }
     }
 
+    /// Fires every in-flight request's cancellation token (the
+    /// `CancelOnDisconnect` self-test fault only).
+    pub fn cancel_all_requests(&self) {
+        for t in lock(&self.requests).values() {
+            t.cancel();
+        }
+    }
+
+    /// The numbers of the streams with live state.
+    pub fn stream_ids(&self) -> Vec<StreamId> {
+        lock(&self.streams).keys().copied().collect()
+    }
+
     /// Registers a server-to-client request awaiting an answer; `None` when
     /// `max` are already pending.
     pub fn await_client_response(

@@ -1,0 +1,111 @@
+//! Injected bugs for the compatibility matrix's self-test (not public API).
+//!
+//! `mcp-compat matrix --self-test` proves that the matrix can fail: it runs
+//! the matrix once per [`Fault`], each switched on in the reference server
+//! or client, and passes only when each turns at least one cell red. The
+//! switches are plain data checked at a handful of places in the engines;
+//! every one is off by default, and nothing but the matrix's self-test sets
+//! them (no builder method, no `serve` flag). Hidden from the docs because
+//! no user should ever turn one on.
+
+/// One injected bug.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// Client: reconnect at once after a server-initiated close, ignoring
+    /// the `retry` field ("The client MUST respect the retry field").
+    ClientIgnoresRetry,
+    /// Session server: a resume replays the `Last-Event-ID` event itself
+    /// ("replay messages that would have been sent after the last event
+    /// ID").
+    ReplayInclusive,
+    /// Session server (2025-11-25): no priming event on a new stream
+    /// ("MUST immediately send an SSE event consisting of an event ID and
+    /// an empty data field").
+    SkipPriming,
+    /// Session server (2025-11-25): a connection that ends before its
+    /// stream's response cancels the session's requests ("Disconnection
+    /// SHOULD NOT be interpreted as the client cancelling its request").
+    CancelOnDisconnect,
+    /// 2026-07-28 server: closing the response stream does not cancel the
+    /// request ("MUST be treated by the server as cancellation").
+    IgnoreClose,
+    /// Session server: a resume also replays another stream's events ("MUST
+    /// NOT replay messages that would have been delivered on a different
+    /// stream").
+    LeakOtherStream,
+    /// 2026-07-28 server: answers carry an `Mcp-Session-Id` header (the
+    /// revision has no sessions).
+    MintSessionId,
+    /// Session server: before an early close, the last message event goes
+    /// out as its id alone (the message is lost, the id moves past it).
+    DropLastBeforeClose,
+}
+
+impl Fault {
+    /// Every fault, in self-test order.
+    pub const ALL: [Fault; 8] = [
+        Fault::ClientIgnoresRetry,
+        Fault::ReplayInclusive,
+        Fault::SkipPriming,
+        Fault::CancelOnDisconnect,
+        Fault::IgnoreClose,
+        Fault::LeakOtherStream,
+        Fault::MintSessionId,
+        Fault::DropLastBeforeClose,
+    ];
+
+    /// The short name the self-test prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::ClientIgnoresRetry => "client-ignores-retry",
+            Fault::ReplayInclusive => "replay-inclusive",
+            Fault::SkipPriming => "skip-priming",
+            Fault::CancelOnDisconnect => "cancel-on-disconnect",
+            Fault::IgnoreClose => "ignore-close",
+            Fault::LeakOtherStream => "leak-other-stream",
+            Fault::MintSessionId => "mint-session-id",
+            Fault::DropLastBeforeClose => "drop-last-before-close",
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// A set of [`Fault`]s; empty by default.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Faults(u32);
+
+impl Faults {
+    /// No fault.
+    pub const NONE: Faults = Faults(0);
+
+    /// The set holding only `fault`.
+    pub fn only(fault: Fault) -> Faults {
+        Faults(fault.bit())
+    }
+
+    /// Whether `fault` is on.
+    pub fn has(self, fault: Fault) -> bool {
+        self.0 & fault.bit() != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_fault_is_its_own_switch() {
+        assert!(!Faults::default().has(Fault::SkipPriming));
+        for f in Fault::ALL {
+            let set = Faults::only(f);
+            for g in Fault::ALL {
+                assert_eq!(set.has(g), f == g, "{f:?} / {g:?}");
+            }
+        }
+    }
+}
