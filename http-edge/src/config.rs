@@ -77,13 +77,13 @@ impl OriginPolicy {
                 )));
             }
         }
-        if let Some(authority) = parts.uri.authority() {
-            if !host_allowed(authority.as_str(), self.allowed_hosts.as_deref()) {
-                return Err(forbidden(format!(
-                    "Forbidden: the request target names host {:?}, which is not allowed (DNS rebinding protection)",
-                    authority.as_str()
-                )));
-            }
+        if let Some(authority) = parts.uri.authority()
+            && !host_allowed(authority.as_str(), self.allowed_hosts.as_deref())
+        {
+            return Err(forbidden(format!(
+                "Forbidden: the request target names host {:?}, which is not allowed (DNS rebinding protection)",
+                authority.as_str()
+            )));
         }
         let host = match parts.headers.get(HOST) {
             Some(h) => h.to_str().ok().map(str::to_owned),

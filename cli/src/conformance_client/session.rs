@@ -168,13 +168,12 @@ impl Session {
             eprintln!("conformance-client: close: {e}");
         }
         // Closing the client ends the standalone stream.
-        if let Some(mut listener) = self.listener {
-            if tokio::time::timeout(LISTENER_GRACE, &mut listener)
+        if let Some(mut listener) = self.listener
+            && tokio::time::timeout(LISTENER_GRACE, &mut listener)
                 .await
                 .is_err()
-            {
-                listener.abort();
-            }
+        {
+            listener.abort();
         }
     }
 }

@@ -5,8 +5,8 @@ use mcp_negotiate::client::Connection;
 use mcp_transport_core::transport::Transport;
 use serde_json::Value;
 
+use super::harness::{Harness, Observed};
 use super::outcome::*;
-use super::run::{Harness, Observed};
 use super::wire::Exchange;
 use mcp_http_edge::headers;
 

@@ -9,6 +9,7 @@
 
 mod checks;
 pub mod expect;
+mod harness;
 pub mod html;
 mod outcome;
 pub mod report;

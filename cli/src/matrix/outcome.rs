@@ -8,7 +8,7 @@ use mcp_transport_core::transport::{InputHandler, RequestOptions, Transport, Tra
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::run::{Observed, classify_error};
+use super::harness::{Observed, classify_error};
 
 /// The matrix client's input handler: answers every elicitation with "Ada".
 #[derive(Debug)]

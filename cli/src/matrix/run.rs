@@ -1,47 +1,30 @@
 //! Running cells: a fresh server and client per scenario, over loopback.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::serve::ListenerExt;
-use mcp_negotiate::client::{Connection, NegotiateConfig, NegotiateError, connect};
+use mcp_negotiate::client::{Connection, NegotiateError, connect};
 use mcp_negotiate::server::legacy_config;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_rev_2024_11_05::server::HttpSseServer;
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::ModernConfig;
-use mcp_session_engine::server::LegacyServer;
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::handler::LogLevel;
-use mcp_transport_core::jsonrpc::Notification;
-use mcp_transport_core::transport::{ResumeFailure, Transport, TransportError};
+use mcp_transport_core::transport::Transport;
 use serde_json::json;
 
 use super::expect::{Expected, Failure, Prediction, expected};
+pub use super::harness::Observed;
+use super::harness::{
+    DISCONNECT_AFTER_EVENTS, DISCONNECT_RETRY_MS, Harness, Served, client_config,
+};
 use super::scenario::Scenario;
 use super::wire::Wire;
 use super::{ClientKind, ServerKind};
 use crate::reference::ReferenceHandler;
 use mcp_http_edge::faults::Faults;
 use mcp_test_support::Proxy;
-
-/// What actually happened in one scenario.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Observed {
-    /// It worked; the detail says what was checked.
-    Works(String),
-    /// It failed; `kind` when the failure is one the spec names.
-    Failed {
-        /// The recognized failure, if any.
-        kind: Option<Failure>,
-        /// What went wrong.
-        message: String,
-    },
-    /// The mechanism is absent, as checked (no priming event, no early
-    /// close, 405, no session id, ...); the detail says what was checked.
-    Absent(String),
-}
 
 /// One scenario of one cell, predicted and observed.
 #[derive(Clone, Debug)]
@@ -229,60 +212,6 @@ pub async fn run_one_with(
     }
 }
 
-/// The server of a cell: every Streamable HTTP configuration is a
-/// `MultiServer`; `s-2024-11-05` is an HTTP+SSE server.
-pub(crate) enum Served {
-    /// One endpoint, the configured Streamable HTTP revisions.
-    Multi(MultiServer),
-    /// The deprecated HTTP+SSE transport.
-    HttpSse(HttpSseServer),
-}
-
-impl Served {
-    /// Sends a server notification to every listener; how many got it.
-    pub(crate) async fn publish(&self, note: &Notification) -> usize {
-        match self {
-            Served::Multi(m) => m.publish(note).await,
-            Served::HttpSse(h) => h.publish(note),
-        }
-    }
-
-    /// The session-based engine, if any.
-    pub(crate) fn legacy(&self) -> Option<&LegacyServer> {
-        match self {
-            Served::Multi(m) => m.legacy(),
-            Served::HttpSse(_) => None,
-        }
-    }
-}
-
-/// A server under test.
-pub(crate) struct Harness {
-    pub(crate) server: Served,
-    pub(crate) handler: Arc<ReferenceHandler>,
-    pub(crate) addr: SocketAddr,
-    /// Every exchange the server saw.
-    pub(crate) wire: Wire,
-    /// The client configuration of the cell.
-    pub(crate) client: ClientKind,
-    /// The injected faults (none for the real matrix).
-    pub(crate) faults: Faults,
-    task: tokio::task::JoinHandle<()>,
-}
-
-/// The `retry` (ms) the disconnect scenario's server sends: long enough
-/// that a client reconnecting at once is told apart from one that waits.
-pub(crate) const DISCONNECT_RETRY_MS: u64 = 150;
-/// The disconnect scenario's server closes a connection after this many
-/// message events.
-pub(crate) const DISCONNECT_AFTER_EVENTS: u32 = 2;
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 async fn spawn_server(
     client: ClientKind,
     server: ServerKind,
@@ -382,26 +311,6 @@ async fn discover_answered_200(
     .await
 }
 
-pub(crate) fn client_config(
-    client: ClientKind,
-    addr: SocketAddr,
-    faults: Faults,
-) -> NegotiateConfig {
-    let url = format!("http://{addr}/mcp");
-    let mut cfg = NegotiateConfig::new(url)
-        .with_revisions(client.revisions())
-        .with_capabilities(json!({ "elicitation": {} }))
-        .with_input_handler(Arc::new(super::scenario_impl::Ada));
-    cfg.legacy = cfg
-        .legacy
-        .clone()
-        .with_reconnect_backoff(Duration::from_millis(20));
-    cfg.legacy.http.faults = faults;
-    cfg.modern = cfg.modern.clone().with_log_level(Some(LogLevel::Debug));
-    cfg.request_timeout = Some(Duration::from_secs(10));
-    cfg
-}
-
 /// A failed negotiation is the spec-named failure when the error names
 /// every version the client offered and at least one the server speaks.
 fn classify_connect(e: &NegotiateError, client: ClientKind, server: ServerKind) -> Observed {
@@ -432,21 +341,6 @@ fn classify_connect(e: &NegotiateError, client: ClientKind, server: ServerKind) 
         message
     };
     Observed::Failed { kind, message }
-}
-
-/// Classifies a transport error the spec names: a stream that cannot be
-/// resumed at all (the revision has no resumption, or the server sent no
-/// event id to resume from). A resumption that was tried and gave up
-/// (attempts or time spent) is not what the spec names.
-pub(crate) fn classify_error(e: &TransportError) -> Option<Failure> {
-    match e {
-        TransportError::ResumeFailed(
-            ResumeFailure::NotResumable { .. }
-            | ResumeFailure::NoEventId { .. }
-            | ResumeFailure::SubscriptionEnded { .. },
-        ) => Some(Failure::NotResumable),
-        _ => None,
-    }
 }
 
 async fn observe(
@@ -552,35 +446,5 @@ fn future_version_retried(wire: &Wire) -> Result<(), String> {
         Err(format!(
             "no request retried with a version from {supported} after -32022"
         ))
-    }
-}
-
-#[cfg(test)]
-mod classify_tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn only_unresumable_streams_are_the_spec_named_failure() {
-        let not = TransportError::ResumeFailed(ResumeFailure::NotResumable {
-            revision: ProtocolVersion::V2026_07_28,
-            what: "the answer to tools/call (request 1)".into(),
-            why: "the connection broke".into(),
-        });
-        assert_eq!(classify_error(&not), Some(Failure::NotResumable));
-        let gave_up = TransportError::ResumeFailed(ResumeFailure::AttemptsExhausted {
-            what: "the stream of request 1".into(),
-            attempts: 5,
-            elapsed: Duration::from_secs(1),
-            max_attempts: 5,
-            last: "the connection broke".into(),
-        });
-        assert_eq!(classify_error(&gave_up), None);
-        assert_eq!(
-            classify_error(&TransportError::SessionExpired {
-                session_id: "s".into()
-            }),
-            None
-        );
     }
 }

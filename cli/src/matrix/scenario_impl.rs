@@ -6,7 +6,7 @@
 use mcp_negotiate::client::Connection;
 use mcp_test_support::Proxy;
 
-use super::run::{Harness, Observed};
+use super::harness::{Harness, Observed};
 use super::scenario::Scenario;
 use super::{sessions, streams};
 

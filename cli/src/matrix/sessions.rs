@@ -12,8 +12,8 @@ use serde_json::json;
 
 use super::checks::*;
 use super::expect::Failure;
+use super::harness::{Harness, Observed};
 use super::outcome::*;
-use super::run::{Harness, Observed};
 use super::wire::Exchange;
 use mcp_http_edge::headers;
 
@@ -259,7 +259,7 @@ pub(crate) async fn modern_legacy_traffic(
         .default_headers(stray)
         .build()
         .map_err(|e| failed(e.to_string()))?;
-    let mut cfg = super::run::client_config(
+    let mut cfg = super::harness::client_config(
         super::ClientKind::Modern,
         harness.addr,
         mcp_http_edge::faults::Faults::NONE,
@@ -526,7 +526,7 @@ pub(crate) async fn era_cache(conn: &Connection, harness: &Harness) -> Outcome {
     let mut after_first = harness.wire.exchanges().len();
     let cache = mcp_negotiate::client::EraCache::new();
     for round in 1..=3 {
-        let cfg = super::run::client_config(harness.client, harness.addr, harness.faults)
+        let cfg = super::harness::client_config(harness.client, harness.addr, harness.faults)
             .with_cache(cache.clone());
         let c = mcp_negotiate::client::connect(cfg)
             .await

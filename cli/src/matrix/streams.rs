@@ -12,8 +12,8 @@ use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};
 
 use super::checks::*;
+use super::harness::{DISCONNECT_RETRY_MS, Harness, Observed};
 use super::outcome::*;
-use super::run::{DISCONNECT_RETRY_MS, Harness, Observed};
 use super::wire::Exchange;
 use mcp_test_support::Proxy;
 

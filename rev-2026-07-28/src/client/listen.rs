@@ -251,10 +251,9 @@ pub(crate) async fn subscribe(
     if let Some(sub) = ack_params
         .get("_meta")
         .and_then(|m| m.get(headers::META_SUBSCRIPTION_ID))
+        && serde_json::to_value(&id).ok().as_ref() != Some(sub)
     {
-        if serde_json::to_value(&id).ok().as_ref() != Some(sub) {
-            tracing::warn!(%id, subscription_id = %sub, "the acknowledgment's subscriptionId is not the listen request's id");
-        }
+        tracing::warn!(%id, subscription_id = %sub, "the acknowledgment's subscriptionId is not the listen request's id");
     }
     let wire: WireFilter = ack_params
         .get("notifications")

@@ -114,15 +114,15 @@ pub(crate) fn request_headers(
             ),
         }
     }
-    if method == "tools/call" {
-        if let Some(tool) = params.get("name").and_then(Value::as_str) {
-            for (name, value) in tools.headers_for(tool, params.get("arguments")) {
-                // Names were validated as tokens and values encoded, so both parse.
-                let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
-                    continue;
-                };
-                map.insert(name, header_value("Mcp-Param", &value)?);
-            }
+    if method == "tools/call"
+        && let Some(tool) = params.get("name").and_then(Value::as_str)
+    {
+        for (name, value) in tools.headers_for(tool, params.get("arguments")) {
+            // Names were validated as tokens and values encoded, so both parse.
+            let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
+                continue;
+            };
+            map.insert(name, header_value("Mcp-Param", &value)?);
         }
     }
     Ok(map)

@@ -546,33 +546,34 @@ impl Call {
         }
         let result = match &response.payload {
             Err(error) => {
-                if error.code == UNSUPPORTED_PROTOCOL_VERSION && !self.version_retried {
-                    if let Some(data) = UnsupportedVersionData::from_error(error) {
-                        let chosen = highest_mutual(
-                            &self.shared.config.versions,
-                            &data.supported,
-                            Some(Era::Modern),
-                        )?;
-                        // Retried even when `chosen` is the version just
-                        // sent: the server lists it as supported, so the
-                        // rejection was not about the version itself (a
-                        // server behind a load balancer mid-upgrade, a
-                        // stale instance) and "retry using the advertised
-                        // `supported` versions" holds for it too. Once per
-                        // call, so it cannot loop.
-                        self.version_retried = true;
-                        if chosen == *version {
-                            tracing::info!(%version, "UnsupportedProtocolVersionError for a version the server lists as supported; retrying once with it");
-                        } else {
-                            let reason = format!(
-                                "{chosen}: the highest version in both the client's list ({}) and the server's ({}), after the server rejected {version}",
-                                mcp_transport_core::version::list(&self.shared.config.versions),
-                                mcp_transport_core::version::list(&data.supported),
-                            );
-                            self.shared.set_version(chosen, reason);
-                        }
-                        return Ok(None);
+                if error.code == UNSUPPORTED_PROTOCOL_VERSION
+                    && !self.version_retried
+                    && let Some(data) = UnsupportedVersionData::from_error(error)
+                {
+                    let chosen = highest_mutual(
+                        &self.shared.config.versions,
+                        &data.supported,
+                        Some(Era::Modern),
+                    )?;
+                    // Retried even when `chosen` is the version just
+                    // sent: the server lists it as supported, so the
+                    // rejection was not about the version itself (a
+                    // server behind a load balancer mid-upgrade, a
+                    // stale instance) and "retry using the advertised
+                    // `supported` versions" holds for it too. Once per
+                    // call, so it cannot loop.
+                    self.version_retried = true;
+                    if chosen == *version {
+                        tracing::info!(%version, "UnsupportedProtocolVersionError for a version the server lists as supported; retrying once with it");
+                    } else {
+                        let reason = format!(
+                            "{chosen}: the highest version in both the client's list ({}) and the server's ({}), after the server rejected {version}",
+                            mcp_transport_core::version::list(&self.shared.config.versions),
+                            mcp_transport_core::version::list(&data.supported),
+                        );
+                        self.shared.set_version(chosen, reason);
                     }
+                    return Ok(None);
                 }
                 if error.code == HEADER_MISMATCH
                     && self.method == "tools/call"

@@ -163,11 +163,11 @@ impl EventSource {
         if data.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
             return Ok(());
         }
-        if let Some(id) = &own_id {
-            if !self.seen.insert(id) {
-                tracing::debug!(id, "dropping a replayed SSE event already delivered");
-                return Ok(());
-            }
+        if let Some(id) = &own_id
+            && !self.seen.insert(id)
+        {
+            tracing::debug!(id, "dropping a replayed SSE event already delivered");
+            return Ok(());
         }
         let what = format!("an SSE event on {}", self.what());
         let messages = wire::parse_messages(data.as_bytes(), &self.session.features, &what)?;
@@ -349,10 +349,10 @@ impl SeenIds {
         if self.set.contains(id) {
             return false;
         }
-        if self.order.len() == SEEN_IDS {
-            if let Some(old) = self.order.pop_front() {
-                self.set.remove(&old);
-            }
+        if self.order.len() == SEEN_IDS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.set.remove(&old);
         }
         self.set.insert(id.to_owned());
         self.order.push_back(id.to_owned());

@@ -95,10 +95,10 @@ async fn handshake(shared: &Arc<Shared>) -> Result<Current, TransportError> {
             Err(e) => {
                 // "If the client does not support the version in the server's
                 // response, it SHOULD disconnect."
-                if session_id.is_some() {
-                    if let Ok(pre) = Session::provisional(session_id, &offered) {
-                        let _ = wire::send(wire::delete(shared, &pre), "DELETE").await;
-                    }
+                if session_id.is_some()
+                    && let Ok(pre) = Session::provisional(session_id, &offered)
+                {
+                    let _ = wire::send(wire::delete(shared, &pre), "DELETE").await;
                 }
                 return Err(e.into());
             }

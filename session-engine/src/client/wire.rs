@@ -100,14 +100,14 @@ pub(crate) async fn status_error(
     what: &str,
 ) -> TransportError {
     let status = response.status();
-    if status == StatusCode::NOT_FOUND {
-        if let Some(expired) = session.mark_lost() {
-            tracing::info!(
-                what,
-                "HTTP 404 for a request carrying the session id: the session is gone"
-            );
-            return expired;
-        }
+    if status == StatusCode::NOT_FOUND
+        && let Some(expired) = session.mark_lost()
+    {
+        tracing::info!(
+            what,
+            "HTTP 404 for a request carrying the session id: the session is gone"
+        );
+        return expired;
     }
     let body = read_limited(response, MAX_ERROR_BODY).await;
     let rpc = rpc_error(&body);
