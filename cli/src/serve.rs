@@ -8,9 +8,9 @@ use std::time::Duration;
 use clap::Args;
 use mcp_http_edge::server::limits::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_GRACE, DEFAULT_WRITE_TIMEOUT,
 };
-use mcp_http_edge::server::{ConnLimits, serve};
+use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
 use mcp_rev_2025_11_25::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt};
 use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
@@ -79,6 +79,10 @@ pub struct ServeArgs {
     /// Connections served at once; more wait to be accepted.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
+    /// On SIGTERM or SIGINT, how long requests in flight may take to finish
+    /// before the remaining connections are closed, in ms.
+    #[arg(long, default_value_t = DEFAULT_SHUTDOWN_GRACE.as_millis() as u64)]
+    pub shutdown_grace_ms: u64,
 }
 
 /// The connection limits the options set.
@@ -101,7 +105,8 @@ pub fn conn_limits(args: &ServeArgs) -> Result<ConnLimits, String> {
         .with_body_read_timeout(Duration::from_millis(args.body_read_timeout_ms))
         .with_idle_timeout(Duration::from_millis(args.idle_timeout_ms))
         .with_write_timeout(Duration::from_millis(args.write_timeout_ms))
-        .with_max_connections(args.max_connections))
+        .with_max_connections(args.max_connections)
+        .with_shutdown_grace(Duration::from_millis(args.shutdown_grace_ms)))
 }
 
 /// Refuses flags that mean nothing for the revisions served.
@@ -201,7 +206,8 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
     Ok(server)
 }
 
-/// Runs the server until the process is stopped. Prints
+/// Runs the server until SIGTERM or SIGINT, then shuts down gracefully
+/// (see [`shutdown_signal`]) and returns `Ok`. Prints
 /// `listening on http://HOST:PORT/PATH` as the first stdout line.
 pub async fn run(args: ServeArgs) -> Result<(), String> {
     let cfg = config(&args)?;
@@ -214,12 +220,45 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    let signal = shutdown_signal().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     println!("listening on http://{addr}{}", args.path);
     tracing::info!(%addr, path = %args.path, ?limits, "serving");
-    // `serve` sets TCP_NODELAY (SSE events are small writes; without it
-    // Nagle's algorithm and delayed ACKs add ~40 ms to each) and bounds
-    // every connection (header, body and idle timeouts, a connection cap).
-    serve(listener, app, limits)
+    // `serve_with_shutdown` sets TCP_NODELAY (SSE events are small writes;
+    // without it Nagle's algorithm and delayed ACKs add ~40 ms to each) and
+    // bounds every connection (header, body and idle timeouts, a connection
+    // cap, the shutdown's grace period).
+    let stop = async move {
+        let name = signal.await;
+        eprintln!("{name}: shutting down");
+        let ended = server.drain().await;
+        tracing::info!(signal = name, streams_ended = ended, "shutting down");
+    };
+    serve_with_shutdown(listener, app, limits, stop)
         .await
         .map_err(|e| format!("server failed: {e}"))
+}
+
+/// A future that completes with the signal's name on the first SIGTERM or
+/// SIGINT (Ctrl-C). The handlers are installed before it returns, so a
+/// signal arriving before the future is polled is not lost.
+pub fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = &'static str>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        })
+    }
 }

@@ -143,6 +143,32 @@ impl Listening {
     pub fn stderr_lines(&self) -> Vec<String> {
         self.stderr.lock().unwrap().clone()
     }
+
+    /// Sends the child a signal by name (`TERM`, `INT`, …) with `kill -s`.
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args(["-s", name, &self.child.id().to_string()])
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run kill: {e}"));
+        assert!(status.success(), "kill -s {name} {}: {status}", self.name);
+    }
+
+    /// Waits up to `limit` for the child to exit by itself and returns how
+    /// it exited (fails the test, killing the child, when it does not).
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not exit within {limit:?}",
+                self.name
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 impl Drop for Listening {

@@ -18,6 +18,15 @@
 //! * the socket is a [`WriteTimeout`]: a write blocked for the write
 //!   timeout (a client that stopped reading, say an SSE stream's) closes
 //!   the connection; the engine sees its response body dropped.
+//!
+//! [`serve_with_shutdown`] adds a graceful shutdown: when its signal
+//! completes, the listener is closed (new connections are refused), every
+//! connection is told to finish (hyper's `graceful_shutdown`: the request
+//! in flight completes, then the connection closes instead of waiting for
+//! another; an idle one closes at once), and the loop returns when the last
+//! connection has closed or after [`ConnLimits::shutdown_grace`], dropping
+//! those still open. Streams that never end by themselves (SSE) are the
+//! engine's to end: `MultiServer::drain` in `mcp-negotiate`.
 
 use std::convert::Infallible;
 use std::io;
@@ -29,8 +38,10 @@ use axum::body::Body;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use std::future::Future;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore};
+
+use tokio::sync::{Notify, Semaphore, watch};
 use tower::{Service, ServiceExt};
 
 use super::limits::ConnLimits;
@@ -48,28 +59,107 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    serve_with_shutdown(listener, service, limits, std::future::pending()).await
+}
+
+/// [`serve`] until `signal` completes, then shuts down gracefully: the
+/// listener is closed, each connection finishes the request in flight and
+/// closes, and this returns `Ok` once every connection has closed or
+/// [`ConnLimits::shutdown_grace`] has passed (the rest are dropped).
+///
+/// ```no_run
+/// # async fn run(app: axum::Router) -> std::io::Result<()> {
+/// use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let stop = async { let _ = tokio::signal::ctrl_c().await; };
+/// serve_with_shutdown(listener, app, ConnLimits::default(), stop).await
+/// # }
+/// ```
+pub async fn serve_with_shutdown<S, F>(
+    listener: TcpListener,
+    service: S,
+    limits: ConnLimits,
+    signal: F,
+) -> io::Result<()>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    F: Future<Output = ()> + Send,
+{
+    let max = limits.max_connections.max(1);
+    let slots = Arc::new(Semaphore::new(max));
+    let (stop, stopping) = watch::channel(Phase::Serving);
+    let mut signal = std::pin::pin!(signal);
     loop {
-        let permit = slots
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| io::Error::other("connection semaphore closed"))?;
-        let (tcp, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                accept_error(e).await;
-                continue;
-            }
+        let accepted = tokio::select! {
+            () = signal.as_mut() => break,
+            accepted = accept(&listener, &slots) => accepted?,
         };
-        let _ = tcp.set_nodelay(true);
-        tracing::trace!(%peer, "accepted");
+        let Some((tcp, permit)) = accepted else {
+            continue;
+        };
         let service = service.clone();
+        let stopping = stopping.clone();
         tokio::spawn(async move {
-            drive(tcp, service, limits).await;
+            drive(tcp, service, limits, stopping).await;
             drop(permit);
         });
     }
+    drop(listener);
+    let _ = stop.send(Phase::Finishing);
+    let open = max - slots.available_permits();
+    tracing::info!(open, grace = ?limits.shutdown_grace, "shutting down: listener closed, connections finishing");
+    // Every connection holds a permit until it ends: all of them back means
+    // none is left.
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
+    match tokio::time::timeout(limits.shutdown_grace, slots.acquire_many(all)).await {
+        Ok(_) => tracing::info!("shut down: every connection finished"),
+        Err(_) => {
+            tracing::warn!(
+                left = max - slots.available_permits(),
+                "shut down: the grace period passed; closing the connections left"
+            );
+            let _ = stop.send(Phase::Closing);
+        }
+    }
+    Ok(())
+}
+
+/// Where a graceful shutdown is, as the connections see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    /// No shutdown.
+    Serving,
+    /// Finish the request in flight, then close.
+    Finishing,
+    /// The grace period has passed: close now.
+    Closing,
+}
+
+/// Takes a connection slot, then accepts one connection (`None` after an
+/// accept error that is not worth stopping for).
+async fn accept(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+) -> io::Result<Option<(TcpStream, tokio::sync::OwnedSemaphorePermit)>> {
+    let permit = slots
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| io::Error::other("connection semaphore closed"))?;
+    let (tcp, peer) = match listener.accept().await {
+        Ok(accepted) => accepted,
+        Err(e) => {
+            accept_error(e).await;
+            return Ok(None);
+        }
+    };
+    let _ = tcp.set_nodelay(true);
+    tracing::trace!(%peer, "accepted");
+    Ok(Some((tcp, permit)))
 }
 
 /// What an accept error costs: nothing for a connection aborted before it
@@ -117,9 +207,15 @@ impl Drop for InFlightGuard {
 
 /// Serves one connection until it ends, or until it has had no request in
 /// flight for the header-read timeout (before its first request) or the
-/// idle timeout (after), when it is dropped and so closed.
-async fn drive<S>(tcp: TcpStream, service: S, limits: ConnLimits)
-where
+/// idle timeout (after), when it is dropped and so closed. When `stopping`
+/// says [`Phase::Finishing`] the connection finishes its request in flight
+/// and closes; at [`Phase::Closing`] it is dropped at once.
+async fn drive<S>(
+    tcp: TcpStream,
+    service: S,
+    limits: ConnLimits,
+    mut stopping: watch::Receiver<Phase>,
+) where
     S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
         + Clone
         + Send
@@ -149,12 +245,27 @@ where
             hyper_service,
         );
     let mut conn = std::pin::pin!(conn);
+    let mut told = false;
     loop {
+        let phase = *stopping.borrow_and_update();
+        if phase == Phase::Closing {
+            return;
+        }
+        if !told && phase == Phase::Finishing {
+            told = true;
+            conn.as_mut().graceful_shutdown();
+        }
+        let stop = async {
+            if stopping.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
         let changed = flight.changed.notified();
         if flight.active.load(Ordering::SeqCst) > 0 {
             tokio::select! {
                 _ = conn.as_mut() => return,
                 () = changed => {}
+                () = stop => {}
             }
             continue;
         }
@@ -167,6 +278,7 @@ where
         tokio::select! {
             _ = conn.as_mut() => return,
             () = changed => {}
+            () = stop => {}
             () = tokio::time::sleep(limit) => {
                 if flight.active.load(Ordering::SeqCst) == 0
                     && flight.started.load(Ordering::SeqCst) == started

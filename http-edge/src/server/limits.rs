@@ -17,6 +17,9 @@ pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default [`ConnLimits::max_connections`]: 768, below the common
 /// 1,024 open-file limit so the process keeps descriptors for its own use.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 768;
+/// The default [`ConnLimits::shutdown_grace`]: 10 s (Kubernetes gives a pod
+/// 30 s between SIGTERM and SIGKILL; this leaves room for the rest).
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// What one client connection may cost: how long it may take to send a
 /// request, how long it may sit idle, and how many connections are served
@@ -46,6 +49,11 @@ pub struct ConnLimits {
     /// queue (it is not accepted, so it costs no descriptor) until a served
     /// connection closes; accepted connections are served meanwhile.
     pub max_connections: usize,
+    /// After a graceful shutdown begins
+    /// ([`serve_with_shutdown`](super::serve_with_shutdown)), how long the
+    /// connections still open may take to finish their requests; those
+    /// still open then are closed.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ConnLimits {
@@ -56,6 +64,7 @@ impl Default for ConnLimits {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             write_timeout: DEFAULT_WRITE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 }
@@ -88,6 +97,12 @@ impl ConnLimits {
     /// Sets [`max_connections`](Self::max_connections) (at least 1).
     pub fn with_max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
+        self
+    }
+
+    /// Sets [`shutdown_grace`](Self::shutdown_grace).
+    pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
+        self.shutdown_grace = t;
         self
     }
 }

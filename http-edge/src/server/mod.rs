@@ -9,7 +9,7 @@
 //! | [`body`] | reading a request body up to a size limit (413 beyond) |
 //! | [`reply`] | JSON answers, SSE heads, JSON-RPC errors with their HTTP status, 202, 405 |
 //! | [`service`] | the `tower::Service` glue every engine implements, and its axum `Router` |
-//! | [`conn`] | [`serve`]: the HTTP/1.1 accept loop with header, body and idle timeouts and a connection cap ([`ConnLimits`]) |
+//! | [`conn`] | [`serve`]: the HTTP/1.1 accept loop with header, body and idle timeouts and a connection cap ([`ConnLimits`]); [`serve_with_shutdown`]: the same, with a graceful shutdown |
 //! | [`limits`] | [`ConnLimits`]: the connection bounds of [`serve`] and their defaults |
 //! | [`timed_io`] | the socket wrapper of [`serve`] whose blocked writes time out |
 //! | [`timed_body`] | the body wrappers of [`serve`]: request bodies whose reads time out (408), response bodies that mark a request in flight |
@@ -25,7 +25,7 @@ pub mod timed_body;
 pub mod timed_io;
 
 pub use body::read_body;
-pub use conn::serve;
+pub use conn::{serve, serve_with_shutdown};
 pub use limits::ConnLimits;
 pub use reject::Reject;
 pub use reply::HttpResponse;

@@ -281,4 +281,23 @@ impl MultiServer {
         }
         n
     }
+
+    /// Ends the streams that would hold up a graceful shutdown
+    /// (`mcp_http_edge::server::serve_with_shutdown`): 2025-11-25 SSE
+    /// connections close after an event id and `retry` so their clients
+    /// resume elsewhere (SEP-1699), earlier revisions' standalone GET
+    /// streams end ([`LegacyServer::drain`]), and 2026-07-28
+    /// `subscriptions/listen` streams end with their result
+    /// (*Subscriptions*, "Graceful Closure"). Requests still running go on.
+    /// Returns how many streams were ended.
+    pub async fn drain(&self) -> usize {
+        let mut n = 0;
+        if let Some(l) = &self.legacy {
+            n += l.drain().await;
+        }
+        if let Some(m) = &self.modern {
+            n += m.end_listeners();
+        }
+        n
+    }
 }

@@ -237,7 +237,13 @@ impl Connection {
                 self.close_with_retry(&mut buf);
                 return Some(buf.freeze());
             }
-            if live.close_requests != self.close_seen {
+            if live.close_requests != self.close_seen
+                || (self.retry_ms.is_some()
+                    && self
+                        .shared
+                        .draining
+                        .load(std::sync::atomic::Ordering::SeqCst))
+            {
                 self.close_with_retry(&mut buf);
                 return Some(buf.freeze());
             }

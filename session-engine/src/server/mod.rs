@@ -68,6 +68,7 @@
 //! | `connection` | an SSE connection: a cursor over the event log |
 //! | `get` | standalone streams and resumption |
 //! | `delete` | session termination |
+//! | `drain` | ending SSE connections before a shutdown |
 //!
 //! Every message event is appended to the `EventStore` first and delivered
 //! from there, so live delivery and replay are one path.
@@ -123,6 +124,7 @@ mod checks;
 mod config;
 mod connection;
 mod delete;
+mod drain;
 mod get;
 mod group;
 mod initialize;
@@ -158,6 +160,8 @@ pub(crate) struct Shared {
     pub sessions: Registry,
     epoch: Instant,
     sweeper_running: AtomicBool,
+    /// Set by [`LegacyServer::drain`]: polling connections close at once.
+    pub draining: AtomicBool,
 }
 
 impl Shared {
@@ -307,6 +311,7 @@ impl LegacyServer {
                 sessions: Registry::default(),
                 epoch: Instant::now(),
                 sweeper_running: AtomicBool::new(false),
+                draining: AtomicBool::new(false),
             }),
         }
     }
