@@ -8,6 +8,7 @@ use mcp_transport_core::jsonrpc::{Message, to_raw};
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};
 
+use crate::http_client::HttpClientArgs;
 use crate::revisions;
 
 /// Options of `mcp-compat call`.
@@ -42,6 +43,9 @@ pub struct CallArgs {
     /// its end.
     #[arg(long)]
     pub tasks: bool,
+    /// Headers and trusted certificates.
+    #[command(flatten)]
+    pub http: HttpClientArgs,
 }
 
 fn json_object(what: &str, text: &str) -> Result<Value, String> {
@@ -91,8 +95,11 @@ pub async fn run(args: CallArgs) -> Result<String, String> {
         (None, None) => return Err("give --tool or --method".into()),
     };
     let timeout = Duration::from_millis(args.timeout_ms);
+    let http = args.http.client()?;
     let work = async {
-        let mut cfg = NegotiateConfig::new(args.url.clone()).with_revisions(versions);
+        let mut cfg = NegotiateConfig::new(args.url.clone())
+            .with_revisions(versions)
+            .with_http_client(http);
         if args.tasks {
             cfg = cfg.with_capabilities(
                 json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } }),

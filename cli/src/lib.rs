@@ -14,6 +14,7 @@ pub mod call;
 pub mod check;
 pub mod conformance_client;
 pub mod fixtures;
+pub mod http_client;
 pub mod matrix;
 pub mod matrix_cmd;
 pub mod reference;

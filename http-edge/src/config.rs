@@ -6,9 +6,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use http::StatusCode;
 use http::header::{HOST, ORIGIN};
 use http::request::Parts;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use mcp_transport_core::endpoint::{host_allowed, origin_allowed};
 use mcp_transport_core::transport::{ConfigError, TransportError};
 
@@ -157,10 +157,19 @@ pub struct ClientHttp {
     /// `RequestOptions::timeout`; `None` waits as long as the server keeps
     /// the stream alive. Default 5 minutes.
     pub request_timeout: Option<Duration>,
-    /// A custom HTTP client (proxies, TLS, default headers). It must not
-    /// have an overall request timeout, which would cut SSE streams. `None`
-    /// builds one with `TCP_NODELAY`.
+    /// A custom HTTP client (proxies, TLS roots, client certificates,
+    /// default headers). It must not have an overall request timeout, which
+    /// would cut SSE streams. `None` builds one with `TCP_NODELAY`, TLS
+    /// (rustls, the platform's roots) and [`headers`](Self::headers).
     pub http_client: Option<reqwest::Client>,
+    /// Headers sent on every request of the client — POSTs, GET streams,
+    /// resumes, DELETE — such as `Authorization`. They are the built
+    /// client's default headers, so with a custom
+    /// [`http_client`](Self::http_client) they go on that client instead
+    /// (`reqwest::ClientBuilder::default_headers`); setting both is a
+    /// configuration error. A header the protocol sets on a request
+    /// (`Accept`, `MCP-Session-Id`, …) replaces a default of the same name.
+    pub headers: HeaderMap,
     /// Injected bugs, for the matrix's self-test only (none by default).
     #[doc(hidden)]
     pub faults: crate::faults::Faults,
@@ -173,6 +182,7 @@ impl ClientHttp {
             url: url.into(),
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             http_client: None,
+            headers: HeaderMap::new(),
             faults: crate::faults::Faults::NONE,
         }
     }
@@ -186,6 +196,13 @@ impl ClientHttp {
     /// Sets [`http_client`](Self::http_client).
     pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
+        self
+    }
+
+    /// Adds a header to [`headers`](Self::headers) (another value of the
+    /// same name is kept: both are sent).
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
         self
     }
 
@@ -208,12 +225,20 @@ impl ClientHttp {
     }
 
     /// The HTTP client to use: the custom one, or a new one with
-    /// `TCP_NODELAY` (SSE events are small writes).
+    /// `TCP_NODELAY` (SSE events are small writes) and
+    /// [`headers`](Self::headers) as its default headers.
     pub fn client(&self) -> Result<reqwest::Client, TransportError> {
         match &self.http_client {
+            Some(_) if !self.headers.is_empty() => {
+                Err(TransportError::Config(ConfigError::Conflict {
+                    settings: "ClientHttp::http_client and ClientHttp::headers",
+                    advice: "put the headers on the custom client (reqwest::ClientBuilder::default_headers)",
+                }))
+            }
             Some(client) => Ok(client.clone()),
             None => reqwest::Client::builder()
                 .tcp_nodelay(true)
+                .default_headers(self.headers.clone())
                 .build()
                 .map_err(|e| TransportError::Connection(format!("building the HTTP client: {e}"))),
         }
@@ -226,6 +251,7 @@ impl fmt::Debug for ClientHttp {
             .field("url", &self.url)
             .field("request_timeout", &self.request_timeout)
             .field("custom_http_client", &self.http_client.is_some())
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -282,6 +308,17 @@ macro_rules! impl_client_setters {
             /// ([`ClientHttp::http_client`]($crate::config::ClientHttp::http_client)).
             pub fn with_http_client(mut self, client: $crate::__private::HttpClient) -> Self {
                 self.http = self.http.with_http_client(client);
+                self
+            }
+
+            /// Adds a header sent on every request
+            /// ([`ClientHttp::headers`]($crate::config::ClientHttp::headers)).
+            pub fn with_header(
+                mut self,
+                name: $crate::__private::HeaderName,
+                value: $crate::__private::HeaderValue,
+            ) -> Self {
+                self.http = self.http.with_header(name, value);
                 self
             }
         }

@@ -41,6 +41,7 @@ pub mod __private {
     pub use axum::{BoxError, Router};
     pub use bytes::Bytes;
     pub use http::Request;
+    pub use http::{HeaderName, HeaderValue};
     pub use mcp_transport_core::transport::InputHandler;
     pub use reqwest::Client as HttpClient;
     pub use serde_json::Value as JsonValue;

@@ -58,6 +58,8 @@ pub struct Options {
     pub root_status: StatusCode,
     /// The server-to-client request `tools/call ask` sends.
     pub ask_method: String,
+    /// Where to record every exchange (with its headers), if anywhere.
+    pub hits: Option<crate::Hits>,
 }
 
 impl Default for Options {
@@ -66,6 +68,7 @@ impl Default for Options {
             protocol_version: "2024-11-05".into(),
             root_status: StatusCode::METHOD_NOT_ALLOWED,
             ask_method: "roots/list".into(),
+            hits: None,
         }
     }
 }
@@ -151,6 +154,10 @@ pub async fn spawn(opts: Options) -> (SocketAddr, OldServer) {
         .route("/silent", get(silent))
         .route("/evil", get(evil))
         .with_state(inner.clone());
+    let app = match &inner.opts.hits {
+        Some(hits) => hits.record(app),
+        None => app,
+    };
     let http = crate::TestServer::serve(app).await;
     (http.addr(), OldServer { inner, _http: http })
 }

@@ -12,6 +12,7 @@
 //! | [`input`] | [`ScriptedInput`]: a client-side input handler answering from a script |
 //! | [`client`] | helpers for tests that drive a client: params, a request's events, results, notification descriptions |
 //! | [`process`] | child processes: run one to its end with a bound ([`process::run_to_end`]), or keep one running that announces its endpoint ([`process::Listening`]) |
+//! | [`tls`] | [`TlsServer`]: any router over HTTPS with a self-signed certificate made at start |
 //! | [`wait`] | [`eventually`], [`within`] and the [`WAIT`] bound |
 //!
 //! The crate depends only on `mcp-transport-core`, so every crate of the
@@ -28,6 +29,7 @@ pub mod process;
 pub mod proxy;
 pub mod server;
 pub mod sse;
+pub mod tls;
 pub mod wait;
 
 pub use fake::Fake;
@@ -36,4 +38,5 @@ pub use input::ScriptedInput;
 pub use proxy::Proxy;
 pub use server::{EngineServer, Hits, TestServer};
 pub use sse::SseReader;
+pub use tls::TlsServer;
 pub use wait::{WAIT, eventually, within};

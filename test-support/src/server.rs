@@ -251,6 +251,8 @@ pub struct Hit {
     pub session_id: Option<String>,
     /// The `MCP-Protocol-Version` header.
     pub protocol_version: Option<String>,
+    /// Every request header.
+    pub headers: HeaderMap,
     /// The status answered.
     pub status: u16,
     /// The `Content-Type` answered.
@@ -316,6 +318,7 @@ async fn record(State(hits): State<Hits>, req: Request, next: Next) -> Response 
     .filter_map(method_of)
     .collect();
     let method = parts.method.clone();
+    let headers = parts.headers.clone();
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -327,6 +330,7 @@ async fn record(State(hits): State<Hits>, req: Request, next: Next) -> Response 
         last_event_id,
         session_id,
         protocol_version,
+        headers,
         status: response.status().as_u16(),
         content_type: response
             .headers()

@@ -362,6 +362,13 @@ pub enum ConfigError {
         /// The setting(s).
         setting: &'static str,
     },
+    /// Two settings that cannot be used together.
+    Conflict {
+        /// The settings.
+        settings: &'static str,
+        /// What to do instead.
+        advice: &'static str,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -383,6 +390,9 @@ impl fmt::Display for ConfigError {
                 "{setting} names {version}, but it accepts only {accepted}"
             ),
             ConfigError::Zero { setting } => write!(f, "{setting} must be at least 1"),
+            ConfigError::Conflict { settings, advice } => {
+                write!(f, "{settings} cannot be used together: {advice}")
+            }
         }
     }
 }

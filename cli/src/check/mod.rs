@@ -397,6 +397,9 @@ pub struct CheckArgs {
     /// Write the report to this file instead of stdout.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Headers and trusted certificates.
+    #[command(flatten)]
+    pub http: crate::http_client::HttpClientArgs,
 }
 
 impl CheckArgs {
@@ -425,7 +428,7 @@ impl CheckArgs {
             revisions,
             timeout: Duration::from_millis(self.timeout_ms),
             slow_tool,
-            http: None,
+            http: Some(self.http.client()?),
         })
     }
 }

@@ -60,6 +60,17 @@ pub struct NegotiateConfig {
     pub cache: Option<EraCache>,
     /// Overall timeout of each request (and of each probe).
     pub request_timeout: Option<Duration>,
+    /// The HTTP client of every engine the negotiation tries — the modern
+    /// probe, legacy `initialize`, the HTTP+SSE fallback — and of the
+    /// connection it returns (`ClientHttp::http_client`; `None` builds one
+    /// per engine with TLS and [`headers`](Self::headers)). It overrides
+    /// the templates' own.
+    pub http_client: Option<reqwest::Client>,
+    /// Headers sent on every request of every engine, resumes and DELETE
+    /// included (`ClientHttp::headers`; with a custom
+    /// [`http_client`](Self::http_client), set them on that client).
+    /// Added to the templates' own.
+    pub headers: http::HeaderMap,
     /// Template for the legacy engine (its url, versions, info,
     /// capabilities and input handler are overwritten).
     pub legacy: ClientConfig,
@@ -92,6 +103,8 @@ impl NegotiateConfig {
             input_handler: Arc::new(NoInput),
             cache: None,
             request_timeout: Some(Duration::from_secs(60)),
+            http_client: None,
+            headers: http::HeaderMap::new(),
         }
     }
 
@@ -111,6 +124,31 @@ impl NegotiateConfig {
     pub fn with_input_handler(mut self, handler: Arc<dyn InputHandler>) -> Self {
         self.input_handler = handler;
         self
+    }
+
+    /// Sets the HTTP client of every era ([`http_client`](Self::http_client)).
+    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+
+    /// Adds a header sent on every request of every era
+    /// ([`headers`](Self::headers)).
+    pub fn with_header(mut self, name: http::HeaderName, value: http::HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Applies [`http_client`](Self::http_client) and
+    /// [`headers`](Self::headers) to one engine's HTTP settings.
+    fn apply_http(&self, http: &mut mcp_http_edge::config::ClientHttp) {
+        if let Some(client) = &self.http_client {
+            http.http_client = Some(client.clone());
+        }
+        for (name, value) in &self.headers {
+            http.headers.append(name.clone(), value.clone());
+        }
+        http.request_timeout = self.request_timeout;
     }
 
     /// Uses (and fills) an era cache.
@@ -146,7 +184,7 @@ impl NegotiateConfig {
         c.client_info = Some(self.client_info.clone());
         c.capabilities = self.capabilities.clone();
         c.input_handler = self.input_handler.clone();
-        c.http.request_timeout = self.request_timeout;
+        self.apply_http(&mut c.http);
         c
     }
 
@@ -157,7 +195,7 @@ impl NegotiateConfig {
         c.client_info = self.client_info.clone();
         c.capabilities = self.capabilities.clone();
         c.input_handler = self.input_handler.clone();
-        c.http.request_timeout = self.request_timeout;
+        self.apply_http(&mut c.http);
         c
     }
 }
@@ -264,7 +302,7 @@ fn http_sse_config(config: &NegotiateConfig) -> http_sse::HttpSseConfig {
     c.client_info = config.client_info.clone();
     c.capabilities = config.capabilities.clone();
     c.input_handler = config.input_handler.clone();
-    c.http.request_timeout = config.request_timeout;
+    config.apply_http(&mut c.http);
     c
 }
 
