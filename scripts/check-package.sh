@@ -7,12 +7,13 @@
 # outside the package, or a crate that should be `publish = false`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Crates that are not published (`publish = false`) are excluded here.
-unpublished=(integration-tests)
+# Crates that are not published (`publish = false`), by folder.
+unpublished=(integration-tests examples)
 excludes=()
-for c in "${unpublished[@]}"; do
-  grep -q '^publish = false' "$c/Cargo.toml" || { echo "check-package: $c must say publish = false" >&2; exit 1; }
-  excludes+=(--exclude "$c")
+for dir in "${unpublished[@]}"; do
+  grep -q '^publish = false' "$dir/Cargo.toml" || { echo "check-package: $dir must say publish = false" >&2; exit 1; }
+  name=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$dir/Cargo.toml" | head -1)
+  excludes+=(--exclude "$name")
 done
 rm -f target/package/*.crate
 out=$(cargo package --workspace "${excludes[@]}" --no-verify --allow-dirty --offline 2>&1) || { printf '%s\n' "$out" >&2; exit 1; }

@@ -1,0 +1,72 @@
+//! Runnable examples of the library, one binary each (`src/*.rs`), run by
+//! this crate's tests (`tests/examples.rs`):
+//!
+//! | binary | shows |
+//! | --- | --- |
+//! | `minimal_server` | a [`Handler`](mcp_transport_core::handler::Handler) with one tool, served in every Streamable HTTP revision, with a graceful shutdown on Ctrl-C/SIGTERM |
+//! | `minimal_client` | the negotiating client: finds the revision, calls a tool, sends a header on every request |
+//! | `every_era_server` | every era — the four Streamable HTTP revisions on `/mcp` and the deprecated HTTP+SSE transport on `/sse` — mounted in an axum app next to other routes, behind tower layers and a bearer-token check |
+//!
+//! The handler they share is [`Adder`].
+
+use async_trait::async_trait;
+use mcp_transport_core::handler::{Handler, Outcome, RequestContext, ServerDescription};
+use mcp_transport_core::jsonrpc::{ErrorObject, Request};
+use serde_json::{Value, json};
+
+/// A server with one tool, `add {a, b}`, answered the same in every era.
+#[derive(Debug, Default)]
+pub struct Adder;
+
+/// A `tools/call` result holding one text.
+fn text(s: impl Into<String>, is_error: bool) -> Outcome {
+    Outcome::json(&json!({
+        "content": [{ "type": "text", "text": s.into() }],
+        "isError": is_error,
+    }))
+}
+
+#[async_trait]
+impl Handler for Adder {
+    fn describe(&self) -> ServerDescription {
+        ServerDescription {
+            info: json!({ "name": "adder", "version": "1.0.0" }),
+            capabilities: json!({ "tools": {} }),
+            instructions: None,
+        }
+    }
+
+    async fn handle(&self, request: Request, _cx: RequestContext) -> Outcome {
+        let params: Value = request
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
+        match request.method.as_str() {
+            "tools/list" => Outcome::json(&json!({ "tools": [{
+                "name": "add",
+                "description": "Adds two numbers.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "a": { "type": "number" }, "b": { "type": "number" } },
+                    "required": ["a", "b"]
+                }
+            }]})),
+            "tools/call" if params["name"] == "add" => {
+                let args = &params["arguments"];
+                match (args["a"].as_f64(), args["b"].as_f64()) {
+                    (Some(a), Some(b)) => text((a + b).to_string(), false),
+                    // *Tools*, "Error Handling": invalid arguments are a
+                    // tool execution error the model can see.
+                    _ => text("a and b must be numbers", true),
+                }
+            }
+            // *Tools*, "Error Handling": an unknown tool is a protocol error.
+            "tools/call" => Outcome::Error(ErrorObject::invalid_params(format!(
+                "unknown tool {}",
+                params["name"]
+            ))),
+            other => Outcome::Error(ErrorObject::method_not_found(other)),
+        }
+    }
+}
