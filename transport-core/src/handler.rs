@@ -203,6 +203,16 @@ pub struct RequestContext {
     /// The task this request runs as, when the framework made it one (see
     /// "Long-running work" in the [module docs](self)).
     pub task_id: Option<String>,
+    /// The HTTP request that carried this request (without its body):
+    /// method, URI, headers and extensions. An auth layer in front of the
+    /// server tells the handler who the caller is by inserting its
+    /// principal into the extensions; the peer address is there as axum's
+    /// `ConnectInfo<SocketAddr>` when the server runs under
+    /// `mcp_http_edge::server::serve` (or axum's
+    /// `into_make_service_with_connect_info`). `None` where no HTTP request
+    /// is at hand: a task's work after its creating request ended, and
+    /// contexts built by hand.
+    pub http: Option<Arc<http::request::Parts>>,
     cancel: CancellationToken,
     sink: Arc<dyn RequestSink>,
 }
@@ -234,6 +244,7 @@ impl RequestContext {
             input_responses: None,
             request_state: None,
             task_id: None,
+            http: None,
             cancel,
             sink,
         }

@@ -30,11 +30,13 @@
 
 use std::convert::Infallible;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -98,13 +100,13 @@ where
             () = signal.as_mut() => break,
             accepted = accept(&listener, &slots) => accepted?,
         };
-        let Some((tcp, permit)) = accepted else {
+        let Some((tcp, peer, permit)) = accepted else {
             continue;
         };
         let service = service.clone();
         let stopping = stopping.clone();
         tokio::spawn(async move {
-            drive(tcp, service, limits, stopping).await;
+            drive(tcp, peer, service, limits, stopping).await;
             drop(permit);
         });
     }
@@ -144,7 +146,7 @@ enum Phase {
 async fn accept(
     listener: &TcpListener,
     slots: &Arc<Semaphore>,
-) -> io::Result<Option<(TcpStream, tokio::sync::OwnedSemaphorePermit)>> {
+) -> io::Result<Option<(TcpStream, SocketAddr, tokio::sync::OwnedSemaphorePermit)>> {
     let permit = slots
         .clone()
         .acquire_owned()
@@ -159,7 +161,7 @@ async fn accept(
     };
     let _ = tcp.set_nodelay(true);
     tracing::trace!(%peer, "accepted");
-    Ok(Some((tcp, permit)))
+    Ok(Some((tcp, peer, permit)))
 }
 
 /// What an accept error costs: nothing for a connection aborted before it
@@ -212,6 +214,7 @@ impl Drop for InFlightGuard {
 /// and closes; at [`Phase::Closing`] it is dropped at once.
 async fn drive<S>(
     tcp: TcpStream,
+    peer: SocketAddr,
     service: S,
     limits: ConnLimits,
     mut stopping: watch::Receiver<Phase>,
@@ -227,7 +230,10 @@ async fn drive<S>(
         let flight = flight.clone();
         hyper::service::service_fn(move |req: Request<Incoming>| {
             let guard = flight.start();
-            let req = req.map(|b| Body::new(TimedBody::new(b, limits.body_read_timeout)));
+            let mut req = req.map(|b| Body::new(TimedBody::new(b, limits.body_read_timeout)));
+            // The peer address, where axum's `ConnectInfo` extractor and
+            // `RequestContext::http` look for it.
+            req.extensions_mut().insert(ConnectInfo(peer));
             let service = service.clone();
             async move {
                 let response = match service.oneshot(req).await {

@@ -326,6 +326,7 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
         binding,
         opened,
         input_responses,
+        http: Some(Arc::new(parts.clone())),
     };
     // Long-running work (*Tasks*, "Capability Negotiation"): a task only
     // for a request that declares the extension; `-32021` naming it when

@@ -114,6 +114,8 @@ pub(crate) struct Prepared {
     pub opened: Option<Opened>,
     /// The `inputResponses` of a retry.
     pub input_responses: Option<BTreeMap<String, Box<RawValue>>>,
+    /// The HTTP request's parts, for [`RequestContext::http`].
+    pub http: Option<Arc<http::request::Parts>>,
 }
 
 /// The request's [`RequestSink`]: queues notifications for the response
@@ -228,6 +230,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
         binding,
         opened,
         input_responses,
+        http,
     } = prepared;
     let cancel = CancellationToken::new();
     let (tx, mut rx) = mpsc::channel(shared.config.stream_queue.max(1));
@@ -257,6 +260,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
     cx.progress_token = meta.progress_token;
     cx.input_responses = input_responses;
     cx.request_state = opened.and_then(|o| o.state);
+    cx.http = http;
 
     // Armed until the answer is complete: dropping this future (the client
     // went away before the head was sent) cancels the request.

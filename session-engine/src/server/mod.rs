@@ -330,7 +330,12 @@ impl LegacyServer {
             return r.response();
         }
         match parts.method {
-            Method::POST => post::post(shared, parts, body).await,
+            Method::POST => {
+                let http = Arc::new(parts.clone());
+                request::HTTP_PARTS
+                    .scope(http, post::post(shared, parts, body))
+                    .await
+            }
             Method::GET => get::get(shared, &parts).await,
             Method::DELETE => delete::delete(shared, &parts).await,
             _ => reply::method_not_allowed(

@@ -72,9 +72,15 @@ pub(crate) async fn serve(
     }
 }
 
+tokio::task_local! {
+    /// The HTTP request whose POST is being handled (set around it by
+    /// `LegacyServer::handle`), for [`RequestContext::http`].
+    pub(crate) static HTTP_PARTS: Arc<http::request::Parts>;
+}
+
 /// Runs `request` in its own task, its messages going to `outlet`. The
 /// request must already be registered (`Session::start_request`) with
-/// `cancel`.
+/// `cancel`. The handler sees the POST's HTTP parts ([`HTTP_PARTS`]).
 pub(crate) fn spawn(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
@@ -83,6 +89,7 @@ pub(crate) fn spawn(
     outlet: Arc<Outlet>,
 ) {
     let busy = session.busy(shared);
+    let http = HTTP_PARTS.try_with(Arc::clone).ok();
     tokio::spawn(run(
         shared.clone(),
         session.clone(),
@@ -90,6 +97,7 @@ pub(crate) fn spawn(
         cancel,
         outlet,
         busy,
+        http,
     ));
 }
 
@@ -100,6 +108,7 @@ async fn run(
     cancel: CancellationToken,
     outlet: Arc<Outlet>,
     _busy: BusyGuard,
+    http: Option<Arc<http::request::Parts>>,
 ) {
     let id = request.id.clone();
     let mut cx = RequestContext::new(
@@ -109,6 +118,7 @@ async fn run(
         cancel.clone(),
         outlet.clone(),
     );
+    cx.http = http;
     cx.progress_token = request
         .meta()
         .and_then(|m| m.get("progressToken").cloned())
