@@ -12,6 +12,7 @@
 //! | [`conn`] | [`serve`]: the HTTP/1.1 accept loop with header, body and idle timeouts and a connection cap ([`ConnLimits`]); [`serve_with_shutdown`]: the same, with a graceful shutdown |
 //! | [`limits`] | [`ConnLimits`]: the connection bounds of [`serve`] and their defaults |
 //! | [`timed_io`] | the socket wrapper of [`serve`] whose blocked writes time out |
+//! | [`span_body`] | [`SpanBody`](span_body::SpanBody): a response body polled inside a tracing span (an SSE stream logs under its request) |
 //! | [`timed_body`] | the body wrappers of [`serve`]: request bodies whose reads time out (408), response bodies that mark a request in flight |
 
 pub mod body;
@@ -21,6 +22,7 @@ pub mod limits;
 pub mod reject;
 pub mod reply;
 pub mod service;
+pub mod span_body;
 pub mod timed_body;
 pub mod timed_io;
 

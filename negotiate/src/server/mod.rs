@@ -29,12 +29,14 @@ use http::{Request, Response, StatusCode};
 use mcp_http_edge::headers;
 use mcp_http_edge::server::read_body;
 use mcp_http_edge::server::service::{self, BoxEngine};
+use mcp_http_edge::server::span_body::SpanBody;
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::Notification;
 use tower::ServiceExt;
+use tracing::Instrument;
 
 pub use route::{Probe, Target, route};
 
@@ -254,17 +256,20 @@ impl MultiServer {
             self.engines.legacy.is_some(),
             self.engines.modern.is_some(),
         );
-        tracing::trace!(?target, method = %parts.method, "routed");
+        let span = request_span(&parts, target, bytes.as_deref());
+        tracing::trace!(parent: &span, "routed");
         let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
         let req = Request::from_parts(parts, body);
-        match self.engines.get(target) {
-            Some(engine) => match engine.oneshot(req).await {
+        let response = match self.engines.get(target) {
+            Some(engine) => match engine.oneshot(req).instrument(span.clone()).await {
                 Ok(response) => response,
                 Err(never) => match never {},
             },
             // `route` only picks a configured engine.
             None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        }
+        };
+        span.record("http.status", response.status().as_u16());
+        SpanBody::wrap(response, span)
     }
 
     /// Publishes a change notification (list changes, resource updates) to
@@ -300,4 +305,52 @@ impl MultiServer {
         }
         n
     }
+}
+
+/// The span of one HTTP request to the endpoint (`mcp.request`), entered
+/// while the engine handles it, while its handler runs and while its
+/// response body (an SSE stream) is sent. Fields: `http.method`,
+/// `http.status`, `mcp.era` (the engine routed to), `mcp.session_id`,
+/// `mcp.protocol_version`, `mcp.last_event_id` (a resume), `rpc.method`
+/// and `rpc.id` (a single JSON-RPC message; a batch records
+/// `rpc.method = "batch"`).
+fn request_span(
+    parts: &http::request::Parts,
+    target: Target,
+    body: Option<&[u8]>,
+) -> tracing::Span {
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let span = tracing::info_span!(
+        "mcp.request",
+        http.method = %parts.method,
+        http.status = tracing::field::Empty,
+        mcp.era = ?target,
+        mcp.session_id = header(headers::SESSION_ID),
+        mcp.protocol_version = header(headers::PROTOCOL_VERSION),
+        mcp.last_event_id = header("last-event-id"),
+        rpc.method = tracing::field::Empty,
+        rpc.id = tracing::field::Empty,
+    );
+    if !span.is_disabled()
+        && let Some(body) = body
+    {
+        #[derive(serde::Deserialize)]
+        struct Envelope<'a> {
+            #[serde(borrow)]
+            method: Option<&'a str>,
+            #[serde(borrow)]
+            id: Option<&'a serde_json::value::RawValue>,
+        }
+        if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            span.record("rpc.method", "batch");
+        } else if let Ok(env) = serde_json::from_slice::<Envelope<'_>>(body) {
+            if let Some(m) = env.method {
+                span.record("rpc.method", m);
+            }
+            if let Some(id) = env.id {
+                span.record("rpc.id", id.get());
+            }
+        }
+    }
+    span
 }

@@ -34,6 +34,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use tracing::Instrument;
 
 use async_trait::async_trait;
 use axum::body::Body;
@@ -275,7 +276,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
     } else {
         cancel.drop_guard()
     };
-    tokio::spawn(run(shared.clone(), request, cx, tx, finish));
+    tokio::spawn(run(shared.clone(), request, cx, tx, finish).instrument(tracing::Span::current()));
 
     let json_mode = shared.config.json_response;
     let first = match (json_mode, shared.config.keepalive) {

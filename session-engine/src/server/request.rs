@@ -17,6 +17,8 @@ use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::handler::{Outcome, RequestContext};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
 
+use tracing::Instrument;
+
 use super::Shared;
 use super::connection;
 use super::input::{self, AskError};
@@ -90,15 +92,18 @@ pub(crate) fn spawn(
 ) {
     let busy = session.busy(shared);
     let http = HTTP_PARTS.try_with(Arc::clone).ok();
-    tokio::spawn(run(
-        shared.clone(),
-        session.clone(),
-        request,
-        cancel,
-        outlet,
-        busy,
-        http,
-    ));
+    tokio::spawn(
+        run(
+            shared.clone(),
+            session.clone(),
+            request,
+            cancel,
+            outlet,
+            busy,
+            http,
+        )
+        .instrument(tracing::Span::current()),
+    );
 }
 
 async fn run(

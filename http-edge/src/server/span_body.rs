@@ -1,0 +1,50 @@
+//! [`SpanBody`]: a response body polled inside a tracing span, so that what
+//! an SSE stream does while it is sent (long after the handler returned
+//! the response head) is logged under its request's span.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+
+/// `inner`, each poll inside `span`.
+pub struct SpanBody {
+    inner: Body,
+    span: tracing::Span,
+}
+
+impl SpanBody {
+    /// Wraps `inner`.
+    pub fn new(inner: Body, span: tracing::Span) -> Self {
+        SpanBody { inner, span }
+    }
+
+    /// `response` with its body wrapped in `span`.
+    pub fn wrap(response: http::Response<Body>, span: tracing::Span) -> http::Response<Body> {
+        response.map(|b| Body::new(SpanBody::new(b, span)))
+    }
+}
+
+impl http_body::Body for SpanBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = &mut *self;
+        let _entered = this.span.enter();
+        Pin::new(&mut this.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
