@@ -587,3 +587,54 @@ async fn an_expired_task_is_invalid_params() {
         "{e}"
     );
 }
+
+/// The one handler API: the same `MayBeLong` tool, called without
+/// `params.task`, is served by SEP-1699 polling (priming, cut, `retry`,
+/// resumption) when the server polls, and on one held connection when it
+/// does not; progress arrives either way.
+#[tokio::test]
+async fn may_be_long_without_a_task_is_polled_or_held() {
+    for (policy, polled) in [("after-priming", true), ("never", false)] {
+        let f = start(
+            rev::server_config()
+                .with_retry_ms(20)
+                .with_resume_hold(Duration::ZERO)
+                .with_disconnect(policy.parse().unwrap())
+                .with_tasks(tasks_config()),
+        )
+        .await;
+        let c = client(&f.server.url()).await;
+        let stream = c
+            .request(
+                "tools/call",
+                Some(to_raw(&json!({"name": "gate", "arguments": {}})).unwrap()),
+                RequestOptions {
+                    progress: true,
+                    ..RequestOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        let pending = tokio::spawn(collect(stream));
+        if polled {
+            eventually("the client resumed the call", || {
+                f.resumes.load(Ordering::SeqCst) >= 2
+            })
+            .await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        f.open.send(true).unwrap();
+        let (events, response) = pending.await.unwrap().unwrap();
+        let result: Value = serde_json::from_str(response.payload.unwrap().get()).unwrap();
+        assert_eq!(result["content"][0]["text"], "opened; task -", "{policy}");
+        assert!(result.get("task").is_none(), "{policy}: no task without params.task");
+        assert!(
+            events.iter().any(|e| matches!(e, StreamEvent::Notification(n) if n.method == "notifications/progress")),
+            "{policy}: progress delivered"
+        );
+        if !polled {
+            assert_eq!(f.resumes.load(Ordering::SeqCst), 0, "held: never resumed");
+        }
+    }
+}
