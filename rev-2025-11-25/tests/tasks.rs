@@ -628,7 +628,10 @@ async fn may_be_long_without_a_task_is_polled_or_held() {
         let (events, response) = pending.await.unwrap().unwrap();
         let result: Value = serde_json::from_str(response.payload.unwrap().get()).unwrap();
         assert_eq!(result["content"][0]["text"], "opened; task -", "{policy}");
-        assert!(result.get("task").is_none(), "{policy}: no task without params.task");
+        assert!(
+            result.get("task").is_none(),
+            "{policy}: no task without params.task"
+        );
         assert!(
             events.iter().any(|e| matches!(e, StreamEvent::Notification(n) if n.method == "notifications/progress")),
             "{policy}: progress delivered"

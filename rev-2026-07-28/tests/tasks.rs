@@ -830,6 +830,61 @@ mod client {
     }
 
     #[tokio::test]
+    async fn a_detached_task_outlives_the_dropped_response_and_is_resumed() {
+        let s = start(Some(TasksConfig {
+            poll_interval_ms: 10,
+            ..TasksConfig::default()
+        }))
+        .await;
+        let c = client(&s, true, answers());
+        let mut stream = c
+            .request("tools/call", call("gate"), RequestOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            stream.task_id(),
+            None,
+            "no task before the creation is read"
+        );
+        let first = stream.next().await.unwrap().unwrap();
+        let id = task_events(&[first])[0].0.clone();
+        assert_eq!(stream.task_id().as_deref(), Some(id.as_str()));
+        let detached = stream.detach_task().expect("a task to detach");
+        assert_eq!(detached, id);
+        // Not cancelled: the task is still working after a round trip.
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        assert_eq!(s.get(&id).await["status"], "working");
+        assert_eq!(s.handler.cancelled.load(Ordering::SeqCst), 0);
+        s.open.send(true).unwrap();
+        let r = client(&s, true, answers())
+            .resume_task(&id)
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        assert!(
+            result_of(&r)["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&id)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_plain_request_has_no_task_to_detach() {
+        let s = with_tasks().await;
+        let c = client(&s, true, answers());
+        let stream = c
+            .request("tools/call", call("quick"), RequestOptions::default())
+            .await
+            .unwrap();
+        let stream = stream.detach_task().expect_err("no task");
+        let r = stream.response().await.unwrap();
+        assert_eq!(result_of(&r)["content"][0]["text"], "done");
+    }
+
+    #[tokio::test]
     async fn a_new_client_resumes_a_task_by_id() {
         let s = start(Some(TasksConfig {
             poll_interval_ms: 10,
