@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use mcp_rev_2025_11_25::{
     self as rev, LegacyClient, PollingExt, ServerConfig, TasksConfig, TasksExt,
 };
@@ -230,21 +231,43 @@ async fn err(client: &LegacyClient, method: &str, params: Value) -> ErrorObject 
     }
 }
 
+/// Sends `tool` with `task` and reads the first event, which our client
+/// yields for a `CreateTaskResult`: `notifications/tasks/status` with the
+/// created task; the stream is detached (the task keeps running) and the
+/// task returned.
+async fn create_with(client: &LegacyClient, tool: &str, task: Value) -> Value {
+    let mut stream = client
+        .request(
+            "tools/call",
+            Some(to_raw(&json!({"name": tool, "arguments": {}, "task": task, "_meta": {"progressToken": "p"}})).unwrap()),
+            RequestOptions::default(),
+        )
+        .await
+        .expect("request");
+    let first = tokio::time::timeout(WAIT, stream.next())
+        .await
+        .expect("an event")
+        .expect("an event")
+        .expect("no error");
+    let StreamEvent::Notification(n) = &first else {
+        panic!("expected the task's status first, got {first:?}")
+    };
+    assert_eq!(n.method, "notifications/tasks/status");
+    let task: Value = serde_json::from_str(n.params.as_ref().unwrap().get()).unwrap();
+    let id = stream.detach_task().expect("a task to detach");
+    assert_eq!(task["taskId"], id.as_str());
+    task
+}
+
 /// Starts `tool` as a task; its id.
 async fn create(client: &LegacyClient, tool: &str) -> String {
-    let r = ok(
-        client,
-        "tools/call",
-        json!({"name": tool, "arguments": {}, "task": {"ttl": 60_000}, "_meta": {"progressToken": "p"}}),
-    )
-    .await;
-    let task = &r["task"];
-    assert_eq!(task["status"], "working", "{r}");
+    let task = create_with(client, tool, json!({"ttl": 60_000})).await;
+    assert_eq!(task["status"], "working", "{task}");
     assert_eq!(task["ttl"], 60_000);
     assert_eq!(task["pollInterval"], 20);
     assert!(
         task["createdAt"].as_str().is_some_and(|t| t.ends_with('Z')),
-        "{r}"
+        "{task}"
     );
     assert!(task["lastUpdatedAt"].is_string());
     task["taskId"].as_str().unwrap().to_owned()
@@ -571,14 +594,9 @@ async fn tasks_result_survives_polling_cuts() {
 async fn an_expired_task_is_invalid_params() {
     let f = with_tasks().await;
     let c = client(&f.server.url()).await;
-    let r = ok(
-        &c,
-        "tools/call",
-        json!({"name": "gate", "arguments": {}, "task": {"ttl": 30}}),
-    )
-    .await;
-    let id = r["task"]["taskId"].as_str().unwrap().to_owned();
-    assert_eq!(r["task"]["ttl"], 30);
+    let task = create_with(&c, "gate", json!({"ttl": 30})).await;
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(task["ttl"], 30);
     tokio::time::sleep(Duration::from_millis(60)).await;
     let e = err(&c, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(e.code, -32602);
@@ -640,4 +658,165 @@ async fn may_be_long_without_a_task_is_polled_or_held() {
             assert_eq!(f.resumes.load(Ordering::SeqCst), 0, "held: never resumed");
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Our client following the tasks it creates
+// ---------------------------------------------------------------------------
+
+/// `tools/call` of `tool` as a task, through our client.
+async fn call_as_task(
+    c: &LegacyClient,
+    tool: &str,
+) -> mcp_transport_core::transport::ResponseStream {
+    c.request(
+        "tools/call",
+        Some(to_raw(&json!({"name": tool, "arguments": {}, "task": {}})).unwrap()),
+        RequestOptions::default(),
+    )
+    .await
+    .unwrap()
+}
+
+fn task_statuses(events: &[StreamEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Notification(n) if n.method == "notifications/tasks/status" => {
+                let p: Value = serde_json::from_str(n.params.as_ref()?.get()).ok()?;
+                Some(p["status"].as_str()?.to_owned())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_client_waits_on_tasks_result_for_the_call() {
+    let f = with_tasks().await;
+    let c = client(&f.server.url()).await;
+    let mut stream = call_as_task(&c, "gate").await;
+    let first = stream.next().await.unwrap().unwrap();
+    let id = stream
+        .task_id()
+        .expect("the task id is known after the first event");
+    assert_eq!(task_statuses(&[first]), ["working"]);
+    f.open.send(true).unwrap();
+    let mut rest = Vec::new();
+    while let Some(e) = stream.next().await {
+        rest.push(e.unwrap());
+    }
+    let StreamEvent::Response(r) = rest.last().unwrap() else {
+        panic!("{rest:?}")
+    };
+    let v: Value = serde_json::from_str(r.payload.as_ref().unwrap().get()).unwrap();
+    assert_eq!(v["content"][0]["text"], format!("opened; task {id}"));
+    assert_eq!(
+        task_statuses(&rest).last().map(String::as_str),
+        Some("completed")
+    );
+    // The final response answers the tools/call (its id), not tasks/result.
+    assert!(matches!(
+        r.id,
+        Some(mcp_transport_core::jsonrpc::RequestId::Number(_))
+    ));
+    // Failures come back as the call would have answered.
+    let r = call_as_task(&c, "fail").await.response().await.unwrap();
+    assert_eq!(r.payload.unwrap_err().code, -32603);
+    let r = call_as_task(&c, "tool_error")
+        .await
+        .response()
+        .await
+        .unwrap();
+    let v: Value = serde_json::from_str(r.payload.unwrap().get()).unwrap();
+    assert_eq!(v["isError"], true);
+}
+
+#[tokio::test]
+async fn the_client_answers_input_inside_a_task() {
+    let f = with_tasks().await;
+    let input = ScriptedInput::ada();
+    let c = client_with(&f.server.url(), input.clone()).await;
+    let r = call_as_task(&c, "ask").await.response().await.unwrap();
+    let v: Value = serde_json::from_str(r.payload.unwrap().get()).unwrap();
+    assert!(
+        v["content"][0]["text"].as_str().unwrap().contains("Ada"),
+        "{v}"
+    );
+    assert_eq!(input.methods(), ["elicitation/create"]);
+}
+
+#[tokio::test]
+async fn the_client_follows_a_task_across_polling_cuts() {
+    let f = start(
+        rev::server_config()
+            .with_retry_ms(20)
+            .with_resume_hold(Duration::ZERO)
+            .with_disconnect("after-priming".parse().unwrap())
+            .with_tasks(tasks_config()),
+    )
+    .await;
+    let c = client(&f.server.url()).await;
+    let pending = tokio::spawn({
+        let stream = call_as_task(&c, "gate").await;
+        stream.response()
+    });
+    eventually("tasks/result was resumed", || {
+        f.resumes.load(Ordering::SeqCst) >= 3
+    })
+    .await;
+    f.open.send(true).unwrap();
+    let r = pending.await.unwrap().unwrap();
+    let v: Value = serde_json::from_str(r.payload.unwrap().get()).unwrap();
+    assert!(
+        v["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("opened; task ")
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_followed_call_cancels_the_task() {
+    let f = with_tasks().await;
+    let c = client(&f.server.url()).await;
+    let mut stream = call_as_task(&c, "gate").await;
+    stream.next().await.unwrap().unwrap();
+    let id = stream.task_id().unwrap();
+    drop(stream);
+    eventually("the handler saw the cancellation", || {
+        f.handler.cancelled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    assert_eq!(status(&c, &id).await["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn a_detached_task_outlives_the_stream_and_is_resumed_by_id() {
+    let f = with_tasks().await;
+    let c = client(&f.server.url()).await;
+    let stream = call_as_task(&c, "gate").await;
+    // Nothing read yet: no task to detach.
+    let mut stream = stream.detach_task().expect_err("no task known yet");
+    stream.next().await.unwrap().unwrap();
+    let id = stream.detach_task().expect("a task");
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert_eq!(status(&c, &id).await["status"], "working");
+    assert_eq!(f.handler.cancelled.load(Ordering::SeqCst), 0);
+    let mut resumed = c.resume_task(&id).await.unwrap();
+    let first = resumed.next().await.unwrap().unwrap();
+    assert_eq!(task_statuses(&[first]), ["working"]);
+    f.open.send(true).unwrap();
+    let r = resumed.response().await.unwrap();
+    let v: Value = serde_json::from_str(r.payload.unwrap().get()).unwrap();
+    assert_eq!(v["content"][0]["text"], format!("opened; task {id}"));
+    // An unknown id ends with the server's -32602.
+    let r = c
+        .resume_task("nope")
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    assert_eq!(r.payload.unwrap_err().code, -32602);
 }
