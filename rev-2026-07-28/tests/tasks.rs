@@ -504,6 +504,26 @@ async fn without_tasks_configured_task_methods_are_not_found() {
         .call(&body("tasks/get", json!({"taskId": "t"}), true))
         .await;
     assert_eq!((status, v["error"]["code"].as_i64()), (404, Some(-32601)));
+    // `Mcp-Name: <taskId>` is the extension's rule ("When `tasks/get`, …
+    // is sent …, the client MUST set the `Mcp-Name` header"); a server
+    // without the extension has no such method, whatever the header says.
+    let get = body("tasks/get", json!({"taskId": "t"}), false);
+    for name in [None, Some("another")] {
+        let mut r = s
+            .client
+            .post(&s.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", V)
+            .header("mcp-method", "tasks/get")
+            .body(get.to_string());
+        if let Some(n) = name {
+            r = r.header("mcp-name", n);
+        }
+        let resp = r.send().await.unwrap();
+        let v: Value = resp.json().await.unwrap();
+        assert_eq!(v["error"]["code"], -32601, "{name:?}: {v}");
+    }
     s.open.send(true).unwrap();
     let (_, v) = s
         .call(&body(
