@@ -820,3 +820,16 @@ async fn a_detached_task_outlives_the_stream_and_is_resumed_by_id() {
         .unwrap();
     assert_eq!(r.payload.unwrap_err().code, -32602);
 }
+
+#[tokio::test]
+async fn ending_the_session_cancels_its_running_tasks() {
+    let f = with_tasks().await;
+    let c = client(&f.server.url()).await;
+    let id = create(&c, "gate").await;
+    wait_status_message(&c, &id, "waiting").await;
+    c.close().await.unwrap();
+    eventually("the session's task was cancelled with it", || {
+        f.handler.cancelled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+}
