@@ -87,3 +87,65 @@ pub(crate) fn status_notification(r: &TaskRecord) -> Notification {
         params: Some(raw(&task(r))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use mcp_transport_core::task_store::TaskStatus;
+
+    use super::*;
+
+    fn record(ttl: Option<u64>) -> TaskRecord {
+        TaskRecord {
+            id: "t1".into(),
+            scope: Some("session".into()),
+            status: TaskStatus::InputRequired,
+            status_message: None,
+            created_at_ms: 1_764_066_600_000,
+            last_updated_at_ms: 1_764_066_600_250,
+            ttl_ms: ttl,
+            poll_interval_ms: Some(500),
+            input_requests: BTreeMap::new(),
+            input_responses: BTreeMap::new(),
+            result: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn task_has_the_2025_11_25_fields_and_a_null_ttl_when_unlimited() {
+        let t = task(&record(Some(60_000)));
+        assert_eq!(
+            t,
+            serde_json::json!({
+                "taskId": "t1",
+                "status": "input_required",
+                "createdAt": "2025-11-25T10:30:00Z",
+                "lastUpdatedAt": "2025-11-25T10:30:00.25Z",
+                "ttl": 60_000,
+                "pollInterval": 500,
+            })
+        );
+        assert_eq!(task(&record(None))["ttl"], Value::Null);
+        assert!(
+            task(&record(None)).get("scope").is_none(),
+            "the scope stays private"
+        );
+    }
+
+    #[test]
+    fn related_task_meta_is_added_and_keeps_other_meta() {
+        let v = with_related(serde_json::json!({"a": 1, "_meta": {"k": "v"}}), "t1");
+        assert_eq!(v["_meta"]["k"], "v");
+        assert_eq!(
+            v["_meta"][RELATED_TASK],
+            serde_json::json!({"taskId": "t1"})
+        );
+        assert_eq!(with_related(Value::Null, "t1"), Value::Null);
+        let n = status_notification(&record(None));
+        assert_eq!(n.method, "notifications/tasks/status");
+        let p: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
+        assert!(p.get("_meta").is_none());
+    }
+}
