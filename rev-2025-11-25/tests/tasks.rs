@@ -33,7 +33,7 @@ const RELATED: &str = "io.modelcontextprotocol/related-task";
 
 /// | tool | execution | behaviour |
 /// | --- | --- | --- |
-/// | `gate` | may be long | waits for the gate (progress "waiting" first), then answers text |
+/// | `gate` | may be long | progress "waiting", waits for the gate, progress "opened", then answers text |
 /// | `only_task` | task only | answers at once |
 /// | `fail` | may be long | a `-32603` error |
 /// | `tool_error` | may be long | `isError: true` |
@@ -92,7 +92,10 @@ impl Handler for Tasky {
                 let _ = cx.progress(0.0, None, Some("waiting")).await;
                 let mut gate = self.gate.clone();
                 tokio::select! {
-                    _ = gate.wait_for(|open| *open) => text(&format!("opened; task {}", cx.task_id.as_deref().unwrap_or("-"))),
+                    () = async { let _ = gate.wait_for(|open| *open).await; } => {
+                        let _ = cx.progress(1.0, Some(1.0), Some("opened")).await;
+                        text(&format!("opened; task {}", cx.task_id.as_deref().unwrap_or("-")))
+                    }
                     () = cx.cancelled() => {
                         self.cancelled.fetch_add(1, Ordering::SeqCst);
                         Outcome::Error(ErrorObject::new(-32800, "cancelled"))
@@ -360,8 +363,10 @@ async fn working_then_completed_and_result_blocks_until_then() {
     assert_eq!(t["taskId"], id.as_str());
     let waiting = wait_status_message(&c, &id, "waiting").await;
     assert_eq!(waiting["status"], "working");
-    // tasks/result blocks until the gate opens.
-    let stream = c
+    // tasks/result blocks until the gate opens. Its first event, the
+    // current status, is sent once it follows the task, so what the task
+    // does after that reaches this stream.
+    let mut stream = c
         .request(
             "tasks/result",
             Some(to_raw(&json!({"taskId": id})).unwrap()),
@@ -369,6 +374,7 @@ async fn working_then_completed_and_result_blocks_until_then() {
         )
         .await
         .unwrap();
+    let first = stream.next().await.unwrap().unwrap();
     let pending = tokio::spawn(collect(stream));
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(
@@ -376,7 +382,8 @@ async fn working_then_completed_and_result_blocks_until_then() {
         "tasks/result answered before the task ended"
     );
     f.open.send(true).unwrap();
-    let (events, response) = pending.await.unwrap().unwrap();
+    let (mut events, response) = pending.await.unwrap().unwrap();
+    events.insert(0, first);
     let result: Value = serde_json::from_str(response.payload.unwrap().get()).unwrap();
     assert_eq!(result["content"][0]["text"], format!("opened; task {id}"));
     assert_eq!(result["_meta"][RELATED], json!({"taskId": id}));
@@ -394,6 +401,22 @@ async fn working_then_completed_and_result_blocks_until_then() {
             _ => None,
         })
         .collect();
+    // Progress sent while tasks/result waits is relayed on its stream, with
+    // the creating request's token ("remains valid throughout the task
+    // lifetime") and the related-task metadata.
+    let progress: Vec<Value> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Notification(n) if n.method == "notifications/progress" => {
+                serde_json::from_str(n.params.as_ref().unwrap().get()).ok()
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress.len(), 1, "{progress:?}");
+    assert_eq!(progress[0]["progressToken"], "p");
+    assert_eq!(progress[0]["message"], "opened");
+    assert_eq!(progress[0]["_meta"][RELATED], json!({"taskId": id}));
     assert_eq!(
         statuses.first().map(String::as_str),
         Some("working"),
