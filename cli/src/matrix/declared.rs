@@ -31,7 +31,10 @@ pub struct Declared {
     pub server: bool,
     /// The client: 2026-07-28 the `tools/call`'s `_meta` client
     /// capabilities list the extension; 2025-11-25 `initialize` carries
-    /// `capabilities.tasks`.
+    /// `capabilities.tasks` and the `tools/call` is task-augmented
+    /// (`params.task`: the requestor's per-request choice, which the
+    /// spec leaves to it — "clients MAY invoke the tool as a task or as a
+    /// normal request").
     pub client: bool,
 }
 
@@ -48,15 +51,17 @@ pub fn revision_has_tasks(revision: &V) -> bool {
     *revision == V::V2025_11_25 || revision.is_modern()
 }
 
-/// What the matrix configures for the task scenarios: the client declares
-/// tasks in every row (in both eras' shapes); `s-all` enables the
-/// 2026-07-28 Tasks extension, `s-2026-07-28` does not (so both outcomes
-/// of 2026-07-28 are in the matrix). No legacy server is configured with
-/// 2025-11-25 tasks yet.
+/// What the matrix configures for the task scenarios, and so must see on
+/// the wire: on 2026-07-28 the client declares the extension in every row,
+/// `s-all` enables it and `s-2026-07-28` does not (so both outcomes of
+/// 2026-07-28 are in the matrix). On 2025-11-25 the client sends the
+/// `tasks` capability ([`client_capabilities`]) but whether it augments a
+/// call is its own choice, and no legacy server is configured with tasks
+/// yet: nothing is required there.
 pub fn configured(server: ServerKind, revision: &V) -> Declared {
     Declared {
         server: revision.is_modern() && server == ServerKind::All,
-        client: revision_has_tasks(revision),
+        client: revision.is_modern(),
     }
 }
 
@@ -102,7 +107,12 @@ pub fn on_wire(exchanges: &[Exchange], revision: &V) -> Declared {
     let server = inits()
         .flat_map(Exchange::messages)
         .any(|m| !m["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"].is_null());
-    let client = inits().any(|e| e.json()["params"]["capabilities"]["tasks"].is_object());
+    let augmented = exchanges
+        .iter()
+        .filter(|e| e.rpc_method().as_deref() == Some("tools/call"))
+        .any(|e| e.json()["params"]["task"].is_object());
+    let client =
+        augmented && inits().any(|e| e.json()["params"]["capabilities"]["tasks"].is_object());
     Declared { server, client }
 }
 
@@ -164,6 +174,7 @@ mod tests {
         assert!(configured(ServerKind::All, &V::V2026_07_28).both());
         assert!(!configured(ServerKind::S0728, &V::V2026_07_28).server);
         assert!(!configured(ServerKind::All, &V::V2025_11_25).server);
+        assert!(!configured(ServerKind::All, &V::V2025_11_25).client);
         assert!(!configured(ServerKind::All, &V::V2025_06_18).client);
     }
 }
