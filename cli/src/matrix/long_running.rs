@@ -31,22 +31,38 @@ use super::checks::{call_post, http_sse, resumes};
 use super::declared::{self, created_task};
 use super::harness::{CUT_AFTER_MS, Harness, LONG_MS, Observed};
 use super::outcome::*;
-use super::task::{task_requests, wait_until};
+use super::task::{augment, task_requests, wait_until};
 use super::wire::Exchange;
 
 /// What the call delivered: its stream events and its response.
 pub(crate) type Delivered = (Vec<StreamEvent>, Option<Response>);
 
-/// Runs a call to its end, keeping every stream event.
+/// The params of a call of `tool`, task-augmented (`params.task`) when
+/// `augment`.
+pub(crate) fn call_params(
+    tool: &str,
+    args: serde_json::Value,
+    augment: bool,
+) -> Option<Box<serde_json::value::RawValue>> {
+    let mut params = json!({ "name": tool, "arguments": args });
+    if augment {
+        params["task"] = json!({});
+    }
+    mcp_transport_core::jsonrpc::to_raw(&params).ok()
+}
+
+/// Runs a call to its end (task-augmented when `augment`), keeping every
+/// stream event.
 pub(crate) async fn run_call(
     conn: Connection,
     tool: &'static str,
     args: serde_json::Value,
+    augment: bool,
 ) -> Result<Delivered, TransportError> {
     let mut stream = conn
         .request(
             "tools/call",
-            tool_params(tool, args),
+            call_params(tool, args, augment),
             RequestOptions::default(),
         )
         .await?;
@@ -69,7 +85,13 @@ pub(crate) async fn drop_mid_way(
         return Err(failed("no proxy to cut the network with"));
     };
     let before = harness.handler.cancelled_count();
-    let call = tokio::spawn(run_call(conn.clone(), "slow", json!({ "ms": LONG_MS })));
+    let augment = augment(conn, harness, "slow").await;
+    let call = tokio::spawn(run_call(
+        conn.clone(),
+        "slow",
+        json!({ "ms": LONG_MS }),
+        augment,
+    ));
     let on_wire = wait_until(Duration::from_secs(3), || {
         call_post(&harness.wire.exchanges(), "slow", None).is_some()
     })

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::declared::{self, created_task};
 use super::harness::{Harness, Observed};
-use super::long_running::{Delivered, run_call};
+use super::long_running::{Delivered, call_params, run_call};
 use super::outcome::*;
 use super::wire::Exchange;
 use mcp_http_edge::headers;
@@ -32,6 +32,39 @@ pub(crate) async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) 
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Whether the matrix client asks for a task itself (2025-11-25, where
+/// tasks are "requestor-driven"): when the server declared
+/// `tasks.requests.tools.call` and lists `tool` with `execution.taskSupport`
+/// `optional` or `required` (*Tasks*, "Tool-Level Negotiation": without
+/// them "clients MUST NOT attempt to invoke the tool as a task"). On
+/// 2026-07-28 the declaration in the request's capabilities is the ask.
+pub(crate) async fn augment(conn: &Connection, harness: &Harness, tool: &str) -> bool {
+    let rev = conn.revision();
+    if rev != mcp_transport_core::ProtocolVersion::V2025_11_25
+        || !declared::on_wire(&harness.wire.exchanges(), &rev).server
+    {
+        return false;
+    }
+    let Ok(stream) = conn
+        .request("tools/list", None, RequestOptions::default())
+        .await
+    else {
+        return false;
+    };
+    let Ok(Ok(list)) = stream.response().await.map(|r| result_value(&r)) else {
+        return false;
+    };
+    list["tools"].as_array().is_some_and(|tools| {
+        tools.iter().any(|t| {
+            t["name"] == tool
+                && matches!(
+                    t["execution"]["taskSupport"].as_str(),
+                    Some("optional" | "required")
+                )
+        })
+    })
 }
 
 /// The `tasks/*` requests naming task `id`, in order.
@@ -70,7 +103,8 @@ fn task_event(event: &StreamEvent) -> Option<(String, String)> {
 pub(crate) async fn task(conn: &Connection, harness: &Harness) -> Outcome {
     // The call first: on 2026-07-28 the client declares tasks on the
     // request itself.
-    let delivered = run_call(conn.clone(), "slow_ask", json!({ "ms": WORK_MS }))
+    let augment = augment(conn, harness, "slow_ask").await;
+    let delivered = run_call(conn.clone(), "slow_ask", json!({ "ms": WORK_MS }), augment)
         .await
         .map_err(|e| from_error(&e))?;
     let rev = conn.revision();
@@ -79,7 +113,7 @@ pub(crate) async fn task(conn: &Connection, harness: &Harness) -> Outcome {
         return no_task(delivered, &wire);
     }
     let id = create_poll_input(delivered, &wire, rev.is_modern())?;
-    let cancelled = cancel(conn, harness).await?;
+    let cancelled = cancel(conn, harness, augment).await?;
     Ok(works(format!(
         "task {id}: created, polled, input_required answered mid-way, completed; {cancelled}"
     )))
@@ -213,12 +247,12 @@ fn input_mid_way(
 }
 
 /// Cancel: a long task, dropped by the caller once its id is known.
-async fn cancel(conn: &Connection, harness: &Harness) -> Result<String, Observed> {
+async fn cancel(conn: &Connection, harness: &Harness, augment: bool) -> Result<String, Observed> {
     let before = harness.handler.cancelled_count();
     let mut stream = conn
         .request(
             "tools/call",
-            tool_params("slow", json!({ "ms": 10_000 })),
+            call_params("slow", json!({ "ms": 10_000 }), augment),
             RequestOptions::default(),
         )
         .await
