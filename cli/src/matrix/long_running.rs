@@ -5,7 +5,9 @@
 //! the wire:
 //!
 //! * both sides declare tasks: a `CreateTaskResult` answered the call, the
-//!   task was polled after the cut, its result came back, nothing cancelled;
+//!   task was polled after the cut (2026-07-28 `tasks/get`; 2025-11-25 a
+//!   new `tasks/result` or `tasks/get`, or the blocking `tasks/result`'s
+//!   stream resumed by GET), its result came back, nothing cancelled;
 //! * 2025-11-25 without tasks: the client resumed the POST's stream by GET
 //!   with the `Last-Event-ID` of its priming event (SEP-1699) and got the
 //!   result, nothing cancelled;
@@ -161,16 +163,23 @@ fn by_task(
 ) -> Outcome {
     let text = answer_text(result)?;
     let polls = task_requests(wire, id);
-    let after: Vec<&Exchange> = polls.iter().filter(|e| e.started > cut_at).collect();
+    // After the cut: a new tasks/* request, or (2025-11-25) the blocking
+    // tasks/result's stream resumed by GET with Last-Event-ID.
+    let gets = resumes(wire);
+    let after: Vec<&Exchange> = polls
+        .iter()
+        .chain(gets.iter())
+        .filter(|e| e.started > cut_at)
+        .collect();
     ensure(!after.is_empty(), || {
-        format!("task {id} was not polled after the cut")
+        format!("task {id} was neither polled nor its tasks/result stream resumed after the cut")
     })?;
     let completed = after.iter().flat_map(|e| e.messages()).any(|m| {
         let r = &m["result"];
         r["status"] == "completed" || r["content"].is_array() || r["result"]["content"].is_array()
     });
     ensure(completed, || {
-        format!("no poll after the cut saw task {id} completed")
+        format!("nothing after the cut saw task {id} completed")
     })?;
     ensure(
         !polls
@@ -180,7 +189,7 @@ fn by_task(
     )?;
     not_cancelled(harness, before)?;
     Ok(works(format!(
-        "CreateTaskResult {id}; {cuts} connection(s) cut {CUT_AFTER_MS} ms in; {} poll(s) after the cut, the last saw it completed; {text:?}; nothing cancelled",
+        "CreateTaskResult {id}; {cuts} connection(s) cut {CUT_AFTER_MS} ms in; {} poll(s) or resume(s) after the cut, one saw it completed; {text:?}; nothing cancelled",
         after.len()
     )))
 }
