@@ -3,7 +3,11 @@
 //! Two tables: which revision each client × server pair ends up on (or that
 //! it fails), and what each scenario does on each revision. Both are written
 //! out by hand from the spec texts cited beside each row — not computed by
-//! the negotiation code under test.
+//! the negotiation code under test. `long_running_drop` and `task` take one
+//! input more, who declares tasks ([`on_tasks`]): the matrix's
+//! configuration before a run, the wire after it (see
+//! [`declared`](super::declared)), since a call becomes a task only when
+//! both sides declare tasks.
 
 use mcp_transport_core::ProtocolVersion as V;
 
@@ -408,5 +412,61 @@ pub fn expected_given(
                 spec,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOTH: Declared = Declared {
+        server: true,
+        client: true,
+    };
+    const CLIENT_ONLY: Declared = Declared {
+        server: false,
+        client: true,
+    };
+
+    fn drop(rev: V, d: Declared) -> Expected {
+        on_tasks(&rev, d, Scenario::LongRunningDrop).0
+    }
+
+    fn task(rev: V, d: Declared) -> Expected {
+        on_tasks(&rev, d, Scenario::Task).0
+    }
+
+    #[test]
+    fn a_cut_long_call_completes_only_by_task_or_sep_1699() {
+        let not = Expected::Fails(Failure::NotResumable);
+        assert_eq!(drop(V::V2026_07_28, BOTH), Expected::Works);
+        assert_eq!(drop(V::V2026_07_28, CLIENT_ONLY), not);
+        assert_eq!(drop(V::V2025_11_25, Declared::default()), Expected::Works);
+        assert_eq!(drop(V::V2025_11_25, BOTH), Expected::Works);
+        // Declarations mean nothing where the revision has no tasks.
+        assert_eq!(drop(V::V2025_06_18, BOTH), not);
+        assert_eq!(drop(V::V2025_03_26, BOTH), not);
+        assert_eq!(drop(V::V2024_11_05, BOTH), not);
+    }
+
+    #[test]
+    fn tasks_need_the_revision_and_both_sides() {
+        assert_eq!(task(V::V2026_07_28, BOTH), Expected::Works);
+        assert_eq!(task(V::V2025_11_25, BOTH), Expected::Works);
+        assert_eq!(task(V::V2026_07_28, CLIENT_ONLY), Expected::NotApplicable);
+        assert_eq!(task(V::V2025_11_25, CLIENT_ONLY), Expected::NotApplicable);
+        assert_eq!(task(V::V2025_06_18, BOTH), Expected::NotApplicable);
+        assert_eq!(task(V::V2024_11_05, BOTH), Expected::NotApplicable);
+    }
+
+    #[test]
+    fn the_configured_prediction_differs_between_s_all_and_s_2026_07_28() {
+        use ClientKind as C;
+        use ServerKind as S;
+        let p = |s| expected(C::Modern, s, Scenario::LongRunningDrop).expected;
+        assert_eq!(p(S::All), Expected::Works);
+        assert_eq!(p(S::S0728), Expected::Fails(Failure::NotResumable));
+        let seen = expected_given(C::Modern, S::All, Scenario::Task, Some(CLIENT_ONLY));
+        assert_eq!(seen.expected, Expected::NotApplicable);
     }
 }

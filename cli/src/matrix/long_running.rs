@@ -78,6 +78,8 @@ pub(crate) async fn run_call(
     Ok((events, response))
 }
 
+/// The scenario (see the module docs): `slow` for [`LONG_MS`], every
+/// connection cut [`CUT_AFTER_MS`] after its POST arrived.
 pub(crate) async fn drop_mid_way(
     conn: &Connection,
     harness: &Harness,

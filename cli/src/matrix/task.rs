@@ -100,6 +100,7 @@ fn task_event(event: &StreamEvent) -> Option<(String, String)> {
     ))
 }
 
+/// The scenario (see the module docs).
 pub(crate) async fn task(conn: &Connection, harness: &Harness) -> Outcome {
     // The call first: on 2026-07-28 the client declares tasks on the
     // request itself.
