@@ -66,7 +66,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 2_000)]
     pub retry_ms: u64,
     /// A few seconds in all: 300 ms per rate workload on 4 connections,
-    /// 200 idle sessions, 20 long requests of 2 s, retry 500 ms (overrides
+    /// 200 idle sessions, 20 long requests of 1 s, retry 500 ms (overrides
     /// those options).
     #[arg(long)]
     pub quick: bool,
@@ -174,7 +174,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         args.connections = 4;
         args.idle_sessions = 200;
         args.long_requests = 20;
-        args.long_seconds = 2;
+        args.long_seconds = 1;
         args.retry_ms = 500;
     }
     if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 {
