@@ -111,8 +111,14 @@ pub struct LongFigures {
     pub server_rss_peak_kib: u64,
     /// (peak - idle) / requests, bytes.
     pub server_bytes_per_pending_request: f64,
-    /// Server open descriptors before, then at the peak.
+    /// Server RSS halfway through the work (every request started and
+    /// pending), KiB.
+    pub server_rss_midway_kib: u64,
+    /// Server open descriptors before the requests.
     pub server_fds_idle: u64,
+    /// Server open descriptors halfway through the work (every request
+    /// pending): what pending requests hold, without the start-up burst.
+    pub server_fds_midway: u64,
     /// Server open descriptors at the peak.
     pub server_fds_peak: u64,
     /// Server CPU time per completed request, ms.
@@ -223,6 +229,9 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
             r.map(|()| started.elapsed())
         }));
     }
+    // Every request has started; halfway through their work, they all pend.
+    tokio::time::sleep(Duration::from_millis(spec.seconds * 500)).await;
+    let (rss_mid, fds_mid) = (rss_kib(pid).unwrap_or(0), open_fds(pid).unwrap_or(0));
     let mut times = Vec::with_capacity(spec.requests);
     let mut errors = 0u64;
     let mut first_error = None;
@@ -270,7 +279,9 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
         server_rss_peak_kib: rss_peak,
         server_bytes_per_pending_request: (rss_peak.saturating_sub(rss_idle) * 1024) as f64
             / spec.requests.max(1) as f64,
+        server_rss_midway_kib: rss_mid,
         server_fds_idle: fds_idle,
+        server_fds_midway: fds_mid,
         server_fds_peak: fds_peak,
         server_cpu_ms_per_request: ms_per(server_cpu1.saturating_sub(server_cpu0)),
         client_cpu_ms_per_request: ms_per(client_cpu1.saturating_sub(client_cpu0)),

@@ -103,6 +103,9 @@ pub struct Report {
 pub struct Machine {
     /// CPUs this process may use.
     pub cpus: usize,
+    /// The 1-minute load average when the run started (`/proc/loadavg`):
+    /// other work on the machine skews every figure.
+    pub load_average: f64,
     /// Open-file soft limit after raising it.
     pub nofile_limit: u64,
     /// The options' effective values.
@@ -184,6 +187,10 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         return Err("--idle-sessions must be between 1 and 4000 (the server keeps 4,096)".into());
     }
     let selection = select(&args.workloads)?;
+    let load_average = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0);
     let nofile = proc::raise_nofile_limit();
     let needed = args.long_requests as u64 + 512;
     if !selection.long.is_empty() && nofile < needed {
@@ -224,6 +231,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     let report = Report {
         machine: Machine {
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            load_average,
             nofile_limit: nofile,
             duration_ms: args.duration_ms,
             connections: args.connections,

@@ -10,8 +10,8 @@ pub fn table(r: &Report) -> String {
     let m = &r.machine;
     let _ = writeln!(
         out,
-        "machine: {} CPUs, open-file limit {}; rate workloads: {} connections, {} ms each (closed loop)",
-        m.cpus, m.nofile_limit, m.connections, m.duration_ms
+        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop)",
+        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms
     );
     if !r.throughput.is_empty() {
         let _ = writeln!(
@@ -80,7 +80,7 @@ pub fn table(r: &Report) -> String {
         for l in &r.long_running {
             let _ = writeln!(
                 out,
-                "{:<10} {:>6} {:>4} {:>7.2} {:>6.2} {:>9.0} {:>9.0} {:>9} {:>9.0} {:>8} {:>8} {:>9.3} {:>9.3}",
+                "{:<10} {:>6} {:>4} {:>7.2} {:>6.2} {:>9.0} {:>9.0} {:>9} {:>9.0} {:>8} {:>8} {:>8} {:>9.3} {:>9.3}",
                 l.mode,
                 l.completed,
                 l.errors,
@@ -91,6 +91,7 @@ pub fn table(r: &Report) -> String {
                 l.server_rss_peak_kib,
                 l.server_bytes_per_pending_request,
                 l.server_fds_idle,
+                l.server_fds_midway,
                 l.server_fds_peak,
                 l.server_cpu_ms_per_request,
                 l.client_cpu_ms_per_request
