@@ -62,7 +62,7 @@ pub fn table(r: &Report) -> String {
         );
         let _ = writeln!(
             out,
-            "{:<10} {:>6} {:>4} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9}",
+            "{:<10} {:>6} {:>4} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9}",
             "mode",
             "done",
             "err",
@@ -73,6 +73,7 @@ pub fn table(r: &Report) -> String {
             "RSS KiB",
             "B/pend",
             "fds idle",
+            "fds mid",
             "fds peak",
             "srv ms/r",
             "cli ms/r"
