@@ -53,6 +53,9 @@ pub struct LoadFigures {
     pub server_cpu_us_per_request: f64,
     /// Load generator (this process) CPU time per correct answer, microseconds.
     pub client_cpu_us_per_request: f64,
+    /// The first wrong answer or failure, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 struct ConnResult {
@@ -128,6 +131,7 @@ pub async fn run(
         p99_us: percentile(&all, 0.99),
         server_cpu_us_per_request: per(server1.saturating_sub(server0)),
         client_cpu_us_per_request: per(client1.saturating_sub(client0)),
+        first_error,
     })
 }
 

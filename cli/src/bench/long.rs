@@ -125,6 +125,9 @@ pub struct LongFigures {
     pub server_cpu_ms_per_request: f64,
     /// Client (this process) CPU time per completed request, ms.
     pub client_cpu_ms_per_request: f64,
+    /// The first failure, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 #[derive(Default)]
@@ -285,6 +288,7 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
         server_fds_peak: fds_peak,
         server_cpu_ms_per_request: ms_per(server_cpu1.saturating_sub(server_cpu0)),
         client_cpu_ms_per_request: ms_per(client_cpu1.saturating_sub(client_cpu0)),
+        first_error,
     })
 }
 

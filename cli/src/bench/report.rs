@@ -45,6 +45,9 @@ pub fn table(r: &Report) -> String {
                 f.errors,
                 t.description
             );
+            if let Some(e) = &f.first_error {
+                let _ = writeln!(out, "{:<18} first error: {e}", "");
+            }
         }
     }
     if let Some(i) = &r.idle_sessions {
@@ -97,6 +100,9 @@ pub fn table(r: &Report) -> String {
                 l.server_cpu_ms_per_request,
                 l.client_cpu_ms_per_request
             );
+            if let Some(e) = &l.first_error {
+                let _ = writeln!(out, "{:<10} first error: {e}", "");
+            }
         }
         if let (Some(p50), Some(p99)) = (
             r.polling_extra_latency_p50_ms,
