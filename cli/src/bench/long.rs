@@ -14,8 +14,9 @@
 //!   at once and the client polls `tasks/get` every `pollIntervalMs`.
 //!
 //! The client is `reqwest` (a pooled client, as SDKs use) keeping at most
-//! [`POOL_IDLE`] idle connections, so a polled request does not keep a
-//! connection (and a server descriptor) while it waits.
+//! [`Spec::pool_idle`] idle connections (default [`POOL_IDLE`]), so a
+//! polled request does not keep a connection (and a server descriptor)
+//! while it waits; the idle ones are the client's, not the requests'.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,7 +32,7 @@ use super::load::percentile;
 use super::proc::{Pid, cpu_time, open_fds, rss_kib};
 use super::wire::{self, LEGACY, MODERN, TASKS_CAPABILITIES, Template};
 
-/// Idle connections the client keeps per host.
+/// Idle connections the client keeps per host, by default.
 pub const POOL_IDLE: usize = 256;
 /// Requests per 2025-11-25 session (a session keeps at most 256 streams).
 const PER_SESSION: usize = 100;
@@ -78,6 +79,8 @@ pub struct Spec {
     pub seconds: u64,
     /// The `retry` of the polling mode, ms.
     pub retry_ms: u64,
+    /// Idle connections the client keeps (0: a new connection per request).
+    pub pool_idle: usize,
 }
 
 /// What one mode measured.
@@ -163,7 +166,7 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
     let (addr, path) = (server.addr, server.path.clone());
     let url = format!("http://{addr}{path}");
     let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(POOL_IDLE)
+        .pool_max_idle_per_host(spec.pool_idle)
         .tcp_nodelay(true)
         .no_proxy()
         .build()

@@ -65,6 +65,11 @@ pub struct BenchArgs {
     /// The `retry` of the polling mode, ms.
     #[arg(long, default_value_t = 2_000)]
     pub retry_ms: u64,
+    /// Idle connections the long-running client keeps open (0: a new
+    /// connection for every request, so the server's descriptors are the
+    /// requests' own).
+    #[arg(long, default_value_t = long::POOL_IDLE)]
+    pub pool_idle: usize,
     /// A few seconds in all: 300 ms per rate workload on 4 connections,
     /// 200 idle sessions, 20 long requests of 1 s, retry 500 ms (overrides
     /// those options).
@@ -118,6 +123,8 @@ pub struct Machine {
     pub long_seconds: u64,
     /// Polling `retry`, ms.
     pub retry_ms: u64,
+    /// Idle connections the long-running client keeps.
+    pub pool_idle: usize,
 }
 
 struct Selection {
@@ -218,6 +225,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         requests: args.long_requests,
         seconds: args.long_seconds,
         retry_ms: args.retry_ms,
+        pool_idle: args.pool_idle,
     };
     let mut long_running = Vec::new();
     for m in Mode::ALL.into_iter().filter(|m| selection.long.contains(m)) {
@@ -238,6 +246,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
             long_requests: args.long_requests,
             long_seconds: args.long_seconds,
             retry_ms: args.retry_ms,
+            pool_idle: args.pool_idle,
         },
         throughput,
         idle_sessions,
