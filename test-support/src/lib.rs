@@ -12,6 +12,7 @@
 //! | [`input`] | [`ScriptedInput`]: a client-side input handler answering from a script |
 //! | [`client`] | helpers for tests that drive a client: params, a request's events, results, notification descriptions |
 //! | [`process`] | child processes: run one to its end with a bound ([`process::run_to_end`]), or keep one running that announces its endpoint ([`process::Listening`]) |
+//! | [`redis`] | [`RedisServer`]: a real `redis-server` on a free loopback port in a temp dir, no persistence, stoppable and restartable, stopped on drop |
 //! | [`wait`] | [`eventually`], [`within`] and the [`WAIT`] bound |
 //!
 //! The crate depends only on `mcp-transport-core`, so every crate of the
@@ -26,6 +27,7 @@ pub mod http_sse_server;
 pub mod input;
 pub mod process;
 pub mod proxy;
+pub mod redis;
 pub mod server;
 pub mod sse;
 pub mod wait;
@@ -34,6 +36,7 @@ pub use fake::Fake;
 pub use handler::TestHandler;
 pub use input::ScriptedInput;
 pub use proxy::Proxy;
+pub use redis::RedisServer;
 pub use server::{EngineServer, Hits, TestServer};
 pub use sse::SseReader;
 pub use wait::{WAIT, eventually, within};
