@@ -8,6 +8,7 @@
 //! | [`handler`] | [`TestHandler`]: one configurable MCP handler (a tool table, method table, counters) and the shared tools |
 //! | [`http_sse_server`] | a minimal 2024-11-05 HTTP+SSE server (the deprecated transport), with misbehaving routes |
 //! | [`sse`] | [`SseReader`]: reads SSE answers of raw-HTTP tests with the workspace's decoder; whole-body helpers |
+//! | [`conformance`] | the store traits' behaviour suites (`EventStore`, `TaskStore`), run against every implementation |
 //! | [`fake`] | [`Fake`]: a scriptable fake server for client tests, and the answers it sends (JSON-RPC, HTTP, SSE with faults) |
 //! | [`input`] | [`ScriptedInput`]: a client-side input handler answering from a script |
 //! | [`client`] | helpers for tests that drive a client: params, a request's events, results, notification descriptions |
@@ -21,6 +22,7 @@
 //! in that suite's `tests/` folder as thin wrappers over these helpers.
 
 pub mod client;
+pub mod conformance;
 pub mod fake;
 pub mod handler;
 pub mod http_sse_server;
