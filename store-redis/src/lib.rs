@@ -29,7 +29,9 @@
 mod connection;
 mod error;
 mod event_store;
+mod task_store;
 
 pub use connection::{RedisConnection, RedisConnectionConfig};
 pub use error::RedisStoreError;
 pub use event_store::{RedisEventStore, RedisEventStoreConfig};
+pub use task_store::{EXPIRED_GRACE, RedisTaskStore};

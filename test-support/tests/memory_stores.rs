@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use mcp_test_support::conformance::event_store::EventStoreMaker;
+use mcp_test_support::conformance::task_store::TaskStoreMaker;
 use mcp_transport_core::event_log::{EventStore, MemoryEventStore, MemoryEventStoreConfig};
+use mcp_transport_core::task_store::{MemoryTaskStore, MemoryTaskStoreConfig, TaskStore};
 
 struct Memory;
 
@@ -17,4 +19,15 @@ impl EventStoreMaker for Memory {
 
 mod event_store {
     mcp_test_support::event_store_suite!(super::Memory);
+}
+
+#[async_trait::async_trait]
+impl TaskStoreMaker for Memory {
+    async fn make(&self, limits: MemoryTaskStoreConfig) -> Arc<dyn TaskStore> {
+        Arc::new(MemoryTaskStore::new(limits))
+    }
+}
+
+mod task_store {
+    mcp_test_support::task_store_suite!(super::Memory);
 }

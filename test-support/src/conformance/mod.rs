@@ -1,5 +1,6 @@
 //! Behaviour suites for the store traits, run against every
 //! implementation so they keep one contract: [`event_store`] for
-//! `EventStore`.
+//! `EventStore`, [`task_store`] for `TaskStore`.
 
 pub mod event_store;
+pub mod task_store;
