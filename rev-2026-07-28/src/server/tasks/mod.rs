@@ -148,9 +148,7 @@ fn store_error(id: RequestId, e: &TaskStoreError) -> HttpResponse {
         // The store is out of reach (Redis down): 503, the client may retry.
         TaskStoreError::Backend(cause) => {
             tracing::error!(error = %cause, "task store unavailable");
-            let error = ErrorObject::internal(format!(
-                "Internal error: the task store is unavailable: {cause}"
-            ));
+            let error = ErrorObject::internal(format!("the task store is unavailable: {cause}"));
             return reply::error(StatusCode::SERVICE_UNAVAILABLE, Some(id), error);
         }
         other => {
