@@ -1,7 +1,8 @@
 //! Redis (or Valkey) implementations of the store traits of
 //! `mcp-transport-core`, so that several server instances share what a
 //! session or a task needs: [`RedisEventStore`] (the SSE replay log behind
-//! `EventStore`) and [`RedisTaskStore`] (`TaskStore`).
+//! `EventStore`), [`RedisTaskStore`] (`TaskStore`) and [`RedisSessionStore`]
+//! (`SessionStore`: not yet used by the session engine).
 //!
 //! Both go through one [`RedisConnection`]: a `redis` crate
 //! `ConnectionManager` (one multiplexed connection, reconnected in the
@@ -29,9 +30,11 @@
 mod connection;
 mod error;
 mod event_store;
+mod session_store;
 mod task_store;
 
 pub use connection::{RedisConnection, RedisConnectionConfig};
 pub use error::RedisStoreError;
 pub use event_store::{RedisEventStore, RedisEventStoreConfig};
+pub use session_store::RedisSessionStore;
 pub use task_store::{EXPIRED_GRACE, RedisTaskStore};

@@ -9,11 +9,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_store_redis::{
     RedisConnection, RedisConnectionConfig, RedisEventStore, RedisEventStoreConfig,
-    RedisStoreError, RedisTaskStore,
+    RedisSessionStore, RedisStoreError, RedisTaskStore,
 };
 use mcp_test_support::{RedisServer, within};
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{EventStore, ReplayError, StoreError};
+use mcp_transport_core::session_store::{NewSession, SessionStore, SessionStoreError};
 use mcp_transport_core::task_store::{NewTask, TaskStore, TaskStoreError};
 
 fn unavailable(e: &(dyn std::error::Error + 'static)) -> bool {
@@ -52,7 +53,17 @@ async fn operations_fail_typed_while_redis_is_down_and_recover_after() {
     config.response_timeout = Duration::from_millis(500);
     let conn = RedisConnection::connect(&config).await.unwrap();
     let events = RedisEventStore::new(conn.clone(), RedisEventStoreConfig::default());
-    let tasks = RedisTaskStore::new(conn, Default::default());
+    let tasks = RedisTaskStore::new(conn.clone(), Default::default());
+    let sessions = RedisSessionStore::new(conn, Default::default());
+    let new_session = || NewSession {
+        id: "s".into(),
+        tag: "t".into(),
+        version: "2025-11-25".into(),
+        capabilities: serde_json::value::RawValue::from_string("{}".into()).unwrap(),
+        client_info: None,
+        principal: None,
+        idle_timeout_ms: 60_000,
+    };
     let t = SessionTag::from_u64(1);
     events.open_session(&t).await.unwrap();
     events.open_stream(&t, StreamId(1)).await.unwrap();
@@ -90,6 +101,10 @@ async fn operations_fail_typed_while_redis_is_down_and_recover_after() {
             Err(TaskStoreError::Backend(e)) => assert!(unavailable(&*e), "{e:?}"),
             other => panic!("tasks create: {other:?}"),
         }
+        match sessions.create(new_session(), 1).await {
+            Err(SessionStoreError::Backend(e)) => assert!(unavailable(&*e), "{e:?}"),
+            other => panic!("sessions create: {other:?}"),
+        }
     })
     .await;
 
@@ -116,6 +131,8 @@ async fn operations_fail_typed_while_redis_is_down_and_recover_after() {
             .await
             .unwrap();
         assert!(tasks.get("c", None, 4).await.is_ok());
+        sessions.create(new_session(), 4).await.unwrap();
+        assert!(sessions.touch("s", 5).await.is_ok());
     })
     .await;
 }
