@@ -184,10 +184,64 @@ async fn start(policy: DisconnectPolicy, fates: &Fates) -> (TestServer, Proxy) {
         MultiConfig::revisions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28]);
     config.legacy = config.legacy.with_disconnect(policy).with_retry_ms(2);
     let server = MultiServer::new(Arc::new(handler(fates.clone())), config);
-    let app = server.route("/mcp");
+    let app = server
+        .route("/mcp")
+        .layer(axum::middleware::from_fn(record_resume));
     let served = TestServer::serve(app).await;
     let proxy = Proxy::start(served.addr()).await.expect("proxy");
     (served, proxy)
+}
+
+/// When the server saw each resume `GET` (by its `Last-Event-ID`) and when
+/// its handler returned the response head: tells a stalled send that never
+/// reached the server from one the server held.
+type Seen = HashMap<String, (std::time::Instant, Option<std::time::Instant>)>;
+static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
+
+async fn record_resume(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let key = req
+        .headers()
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(k) = &key {
+        let mut seen = SEEN.lock().unwrap();
+        let seen = seen.get_or_insert_with(HashMap::new);
+        if seen.len() > 100_000 {
+            seen.clear();
+        }
+        seen.insert(k.clone(), (std::time::Instant::now(), None));
+    }
+    let resp = next.run(req).await;
+    if let Some(k) = key
+        && let Some(e) = SEEN
+            .lock()
+            .unwrap()
+            .get_or_insert_with(HashMap::new)
+            .get_mut(&k)
+    {
+        e.1 = Some(std::time::Instant::now());
+    }
+    resp
+}
+
+/// What the server saw of the last resume from `from`.
+fn seen(from: &str) -> String {
+    match SEEN.lock().unwrap().as_ref().and_then(|s| s.get(from)) {
+        None => "the server never saw it".into(),
+        Some((at, None)) => format!(
+            "the server got it {:?} ago and has not answered",
+            at.elapsed()
+        ),
+        Some((at, Some(head))) => format!(
+            "the server got it {:?} ago and returned its head {:?} later",
+            at.elapsed(),
+            head.duration_since(*at)
+        ),
+    }
 }
 
 /// A 2025-11-25 session, opened directly (not through the proxy).
@@ -435,10 +489,14 @@ async fn drive(
                     .header("last-event-id", &from)
                     .send();
                 match bounded(sent, "GET", figures, &mut stalls).await? {
-                    None => note(
-                        trace,
-                        format!("{token}: resume from {from} stalled before its head"),
-                    ),
+                    None => {
+                        let seen = seen(&from);
+                        eprintln!("chaos: {token}: resume from {from} stalled: {seen}");
+                        note(
+                            trace,
+                            format!("{token}: resume from {from} stalled before its head: {seen}"),
+                        )
+                    }
                     Some(Ok(r)) if r.status() == 200 => break r,
                     Some(Ok(r)) => {
                         let status = r.status();
