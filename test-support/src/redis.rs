@@ -12,14 +12,18 @@
 //! and [started again](RedisServer::restart) on the same port (its data
 //! gone: nothing is persisted).
 //!
-//! Where `redis-server` is not installed the fixture panics with a message
-//! saying how to install it (Debian's `redis-server` package); tests that
-//! need a server therefore fail clearly instead of passing vacuously.
+//! Where `redis-server` is not on `PATH` the fixture runs the workspace's
+//! `scripts/ensure-redis.sh` once (it installs Debian's `redis-server`
+//! package where it can, so `cargo test --workspace` works on a fresh
+//! machine); if there is still none it panics with a message saying how to
+//! install it, so tests that need a server fail clearly instead of passing
+//! vacuously.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The bound on a server's start (its first `PONG`).
@@ -53,6 +57,7 @@ impl RedisServer {
     /// With [`MISSING`] when `redis-server` is not installed, or when no
     /// server could be started on any of a few free ports.
     pub fn start() -> RedisServer {
+        ensure_installed();
         let dir = TempDir::new();
         let mut last_error = String::new();
         for _ in 0..PORT_ATTEMPTS {
@@ -140,6 +145,39 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Makes sure `redis-server` is on `PATH`: when it is not, runs
+/// `scripts/ensure-redis.sh` (once per process) and panics with [`MISSING`]
+/// and the script's words if that did not help.
+fn ensure_installed() {
+    static RESULT: OnceLock<Result<(), String>> = OnceLock::new();
+    let result = RESULT.get_or_init(|| {
+        let on_path = |_: ()| {
+            Command::new(PROGRAM)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok()
+        };
+        if on_path(()) {
+            return Ok(());
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/ensure-redis.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .stdin(Stdio::null())
+            .output();
+        match out {
+            Ok(_) if on_path(()) => Ok(()),
+            Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().to_owned()),
+            Err(e) => Err(format!("cannot run {}: {e}", script.display())),
+        }
+    });
+    if let Err(why) = result {
+        panic!("{MISSING} ({why})");
     }
 }
 
