@@ -61,9 +61,9 @@ async fn post(server: &TestServer, body: &Value) -> (u16, Value) {
     let text = resp.text().await.unwrap();
     let v = if sse {
         text.lines()
+            .rev()
             .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .last()
+            .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
             .unwrap_or(Value::Null)
     } else {
         serde_json::from_str(&text).unwrap_or(Value::Null)
