@@ -157,3 +157,82 @@ async fn redis_down_is_503_with_a_json_rpc_error_then_service_resumes() {
     })
     .await;
 }
+
+/// A legacy (2025-11-25) request in session `sid`.
+fn legacy(server: &TestServer, sid: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(server.url())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", sid)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_while_redis_is_down_is_503_not_a_lost_stream() {
+    let mut redis = RedisServer::start();
+    let server = instance(&redis.url()).await;
+    let init = reqwest::Client::new()
+        .post(server.url())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(initialize().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200);
+    let sid = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = init.text().await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = legacy(&server, &sid)
+        .body(note.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}});
+    let answer = legacy(&server, &sid)
+        .body(call.to_string())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let last_id = answer
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("id:"))
+        .unwrap_or_else(|| panic!("no event id in {answer}"))
+        .trim()
+        .to_owned();
+    assert!(answer.contains("hi"), "{answer}");
+
+    redis.stop();
+    let resume = within(
+        "a resume while Redis is down",
+        reqwest::Client::new()
+            .get(server.url())
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &sid)
+            .header("last-event-id", &last_id)
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resume.status(), 503);
+    let v: Value = resume.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32603, "{v}");
+    // A new request's stream cannot be opened either: 503 too.
+    let r = legacy(&server, &sid)
+        .body(call.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+}
