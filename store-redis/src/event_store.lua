@@ -33,8 +33,8 @@ end
 -- Drops stream n of session s whole.
 local function drop_stream(s, n)
   local meta, f = k(s, 'meta'), 's:' .. n .. ':'
-  redis.call('HINCRBY', meta, 'bytes', -hnum(meta, f .. 'bytes'))
-  redis.call('HINCRBY', meta, 'events', -hnum(meta, f .. 'n'))
+  redis.call('HINCRBY', meta, 'bytes', 0 - hnum(meta, f .. 'bytes'))
+  redis.call('HINCRBY', meta, 'events', 0 - hnum(meta, f .. 'n'))
   redis.call('HINCRBY', meta, 'streams', -1)
   redis.call('HDEL', meta, f .. 'last', f .. 'ev', f .. 'bytes', f .. 'n', f .. 'fin')
   redis.call('DEL', k(s, 's:' .. n))
@@ -49,18 +49,18 @@ local function evict_front(s, n)
   local e = redis.call('XRANGE', skey, '-', '+', 'COUNT', 1)
   if #e == 0 then
     -- The stream's key expired: nothing of it is retained any more.
-    redis.call('HINCRBY', meta, 'bytes', -hnum(meta, f .. 'bytes'))
-    redis.call('HINCRBY', meta, 'events', -hnum(meta, f .. 'n'))
+    redis.call('HINCRBY', meta, 'bytes', 0 - hnum(meta, f .. 'bytes'))
+    redis.call('HINCRBY', meta, 'events', 0 - hnum(meta, f .. 'n'))
     redis.call('HSET', meta, f .. 'bytes', 0, f .. 'n', 0, f .. 'ev', hnum(meta, f .. 'last'))
     return true
   end
   local size = string.len(e[1][2][2])
   local seq = tonumber(string.match(e[1][1], '%-(%d+)$'))
   redis.call('XDEL', skey, e[1][1])
-  redis.call('HINCRBY', meta, f .. 'bytes', -size)
+  redis.call('HINCRBY', meta, f .. 'bytes', 0 - size)
   redis.call('HINCRBY', meta, f .. 'n', -1)
   redis.call('HSET', meta, f .. 'ev', int(seq))
-  redis.call('HINCRBY', meta, 'bytes', -size)
+  redis.call('HINCRBY', meta, 'bytes', 0 - size)
   redis.call('HINCRBY', meta, 'events', -1)
   return true
 end

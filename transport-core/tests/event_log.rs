@@ -1,6 +1,5 @@
 //! What is particular to `MemoryEventStore`: its own byte accounting, shared
-//! payload buffers, `block_on` use, and a model check of the per-stream
-//! window. The `EventStore` contract itself is the shared suite in
+//! payload buffers and `block_on` use. The `EventStore` contract itself is the shared suite in
 //! `mcp-test-support` (`conformance::event_store`), run against this store by
 //! `test-support/tests/memory_stores.rs` and against Redis by `store-redis`.
 
@@ -8,7 +7,6 @@ use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{
     EventStore, MemoryEventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError,
-    StoredEvent,
 };
 
 const S1: StreamId = StreamId(1);
@@ -125,76 +123,6 @@ fn usable_with_block_on() {
             .unwrap();
         assert_eq!(r.events.len(), 1);
     });
-}
-
-mod model {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// Against a model that keeps everything: every replay is either the
-        /// exact suffix after the id, `Expired`, or (beyond the end)
-        /// `UnknownEventId`; the retained window respects both bounds and is
-        /// as large as they allow.
-        #[test]
-        fn replay_matches_model(
-            max_events in 0usize..6,
-            max_bytes in 1usize..40,
-            sizes in proptest::collection::vec(0usize..40, 0..30),
-        ) {
-            let store = small(max_events, max_bytes);
-            let t = sess(1);
-            futures::executor::block_on(async {
-                store.open_session(&t).await.unwrap();
-                store.open_stream(&t, S1).await.unwrap();
-                let mut all: Vec<Bytes> = Vec::new();
-                for (i, size) in sizes.iter().enumerate() {
-                    let data = Bytes::from(vec![b'a' + (i % 26) as u8; *size]);
-                    match store.append(&t, S1, data.clone()).await {
-                        Ok(id) => {
-                            all.push(data);
-                            prop_assert_eq!(id, EventId::new(t, S1, all.len() as u64));
-                        }
-                        Err(StoreError::MessageTooLarge { size: s, max }) => {
-                            prop_assert!(s > max && max == max_bytes);
-                        }
-                        Err(e) => prop_assert!(false, "unexpected {e:?}"),
-                    }
-                }
-                let n = all.len() as u64;
-                let mut lowest_ok = None;
-                for k in 0..=n + 2 {
-                    match store.replay_after(&t, &EventId::new(t, S1, k)).await {
-                        Ok(r) => {
-                            prop_assert!(k <= n);
-                            lowest_ok.get_or_insert(k);
-                            prop_assert_eq!(r.last_seq, n);
-                            let want: Vec<StoredEvent> = (k + 1..=n)
-                                .map(|s| StoredEvent {
-                                    id: EventId::new(t, S1, s),
-                                    data: all[s as usize - 1].clone(),
-                                })
-                                .collect();
-                            prop_assert_eq!(r.events, want);
-                        }
-                        Err(ReplayError::Expired { .. }) => prop_assert!(lowest_ok.is_none()),
-                        Err(ReplayError::UnknownEventId { .. }) => prop_assert!(k > n),
-                        Err(e) => prop_assert!(false, "unexpected {e:?}"),
-                    }
-                }
-                let lo = lowest_ok.expect("replay after the last id always works");
-                let window = &all[lo as usize..];
-                let bytes: usize = window.iter().map(Bytes::len).sum();
-                prop_assert!(window.len() <= max_events && bytes <= max_bytes);
-                if lo > 0 {
-                    // One more event would break a bound.
-                    let extra = all[lo as usize - 1].len();
-                    prop_assert!(window.len() + 1 > max_events || bytes + extra > max_bytes);
-                }
-                Ok(())
-            })?;
-        }
-    }
 }
 
 /// Issue 13 (2): the server-wide byte budget evicts the oldest events of

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{
-    EventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError,
+    EventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError, StoredEvent,
 };
 
 /// Builds fresh, empty stores for the suite.
@@ -756,12 +756,99 @@ pub async fn the_byte_budget_evicts_the_oldest_across_sessions(m: &dyn EventStor
 /// to the budget, by the store's own accounting.
 /// The budget's queue is compacted: appends evicted by the per-stream
 /// bounds do not pile up in it.
-/// Expands to one `#[tokio::test]` per case of the [`EventStore`] suite,
+/// Against a model that keeps everything, for `cases` random runs (stream
+/// bounds and message sizes): every replay is either the exact suffix after
+/// the id, `Expired`, or (beyond the end) `UnknownEventId`; the retained
+/// window respects both per-stream bounds and is as large as they allow.
+/// Runs each case on `rt` (a plain `#[test]` owns the runtime, since the
+/// property runner is synchronous).
+pub fn replay_matches_model(rt: &tokio::runtime::Runtime, m: &dyn EventStoreMaker, cases: u32) {
+    use proptest::collection::vec;
+    use proptest::test_runner::{Config, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (0usize..6, 1usize..40, vec(0usize..40, 0..30));
+    runner
+        .run(&strategy, |(max_events, max_bytes, sizes)| {
+            rt.block_on(model_case(m, max_events, max_bytes, sizes))
+        })
+        .unwrap();
+}
+
+async fn model_case(
+    m: &dyn EventStoreMaker,
+    max_events: usize,
+    max_bytes: usize,
+    sizes: Vec<usize>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::{prop_assert, prop_assert_eq};
+    let store = small(m, max_events, max_bytes).await;
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    let mut all: Vec<Bytes> = Vec::new();
+    for (i, size) in sizes.iter().enumerate() {
+        let data = Bytes::from(vec![b'a' + (i % 26) as u8; *size]);
+        match store.append(&t, S1, data.clone()).await {
+            Ok(id) => {
+                all.push(data);
+                prop_assert_eq!(id, EventId::new(t, S1, all.len() as u64));
+            }
+            Err(StoreError::MessageTooLarge { size: s, max }) => {
+                prop_assert!(s > max && max == max_bytes);
+            }
+            Err(e) => prop_assert!(false, "unexpected {e:?}"),
+        }
+    }
+    let n = all.len() as u64;
+    let mut lowest_ok = None;
+    for k in 0..=n + 2 {
+        match store.replay_after(&t, &EventId::new(t, S1, k)).await {
+            Ok(r) => {
+                prop_assert!(k <= n);
+                lowest_ok.get_or_insert(k);
+                prop_assert_eq!(r.last_seq, n);
+                let want: Vec<StoredEvent> = (k + 1..=n)
+                    .map(|s| StoredEvent {
+                        id: EventId::new(t, S1, s),
+                        data: all[s as usize - 1].clone(),
+                    })
+                    .collect();
+                prop_assert_eq!(r.events, want);
+            }
+            Err(ReplayError::Expired { .. }) => prop_assert!(lowest_ok.is_none()),
+            Err(ReplayError::UnknownEventId { .. }) => prop_assert!(k > n),
+            Err(e) => prop_assert!(false, "unexpected {e:?}"),
+        }
+    }
+    let lo = lowest_ok.expect("replay after the last id always works");
+    let window = &all[lo as usize..];
+    let bytes: usize = window.iter().map(Bytes::len).sum();
+    prop_assert!(window.len() <= max_events && bytes <= max_bytes);
+    if lo > 0 {
+        // One more event would break a bound.
+        let extra = all[lo as usize - 1].len();
+        prop_assert!(window.len() + 1 > max_events || bytes + extra > max_bytes);
+    }
+    Ok(())
+}
+
+/// Expands to one `#[tokio::test]` per case of the [`EventStore`] suite
+/// (and a `#[test]` for [`replay_matches_model`], 64 cases),
 /// each calling the case with the maker `$maker` evaluates to (evaluated
 /// in each test, inside its runtime, so it may `.await`).
 #[macro_export]
 macro_rules! event_store_suite {
     ($maker:expr) => {
+        #[test]
+        fn replay_matches_model() {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            let maker = rt.block_on(async { $maker });
+            $crate::conformance::event_store::replay_matches_model(&rt, &maker, 64);
+        }
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn ids_are_sequential_and_priming_is_zero() {
             let maker = $maker;
