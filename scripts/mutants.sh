@@ -10,7 +10,8 @@
 #
 # What it does, per file: `cargo mutants --in-place --file FILE` with the
 # tests of the packages that exercise it (`--test-package`), one job, no
-# debug info, a timeout scaled from the baseline run. `--in-place` mutates
+# debug info, a timeout scaled from the baseline run (`--in-place` runs
+# one mutant at a time; cargo-mutants refuses `--jobs` with it). `--in-place` mutates
 # the working tree (no copy of the workspace, which would not fit a small
 # disk) and puts each file back after its mutant; do not edit or build in
 # this tree while it runs, and check `git status` if it was killed. Results
@@ -70,11 +71,20 @@ for file in "${files[@]}"; do
   out="target/mutants/${file//\//_}"
   mkdir -p "$out"
   printf '\n=== %s (tests of %s) ===\n' "$file" "$packages"
-  args=(--in-place --file "$file" --jobs 1 --timeout-multiplier 3 --output "$out")
+  args=(--in-place --file "$file" --timeout-multiplier 3 --output "$out")
   IFS=',' read -ra pkgs <<<"$packages"
   for p in "${pkgs[@]}"; do args+=(--test-package "$p"); done
-  cargo mutants "${args[@]}" || status=$?
+  rc=0
+  cargo mutants "${args[@]}" || rc=$?
   dir="$out/mutants.out"
+  # cargo-mutants exits 2 when mutants were missed and 3 on timeouts; any
+  # other failure (or no outcome at all) means the run did not happen.
+  if [[ ! -f "$dir/outcomes.json" ]] || ((rc != 0 && rc != 2 && rc != 3)); then
+    echo "$file: cargo mutants did not run (exit $rc)" >&2
+    status=1
+    continue
+  fi
+  ((rc == 0)) || status=$rc
   caught=$(wc -l <"$dir/caught.txt" 2>/dev/null || echo 0)
   missed=$(wc -l <"$dir/missed.txt" 2>/dev/null || echo 0)
   timeout=$(wc -l <"$dir/timeout.txt" 2>/dev/null || echo 0)

@@ -10,6 +10,7 @@
 //! | `cancelled_count` | `{}` | how many requests have been cancelled so far |
 //! | `close_stream` | `{ms}` | closes its SSE connection (SEP-1699, where the revision has it), waits `ms`, sends a log message, answers `resumed` |
 //! | `ask_name` | `{}` | asks the client for input (an elicitation) and answers with what came back |
+//! | `slow_ask` | `{ms}` | long-running ([`Execution::MayBeLong`]): works `ms`, asks the client's name (an elicitation; inside a task, the task's `inputRequests`), works `ms` more, answers `hello, NAME` |
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,6 +68,8 @@ fn tools() -> Value {
           "inputSchema": obj(json!({"ms": {"type": "integer"}}), &[]) },
         { "name": "ask_name", "description": "Asks the client for a name by elicitation and answers with it.",
           "inputSchema": obj(json!({}), &[]) },
+        { "name": "slow_ask", "description": "Works ms, asks the client for a name by elicitation, works ms more, answers with it; long-running (a task for clients that declare tasks).",
+          "inputSchema": obj(json!({"ms": {"type": "integer"}}), &[]) },
     ]})
 }
 
@@ -166,6 +169,18 @@ impl ReferenceHandler {
                 text(if closed { "resumed" } else { "not closed" })
             }
             "ask_name" => self.ask_name(cx),
+            "slow_ask" => {
+                let ms = match arg_u64(a, "ms", Some(100)) {
+                    Ok(ms) if ms <= MAX_WAIT_MS => ms,
+                    _ => return tool_error(format!("ms must be an integer <= {MAX_WAIT_MS}")),
+                };
+                // Work before the question (first round) and after the
+                // answer (second round).
+                if self.wait(cx, ms).await.is_err() {
+                    return self.was_cancelled();
+                }
+                self.ask_name(cx)
+            }
             other => Outcome::Error(ErrorObject::invalid_params(format!("unknown tool {other}"))),
         }
     }
@@ -225,7 +240,7 @@ impl Handler for ReferenceHandler {
         }
     }
 
-    /// `slow` may be long; every other tool answers at once.
+    /// `slow` and `slow_ask` may be long; every other tool answers at once.
     fn execution(&self, request: &Request) -> Execution {
         let name = request
             .params
@@ -233,7 +248,7 @@ impl Handler for ReferenceHandler {
             .and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok())
             .map(|p| p.name);
         match name.as_deref() {
-            Some("slow") if request.method == "tools/call" => Execution::MayBeLong,
+            Some("slow" | "slow_ask") if request.method == "tools/call" => Execution::MayBeLong,
             _ => Execution::Immediate,
         }
     }

@@ -11,8 +11,16 @@ async fn skip_priming_and_minted_session_ids_are_caught() {
     let report = selftest::run(&[Fault::SkipPriming, Fault::MintSessionId], |_| {}).await;
     assert!(report.passed(), "{}", report.render());
     let caught: Vec<Vec<String>> = report.runs.iter().map(|r| r.caught_by()).collect();
+    // A missing priming event breaks SEP-1699 polling and leaves a silent
+    // long call with no id to resume from.
     assert!(
-        caught[0].iter().all(|c| c.ends_with("/ disconnect")),
+        caught[0]
+            .iter()
+            .all(|c| c.ends_with("/ disconnect") || c.ends_with("/ long_running_drop")),
+        "{caught:?}"
+    );
+    assert!(
+        caught[0].iter().any(|c| c.ends_with("/ long_running_drop")),
         "{caught:?}"
     );
     assert!(!report.baseline.is_empty());

@@ -40,11 +40,16 @@ pub enum Fault {
     /// Session server: before an early close, the last message event goes
     /// out as its id alone (the message is lost, the id moves past it).
     DropLastBeforeClose,
+    /// 2026-07-28 server (Tasks extension): `tasks/cancel` is acknowledged
+    /// and the stored task marked cancelled, but the running work is never
+    /// told (a cancellation "MUST be treated" as such; here the handler
+    /// runs on).
+    IgnoreTaskCancel,
 }
 
 impl Fault {
     /// Every fault, in self-test order.
-    pub const ALL: [Fault; 8] = [
+    pub const ALL: [Fault; 9] = [
         Fault::ClientIgnoresRetry,
         Fault::ReplayInclusive,
         Fault::SkipPriming,
@@ -53,6 +58,7 @@ impl Fault {
         Fault::LeakOtherStream,
         Fault::MintSessionId,
         Fault::DropLastBeforeClose,
+        Fault::IgnoreTaskCancel,
     ];
 
     /// The short name the self-test prints.
@@ -66,6 +72,7 @@ impl Fault {
             Fault::LeakOtherStream => "leak-other-stream",
             Fault::MintSessionId => "mint-session-id",
             Fault::DropLastBeforeClose => "drop-last-before-close",
+            Fault::IgnoreTaskCancel => "ignore-task-cancel",
         }
     }
 

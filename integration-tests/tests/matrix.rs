@@ -58,6 +58,14 @@ macro_rules! scenarios {
         async fn era_cache() {
             check($c, $s, Scenario::EraCache).await
         }
+        #[tokio::test]
+        async fn long_running_drop() {
+            check($c, $s, Scenario::LongRunningDrop).await
+        }
+        #[tokio::test]
+        async fn task() {
+            check($c, $s, Scenario::Task).await
+        }
     };
 }
 
@@ -121,7 +129,7 @@ mod c_all {
 /// Every scenario is covered by the macro above.
 #[test]
 fn scenario_list_is_complete() {
-    assert_eq!(Scenario::ALL.len(), 13);
+    assert_eq!(Scenario::ALL.len(), 15);
     assert_eq!(ClientKind::ALL.len(), 8);
     assert_eq!(ServerKind::ALL.len(), 9);
 }

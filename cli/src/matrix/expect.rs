@@ -3,10 +3,15 @@
 //! Two tables: which revision each client × server pair ends up on (or that
 //! it fails), and what each scenario does on each revision. Both are written
 //! out by hand from the spec texts cited beside each row — not computed by
-//! the negotiation code under test.
+//! the negotiation code under test. `long_running_drop` and `task` take one
+//! input more, who declares tasks ([`on_tasks`]): the matrix's
+//! configuration before a run, the wire after it (see
+//! [`declared`](super::declared)), since a call becomes a task only when
+//! both sides declare tasks.
 
 use mcp_transport_core::ProtocolVersion as V;
 
+use super::declared::{self, Declared};
 use super::{ClientKind, ServerKind, scenario::Scenario};
 
 /// The outcome the spec predicts for one scenario of one cell.
@@ -133,6 +138,9 @@ pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'stati
 }
 
 /// What a scenario does on a negotiated revision, with the spec text.
+///
+/// `long_running_drop` and `task` also depend on who declares tasks: here
+/// neither side does; [`on_tasks`] takes the declarations.
 pub fn on_revision(revision: &V, scenario: Scenario) -> (Expected, &'static str) {
     if *revision == V::V2024_11_05 {
         return on_http_sse(scenario);
@@ -232,7 +240,67 @@ pub fn on_revision(revision: &V, scenario: Scenario) -> (Expected, &'static str)
             Expected::NotApplicable,
             "Transports, \"Listening for Messages from the Server\" 3: \"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405\"; this server offers the stream",
         ),
+        Scenario::LongRunningDrop | Scenario::Task => {
+            on_tasks(revision, Declared::default(), scenario)
+        }
     }
+}
+
+const TASKS_2026: &str = "Tasks extension (SEP-2663), \"Capability Negotiation\": the client declares io.modelcontextprotocol/tasks in the request's capabilities, the server in server/discover; \"A server MUST NOT return CreateTaskResult to a client that did not include the extension capability on its request\"";
+const TASKS_2025: &str = "2025-11-25 Tasks, \"Capabilities\": \"Servers and clients that support task-augmented requests MUST declare a tasks capability during initialization\"; \"If a server's capabilities include tasks.requests.tools.call, then clients may augment tools/call requests with a task\"";
+
+/// What `long_running_drop` and `task` do on `revision` when `declared`
+/// says who declares tasks (read from the wire by the scenarios: see
+/// [`declared`](super::declared)).
+pub fn on_tasks(revision: &V, declared: Declared, scenario: Scenario) -> (Expected, &'static str) {
+    let tasks = declared::revision_has_tasks(revision) && declared.both();
+    match scenario {
+        Scenario::LongRunningDrop if tasks && revision.is_modern() => (
+            Expected::Works,
+            "Tasks extension (SEP-2663), \"Creating Tasks\": \"A server MUST NOT return CreateTaskResult until the task is durably created\"; \"Clients SHOULD continue polling until the task reaches a terminal status\": a cut connection loses nothing, the result comes by tasks/get (with Mcp-Name: taskId)",
+        ),
+        Scenario::LongRunningDrop if tasks => (
+            Expected::Works,
+            "2025-11-25 Tasks, \"Creating Tasks\": \"The actual operation result becomes available later through tasks/result after the task completes\": a cut connection loses nothing, the result comes by tasks/result or tasks/get",
+        ),
+        Scenario::LongRunningDrop if revision.is_modern() => (
+            Expected::Fails(Failure::NotResumable),
+            "2026-07-28 Streamable HTTP: \"Resumable SSE streams via Last-Event-ID are not supported\"; \"Closing the SSE response stream MUST be treated by the server as cancellation of that request\"; without tasks on both sides (Tasks extension, \"Capability Negotiation\") the work is on the held stream: a clear error, and the server cancels",
+        ),
+        Scenario::LongRunningDrop if revision.has(|f| f.sse_polling) => (
+            Expected::Works,
+            "2025-11-25 Transports, \"Sending Messages to the Server\" 6 (SEP-1699): \"The server SHOULD immediately send an SSE event consisting of an event ID and an empty data field in order to prime the client to reconnect\"; \"Resumability and Redelivery\": resume by GET with Last-Event-ID; \"Disconnection SHOULD NOT be interpreted as the client cancelling its request\"",
+        ),
+        Scenario::LongRunningDrop if *revision == V::V2024_11_05 => (
+            Expected::Fails(Failure::NotResumable),
+            "2024-11-05 Transports, \"HTTP with SSE\": the answer comes as an SSE message event on the one stream, which has no event ids and no resumption: a cut loses the call, a clear error",
+        ),
+        Scenario::LongRunningDrop => (
+            Expected::Fails(Failure::NotResumable),
+            "2025-03-26/2025-06-18 Transports, \"Resumability and Redelivery\": \"Servers MAY attach an id field to their SSE events\"; the client resumes with \"the last event ID it received\" — a long call that sends nothing before its answer gives it none (the priming event is 2025-11-25's, SEP-1699), so a cut mid-way is a clear \"not resumable\" error; \"Disconnection SHOULD NOT be interpreted as the client cancelling its request\"",
+        ),
+        Scenario::Task if tasks && revision.is_modern() => (Expected::Works, TASKS_2026),
+        Scenario::Task if tasks => (Expected::Works, TASKS_2025),
+        Scenario::Task if revision.is_modern() => (
+            Expected::NotApplicable,
+            "Tasks extension (SEP-2663), \"Capability Negotiation\": without the extension on both sides no CreateTaskResult comes back (\"A server MUST NOT return CreateTaskResult to a client that did not include the extension capability\"); the call is answered on its stream",
+        ),
+        Scenario::Task if *revision == V::V2025_11_25 => (
+            Expected::NotApplicable,
+            "2025-11-25 Tasks, \"Capabilities\": \"If capabilities.tasks is not defined, the peer SHOULD NOT attempt to create tasks\"; without tools.call tasks on the server the call is answered directly",
+        ),
+        Scenario::Task => (
+            Expected::NotApplicable,
+            "Tasks are new in 2025-11-25 (\"Tasks were introduced in version 2025-11-25\"): on earlier revisions the call is answered directly, no task",
+        ),
+        _ => unreachable_scenario(scenario),
+    }
+}
+
+/// `on_tasks` is only asked about the task scenarios.
+fn unreachable_scenario(scenario: Scenario) -> (Expected, &'static str) {
+    debug_assert!(false, "on_tasks asked about {scenario}");
+    (Expected::NotApplicable, "not a task scenario")
 }
 
 /// What a scenario does over the deprecated HTTP+SSE transport (2024-11-05).
@@ -278,6 +346,9 @@ pub fn on_http_sse(scenario: Scenario) -> (Expected, &'static str) {
             Expected::Works,
             "2026-07-28 Versioning, \"Backward Compatibility\": \"Clients SHOULD cache the result for the lifetime of the ... origin (HTTP)\"",
         ),
+        Scenario::LongRunningDrop | Scenario::Task => {
+            on_tasks(&V::V2024_11_05, Declared::default(), scenario)
+        }
     }
 }
 
@@ -302,14 +373,36 @@ pub fn on_server(server: ServerKind, scenario: Scenario) -> Option<(Expected, &'
     }
 }
 
-/// The full prediction for one scenario of one cell.
+/// The full prediction for one scenario of one cell, with the task
+/// declarations the matrix configures ([`declared::configured`]).
 pub fn expected(client: ClientKind, server: ServerKind, scenario: Scenario) -> Prediction {
+    expected_given(client, server, scenario, None)
+}
+
+/// The full prediction, with the task declarations `seen` on the wire
+/// when known (`None`: the configured ones). Only `long_running_drop` and
+/// `task` depend on them.
+pub fn expected_given(
+    client: ClientKind,
+    server: ServerKind,
+    scenario: Scenario,
+    seen: Option<Declared>,
+) -> Prediction {
     match negotiated(client, server) {
         (None, spec) => Prediction {
             revision: None,
             expected: Expected::Fails(Failure::NoMutualRevision),
             spec,
         },
+        (Some(rev), _) if matches!(scenario, Scenario::LongRunningDrop | Scenario::Task) => {
+            let declared = seen.unwrap_or_else(|| declared::configured(server, &rev));
+            let (expected, spec) = on_tasks(&rev, declared, scenario);
+            Prediction {
+                revision: Some(rev),
+                expected,
+                spec,
+            }
+        }
         (Some(rev), _) => {
             let (expected, spec) =
                 on_server(server, scenario).unwrap_or_else(|| on_revision(&rev, scenario));
@@ -319,5 +412,61 @@ pub fn expected(client: ClientKind, server: ServerKind, scenario: Scenario) -> P
                 spec,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOTH: Declared = Declared {
+        server: true,
+        client: true,
+    };
+    const CLIENT_ONLY: Declared = Declared {
+        server: false,
+        client: true,
+    };
+
+    fn drop(rev: V, d: Declared) -> Expected {
+        on_tasks(&rev, d, Scenario::LongRunningDrop).0
+    }
+
+    fn task(rev: V, d: Declared) -> Expected {
+        on_tasks(&rev, d, Scenario::Task).0
+    }
+
+    #[test]
+    fn a_cut_long_call_completes_only_by_task_or_sep_1699() {
+        let not = Expected::Fails(Failure::NotResumable);
+        assert_eq!(drop(V::V2026_07_28, BOTH), Expected::Works);
+        assert_eq!(drop(V::V2026_07_28, CLIENT_ONLY), not);
+        assert_eq!(drop(V::V2025_11_25, Declared::default()), Expected::Works);
+        assert_eq!(drop(V::V2025_11_25, BOTH), Expected::Works);
+        // Declarations mean nothing where the revision has no tasks.
+        assert_eq!(drop(V::V2025_06_18, BOTH), not);
+        assert_eq!(drop(V::V2025_03_26, BOTH), not);
+        assert_eq!(drop(V::V2024_11_05, BOTH), not);
+    }
+
+    #[test]
+    fn tasks_need_the_revision_and_both_sides() {
+        assert_eq!(task(V::V2026_07_28, BOTH), Expected::Works);
+        assert_eq!(task(V::V2025_11_25, BOTH), Expected::Works);
+        assert_eq!(task(V::V2026_07_28, CLIENT_ONLY), Expected::NotApplicable);
+        assert_eq!(task(V::V2025_11_25, CLIENT_ONLY), Expected::NotApplicable);
+        assert_eq!(task(V::V2025_06_18, BOTH), Expected::NotApplicable);
+        assert_eq!(task(V::V2024_11_05, BOTH), Expected::NotApplicable);
+    }
+
+    #[test]
+    fn the_configured_prediction_differs_between_s_all_and_s_2026_07_28() {
+        use ClientKind as C;
+        use ServerKind as S;
+        let p = |s| expected(C::Modern, s, Scenario::LongRunningDrop).expected;
+        assert_eq!(p(S::All), Expected::Works);
+        assert_eq!(p(S::S0728), Expected::Fails(Failure::NotResumable));
+        let seen = expected_given(C::Modern, S::All, Scenario::Task, Some(CLIENT_ONLY));
+        assert_eq!(seen.expected, Expected::NotApplicable);
     }
 }

@@ -88,6 +88,15 @@ pub(crate) const DISCONNECT_RETRY_MS: u64 = 150;
 /// message events.
 pub(crate) const DISCONNECT_AFTER_EVENTS: u32 = 2;
 
+/// How long `long_running_drop`'s tool works (`slow`, long-running): long
+/// enough to cut its connection mid-way, short enough for the matrix.
+pub(crate) const LONG_MS: u64 = 2000;
+/// When `long_running_drop` cuts the connection, after the call's POST
+/// reached the server.
+pub(crate) const CUT_AFTER_MS: u64 = 400;
+/// The `pollIntervalMs` the task scenarios' server suggests.
+pub(crate) const TASK_POLL_MS: u64 = 100;
+
 impl Drop for Harness {
     fn drop(&mut self) {
         self.task.abort();

@@ -8,9 +8,11 @@
 //! the mechanism is observed to be absent.
 
 mod checks;
+pub mod declared;
 pub mod expect;
 mod harness;
 pub mod html;
+mod long_running;
 mod outcome;
 pub mod report;
 pub mod run;
@@ -19,6 +21,7 @@ pub mod scenario_impl;
 pub mod selftest;
 mod sessions;
 mod streams;
+mod task;
 pub mod wire;
 
 use std::fmt;

@@ -9,15 +9,16 @@ use mcp_negotiate::server::legacy_config;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_rev_2024_11_05::server::HttpSseServer;
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
-use mcp_rev_2026_07_28::server::ModernConfig;
+use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::Transport;
 use serde_json::json;
 
-use super::expect::{Expected, Failure, Prediction, expected};
+use super::declared::{self, Declared};
+use super::expect::{Expected, Failure, Prediction, expected, expected_given};
 pub use super::harness::Observed;
 use super::harness::{
-    DISCONNECT_AFTER_EVENTS, DISCONNECT_RETRY_MS, Harness, Served, client_config,
+    DISCONNECT_AFTER_EVENTS, DISCONNECT_RETRY_MS, Harness, Served, TASK_POLL_MS, client_config,
 };
 use super::scenario::Scenario;
 use super::wire::Wire;
@@ -188,8 +189,8 @@ pub async fn run_one_with(
     scenario: Scenario,
     faults: Faults,
 ) -> ScenarioResult {
-    let prediction = expected(client, server, scenario);
-    let (negotiated, observed) =
+    let mut prediction = expected(client, server, scenario);
+    let (negotiated, observed, seen) =
         match tokio::time::timeout(SCENARIO_TIMEOUT, observe(client, server, scenario, faults))
             .await
         {
@@ -200,8 +201,14 @@ pub async fn run_one_with(
                     kind: None,
                     message: format!("hung: no outcome within {SCENARIO_TIMEOUT:?}"),
                 },
+                None,
             ),
         };
+    // The task scenarios' prediction follows the declarations on the wire
+    // (see `declared`).
+    if seen.is_some() {
+        prediction = expected_given(client, server, scenario, seen);
+    }
     ScenarioResult {
         client,
         server,
@@ -237,6 +244,13 @@ async fn spawn_server(
         .with_json_response(json)
         .with_keepalive(None);
     modern.http.faults = faults;
+    if task_scenario(scenario) && declared::configured(server, &ProtocolVersion::V2026_07_28).server
+    {
+        modern.tasks = Some(TasksConfig {
+            poll_interval_ms: TASK_POLL_MS,
+            ..TasksConfig::default()
+        });
+    }
     let config = MultiConfig {
         revisions: server.revisions(),
         legacy,
@@ -343,45 +357,55 @@ fn classify_connect(e: &NegotiateError, client: ClientKind, server: ServerKind) 
     Observed::Failed { kind, message }
 }
 
+/// The scenarios whose prediction depends on who declares tasks.
+fn task_scenario(scenario: Scenario) -> bool {
+    matches!(scenario, Scenario::LongRunningDrop | Scenario::Task)
+}
+
+/// What happened: the negotiated revision, the outcome, and (for the task
+/// scenarios) who declared tasks on the wire.
+type Observation = (Option<ProtocolVersion>, Observed, Option<Declared>);
+
 async fn observe(
     client: ClientKind,
     server: ServerKind,
     scenario: Scenario,
     faults: Faults,
-) -> (Option<ProtocolVersion>, Observed) {
+) -> Observation {
+    let cannot = |message: String| {
+        (
+            None,
+            Observed::Failed {
+                kind: None,
+                message,
+            },
+            None,
+        )
+    };
     let harness = match spawn_server(client, server, scenario, faults).await {
         Ok(h) => h,
-        Err(e) => {
-            return (
-                None,
-                Observed::Failed {
-                    kind: None,
-                    message: format!("cannot start the server: {e}"),
-                },
-            );
-        }
+        Err(e) => return cannot(format!("cannot start the server: {e}")),
     };
     // Network drops go through a proxy that can cut connections.
-    let proxy = if matches!(scenario, Scenario::NetworkDrop | Scenario::TwoStreams) {
+    let proxy = if matches!(
+        scenario,
+        Scenario::NetworkDrop | Scenario::TwoStreams | Scenario::LongRunningDrop
+    ) {
         match Proxy::start(harness.addr).await {
             Ok(p) => Some(p),
-            Err(e) => {
-                return (
-                    None,
-                    Observed::Failed {
-                        kind: None,
-                        message: format!("cannot start the proxy: {e}"),
-                    },
-                );
-            }
+            Err(e) => return cannot(format!("cannot start the proxy: {e}")),
         }
     } else {
         None
     };
     let target = proxy.as_ref().map(Proxy::addr).unwrap_or(harness.addr);
-    let conn: Connection = match connect(client_config(client, target, faults)).await {
+    let mut config = client_config(client, target, faults);
+    if task_scenario(scenario) {
+        config = config.with_capabilities(declared::client_capabilities());
+    }
+    let conn: Connection = match connect(config).await {
         Ok(c) => c,
-        Err(e) => return (None, classify_connect(&e, client, server)),
+        Err(e) => return (None, classify_connect(&e, client, server), None),
     };
     let negotiated = Some(conn.revision());
     if client == ClientKind::Future
@@ -393,13 +417,25 @@ async fn observe(
                 kind: None,
                 message: why,
             },
+            None,
         );
     }
     // Every scenario runs, also where the revision lacks the mechanism: it
     // then checks the absence.
-    let observed = super::scenario_impl::run(scenario, &conn, &harness, proxy.as_ref()).await;
+    let mut observed = super::scenario_impl::run(scenario, &conn, &harness, proxy.as_ref()).await;
     let _ = conn.close().await;
-    (negotiated, observed)
+    let seen = task_scenario(scenario).then(|| {
+        let rev = conn.revision();
+        let seen = declared::on_wire(&harness.wire.exchanges(), &rev);
+        if let Some(why) = declared::missing(declared::configured(server, &rev), seen) {
+            observed = Observed::Failed {
+                kind: None,
+                message: format!("{why} (the wire shows {seen:?})"),
+            };
+        }
+        seen
+    });
+    (negotiated, observed, seen)
 }
 
 /// The `-32022` → retry path on the wire: the first modern request offered

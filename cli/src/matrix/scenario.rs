@@ -37,11 +37,19 @@ pub enum Scenario {
     /// The per-origin era cache: several connections of one client (one
     /// cache) negotiate the same revision, probing only once.
     EraCache,
+    /// Long-running work (a MayBeLong tool of a few seconds) whose connection
+    /// is cut mid-way: completed by resumption, by a task, or a clear "not
+    /// resumable" error, as the negotiated revision and the declarations
+    /// of both sides predict.
+    LongRunningDrop,
+    /// The task lifecycle where both sides declare tasks: create, poll,
+    /// input mid-way, cancel; elsewhere the absence of tasks is checked.
+    Task,
 }
 
 impl Scenario {
     /// Every scenario, in report order.
-    pub const ALL: [Scenario; 13] = [
+    pub const ALL: [Scenario; 15] = [
         Scenario::Json,
         Scenario::Sse,
         Scenario::Progress,
@@ -55,6 +63,8 @@ impl Scenario {
         Scenario::Delete,
         Scenario::Get405,
         Scenario::EraCache,
+        Scenario::LongRunningDrop,
+        Scenario::Task,
     ];
 
     /// The short name used in test names and reports.
@@ -73,6 +83,8 @@ impl Scenario {
             Scenario::Delete => "delete",
             Scenario::Get405 => "get_405",
             Scenario::EraCache => "era_cache",
+            Scenario::LongRunningDrop => "long_running_drop",
+            Scenario::Task => "task",
         }
     }
 

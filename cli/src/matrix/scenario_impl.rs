@@ -8,7 +8,7 @@ use mcp_test_support::Proxy;
 
 use super::harness::{Harness, Observed};
 use super::scenario::Scenario;
-use super::{sessions, streams};
+use super::{long_running, sessions, streams, task};
 
 pub use super::outcome::Ada;
 
@@ -33,6 +33,8 @@ pub(crate) async fn run(
         Scenario::Delete => sessions::delete(conn, harness).await,
         Scenario::Get405 => sessions::get_405(conn, harness).await,
         Scenario::EraCache => sessions::era_cache(conn, harness).await,
+        Scenario::LongRunningDrop => long_running::drop_mid_way(conn, harness, proxy).await,
+        Scenario::Task => task::task(conn, harness).await,
     };
     outcome.unwrap_or_else(|o| o)
 }

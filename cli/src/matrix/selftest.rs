@@ -36,6 +36,8 @@ const LEGACY: [(C, S); 3] = [
 ];
 /// Cells that negotiate 2026-07-28.
 const MODERN: [(C, S); 2] = [(C::Modern, S::S0728), (C::All, S::All)];
+/// Cells that negotiate 2026-07-28 with the Tasks extension on both sides.
+const MODERN_TASKS: [(C, S); 2] = [(C::Modern, S::All), (C::All, S::All)];
 
 /// The cells and scenarios of each fault.
 pub fn target(fault: Fault) -> Target {
@@ -43,12 +45,18 @@ pub fn target(fault: Fault) -> Target {
     let (cells, scenarios): (&[(C, S)], &[Scenario]) = match fault {
         Fault::ClientIgnoresRetry => (&POLLING, &[Sc::Disconnect]),
         Fault::ReplayInclusive => (&LEGACY, &[Sc::NetworkDrop, Sc::Disconnect]),
-        Fault::SkipPriming => (&POLLING, &[Sc::Disconnect]),
-        Fault::CancelOnDisconnect => (&POLLING, &[Sc::NetworkDrop, Sc::Disconnect]),
-        Fault::IgnoreClose => (&MODERN, &[Sc::Cancel, Sc::NetworkDrop]),
+        // Without a priming event a long call that sends nothing has no id
+        // to resume from.
+        Fault::SkipPriming => (&POLLING, &[Sc::Disconnect, Sc::LongRunningDrop]),
+        Fault::CancelOnDisconnect => (
+            &POLLING,
+            &[Sc::NetworkDrop, Sc::Disconnect, Sc::LongRunningDrop],
+        ),
+        Fault::IgnoreClose => (&MODERN, &[Sc::Cancel, Sc::NetworkDrop, Sc::LongRunningDrop]),
         Fault::LeakOtherStream => (&LEGACY, &[Sc::TwoStreams]),
         Fault::MintSessionId => (&MODERN, &[Sc::Json, Sc::Sse, Sc::Delete]),
         Fault::DropLastBeforeClose => (&POLLING, &[Sc::Disconnect]),
+        Fault::IgnoreTaskCancel => (&MODERN_TASKS, &[Sc::Task]),
     };
     Target {
         fault,

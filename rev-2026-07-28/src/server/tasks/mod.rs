@@ -231,7 +231,15 @@ pub(crate) async fn method(
         "tasks/cancel" => match store.cancel(&task_id, scope, now_ms()).await {
             Ok(r) => {
                 if let Some(run) = tasks.running(&task_id) {
-                    run.cancel.cancel();
+                    // Self-test fault: the work is never told.
+                    if !shared
+                        .config
+                        .http
+                        .faults
+                        .has(mcp_http_edge::faults::Fault::IgnoreTaskCancel)
+                    {
+                        run.cancel.cancel();
+                    }
                     publish(shared, &r);
                 }
                 result(id, wire::ack(info))
