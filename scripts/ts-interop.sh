@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop with the TypeScript SDK (@modelcontextprotocol/sdk, pinned in
 # scripts/ts-interop/package.json), both ways: our client against an SDK
-# server, the SDK client against `mcp-compat serve`
+# server, the SDK client against `mcp-compat serve`, and 2025-11-25 tasks
+# both ways (tasks-client.mjs, tasks-server.mjs)
 # (integration-tests/tests/ts_sdk.rs; docs/INTEROP.md has the findings).
 #
 # usage: scripts/ts-interop.sh [TEST-FILTER...]

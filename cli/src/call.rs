@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use mcp_negotiate::client::{NegotiateConfig, connect};
+use mcp_negotiate::client::{Connection, NegotiateConfig, Underlying, connect};
 use mcp_transport_core::jsonrpc::{Message, to_raw};
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};
@@ -37,9 +37,13 @@ pub struct CallArgs {
     /// (with `--tasks`, each task status as a `notifications/tasks`).
     #[arg(short, long)]
     pub verbose: bool,
-    /// Declare the Tasks extension (`io.modelcontextprotocol/tasks`): a
-    /// 2026-07-28 server may answer with a task, which is then polled to
-    /// its end.
+    /// Run the tool as a task where the server allows it. 2026-07-28:
+    /// declares the Tasks extension (`io.modelcontextprotocol/tasks`), and
+    /// a server may answer with a task, polled to its end. 2025-11-25: when
+    /// the server declares `tasks.requests.tools.call` and lists the tool
+    /// with `execution.taskSupport` `optional` or `required`, the call
+    /// carries `params.task` and the task is followed through
+    /// `tasks/result` (each status as a `notifications/tasks/status`).
     #[arg(long)]
     pub tasks: bool,
 }
@@ -73,6 +77,56 @@ fn tool_error(tool: Option<&str>, result: &str) -> Option<String> {
     ))
 }
 
+/// Whether a 2025-11-25 session's server runs `tool` as a task: it declares
+/// `tasks.requests.tools.call` and lists the tool with
+/// `execution.taskSupport` `optional` or `required` (*Tasks*, "Tool-Level
+/// Negotiation"). Reads at most 20 pages of `tools/list`.
+async fn legacy_task_support(client: &Connection, tool: &str) -> bool {
+    let Underlying::Legacy(legacy) = client.underlying() else {
+        return false;
+    };
+    let caps = &legacy.initialize_result().capabilities;
+    if !caps["tasks"]["requests"]["tools"]["call"].is_object() {
+        return false;
+    }
+    let mut cursor: Option<String> = None;
+    for _ in 0..20 {
+        let params = cursor
+            .as_ref()
+            .and_then(|c| to_raw(&json!({ "cursor": c })).ok());
+        let Ok(stream) = client
+            .request("tools/list", params, RequestOptions::default())
+            .await
+        else {
+            return false;
+        };
+        let Ok(Ok(page)) = stream
+            .response()
+            .await
+            .map(|r| r.payload.map(|p| serde_json::from_str::<Value>(p.get())))
+        else {
+            return false;
+        };
+        let Ok(page) = page else { return false };
+        if let Some(t) = page["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["name"] == tool)
+        {
+            return matches!(
+                t["execution"]["taskSupport"].as_str(),
+                Some("optional" | "required")
+            );
+        }
+        match page["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => return false,
+        }
+    }
+    false
+}
+
 /// Runs one call; returns the result JSON text.
 pub async fn run(args: CallArgs) -> Result<String, String> {
     let versions = revisions::parse_spoken(&args.revisions)?;
@@ -104,6 +158,14 @@ pub async fn run(args: CallArgs) -> Result<String, String> {
         if args.verbose {
             eprintln!("revision: {}", client.revision());
             eprintln!("negotiated: {}", client.negotiated().reason);
+        }
+        let mut params = params;
+        if args.tasks
+            && method == "tools/call"
+            && let Some(p) = params.as_mut()
+            && legacy_task_support(&client, args.tool.as_deref().unwrap_or_default()).await
+        {
+            p["task"] = json!({});
         }
         let params = params
             .map(|p| to_raw(&p))

@@ -12,7 +12,10 @@ use mcp_http_edge::server::limits::{
 };
 use mcp_http_edge::server::{ConnLimits, serve};
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
-use mcp_rev_2025_11_25::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt};
+use mcp_rev_2025_11_25::{
+    DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt,
+    TasksConfig as LegacyTasksConfig, TasksExt,
+};
 use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
 use mcp_store_redis::{
     RedisConnection, RedisConnectionConfig, RedisEventStore, RedisEventStoreConfig, RedisTaskStore,
@@ -55,6 +58,11 @@ pub struct ServeArgs {
     /// Offer no standalone GET stream (GET answers 405; legacy revisions).
     #[arg(long)]
     pub no_get_stream: bool,
+    /// Serve 2025-11-25 sessions without the experimental tasks (SEP-1686):
+    /// no `tasks` capability, `params.task` ignored. By default they are
+    /// served, with the default in-memory store.
+    #[arg(long)]
+    pub no_legacy_tasks: bool,
     /// Origins allowed to call (comma-separated); default: loopback origins.
     #[arg(long, value_delimiter = ',')]
     pub allowed_origins: Option<Vec<String>>,
@@ -138,6 +146,11 @@ fn check_flags(args: &ServeArgs, versions: &[ProtocolVersion]) -> Result<(), Str
                 "--resume-hold-ms means nothing here: polling by resumption (SEP-1699) exists only on 2025-11-25, and this server serves {served}"
             ));
         }
+        if args.no_legacy_tasks {
+            return Err(format!(
+                "--no-legacy-tasks means nothing here: the experimental tasks (SEP-1686) exist only on 2025-11-25, and this server serves {served}"
+            ));
+        }
     }
     if !legacy && args.no_get_stream {
         return Err(format!(
@@ -167,6 +180,12 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
         .with_allowed_origins(args.allowed_origins.clone())
         .with_allowed_hosts(args.allowed_hosts.clone())
         .with_keepalive(keepalive);
+    // 2025-11-25's experimental tasks with the default in-memory store.
+    let legacy = if args.no_legacy_tasks {
+        legacy
+    } else {
+        legacy.with_tasks(LegacyTasksConfig::default())
+    };
     // The Tasks extension with the default in-memory store (bounded: count,
     // bytes, TTL).
     let modern = ModernConfig::default()

@@ -154,6 +154,45 @@ fn call_with_tasks_follows_the_task_to_its_result() {
     assert_eq!(first_text(&result), "computed x in 0.2 s");
 }
 
+/// `--tasks` on 2025-11-25: `slow` (`taskSupport: optional`) is called
+/// with `params.task`, `-v` shows the task's statuses, and the result is
+/// the tool's, fetched with `tasks/result`.
+#[test]
+fn call_with_tasks_at_2025_11_25_follows_tasks_result() {
+    let serve = serve(&["--revisions", "2025-11-25"]);
+    let ran = call(
+        &serve.url,
+        &["-v", "--tasks", "--tool", "slow", "--args", r#"{"ms":200}"#],
+    );
+    assert!(ran.ok(), "{ran:?}");
+    let statuses: Vec<String> = messages(&ran.stderr)
+        .iter()
+        .filter(|m| m["method"] == "notifications/tasks/status")
+        .map(|m| m["params"]["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        statuses.first().map(String::as_str),
+        Some("working"),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("completed"),
+        "{}",
+        ran.stderr
+    );
+    let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(first_text(&result), "slept 200 ms");
+    assert!(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"].is_string());
+    // A tool that may not run as a task is called normally.
+    let ran = call(
+        &serve.url,
+        &["--tasks", "--tool", "echo", "--args", r#"{"text":"hi"}"#],
+    );
+    assert!(ran.ok(), "{ran:?}");
+}
+
 #[test]
 fn unknown_tool_exits_non_zero_with_a_message() {
     let serve = serve(&[]);

@@ -680,3 +680,190 @@ mod ts_client_vs_serve {
         assert!((1..=8).contains(&resumptions), "{:#}", ran.summary);
     }
 }
+
+// ---------------------------------------------------------------------------
+// 2025-11-25 experimental tasks (SEP-1686), both ways
+
+mod tasks {
+    use futures_util::StreamExt;
+    use mcp_test_support::ScriptedInput;
+
+    use super::*;
+
+    /// `node scripts/ts-interop/tasks-client.mjs URL ARGS...` to its end.
+    fn ts_tasks_client(url: &str, args: &[&str]) -> Ran {
+        let mut cmd = node();
+        cmd.arg(interop_dir().join("tasks-client.mjs"))
+            .arg(url)
+            .args(args);
+        Ran::run(
+            &format!("tasks-client.mjs {url} {args:?}"),
+            cmd,
+            CLIENT_WAIT,
+        )
+    }
+
+    /// The SDK client's task flow against `serve`: `callToolStream` of a
+    /// tool whose `taskSupport` is `optional` (created, polled, result),
+    /// `tasks/list`, `tasks/cancel` (then `-32602` for the cancelled task),
+    /// input mid-task over `tasks/result` with the related-task metadata,
+    /// `-32602` for an unknown id — with and without SEP-1699 polling cuts.
+    fn ts_client_runs_tasks_against_serve(extra: &[&str]) {
+        let mut args = vec!["--revisions", "2025-11-25"];
+        args.extend_from_slice(extra);
+        let server = serve(&args);
+        let ran = ts_tasks_client(
+            &server.url,
+            &["--slow-ms", "300", "--ask", "confirm_delete"],
+        );
+        let s = &ran.summary;
+        assert!(
+            ran.status.success() && s["ok"] == true,
+            "{s:#}\n{}",
+            ran.stderr
+        );
+        assert_eq!(s["protocolVersion"], "2025-11-25");
+        assert_eq!(
+            s["tasksCapability"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+        );
+        assert_eq!(s["taskSupport"]["slow"], "optional");
+        assert_eq!(s["taskSupport"]["failing_job"], "required");
+        assert_eq!(s["taskSupport"]["echo"], Value::Null);
+        assert_eq!(s["stream"]["types"][0], "taskCreated", "{s:#}");
+        assert_eq!(s["stream"]["text"], "slept 300 ms", "{s:#}");
+        assert_eq!(
+            s["stream"]["statuses"].as_array().unwrap().last().unwrap(),
+            "completed"
+        );
+        assert_eq!(s["listed"], true);
+        assert_eq!(s["cancelStatus"], "cancelled");
+        assert_eq!(s["afterCancel"], "cancelled");
+        assert_eq!(s["cancelAgain"], -32602);
+        assert_eq!(s["ask"]["text"], "deleted the file", "{s:#}");
+        assert_eq!(s["asked"], 1);
+        assert_eq!(s["askedRelatedTask"], s["ask"]["taskId"]);
+        assert_eq!(s["unknown"], -32602);
+    }
+
+    #[test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    fn ts_client_tasks_held() {
+        ts_client_runs_tasks_against_serve(&[]);
+    }
+
+    #[test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    fn ts_client_tasks_polled() {
+        ts_client_runs_tasks_against_serve(&[
+            "--disconnect",
+            "after-priming",
+            "--retry-ms",
+            "50",
+            "--resume-hold-ms",
+            "0",
+        ]);
+    }
+
+    /// `node scripts/ts-interop/tasks-server.mjs`.
+    fn ts_tasks_server() -> Peer {
+        require_sdk();
+        let mut cmd = node();
+        cmd.arg(interop_dir().join("tasks-server.mjs"));
+        Peer::spawn("TS SDK tasks server", cmd)
+    }
+
+    async fn connect_with_tasks(url: &str, input: std::sync::Arc<ScriptedInput>) -> LegacyClient {
+        LegacyClient::connect(
+            ClientConfig::new(url.to_owned())
+                .with_versions(vec![ProtocolVersion::V2025_11_25])
+                .with_capabilities(json!({"tasks": {}, "elicitation": {}}))
+                .with_input_handler(input)
+                .with_request_timeout(Some(WAIT)),
+        )
+        .await
+        .expect("initialize against the TS SDK tasks server")
+    }
+
+    fn call(tool: &str, args: Value) -> Option<Box<serde_json::value::RawValue>> {
+        mcp_transport_core::jsonrpc::to_raw(&json!({"name": tool, "arguments": args, "task": {}}))
+            .ok()
+    }
+
+    fn text_of(r: &mcp_transport_core::jsonrpc::Response) -> String {
+        let v: Value = serde_json::from_str(r.payload.as_ref().expect("a result").get()).unwrap();
+        v["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Our client against the SDK's task tools: the `CreateTaskResult`
+    /// followed through `tasks/result` to the tool's result; input mid-task
+    /// answered through our input handler; a detached task resumed by id.
+    #[tokio::test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    async fn our_client_follows_ts_server_tasks() {
+        let server = ts_tasks_server();
+        let input = ScriptedInput::ada();
+        let client = connect_with_tasks(&server.url, input.clone()).await;
+        assert!(
+            client.initialize_result().capabilities["tasks"]["requests"]["tools"]["call"]
+                .is_object(),
+            "{:?}",
+            client.initialize_result().capabilities
+        );
+
+        let mut stream = client
+            .request(
+                "tools/call",
+                call("delay", json!({"ms": 200})),
+                RequestOptions::default(),
+            )
+            .await
+            .unwrap();
+        let first = stream.next().await.unwrap().unwrap();
+        let StreamEvent::Notification(n) = &first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(n.method, "notifications/tasks/status");
+        let id = stream.task_id().expect("the task id");
+        let r = stream.response().await.unwrap();
+        assert_eq!(text_of(&r), "Completed 200 ms");
+
+        let r = client
+            .request(
+                "tools/call",
+                call("collect", json!({})),
+                RequestOptions::default(),
+            )
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        assert_eq!(text_of(&r), "Hello, Ada");
+        assert_eq!(input.methods(), ["elicitation/create"]);
+
+        let mut stream = client
+            .request(
+                "tools/call",
+                call("delay", json!({"ms": 300})),
+                RequestOptions::default(),
+            )
+            .await
+            .unwrap();
+        stream.next().await.unwrap().unwrap();
+        let detached = stream.detach_task().expect("a task");
+        assert_ne!(detached, id);
+        let r = client
+            .resume_task(&detached)
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        assert_eq!(text_of(&r), "Completed 300 ms");
+        client.close().await.unwrap();
+    }
+}

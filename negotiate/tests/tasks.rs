@@ -2,7 +2,10 @@
 //! handler, the same negotiating client configuration (declaring the Tasks
 //! extension), and each era gets what it can do — a task followed to its
 //! result on 2026-07-28, the answer on the request's own stream on
-//! 2025-11-25.
+//! 2025-11-25 — or, when the server serves 2025-11-25's experimental tasks
+//! and the caller adds `params.task`, a task followed through
+//! `tasks/result`, detachable and resumed by id through the negotiated
+//! connection.
 
 use std::sync::Arc;
 
@@ -59,12 +62,8 @@ impl Handler for Worker {
 }
 
 async fn run(client_revisions: Vec<ProtocolVersion>) -> (ProtocolVersion, Vec<String>, String) {
-    let mut config = MultiConfig::all();
-    config.modern = config.modern.with_tasks(Some(TasksConfig {
-        poll_interval_ms: 10,
-        ..TasksConfig::default()
-    }));
-    let server = MultiServer::new(Arc::new(Worker), config);
+    let config = MultiConfig::all();
+    let server = MultiServer::new(Arc::new(Worker), with_tasks(config));
     let http = TestServer::serve(axum::Router::new().nest_service("/mcp", server.router())).await;
     let client = connect(
         NegotiateConfig::new(http.url())
@@ -97,6 +96,14 @@ async fn run(client_revisions: Vec<ProtocolVersion>) -> (ProtocolVersion, Vec<St
     (revision, statuses, text)
 }
 
+fn with_tasks(mut config: MultiConfig) -> MultiConfig {
+    config.modern = config.modern.with_tasks(Some(TasksConfig {
+        poll_interval_ms: 10,
+        ..TasksConfig::default()
+    }));
+    config
+}
+
 #[tokio::test]
 async fn the_2026_client_follows_a_task_to_its_result() {
     let (revision, statuses, text) = run(ProtocolVersion::STREAMABLE.to_vec()).await;
@@ -112,4 +119,42 @@ async fn a_legacy_session_gets_the_answer_on_its_stream() {
     assert_eq!(revision, ProtocolVersion::V2025_11_25);
     assert_eq!(text, "stream");
     assert!(statuses.is_empty());
+}
+
+#[tokio::test]
+async fn a_2025_11_25_task_is_followed_detached_and_resumed_through_the_connection() {
+    use mcp_rev_2025_11_25::TasksExt;
+    let mut config = with_tasks(MultiConfig::all());
+    config.legacy = config.legacy.with_tasks(mcp_rev_2025_11_25::TasksConfig {
+        poll_interval_ms: 10,
+        ..mcp_rev_2025_11_25::TasksConfig::default()
+    });
+    let server = MultiServer::new(Arc::new(Worker), config);
+    let http = TestServer::serve(axum::Router::new().nest_service("/mcp", server.router())).await;
+    let client = connect(
+        NegotiateConfig::new(http.url()).with_revisions(vec![ProtocolVersion::V2025_11_25]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.revision(), ProtocolVersion::V2025_11_25);
+    let params = to_raw(&json!({"name": "work", "arguments": {}, "task": {}})).unwrap();
+    let mut stream = client
+        .request("tools/call", Some(params), RequestOptions::default())
+        .await
+        .unwrap();
+    let first = stream.next().await.unwrap().unwrap();
+    assert!(
+        matches!(&first, StreamEvent::Notification(n) if n.method == "notifications/tasks/status"),
+        "{first:?}"
+    );
+    let id = stream.detach_task().expect("a task");
+    let r = client
+        .resume_task(&id)
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap();
+    let v: Value = serde_json::from_str(r.payload.unwrap().get()).unwrap();
+    assert_eq!(v["content"][0]["text"], "task");
 }

@@ -55,6 +55,7 @@
 
 pub mod policy;
 mod server;
+pub mod tasks;
 
 use std::sync::Arc;
 
@@ -68,6 +69,7 @@ pub use mcp_transport_core;
 pub use mcp_transport_core::ProtocolVersion;
 pub use policy::{DisconnectPolicy, ParsePolicyError};
 pub use server::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, PollingExt, Revision};
+pub use tasks::{Tasks, TasksConfig, TasksExt};
 
 /// The protocol revision this crate speaks: `2025-11-25`, the value of
 /// `protocolVersion` in `initialize` and of the `MCP-Protocol-Version`

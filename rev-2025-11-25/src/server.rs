@@ -8,9 +8,12 @@ use std::time::{Duration, Instant};
 use mcp_session_engine::revision::{ConnectionPolicy, Polling, SessionRevision};
 use mcp_session_engine::server::ServerConfig;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::handler::Handler;
 
 use crate::VERSION;
 use crate::policy::{DisconnectPolicy, PolicyState};
+use crate::tasks::Tasks;
+use crate::tasks::handler::TaskHandler;
 
 /// The default [`Revision::retry_ms`]: 1000 ms.
 pub const DEFAULT_RETRY_MS: u64 = 1000;
@@ -29,8 +32,9 @@ pub const DEFAULT_RESUME_HOLD: Duration = Duration::from_secs(10);
 /// `MCP-Protocol-Version` and elicitation defined, and SEP-1699 polling —
 /// every new SSE stream primed, connections closed early by
 /// [`disconnect`](Self::disconnect) (or `close_sse_stream`) after
-/// `retry: retry_ms`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `retry: retry_ms`; and, when [`tasks`](Self::tasks) is set, the
+/// experimental tasks (see the [`tasks`](crate::tasks) module).
+#[derive(Clone, Debug)]
 pub struct Revision {
     /// When connections close before their stream ends. Default
     /// [`DisconnectPolicy::Never`].
@@ -45,6 +49,24 @@ pub struct Revision {
     /// (a long-poll) before it closes with `retry`. Default
     /// [`DEFAULT_RESUME_HOLD`]; zero closes such a poll at once.
     pub resume_hold: Duration,
+    /// 2025-11-25's experimental tasks (SEP-1686), served when set (set it
+    /// with [`TasksExt::with_tasks`](crate::TasksExt::with_tasks)). Default
+    /// `None`: no `tasks` capability, and `tasks/*` go to the handler.
+    pub tasks: Option<Arc<Tasks>>,
+}
+
+impl PartialEq for Revision {
+    /// Equal settings; tasks are equal when they are the same state.
+    fn eq(&self, other: &Self) -> bool {
+        self.disconnect == other.disconnect
+            && self.retry_ms == other.retry_ms
+            && self.resume_hold == other.resume_hold
+            && match (&self.tasks, &other.tasks) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
 }
 
 impl Default for Revision {
@@ -53,6 +75,7 @@ impl Default for Revision {
             disconnect: DisconnectPolicy::Never,
             retry_ms: DEFAULT_RETRY_MS,
             resume_hold: DEFAULT_RESUME_HOLD,
+            tasks: None,
         }
     }
 }
@@ -64,6 +87,17 @@ impl SessionRevision for Revision {
 
     fn polling(&self) -> Option<&dyn Polling> {
         Some(self)
+    }
+
+    fn session_handler(&self, server: Arc<dyn Handler>, session_id: &str) -> Arc<dyn Handler> {
+        match &self.tasks {
+            Some(tasks) => Arc::new(TaskHandler {
+                inner: server,
+                tasks: tasks.clone(),
+                session: session_id.into(),
+            }),
+            None => server,
+        }
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -105,7 +139,7 @@ pub trait PollingExt {
 impl PollingExt for ServerConfig {
     fn polling(&self) -> Revision {
         self.revision(&VERSION)
-            .and_then(|r| r.as_any().downcast_ref::<Revision>().copied())
+            .and_then(|r| r.as_any().downcast_ref::<Revision>().cloned())
             .unwrap_or_default()
     }
 
@@ -150,6 +184,7 @@ mod tests {
                 disconnect: DisconnectPolicy::AfterEvents(2),
                 retry_ms: 50,
                 resume_hold: DEFAULT_RESUME_HOLD,
+                tasks: None,
             }
         );
         let r = c.revision(&VERSION).unwrap();

@@ -504,6 +504,26 @@ async fn without_tasks_configured_task_methods_are_not_found() {
         .call(&body("tasks/get", json!({"taskId": "t"}), true))
         .await;
     assert_eq!((status, v["error"]["code"].as_i64()), (404, Some(-32601)));
+    // `Mcp-Name: <taskId>` is the extension's rule ("When `tasks/get`, …
+    // is sent …, the client MUST set the `Mcp-Name` header"); a server
+    // without the extension has no such method, whatever the header says.
+    let get = body("tasks/get", json!({"taskId": "t"}), false);
+    for name in [None, Some("another")] {
+        let mut r = s
+            .client
+            .post(&s.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", V)
+            .header("mcp-method", "tasks/get")
+            .body(get.to_string());
+        if let Some(n) = name {
+            r = r.header("mcp-name", n);
+        }
+        let resp = r.send().await.unwrap();
+        let v: Value = resp.json().await.unwrap();
+        assert_eq!(v["error"]["code"], -32601, "{name:?}: {v}");
+    }
     s.open.send(true).unwrap();
     let (_, v) = s
         .call(&body(
@@ -827,6 +847,61 @@ mod client {
         })
         .await;
         assert_eq!(s.get(&id).await["status"], "cancelled");
+    }
+
+    #[tokio::test]
+    async fn a_detached_task_outlives_the_dropped_response_and_is_resumed() {
+        let s = start(Some(TasksConfig {
+            poll_interval_ms: 10,
+            ..TasksConfig::default()
+        }))
+        .await;
+        let c = client(&s, true, answers());
+        let mut stream = c
+            .request("tools/call", call("gate"), RequestOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            stream.task_id(),
+            None,
+            "no task before the creation is read"
+        );
+        let first = stream.next().await.unwrap().unwrap();
+        let id = task_events(&[first])[0].0.clone();
+        assert_eq!(stream.task_id().as_deref(), Some(id.as_str()));
+        let detached = stream.detach_task().expect("a task to detach");
+        assert_eq!(detached, id);
+        // Not cancelled: the task is still working after a round trip.
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        assert_eq!(s.get(&id).await["status"], "working");
+        assert_eq!(s.handler.cancelled.load(Ordering::SeqCst), 0);
+        s.open.send(true).unwrap();
+        let r = client(&s, true, answers())
+            .resume_task(&id)
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        assert!(
+            result_of(&r)["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&id)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_plain_request_has_no_task_to_detach() {
+        let s = with_tasks().await;
+        let c = client(&s, true, answers());
+        let stream = c
+            .request("tools/call", call("quick"), RequestOptions::default())
+            .await
+            .unwrap();
+        let stream = stream.detach_task().expect_err("no task");
+        let r = stream.response().await.unwrap();
+        assert_eq!(result_of(&r)["content"][0]["text"], "done");
     }
 
     #[tokio::test]

@@ -18,6 +18,7 @@
 //! | `MCP-Protocol-Version` defined (a request without it is logged) | [`SessionRevision::version_header`] | 2025-06-18, 2025-11-25 |
 //! | `elicitation/create` exists | [`SessionRevision::elicitation`] | 2025-06-18, 2025-11-25 |
 //! | SEP-1699: priming event, `retry`, connections closed early | [`SessionRevision::polling`] | 2025-11-25 |
+//! | revision-only methods and request shapes (2025-11-25's experimental tasks) | [`SessionRevision::session_handler`] | 2025-11-25 with tasks configured |
 //!
 //! SEP-1699's policies are pure state machines ([`ConnectionPolicy`]): the
 //! engine feeds them what happened and the time, and does what they say;
@@ -26,9 +27,11 @@
 
 use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::handler::Handler;
 
 /// One legacy revision's rules, as the session engine asks them.
 ///
@@ -66,6 +69,20 @@ pub trait SessionRevision: Send + Sync + fmt::Debug + 'static {
     /// the SSE stream before sending the JSON-RPC response").
     fn polling(&self) -> Option<&dyn Polling> {
         None
+    }
+
+    /// The handler that serves a new session of this revision, given the
+    /// server's own handler and the session's id (called once, at
+    /// `initialize`, before the `InitializeResult` is built from its
+    /// [`describe`](Handler::describe)). A revision with methods or request
+    /// shapes of its own — 2025-11-25's experimental tasks (`tasks/*`,
+    /// task-augmented `tools/call`) — wraps `server` here and answers them,
+    /// scoping what it keeps to `session_id`; every request and
+    /// notification of the session then goes through the wrapper, on the
+    /// engine's ordinary path (its stream, SEP-1699 polling, resumption,
+    /// server-to-client input). Default: `server` unchanged.
+    fn session_handler(&self, server: Arc<dyn Handler>, _session_id: &str) -> Arc<dyn Handler> {
+        server
     }
 
     /// This value as [`Any`], so a revision crate can find and reconfigure

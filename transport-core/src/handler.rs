@@ -20,16 +20,19 @@
 //! framework picks how each client gets it; the handler code is the same in
 //! every case, including progress and asking for input:
 //!
-//! | [`Execution`] | client declared tasks (2026-07-28: `io.modelcontextprotocol/tasks` in the request's capabilities) | client without tasks |
+//! | [`Execution`] | client asked for a task (2026-07-28: `io.modelcontextprotocol/tasks` in the request's capabilities; 2025-11-25: `params.task` on a server with tasks configured) | client without tasks |
 //! | --- | --- | --- |
-//! | `Immediate` (default) | answered while the client waits | answered while the client waits |
-//! | `MayBeLong` | a task: the client gets `CreateTaskResult` at once and polls `tasks/get`; [`Outcome::InputRequired`] becomes the task's `inputRequests`, answered with `tasks/update`; `tasks/cancel` fires [`RequestContext::cancelled`]; closing the connection does not | 2026-07-28: a held response stream (closing it cancels); 2025-11-25: SEP-1699 polling where the server is configured for it |
-//! | `TaskOnly` | a task, as above | 2026-07-28: `-32021` naming the extension |
+//! | `Immediate` (default) | answered while the client waits (2025-11-25: a `params.task` is `-32601`, the tool's `taskSupport` being `forbidden`) | answered while the client waits |
+//! | `MayBeLong` | a task: the client gets `CreateTaskResult` at once. 2026-07-28: it polls `tasks/get`; [`Outcome::InputRequired`] becomes the task's `inputRequests`, answered with `tasks/update`. 2025-11-25: it polls `tasks/get` or waits on `tasks/result`, which carries the input requests (with `related-task` metadata), progress and `notifications/tasks/status` on an SSE stream that SEP-1699 polling may cut and the client resumes. Either era: `tasks/cancel` fires [`RequestContext::cancelled`]; closing the connection does not | 2026-07-28: a held response stream (closing it cancels); 2025-11-25: SEP-1699 polling (priming, cut, `retry`, resumption) where the server's disconnect policy polls, a held stream otherwise; earlier revisions: a held stream |
+//! | `TaskOnly` | a task, as above | 2026-07-28: `-32021` naming the extension; 2025-11-25: `-32601` (the tool's `taskSupport` is `required`) |
 //!
 //! Inside a task, [`RequestContext::task_id`] names it; progress messages
-//! become the task's `statusMessage`, and log messages are not delivered
-//! (*Tasks*: `notifications/progress` and `notifications/message` "are not
-//! supported on tasks").
+//! become the task's `statusMessage`. On 2026-07-28 log messages are not
+//! delivered (*Tasks*: `notifications/progress` and `notifications/message`
+//! "are not supported on tasks"); on 2025-11-25 progress goes to a
+//! `tasks/result` waiting on the task ("The `progressToken` provided in the
+//! initial request remains valid throughout the task lifetime"), and log
+//! messages are not delivered.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -6,7 +6,8 @@
 //! | | 2025-03-26 / 2025-06-18 | 2025-11-25 | 2026-07-28 |
 //! | --- | --- | --- | --- |
 //! | [`Transport::request`] | POST; JSON or an SSE stream of related messages then the response; server-to-client requests on that stream are answered through the [`InputHandler`] | as before, plus SEP-1699: the server may drop the connection after a `retry`; the transport waits exactly `retry` and resumes by GET with `Last-Event-ID`, underneath | POST with `_meta` and the `Mcp-*` headers; `InputRequiredResult` rounds are run through the [`InputHandler`] and the request retried |
-//! | dropping the [`ResponseStream`] | sends `notifications/cancelled` | sends `notifications/cancelled` | closes the response stream, which *is* the cancellation |
+//! | dropping the [`ResponseStream`] | sends `notifications/cancelled` | sends `notifications/cancelled`; once the request became a task (`params.task`), `tasks/cancel` instead | closes the response stream, which *is* the cancellation; once the request became a task, `tasks/cancel` |
+//! | a request that became a task | — | `response()` waits on `tasks/result` (resumed across cuts); [`ResponseStream::detach_task`] lets the task outlive the stream | `response()` polls `tasks/get`; [`ResponseStream::detach_task`] likewise |
 //! | a broken connection | resumed by GET + `Last-Event-ID` when the server sent event ids, else a clear error | resumed (polling) | not resumable: an error, or a re-issue with a new id when the caller marked the request safe to retry |
 //! | [`Transport::listen`] | the standalone GET stream (405 = the server offers none: [`TransportError::NotOffered`]) | the same, primed and polled | a `subscriptions/listen` request with the caller's filter |
 //! | [`Transport::close`] | DELETE of the session | DELETE of the session | nothing to tear down (no session) |
@@ -41,12 +42,64 @@ pub enum StreamEvent {
     Response(Response),
 }
 
+/// The task a request became, shared between its [`ResponseStream`] and
+/// the revision code following the task: the revision records the id once
+/// the server created the task, and the caller may detach it.
+#[derive(Clone, Debug, Default)]
+pub struct TaskLink {
+    inner: Arc<std::sync::Mutex<TaskLinkState>>,
+}
+
+#[derive(Debug, Default)]
+struct TaskLinkState {
+    id: Option<String>,
+    detached: bool,
+}
+
+impl TaskLink {
+    /// A link with no task yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TaskLinkState> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records the task id (called by the revision crates).
+    pub fn set_id(&self, id: &str) {
+        self.lock().id = Some(id.to_owned());
+    }
+
+    /// The task id, once the request became a task.
+    pub fn id(&self) -> Option<String> {
+        self.lock().id.clone()
+    }
+
+    /// Whether the caller detached the task: dropping the stream must then
+    /// not cancel it.
+    pub fn is_detached(&self) -> bool {
+        self.lock().detached
+    }
+
+    fn detach(&self) -> Option<String> {
+        let mut s = self.lock();
+        let id = s.id.clone()?;
+        s.detached = true;
+        Some(id)
+    }
+}
+
 /// The stream of one request: related messages, then its response.
 ///
 /// Dropping it before the response cancels the request (see the module docs
-/// for what that means on each revision).
+/// for what that means on each revision), or, once the request became a
+/// task, the task — unless the caller [detached](Self::detach_task) it.
 pub struct ResponseStream {
     inner: Pin<Box<dyn Stream<Item = Result<StreamEvent, TransportError>> + Send>>,
+    task: Option<TaskLink>,
 }
 
 impl fmt::Debug for ResponseStream {
@@ -62,6 +115,37 @@ impl ResponseStream {
     ) -> Self {
         ResponseStream {
             inner: Box::pin(inner),
+            task: None,
+        }
+    }
+
+    /// Attaches the link through which the revision reports the task this
+    /// request became (called by the revision crates).
+    pub fn with_task_link(mut self, link: TaskLink) -> Self {
+        self.task = Some(link);
+        self
+    }
+
+    /// The id of the task this request became, once the server created it
+    /// (the event announcing it has been read: `notifications/tasks/status`
+    /// on 2025-11-25, `notifications/tasks` on 2026-07-28).
+    pub fn task_id(&self) -> Option<String> {
+        self.task.as_ref().and_then(TaskLink::id)
+    }
+
+    /// Lets the task outlive this stream: the stream is dropped without
+    /// cancelling the task, and its id is returned so the caller can
+    /// persist it and follow it later (`resume_task` on either era's
+    /// client). A request that has not (yet) become a task is given back
+    /// unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The stream itself, when there is no task to detach.
+    pub fn detach_task(self) -> Result<String, ResponseStream> {
+        match self.task.as_ref().and_then(TaskLink::detach) {
+            Some(id) => Ok(id),
+            None => Err(self),
         }
     }
 

@@ -14,6 +14,7 @@ pub fn serve_args() -> ServeArgs {
         disconnect: None,
         resume_hold_ms: None,
         no_get_stream: false,
+        no_legacy_tasks: false,
         allowed_origins: None,
         allowed_hosts: None,
         keepalive_ms: 15_000,

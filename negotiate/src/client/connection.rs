@@ -71,6 +71,27 @@ impl Connection {
         &self.inner
     }
 
+    /// Follows the task `task_id` to its end on whichever era was
+    /// negotiated — `ModernClient::resume_task` (2026-07-28 Tasks
+    /// extension) or `LegacyClient::resume_task` (2025-11-25 experimental
+    /// tasks, in the session that created the task) — for a caller that
+    /// [detached](ResponseStream::detach_task) a task and kept its id.
+    ///
+    /// # Errors
+    ///
+    /// [`TransportError::Unsupported`] on 2024-11-05 (HTTP+SSE), which has
+    /// no tasks; otherwise what the engine's `resume_task` returns.
+    pub async fn resume_task(&self, task_id: &str) -> Result<ResponseStream, TransportError> {
+        match &self.inner {
+            Underlying::Modern(c) => c.resume_task(task_id).await,
+            Underlying::Legacy(c) => c.resume_task(task_id).await,
+            Underlying::HttpSse(c) => Err(TransportError::Unsupported {
+                revision: c.revision(),
+                what: "tasks (2024-11-05 has none)",
+            }),
+        }
+    }
+
     /// Forgets the cached era when an error shows the cached assumption no
     /// longer holds: a 4xx that is not an error of the era in use (a server
     /// that changed era answers requests of the old one this way).

@@ -165,13 +165,14 @@ impl ModernClient {
         self.shared.check_open()?;
         let mut call = Call::for_task(self.shared.clone(), task_id);
         run::open(&mut call).await?;
-        Ok(ResponseStream::new(stream::unfold(
-            call,
-            |mut call| async move {
+        let link = call.link.clone();
+        Ok(
+            ResponseStream::new(stream::unfold(call, |mut call| async move {
                 let item = run::next(&mut call).await?;
                 Some((item, call))
-            },
-        )))
+            }))
+            .with_task_link(link),
+        )
     }
 }
 
@@ -203,13 +204,14 @@ impl Transport for ModernClient {
         self.shared.check_open()?;
         let mut call = Call::new(self.shared.clone(), method, params.as_deref(), options)?;
         run::open(&mut call).await?;
-        Ok(ResponseStream::new(stream::unfold(
-            call,
-            |mut call| async move {
+        let link = call.link.clone();
+        Ok(
+            ResponseStream::new(stream::unfold(call, |mut call| async move {
                 let item = run::next(&mut call).await?;
                 Some((item, call))
-            },
-        )))
+            }))
+            .with_task_link(link),
+        )
     }
 
     /// POSTs a notification (answered by 202). This revision defines no

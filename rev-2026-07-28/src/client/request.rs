@@ -53,7 +53,8 @@ use mcp_transport_core::jsonrpc::{
 };
 use mcp_transport_core::negotiation::{UnsupportedVersionData, highest_mutual};
 use mcp_transport_core::transport::{
-    LimitExceeded, Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, TransportError,
+    LimitExceeded, Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, TaskLink,
+    TransportError,
 };
 use mcp_transport_core::{Era, ProtocolVersion};
 use serde_json::value::RawValue;
@@ -162,6 +163,9 @@ pub(crate) struct Call {
     /// The task being followed, once the server made the call one
     /// ([`task`](super::task)).
     task: Option<TaskPoll>,
+    /// Where the task id is reported to the caller's `ResponseStream`, and
+    /// whether the caller detached it.
+    pub(crate) link: TaskLink,
 }
 
 impl Call {
@@ -216,6 +220,7 @@ impl Call {
             deadline: None,
             deadline_enabled: true,
             task: None,
+            link: TaskLink::new(),
             shared,
         }
     }
@@ -225,6 +230,7 @@ impl Call {
         let caps = shared.config.capabilities.clone();
         let mut call = Self::from_map(shared, "tools/call", Map::new(), RequestOptions::default());
         call.task = Some(TaskPoll::resume(task_id.to_owned(), caps));
+        call.link.set_id(task_id);
         call
     }
 
@@ -624,7 +630,9 @@ impl Call {
                     )) =>
             {
                 let caps = task::capabilities_of(&self.base, &self.shared.config.capabilities);
-                self.task = Some(TaskPoll::start(result, caps, &mut self.pending)?);
+                let poll = TaskPoll::start(result, caps, &mut self.pending)?;
+                self.link.set_id(&poll.id);
+                self.task = Some(poll);
                 Ok(None)
             }
             ResultType::Unknown(t) => Err(TransportError::PeerMisbehaved(
@@ -661,12 +669,16 @@ impl Call {
 
 /// Parses a JSON answer: exactly one JSON-RPC message.
 /// Dropping a call that follows a task which has not ended cancels the
-/// task (`tasks/cancel`, sent in the background when a runtime is there).
+/// task (`tasks/cancel`, sent in the background when a runtime is there),
+/// unless the caller detached it (`ResponseStream::detach_task`).
 impl Drop for Call {
     fn drop(&mut self) {
         let Some(task) = self.task.take().filter(|t| !t.ended) else {
             return;
         };
+        if self.link.is_detached() {
+            return;
+        }
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };

@@ -194,7 +194,19 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
     if let Err(r) = validate::check_method_header(&parts.headers, &req.method) {
         return reject(&id, r);
     }
-    if let Err(r) = validate::check_name_header(&parts.headers, &req.method, &params) {
+    // `Mcp-Name: <taskId>` on `tasks/*` is the Tasks extension's rule
+    // (*Tasks*: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent
+    // over the Streamable HTTP transport, the client MUST set the
+    // `Mcp-Name` header"); the core spec names only `tools/call`,
+    // `resources/read` and `prompts/get`. Without the extension those
+    // methods do not exist here, so they get `-32601`, not `-32020`.
+    let extension_method = matches!(
+        req.method.as_str(),
+        "tasks/get" | "tasks/update" | "tasks/cancel"
+    );
+    if (shared.tasks.is_some() || !extension_method)
+        && let Err(r) = validate::check_name_header(&parts.headers, &req.method, &params)
+    {
         return reject(&id, r);
     }
     let log_level = match meta.log_level() {

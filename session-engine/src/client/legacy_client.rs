@@ -21,6 +21,7 @@ use super::request;
 use super::session::{self, delete_ok};
 use super::shared::Shared;
 use super::state::{Current, InitializeResult};
+use super::task;
 use super::wire;
 
 /// A client of one MCP endpoint speaking a session-based revision
@@ -121,6 +122,23 @@ impl LegacyClient {
     pub async fn batch(&self, items: Vec<BatchItem>) -> Result<BatchResponses, TransportError> {
         batch::send(self.shared.clone(), items).await
     }
+
+    /// Follows the task `task_id` (experimental tasks, SEP-1686) to its
+    /// end, as [`request`](Transport::request) follows a task it created:
+    /// `tasks/get` (its status as the first event, a
+    /// `notifications/tasks/status`), then `tasks/result` (resumed across
+    /// cuts, input answered through the input handler) whose answer ends
+    /// the stream. An unknown, foreign or expired id ends with the server's
+    /// error response. Tasks are scoped to the session that created them,
+    /// so this works in that session. Dropping the stream before the end
+    /// cancels the task unless it was
+    /// [detached](ResponseStream::detach_task).
+    pub async fn resume_task(&self, task_id: &str) -> Result<ResponseStream, TransportError> {
+        if self.shared.closed.is_cancelled() {
+            return Err(TransportError::Closed);
+        }
+        Ok(task::resume(self.shared.clone(), task_id))
+    }
 }
 
 #[async_trait]
@@ -143,13 +161,25 @@ impl Transport for LegacyClient {
     /// POSTs the request (ids are integers counting up); see
     /// [`ResponseStream`] for what the stream yields. Dropping the stream
     /// before the response stops reading and sends `notifications/cancelled`.
+    ///
+    /// A request sent with `params.task` that the server answers with a
+    /// `CreateTaskResult` is followed to its end (see the `task` module):
+    /// a `notifications/tasks/status` event with the task, then
+    /// `tasks/result`'s events and answer; dropping the stream then sends
+    /// `tasks/cancel`, unless the task was
+    /// [detached](ResponseStream::detach_task).
     async fn request(
         &self,
         method: &str,
         params: Option<Box<RawValue>>,
         options: RequestOptions,
     ) -> Result<ResponseStream, TransportError> {
-        request::start(self.shared.clone(), method, params, options).await
+        let augmented = task::augmented(params.as_deref());
+        let stream = request::start(self.shared.clone(), method, params, options.clone()).await?;
+        if augmented {
+            return Ok(task::follow(self.shared.clone(), stream, &options));
+        }
+        Ok(stream)
     }
 
     async fn notify(&self, notification: Notification) -> Result<(), TransportError> {

@@ -37,6 +37,7 @@
 //! | `batch` | POST of a JSON-RPC batch (2025-03-26), its answer matched to the requests by id |
 //! | `input` | answering server-to-client requests by POST |
 //! | `cancel` | `notifications/cancelled` when a request's stream is dropped |
+//! | `task` | a request the server made a task of (`params.task` → `CreateTaskResult`): waiting on `tasks/result`, `tasks/cancel` on drop, `resume_task` |
 //! | `listen` | the standalone GET stream |
 //! | `legacy_client` | [`LegacyClient`] and its `Transport` implementation |
 
@@ -53,6 +54,7 @@ mod session;
 mod shared;
 mod sse_reader;
 mod state;
+mod task;
 mod wire;
 
 pub use batch::{BatchItem, BatchResponses};

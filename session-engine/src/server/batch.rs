@@ -136,7 +136,7 @@ pub(crate) async fn post(
                     }
                 }
             },
-            Ok(Message::Notification(n)) => post::on_notification(shared, &session, n).await,
+            Ok(Message::Notification(n)) => post::on_notification(&session, n).await,
             Ok(Message::Response(r)) => post::on_response(&session, r),
         }
     }

@@ -133,8 +133,10 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpRe
         version.clone(),
         revision,
         client,
+        shared.handler.clone(),
         shared.now_ms(),
     ));
+    let describe = session.handler.describe();
     if let Err(full) = shared.sessions.insert(session, max) {
         let _ = store.remove_session(&tag).await;
         return session_limit(full.max);
@@ -142,7 +144,6 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpRe
     shared.ensure_sweeper();
     tracing::debug!(session = %session_id, %version, requested = %params.protocol_version, "session started");
 
-    let describe = shared.handler.describe();
     let mut result = serde_json::json!({
         "protocolVersion": version,
         "capabilities": describe.capabilities,

@@ -93,7 +93,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
     match message {
         Message::Request(req) => on_request(shared, &session, req).await,
         Message::Notification(n) => {
-            on_notification(shared, &session, n).await;
+            on_notification(&session, n).await;
             reply::accepted()
         }
         Message::Response(r) => {
@@ -184,7 +184,7 @@ fn empty_object() -> Box<serde_json::value::RawValue> {
 
 /// One notification of the session. `notifications/initialized` and
 /// `notifications/cancelled` are the transport's; others go to the handler.
-pub(crate) async fn on_notification(shared: &Arc<Shared>, session: &Arc<Session>, n: Notification) {
+pub(crate) async fn on_notification(session: &Arc<Session>, n: Notification) {
     match n.method.as_str() {
         "notifications/initialized" => {}
         "notifications/cancelled" => {
@@ -217,7 +217,7 @@ pub(crate) async fn on_notification(shared: &Arc<Shared>, session: &Arc<Session>
                 }
             }
         }
-        _ => shared.handler.notification(n).await,
+        _ => session.handler.notification(n).await,
     }
 }
 

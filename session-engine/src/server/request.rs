@@ -116,7 +116,7 @@ async fn run(
     let mut rounds = 0u32;
     loop {
         let fut =
-            AssertUnwindSafe(shared.handler.handle(request.clone(), cx.clone())).catch_unwind();
+            AssertUnwindSafe(session.handler.handle(request.clone(), cx.clone())).catch_unwind();
         tokio::pin!(fut);
         let outcome = tokio::select! {
             biased;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::{SessionTag, StreamId};
-use mcp_transport_core::handler::{ClientDescription, LogLevel};
+use mcp_transport_core::handler::{ClientDescription, Handler, LogLevel};
 use mcp_transport_core::jsonrpc::{RequestId, Response};
 use tokio::sync::oneshot;
 
@@ -45,6 +45,9 @@ pub(crate) struct Session {
     pub revision: Arc<dyn SessionRevision>,
     /// The client, from `initialize`.
     pub client: Arc<ClientDescription>,
+    /// The handler serving this session: the server's, as the revision's
+    /// [`SessionRevision::session_handler`] wrapped it.
+    pub handler: Arc<dyn Handler>,
     log_level: AtomicU8,
     next_stream: AtomicU64,
     next_client_request: AtomicU64,
@@ -81,14 +84,17 @@ impl Session {
         version: ProtocolVersion,
         revision: Arc<dyn SessionRevision>,
         client: ClientDescription,
+        server_handler: Arc<dyn Handler>,
         now_ms: u64,
     ) -> Self {
+        let handler = revision.session_handler(server_handler, &id);
         Session {
             id,
             tag,
             version,
             revision,
             client: Arc::new(client),
+            handler,
             log_level: AtomicU8::new(level_to_u8(LogLevel::Debug)),
             next_stream: AtomicU64::new(StreamId::FIRST_REQUEST.get()),
             next_client_request: AtomicU64::new(1),

@@ -1,0 +1,153 @@
+//! The per-session handler wrapper that serves 2025-11-25 tasks (see the
+//! [module docs](super)).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_transport_core::handler::{Execution, Handler, Outcome, RequestContext, ServerDescription};
+use mcp_transport_core::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, Notification, Request};
+use serde_json::Value;
+
+use super::{Tasks, request, worker};
+
+/// The server's handler, with this session's tasks in front of it.
+pub(crate) struct TaskHandler {
+    pub inner: Arc<dyn Handler>,
+    pub tasks: Arc<Tasks>,
+    pub session: Arc<str>,
+}
+
+impl Drop for TaskHandler {
+    fn drop(&mut self) {
+        // The session is gone (the handler lives as long as it does).
+        self.tasks.end_session(&self.session);
+    }
+}
+
+/// `capabilities.tasks` as this server declares it (*Tasks*, "Server
+/// Capabilities").
+fn capability() -> Value {
+    serde_json::json!({
+        "list": {},
+        "cancel": {},
+        "requests": { "tools": { "call": {} } },
+    })
+}
+
+/// `params` parsed as an object (empty when absent or not an object).
+pub(crate) fn params_of(request: &Request) -> serde_json::Map<String, Value> {
+    request
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The wire value of `execution.taskSupport` for an [`Execution`].
+fn task_support(e: Execution) -> Option<&'static str> {
+    match e {
+        Execution::Immediate => None,
+        Execution::MayBeLong => Some("optional"),
+        Execution::TaskOnly => Some("required"),
+    }
+}
+
+impl TaskHandler {
+    /// The execution the handler gives a call of tool `name`.
+    fn tool_execution(&self, name: &str) -> Execution {
+        let probe = Request::new(
+            mcp_transport_core::jsonrpc::RequestId::Number(0),
+            "tools/call",
+            Some(&serde_json::json!({ "name": name })),
+        );
+        probe.map_or(Execution::Immediate, |r| self.inner.execution(&r))
+    }
+
+    /// `tools/list` with `execution.taskSupport` on each tool the handler
+    /// did not mark itself.
+    fn mark_tools(&self, outcome: Outcome) -> Outcome {
+        let Outcome::Result(raw) = outcome else {
+            return outcome;
+        };
+        let Ok(mut v) = serde_json::from_str::<Value>(raw.get()) else {
+            return Outcome::Result(raw);
+        };
+        let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) else {
+            return Outcome::Result(raw);
+        };
+        for tool in tools.iter_mut() {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(support) = task_support(self.tool_execution(name)) else {
+                continue;
+            };
+            if let Some(obj) = tool.as_object_mut() {
+                let exec = obj
+                    .entry("execution")
+                    .or_insert_with(|| serde_json::json!({}));
+                if let Some(exec) = exec.as_object_mut() {
+                    exec.entry("taskSupport").or_insert_with(|| support.into());
+                }
+            }
+        }
+        Outcome::json(&v)
+    }
+}
+
+#[async_trait]
+impl Handler for TaskHandler {
+    fn describe(&self) -> ServerDescription {
+        let mut d = self.inner.describe();
+        if !d.capabilities.is_object() {
+            d.capabilities = serde_json::json!({});
+        }
+        d.capabilities["tasks"] = capability();
+        d
+    }
+
+    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
+        match request.method.as_str() {
+            "tasks/get" => request::get(&self.tasks, &self.session, &request).await,
+            "tasks/list" => request::list(&self.tasks, &self.session, &request).await,
+            "tasks/cancel" => request::cancel(&self.tasks, &self.session, &request).await,
+            "tasks/result" => request::result(&self.tasks, &self.session, &request, &cx).await,
+            "tools/list" => {
+                let outcome = self.inner.handle(request, cx).await;
+                self.mark_tools(outcome)
+            }
+            "tools/call" => {
+                let execution = self.inner.execution(&request);
+                let task = params_of(&request).get("task").cloned();
+                match (task, execution) {
+                    (Some(_), Execution::Immediate) => Outcome::Error(ErrorObject::new(
+                        METHOD_NOT_FOUND,
+                        "Method not found: this tool cannot run as a task (execution.taskSupport is forbidden)",
+                    )),
+                    (None, Execution::TaskOnly) => Outcome::Error(ErrorObject::new(
+                        METHOD_NOT_FOUND,
+                        "Method not found: this tool must be called as a task (execution.taskSupport is required); add params.task",
+                    )),
+                    (Some(task), _) => {
+                        worker::start(&self.tasks, &self.session, &self.inner, request, task, &cx)
+                            .await
+                    }
+                    (None, _) => self.inner.handle(request, cx).await,
+                }
+            }
+            _ => self.inner.handle(request, cx).await,
+        }
+    }
+
+    fn execution(&self, request: &Request) -> Execution {
+        self.inner.execution(request)
+    }
+
+    async fn notification(&self, notification: Notification) {
+        self.inner.notification(notification).await;
+    }
+}

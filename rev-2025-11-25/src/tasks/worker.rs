@@ -1,0 +1,368 @@
+//! Creating a task and running its handler outside any HTTP exchange.
+//!
+//! The handler is driven as the engine drives a request, but its input
+//! requests go into the task (`input_required`, keys unique for the task's
+//! life) for a `tasks/result` to carry to the client; when every key is
+//! answered the handler is called again with the answers and its `state`.
+//! Bounded: at most [`TasksConfig::max_input_rounds`](super::TasksConfig)
+//! rounds, and the run ends (the handler cancelled) when the task's TTL
+//! passes.
+
+use std::collections::{BTreeMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::FutureExt;
+use mcp_transport_core::handler::{
+    Handler, LogLevel, Outcome, RequestContext, RequestSink, SendError,
+};
+use mcp_transport_core::jsonrpc::{
+    ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
+};
+use mcp_transport_core::task_store::{NewTask, TaskStatus, TaskStoreError, Terminal};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::handler::params_of;
+use super::wire;
+use super::{Event, Running, Tasks, now_ms};
+use crate::VERSION;
+
+/// Where a task's related notifications go: to whoever waits on the task
+/// (`tasks/result`), with the related-task metadata; a progress message
+/// also becomes the task's `statusMessage`.
+struct TaskSink {
+    tasks: Arc<Tasks>,
+    id: String,
+    running: Running,
+}
+
+#[async_trait]
+impl RequestSink for TaskSink {
+    async fn send(&self, n: Notification) -> Result<(), SendError> {
+        if self.running.cancel.is_cancelled() {
+            return Err(SendError::Finished);
+        }
+        let params = n
+            .params
+            .as_deref()
+            .map(wire::parsed)
+            .unwrap_or_else(|| serde_json::json!({}));
+        if n.method == "notifications/progress"
+            && let Some(m) = params.get("message").and_then(Value::as_str)
+        {
+            let store = &self.tasks.config.store;
+            match store
+                .set_message(&self.id, Some(m.to_owned()), now_ms())
+                .await
+            {
+                Ok(_) => {}
+                Err(TaskStoreError::Terminal { .. }) => return Err(SendError::Finished),
+                Err(e) => return Err(SendError::Queue(e.to_string())),
+            }
+        }
+        let params = wire::with_related(params, &self.id);
+        let _ = self.running.events.send(Event::Notify(Notification {
+            method: n.method,
+            params: Some(wire::raw(&params)),
+        }));
+        Ok(())
+    }
+
+    fn log_level(&self) -> Option<LogLevel> {
+        // The session's `logging/setLevel` is the engine's; a task's log
+        // messages are not delivered.
+        None
+    }
+}
+
+/// 16 CSPRNG bytes as 32 hex digits (*Tasks*, "Security Considerations":
+/// "receivers MUST generate cryptographically secure task IDs").
+fn mint_id() -> String {
+    let bytes: [u8; 16] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Answers a task-augmented request: stores the task, starts its worker,
+/// and returns `CreateTaskResult`.
+pub(crate) async fn start(
+    tasks: &Arc<Tasks>,
+    session: &Arc<str>,
+    inner: &Arc<dyn Handler>,
+    request: Request,
+    task: Value,
+    cx: &RequestContext,
+) -> Outcome {
+    let config = &tasks.config;
+    let store = &config.store;
+    let ttl_ms = match task.get("ttl") {
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(t) => Some(t),
+            None => {
+                return Outcome::Error(ErrorObject::invalid_params(
+                    "params.task.ttl must be a non-negative integer (milliseconds)",
+                ));
+            }
+        },
+        None | Some(Value::Null) => config.ttl_ms,
+        Some(_) => {
+            return Outcome::Error(ErrorObject::invalid_params(
+                "params.task.ttl must be a non-negative integer (milliseconds)",
+            ));
+        }
+    };
+    // The session's bound: forget what has expired first.
+    let mine = tasks.session_tasks(session);
+    if mine.len() >= config.max_tasks_per_session {
+        let mut gone = Vec::new();
+        for id in &mine {
+            if store.get(id, Some(session), now_ms()).await.is_err() {
+                gone.push(id.clone());
+            }
+        }
+        tasks.forget(session, &gone);
+        if mine.len() - gone.len() >= config.max_tasks_per_session {
+            return Outcome::Error(ErrorObject::internal(format!(
+                "this session already holds its maximum of {} tasks; wait for some to expire",
+                config.max_tasks_per_session
+            )));
+        }
+    }
+    let mut attempt = 0;
+    let record = loop {
+        let new = NewTask {
+            id: mint_id(),
+            scope: Some(session.to_string()),
+            ttl_ms,
+            poll_interval_ms: Some(config.poll_interval_ms),
+            status_message: None,
+        };
+        match store.create(new, now_ms()).await {
+            Ok(r) => break r,
+            Err(TaskStoreError::Exists { .. }) if attempt < 3 => attempt += 1,
+            Err(e) => return Outcome::Error(ErrorObject::internal(e)),
+        }
+    };
+    tasks.add_to_session(session, record.id.clone());
+    let running = tasks.start_running(&record.id);
+    // The handler sees the call without the task augmentation.
+    let mut params = params_of(&request);
+    params.remove("task");
+    let call = Request {
+        id: request.id.clone(),
+        method: request.method.clone(),
+        params: to_raw(&Value::Object(params)).ok(),
+    };
+    let sink = Arc::new(TaskSink {
+        tasks: tasks.clone(),
+        id: record.id.clone(),
+        running: running.clone(),
+    });
+    let mut wcx = RequestContext::new(
+        VERSION,
+        request.id.clone(),
+        cx.client.clone(),
+        running.cancel.clone(),
+        sink,
+    );
+    wcx.progress_token = cx.progress_token.clone();
+    wcx.task_id = Some(record.id.clone());
+    tokio::spawn(run(
+        tasks.clone(),
+        session.clone(),
+        inner.clone(),
+        call,
+        wcx,
+        record.id.clone(),
+        record.expires_at_ms(),
+        running,
+    ));
+    Outcome::json(&serde_json::json!({ "task": wire::task(&record) }))
+}
+
+/// How the run ended.
+enum End {
+    Finish(Terminal, Option<String>),
+    Already,
+}
+
+fn failed(error: ErrorObject) -> End {
+    let message = error.message.clone();
+    match to_raw(&error) {
+        Ok(raw) => End::Finish(Terminal::Failed(raw), Some(message)),
+        Err(_) => End::Already,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    tasks: Arc<Tasks>,
+    session: Arc<str>,
+    inner: Arc<dyn Handler>,
+    request: Request,
+    cx: RequestContext,
+    id: String,
+    expires_at_ms: Option<u64>,
+    running: Running,
+) {
+    let store = tasks.config.store.clone();
+    let work = drive(&tasks, &session, &inner, request, cx, &id, &running);
+    let end = match expires_at_ms {
+        Some(at) => {
+            let left = Duration::from_millis(at.saturating_sub(now_ms()));
+            tokio::time::timeout(left, work)
+                .await
+                .unwrap_or(End::Already)
+        }
+        None => work.await,
+    };
+    running.cancel.cancel();
+    if let End::Finish(terminal, message) = end {
+        match store.finish(&id, terminal, message, now_ms()).await {
+            Ok(_) => {}
+            Err(TaskStoreError::TooLarge { size, max }) => {
+                let e = ErrorObject::internal(format!(
+                    "the task's result of {size} bytes exceeds the task store's limit of {max}"
+                ));
+                if let End::Finish(t, m) = failed(e) {
+                    let _ = store.finish(&id, t, m, now_ms()).await;
+                }
+            }
+            Err(e) => tracing::debug!(task = %id, error = %e, "the task's outcome is dropped"),
+        }
+    }
+    tasks.publish(&id);
+    tasks.stop_running(&id);
+}
+
+/// The capability an input request needs (*Elicitation*, *Sampling*,
+/// *Roots*).
+fn capability_for(method: &str) -> Option<&'static str> {
+    match method {
+        "elicitation/create" => Some("elicitation"),
+        "sampling/createMessage" => Some("sampling"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
+/// A key for `key` not used before in this task.
+fn unique_key(key: &str, used: &mut HashSet<String>) -> String {
+    let mut candidate = key.to_owned();
+    let mut n = 1u32;
+    while used.contains(&candidate) {
+        n += 1;
+        candidate = format!("{key}#{n}");
+    }
+    used.insert(candidate.clone());
+    candidate
+}
+
+async fn drive(
+    tasks: &Arc<Tasks>,
+    session: &str,
+    inner: &Arc<dyn Handler>,
+    request: Request,
+    mut cx: RequestContext,
+    id: &str,
+    running: &Running,
+) -> End {
+    let store = tasks.config.store.clone();
+    let mut used = HashSet::new();
+    let mut round = 0u32;
+    loop {
+        let outcome = AssertUnwindSafe(inner.handle(request.clone(), cx.clone()))
+            .catch_unwind()
+            .await;
+        if running.cancel.is_cancelled() {
+            return End::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
+        }
+        let input = match outcome {
+            Err(_) => {
+                tracing::error!(task = %id, "the handler panicked");
+                return failed(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "Internal error: the handler failed",
+                ));
+            }
+            Ok(Outcome::Result(raw)) => {
+                // *Tasks*, "Task Execution Errors": "when the tool result
+                // has `isError` set to `true`, the task should reach
+                // `failed` status"; `tasks/result` still returns the result.
+                let is_error = wire::parsed(&raw).get("isError") == Some(&Value::Bool(true));
+                return if is_error {
+                    End::Finish(
+                        Terminal::Failed(raw),
+                        Some("the tool reported an error (isError)".to_owned()),
+                    )
+                } else {
+                    End::Finish(Terminal::Completed(raw), None)
+                };
+            }
+            Ok(Outcome::Error(e)) => return failed(e),
+            Ok(Outcome::InputRequired(input)) => input,
+        };
+        for req in input.requests.values() {
+            if let Some(cap) = capability_for(&req.method)
+                && !cx.client.has_capability(cap)
+            {
+                return failed(
+                    ErrorObject::new(
+                        MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        format!("Missing required client capability: the task needs {cap}, which the client did not declare in initialize"),
+                    )
+                    .with_data(&serde_json::json!({ "requiredCapabilities": { cap: {} } })),
+                );
+            }
+        }
+        round += 1;
+        if round > tasks.config.max_input_rounds {
+            return failed(ErrorObject::internal(format!(
+                "the task needed client input more than {} times; giving up",
+                tasks.config.max_input_rounds
+            )));
+        }
+        let mut wire_to_handler = BTreeMap::new();
+        let mut requests = BTreeMap::new();
+        for (key, req) in &input.requests {
+            let wire_key = unique_key(key, &mut used);
+            let value = serde_json::json!({
+                "method": req.method,
+                "params": req.params.as_deref().map(wire::parsed),
+            });
+            requests.insert(wire_key.clone(), wire::raw(&value));
+            wire_to_handler.insert(wire_key, key.clone());
+        }
+        match store.require_input(id, requests, now_ms()).await {
+            Ok(_) => tasks.publish(id),
+            Err(TaskStoreError::Terminal { .. } | TaskStoreError::NotFound { .. }) => {
+                return End::Already;
+            }
+            Err(e) => return failed(ErrorObject::internal(e)),
+        }
+        loop {
+            match store.get(id, Some(session), now_ms()).await {
+                Ok(r) if r.status.is_terminal() => return End::Already,
+                Ok(r) if r.status == TaskStatus::Working => break,
+                Ok(_) => {}
+                Err(_) => return End::Already,
+            }
+            tokio::select! {
+                () = running.wake.notified() => {}
+                () = running.cancel.cancelled() => return End::Already,
+            }
+        }
+        let answers = match store.take_input(id, now_ms()).await {
+            Ok(a) => a,
+            Err(_) => return End::Already,
+        };
+        let answers: BTreeMap<String, Box<RawValue>> = answers
+            .into_iter()
+            .filter_map(|(k, v)| wire_to_handler.get(&k).map(|h| (h.clone(), v)))
+            .collect();
+        cx.input_responses = Some(answers);
+        cx.request_state = input.state;
+    }
+}
