@@ -230,7 +230,9 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
     Ok(server)
 }
 
-/// Puts the event store and the task store `--store` names into `cfg`:
+/// Puts the event store and the 2026-07-28 task store `--store` names
+/// into `cfg` (2025-11-25's experimental tasks stay in memory: they belong
+/// to a session, and the session table is still per instance):
 /// nothing for `memory`; for `redis://…`, a [`RedisEventStore`] and a
 /// [`RedisTaskStore`] with the in-memory stores' default bounds, after
 /// checking that Redis answers (a clear error at startup rather than 503s
