@@ -23,5 +23,6 @@ pub fn serve_args() -> ServeArgs {
         idle_timeout_ms: 60_000,
         write_timeout_ms: 60_000,
         max_connections: 768,
+        store: "memory".into(),
     }
 }
