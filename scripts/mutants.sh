@@ -29,7 +29,7 @@ cd "$ROOT"
 CRITICAL=(
   "transport-core/src/sse/decoder.rs|mcp-transport-core"
   "transport-core/src/event_id.rs|mcp-transport-core"
-  "transport-core/src/event_log/memory.rs|mcp-transport-core"
+  "transport-core/src/event_log/memory.rs|mcp-transport-core,mcp-test-support"
   "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25"
   "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25"
   "session-engine/src/client/resume.rs|mcp-session-engine,mcp-rev-2025-11-25"

@@ -2,7 +2,7 @@
 //! hidden `conformance-client`.
 
 use clap::{Parser, Subcommand};
-use mcp_compat::{call, check, conformance_client, matrix_cmd, serve};
+use mcp_compat::{bench, call, check, conformance_client, matrix_cmd, serve};
 
 /// MCP Streamable HTTP reference server and client.
 #[derive(Parser, Debug)]
@@ -20,6 +20,8 @@ enum Command {
     Call(call::CallArgs),
     /// Run the compatibility matrix (every client x server configuration).
     Matrix(matrix_cmd::MatrixArgs),
+    /// Load benchmark: the reference server against a bare-axum floor.
+    Bench(bench::BenchArgs),
     /// Check someone else's server: the revisions it speaks and the
     /// transport behaviours it gets right or wrong.
     CheckServer(check::CheckArgs),
@@ -48,6 +50,7 @@ async fn main() -> std::process::ExitCode {
             Ok(false) => Err("some cells do not match the spec's prediction".into()),
             Err(e) => Err(e),
         },
+        Command::Bench(args) => bench::run(args).await,
         Command::CheckServer(args) => match check::cli(args).await {
             Ok(true) => Ok(()),
             Ok(false) => Err("some checks failed".into()),

@@ -17,8 +17,12 @@ use mcp_rev_2025_11_25::{
     TasksConfig as LegacyTasksConfig, TasksExt,
 };
 use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
+use mcp_store_redis::{
+    RedisConnection, RedisConnectionConfig, RedisEventStore, RedisEventStoreConfig, RedisTaskStore,
+};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
+use mcp_transport_core::task_store::MemoryTaskStoreConfig;
 
 use crate::fixtures::ConformanceHandler;
 use crate::revisions;
@@ -91,6 +95,12 @@ pub struct ServeArgs {
     /// before the remaining connections are closed, in ms.
     #[arg(long, default_value_t = DEFAULT_SHUTDOWN_GRACE.as_millis() as u64)]
     pub shutdown_grace_ms: u64,
+    /// Where the legacy sessions' replay logs and the 2026-07-28 tasks
+    /// live: `memory` (the default: in-process, nothing to install) or
+    /// `redis://HOST:PORT/DB` (shared by every instance using that Redis;
+    /// while Redis is down, requests that need it get 503).
+    #[arg(long, default_value = "memory")]
+    pub store: String,
 }
 
 /// The connection limits the options set.
@@ -225,11 +235,45 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
     Ok(server)
 }
 
+/// Puts the event store and the 2026-07-28 task store `--store` names
+/// into `cfg` (2025-11-25's experimental tasks stay in memory: they belong
+/// to a session, and the session table is still per instance):
+/// nothing for `memory`; for `redis://…`, a [`RedisEventStore`] and a
+/// [`RedisTaskStore`] with the in-memory stores' default bounds, after
+/// checking that Redis answers (a clear error at startup rather than 503s
+/// later).
+///
+/// # Errors
+///
+/// A URL that is neither `memory` nor `redis://`/`rediss://`, or a Redis
+/// that does not answer.
+pub async fn with_store(mut cfg: MultiConfig, store: &str) -> Result<MultiConfig, String> {
+    if store == "memory" {
+        return Ok(cfg);
+    }
+    if !(store.starts_with("redis://") || store.starts_with("rediss://")) {
+        return Err(format!(
+            "--store must be `memory` or a redis://HOST:PORT/DB URL, got {store:?}"
+        ));
+    }
+    let conn = RedisConnection::connect(&RedisConnectionConfig::new(store))
+        .await
+        .map_err(|e| format!("--store {store}: {e}"))?;
+    let events = RedisEventStore::new(conn.clone(), RedisEventStoreConfig::default());
+    cfg.legacy = cfg.legacy.with_event_store(Arc::new(events));
+    let tasks = TasksConfig {
+        store: Arc::new(RedisTaskStore::new(conn, MemoryTaskStoreConfig::default())),
+        ..TasksConfig::default()
+    };
+    cfg.modern = cfg.modern.with_tasks(Some(tasks));
+    Ok(cfg)
+}
+
 /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully
 /// (see [`shutdown_signal`]) and returns `Ok`. Prints
 /// `listening on http://HOST:PORT/PATH` as the first stdout line.
 pub async fn run(args: ServeArgs) -> Result<(), String> {
-    let cfg = config(&args)?;
+    let cfg = with_store(config(&args)?, &args.store).await?;
     let limits = conn_limits(&args)?;
     let server = build(cfg)?;
     let app = server.route(&args.path);

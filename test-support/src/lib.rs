@@ -8,10 +8,12 @@
 //! | [`handler`] | [`TestHandler`]: one configurable MCP handler (a tool table, method table, counters) and the shared tools |
 //! | [`http_sse_server`] | a minimal 2024-11-05 HTTP+SSE server (the deprecated transport), with misbehaving routes |
 //! | [`sse`] | [`SseReader`]: reads SSE answers of raw-HTTP tests with the workspace's decoder; whole-body helpers |
+//! | [`conformance`] | the store traits' behaviour suites (`EventStore`, `TaskStore`), run against every implementation |
 //! | [`fake`] | [`Fake`]: a scriptable fake server for client tests, and the answers it sends (JSON-RPC, HTTP, SSE with faults) |
 //! | [`input`] | [`ScriptedInput`]: a client-side input handler answering from a script |
 //! | [`client`] | helpers for tests that drive a client: params, a request's events, results, notification descriptions |
 //! | [`process`] | child processes: run one to its end with a bound ([`process::run_to_end`]), or keep one running that announces its endpoint ([`process::Listening`]) |
+//! | [`redis`] | [`RedisServer`]: a real `redis-server` on a free loopback port in a temp dir, no persistence, stoppable and restartable, stopped on drop |
 //! | [`tls`] | [`TlsServer`]: any router over HTTPS with a self-signed certificate made at start |
 //! | [`wait`] | [`eventually`], [`within`] and the [`WAIT`] bound |
 //!
@@ -21,12 +23,14 @@
 //! in that suite's `tests/` folder as thin wrappers over these helpers.
 
 pub mod client;
+pub mod conformance;
 pub mod fake;
 pub mod handler;
 pub mod http_sse_server;
 pub mod input;
 pub mod process;
 pub mod proxy;
+pub mod redis;
 pub mod server;
 pub mod sse;
 pub mod tls;
@@ -36,6 +40,7 @@ pub use fake::Fake;
 pub use handler::TestHandler;
 pub use input::ScriptedInput;
 pub use proxy::Proxy;
+pub use redis::RedisServer;
 pub use server::{EngineServer, Hits, TestServer};
 pub use sse::SseReader;
 pub use tls::TlsServer;

@@ -54,13 +54,14 @@ pub fn revision_has_tasks(revision: &V) -> bool {
 /// What the matrix configures for the task scenarios, and so must see on
 /// the wire: on 2026-07-28 the client declares the extension in every row,
 /// `s-all` enables it and `s-2026-07-28` does not (so both outcomes of
-/// 2026-07-28 are in the matrix). On 2025-11-25 the client sends the
-/// `tasks` capability ([`client_capabilities`]) but whether it augments a
-/// call is its own choice, and no legacy server is configured with tasks
-/// yet: nothing is required there.
+/// 2026-07-28 are in the matrix). On 2025-11-25 `s-all` serves the
+/// experimental tasks (SEP-1686) too, and the client sends the `tasks`
+/// capability ([`client_capabilities`]); whether it augments a call is
+/// its own choice (it does when the server declares `tools.call` tasks and
+/// the tool allows them), so nothing is required of the client there.
 pub fn configured(server: ServerKind, revision: &V) -> Declared {
     Declared {
-        server: revision.is_modern() && server == ServerKind::All,
+        server: revision_has_tasks(revision) && server == ServerKind::All,
         client: revision.is_modern(),
     }
 }

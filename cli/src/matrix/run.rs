@@ -8,7 +8,9 @@ use mcp_negotiate::client::{Connection, NegotiateError, connect};
 use mcp_negotiate::server::legacy_config;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_rev_2024_11_05::server::HttpSseServer;
-use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
+use mcp_rev_2025_11_25::{
+    DisconnectPolicy, PollingExt, TasksConfig as LegacyTasksConfig, TasksExt,
+};
 use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::Transport;
@@ -235,6 +237,13 @@ async fn spawn_server(
         legacy = legacy
             .with_retry_ms(DISCONNECT_RETRY_MS)
             .with_disconnect(DisconnectPolicy::AfterEvents(DISCONNECT_AFTER_EVENTS));
+    }
+    if task_scenario(scenario) && declared::configured(server, &ProtocolVersion::V2025_11_25).server
+    {
+        legacy = legacy.with_tasks(LegacyTasksConfig {
+            poll_interval_ms: TASK_POLL_MS,
+            ..LegacyTasksConfig::default()
+        });
     }
     if server == ServerKind::Legacy405 {
         legacy = legacy.with_get_stream(false).with_allow_delete(false);

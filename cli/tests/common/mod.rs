@@ -24,5 +24,6 @@ pub fn serve_args() -> ServeArgs {
         write_timeout_ms: 60_000,
         max_connections: 768,
         shutdown_grace_ms: 10_000,
+        store: "memory".into(),
     }
 }

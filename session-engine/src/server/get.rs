@@ -157,6 +157,14 @@ async fn resume(shared: &Arc<Shared>, session: &Arc<Session>, text: &str) -> Htt
                 ),
             );
         }
+        // The store is out of reach (Redis down): 503, the client may retry.
+        Err(e @ ReplayError::Backend(_)) => {
+            let cause = std::error::Error::source(&e).map_or_else(String::new, ToString::to_string);
+            return reply::internal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("cannot read the event log: {e}: {cause}"),
+            );
+        }
         Err(e) => {
             return reply::internal(
                 StatusCode::INTERNAL_SERVER_ERROR,

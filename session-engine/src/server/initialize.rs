@@ -100,6 +100,16 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpRe
                 tag = SessionTag::from_random_bytes(rand::random());
             }
             Err(StoreError::TooManySessions { max }) => return session_limit(max),
+            // A store out of reach (Redis down): 503, the client may retry.
+            Err(e @ StoreError::Backend(_)) => {
+                return reply::internal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the session's event log is unavailable: {e}: {}",
+                        source_of(&e)
+                    ),
+                );
+            }
             Err(e) => {
                 return reply::internal(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -166,4 +176,9 @@ fn session_limit(max: usize) -> HttpResponse {
             "Service Unavailable: the server's limit of {max} sessions is reached; try again later"
         ),
     )
+}
+
+/// The first cause under a store error, for the client's message.
+fn source_of(e: &dyn std::error::Error) -> String {
+    e.source().map_or_else(String::new, ToString::to_string)
 }

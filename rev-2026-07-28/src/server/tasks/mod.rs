@@ -145,6 +145,12 @@ fn store_error(id: RequestId, e: &TaskStoreError) -> HttpResponse {
         TaskStoreError::Expired { .. } => {
             ErrorObject::new(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
         }
+        // The store is out of reach (Redis down): 503, the client may retry.
+        TaskStoreError::Backend(cause) => {
+            tracing::error!(error = %cause, "task store unavailable");
+            let error = ErrorObject::internal(format!("the task store is unavailable: {cause}"));
+            return reply::error(StatusCode::SERVICE_UNAVAILABLE, Some(id), error);
+        }
         other => {
             tracing::error!(error = %other, "task store failed");
             ErrorObject::internal(format!("Internal error: the task store failed: {other}"))

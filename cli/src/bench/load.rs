@@ -1,0 +1,226 @@
+//! The load generator: closed-loop, a fixed number of HTTP/1.1 keep-alive
+//! connections, each sending its next request as soon as the previous
+//! answer has been read in full — the model `wrk` uses, so the figures
+//! compare with it. It measures the highest throughput the server sustains;
+//! latencies are those seen at that throughput (closed-loop latencies omit
+//! the waiting an open-loop arrival would have done: coordinated omission).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::proc::{Pid, cpu_time};
+use super::wire::{self, MARKER, Template};
+
+/// How the connections use 2025-11-25 sessions.
+#[derive(Clone, Debug)]
+pub enum Sessions {
+    /// No session (2026-07-28, the floor).
+    None,
+    /// Each connection opens its own session first.
+    PerConnection,
+    /// Every connection uses this one session.
+    Shared(String),
+}
+
+/// The shape of one load run.
+#[derive(Clone, Copy, Debug)]
+pub struct Load {
+    /// Connections, each with one request in flight at a time.
+    pub connections: usize,
+    /// Measured time (after the warm-up).
+    pub duration: Duration,
+    /// Time before measuring starts (connections are busy already).
+    pub warmup: Duration,
+}
+
+/// What one load run measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LoadFigures {
+    /// Correct answers per second over the measured time.
+    pub requests_per_sec: f64,
+    /// Correct answers in the measured time.
+    pub requests: u64,
+    /// Answers that were not 200 with the expected result, or failed.
+    pub errors: u64,
+    /// Median latency, microseconds.
+    pub p50_us: f64,
+    /// 99th-percentile latency, microseconds.
+    pub p99_us: f64,
+    /// Server CPU time per correct answer, microseconds.
+    pub server_cpu_us_per_request: f64,
+    /// Load generator (this process) CPU time per correct answer, microseconds.
+    pub client_cpu_us_per_request: f64,
+    /// The first wrong answer or failure, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+struct ConnResult {
+    latencies_us: Vec<u32>,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+/// Runs `template` against `addr` under `load`; `server` is the server's pid.
+pub async fn run(
+    addr: SocketAddr,
+    path: &str,
+    template: Template,
+    sessions: Sessions,
+    load: Load,
+    server: u32,
+) -> Result<LoadFigures, String> {
+    let template = Arc::new(template);
+    let start = Instant::now();
+    let measure_from = start + load.warmup;
+    let end = measure_from + load.duration;
+    let mut tasks = Vec::with_capacity(load.connections);
+    // Sessions are opened before the clock starts mattering (warm-up).
+    for conn in 0..load.connections {
+        let template = template.clone();
+        let sessions = sessions.clone();
+        let path = path.to_owned();
+        tasks.push(tokio::spawn(async move {
+            connection(
+                addr,
+                &path,
+                &template,
+                sessions,
+                conn as u64,
+                measure_from,
+                end,
+            )
+            .await
+        }));
+    }
+    // CPU counters are read at the edges of the measured time.
+    tokio::time::sleep_until(measure_from.into()).await;
+    let (server0, client0) = (cpu_time(Pid::Of(server)), cpu_time(Pid::Current));
+    tokio::time::sleep_until(end.into()).await;
+    let (server1, client1) = (cpu_time(Pid::Of(server)), cpu_time(Pid::Current));
+    let mut all = Vec::new();
+    let mut errors = 0;
+    let mut first_error = None;
+    for t in tasks {
+        let r = t.await.map_err(|e| format!("load task failed: {e}"))??;
+        all.extend_from_slice(&r.latencies_us);
+        errors += r.errors;
+        first_error = first_error.or(r.first_error);
+    }
+    if all.is_empty() {
+        return Err(format!(
+            "no correct answer in {:?} ({errors} errors; first: {})",
+            load.duration,
+            first_error.unwrap_or_default()
+        ));
+    }
+    if let Some(e) = &first_error {
+        tracing::warn!("{errors} errors; first: {e}");
+    }
+    all.sort_unstable();
+    let n = all.len() as f64;
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / n;
+    Ok(LoadFigures {
+        requests_per_sec: n / load.duration.as_secs_f64(),
+        requests: all.len() as u64,
+        errors,
+        p50_us: percentile(&all, 0.50),
+        p99_us: percentile(&all, 0.99),
+        server_cpu_us_per_request: per(server1.saturating_sub(server0)),
+        client_cpu_us_per_request: per(client1.saturating_sub(client0)),
+        first_error,
+    })
+}
+
+/// The `q` quantile of sorted samples (nearest rank).
+pub fn percentile(sorted: &[u32], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    f64::from(sorted[rank - 1])
+}
+
+async fn connection(
+    addr: SocketAddr,
+    path: &str,
+    template: &Template,
+    sessions: Sessions,
+    conn: u64,
+    measure_from: Instant,
+    end: Instant,
+) -> Result<ConnResult, String> {
+    let mut sender = wire::connect(addr).await?;
+    let template = match sessions {
+        Sessions::None => template.clone(),
+        Sessions::Shared(s) => template.in_session(&s),
+        Sessions::PerConnection => {
+            let s = wire::open_session(&mut sender, addr, path).await?;
+            template.in_session(&s)
+        }
+    };
+    let mut out = ConnResult {
+        latencies_us: Vec::with_capacity(1 << 16),
+        errors: 0,
+        first_error: None,
+    };
+    // Ids are unique across connections: they may share a session.
+    let mut id: u64 = conn << 32;
+    loop {
+        let sent = Instant::now();
+        if sent >= end {
+            break;
+        }
+        id += 1;
+        let outcome = wire::exchange(&mut sender, template.request(id)).await;
+        let done = Instant::now();
+        let error = match outcome {
+            Ok((200, _, body)) if memchr_find(&body, MARKER) => None,
+            Ok((status, _, body)) => Some(format!(
+                "{status}: {}",
+                String::from_utf8_lossy(&body[..body.len().min(300)])
+            )),
+            Err(e) => {
+                // A broken connection is replaced, once per failure.
+                if let Ok(s) = wire::connect(addr).await {
+                    sender = s;
+                }
+                Some(e)
+            }
+        };
+        if done > end || sent < measure_from {
+            continue;
+        }
+        match error {
+            None => out
+                .latencies_us
+                .push(u32::try_from((done - sent).as_micros()).unwrap_or(u32::MAX)),
+            Some(e) => {
+                out.errors += 1;
+                out.first_error.get_or_insert(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u32> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&[7], 0.99), 7.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+}

@@ -1,0 +1,420 @@
+//! The long-running workload: N requests at once to a tool that works T
+//! seconds, served four ways, each against a fresh `mcp-compat serve` child
+//! whose memory, descriptors and CPU time are sampled while it runs:
+//!
+//! * `held-2025`: 2025-11-25 sessions, `--disconnect never`: each request's
+//!   SSE stream holds its connection to the end (`countdown`, a progress
+//!   notification and a log message every second).
+//! * `held-2026`: the same on 2026-07-28, stateless.
+//! * `polling`: 2025-11-25 sessions, `--disconnect after-priming` with
+//!   `retry` R (SEP-1699): the POST's connection closes after the priming
+//!   event; the client resumes with `GET` + `Last-Event-ID` every `retry`.
+//! * `tasks`: 2026-07-28 with the Tasks extension: `slow` (the reference's
+//!   long-running tool; it sends no progress) answers a `CreateTaskResult`
+//!   at once and the client polls `tasks/get` every `pollIntervalMs`.
+//!
+//! The client is `reqwest` (a pooled client, as SDKs use) keeping at most
+//! [`Spec::pool_idle`] idle connections (default [`POOL_IDLE`]), so a
+//! polled request does not keep a connection (and a server descriptor)
+//! while it waits; the idle ones are the client's, not the requests'.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use mcp_transport_core::sse::{Decoder, SseItem};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::child::ServerChild;
+use super::load::percentile;
+use super::proc::{Pid, cpu_time, open_fds, rss_kib};
+use super::wire::{self, LEGACY, MODERN, TASKS_CAPABILITIES, Template};
+
+/// Idle connections the client keeps per host, by default.
+pub const POOL_IDLE: usize = 256;
+/// Requests per 2025-11-25 session (a session keeps at most 256 streams).
+const PER_SESSION: usize = 100;
+/// Requests started per second (a burst of thousands of connects would
+/// overflow the listen backlog and measure SYN retransmits instead).
+const RAMP_PER_SEC: u64 = 5_000;
+/// How often the server child is sampled.
+const SAMPLE_EVERY: Duration = Duration::from_millis(250);
+
+/// A way of serving the long-running work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// 2025-11-25, connection held to the end.
+    Held2025,
+    /// 2026-07-28, connection held to the end.
+    Held2026,
+    /// 2025-11-25, SEP-1699 polling.
+    Polling,
+    /// 2026-07-28 tasks.
+    Tasks,
+}
+
+impl Mode {
+    /// Every mode.
+    pub const ALL: [Mode; 4] = [Mode::Held2025, Mode::Held2026, Mode::Polling, Mode::Tasks];
+
+    /// The name used in `--workloads`, the table and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Held2025 => "held-2025",
+            Mode::Held2026 => "held-2026",
+            Mode::Polling => "polling",
+            Mode::Tasks => "tasks",
+        }
+    }
+}
+
+/// The workload's size.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// Requests at once.
+    pub requests: usize,
+    /// Seconds each request works.
+    pub seconds: u64,
+    /// The `retry` of the polling mode, ms.
+    pub retry_ms: u64,
+    /// Idle connections the client keeps (0: a new connection per request).
+    pub pool_idle: usize,
+}
+
+/// What one mode measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LongFigures {
+    /// The mode's name.
+    pub mode: &'static str,
+    /// Requests started.
+    pub requests: usize,
+    /// Seconds each works.
+    pub seconds: u64,
+    /// Requests that ended with the right answer.
+    pub completed: u64,
+    /// Requests that failed.
+    pub errors: u64,
+    /// HTTP requests sent per completed request (1 when held).
+    pub http_requests_per_request: f64,
+    /// Progress notifications received per completed request.
+    pub progress_per_request: f64,
+    /// Completion time (send → answer) p50, ms.
+    pub completion_p50_ms: f64,
+    /// Completion time p99, ms.
+    pub completion_p99_ms: f64,
+    /// Completion p50 minus the work's own T seconds, ms.
+    pub overhead_p50_ms: f64,
+    /// Completion p99 minus T, ms.
+    pub overhead_p99_ms: f64,
+    /// Server RSS before the requests, KiB.
+    pub server_rss_idle_kib: u64,
+    /// Server peak RSS while they ran, KiB.
+    pub server_rss_peak_kib: u64,
+    /// (peak - idle) / requests, bytes.
+    pub server_bytes_per_pending_request: f64,
+    /// Server RSS halfway through the work (every request started and
+    /// pending), KiB.
+    pub server_rss_midway_kib: u64,
+    /// Server open descriptors before the requests.
+    pub server_fds_idle: u64,
+    /// Server open descriptors halfway through the work (every request
+    /// pending): what pending requests hold, without the start-up burst.
+    pub server_fds_midway: u64,
+    /// Server open descriptors at the peak.
+    pub server_fds_peak: u64,
+    /// Server CPU time per completed request, ms.
+    pub server_cpu_ms_per_request: f64,
+    /// Client (this process) CPU time per completed request, ms.
+    pub client_cpu_ms_per_request: f64,
+    /// The first failure, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+#[derive(Default)]
+struct Tally {
+    http: AtomicU64,
+    progress: AtomicU64,
+}
+
+/// Runs one mode.
+pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
+    let retry = spec.retry_ms.to_string();
+    let mut args = vec![
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--max-connections",
+        "1000000",
+    ];
+    match mode {
+        Mode::Held2025 => args.extend(["--revisions", LEGACY]),
+        Mode::Held2026 => args.extend(["--revisions", MODERN]),
+        Mode::Polling => args.extend([
+            "--revisions",
+            LEGACY,
+            "--disconnect",
+            "after-priming",
+            "--retry-ms",
+            &retry,
+        ]),
+        Mode::Tasks => args.extend(["--revisions", MODERN, "--json-response"]),
+    }
+    let server = ServerChild::start(&args).await?;
+    let (addr, path) = (server.addr, server.path.clone());
+    let url = format!("http://{addr}{path}");
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(spec.pool_idle)
+        .tcp_nodelay(true)
+        .no_proxy()
+        .build()
+        .map_err(|e| e.to_string())?;
+
+    // One template per session (legacy) or one for all (modern).
+    let args_json = format!(r#"{{"n":{},"interval_ms":1000}}"#, spec.seconds);
+    let slow_json = format!(r#"{{"ms":{}}}"#, spec.seconds * 1000);
+    let mut templates = Vec::new();
+    match mode {
+        Mode::Held2025 | Mode::Polling => {
+            let mut s = wire::connect(addr).await?;
+            for _ in 0..spec.requests.div_ceil(PER_SESSION) {
+                let id = wire::open_session(&mut s, addr, &path).await?;
+                let t = Template::legacy_call(addr, &path, &id, "countdown", &args_json, Some("p"));
+                templates.push((Some(id), t));
+            }
+        }
+        Mode::Held2026 => templates.push((
+            None,
+            Template::modern_call(addr, &path, "countdown", &args_json, "{}", Some("p")),
+        )),
+        Mode::Tasks => templates.push((
+            None,
+            Template::modern_call(addr, &path, "slow", &slow_json, TASKS_CAPABILITIES, None),
+        )),
+    }
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pid = Pid::Of(server.pid);
+    let rss_idle = rss_kib(pid).unwrap_or(0);
+    let fds_idle = open_fds(pid).unwrap_or(0);
+    let (server_cpu0, client_cpu0) = (cpu_time(pid), cpu_time(Pid::Current));
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        tokio::spawn(async move {
+            let (mut rss, mut fds) = (0u64, 0u64);
+            while !done.load(Ordering::Relaxed) {
+                rss = rss.max(rss_kib(pid).unwrap_or(0));
+                fds = fds.max(open_fds(pid).unwrap_or(0));
+                tokio::time::sleep(SAMPLE_EVERY).await;
+            }
+            (rss, fds)
+        })
+    };
+
+    let tally = Arc::new(Tally::default());
+    let mut tasks = Vec::with_capacity(spec.requests);
+    let gap = Duration::from_secs_f64(1.0 / RAMP_PER_SEC as f64);
+    let ramp_start = Instant::now();
+    for i in 0..spec.requests {
+        tokio::time::sleep_until((ramp_start + gap * i as u32).into()).await;
+        let (session, template) = templates[i / PER_SESSION % templates.len()].clone();
+        let (client, url, tally) = (client.clone(), url.clone(), tally.clone());
+        tasks.push(tokio::spawn(async move {
+            let started = Instant::now();
+            let req = template.request(i as u64 + 1);
+            let r = match mode {
+                Mode::Held2025 | Mode::Held2026 => {
+                    stream_call(&client, &url, req, None, &tally).await
+                }
+                Mode::Polling => stream_call(&client, &url, req, session.as_deref(), &tally).await,
+                Mode::Tasks => task_call(&client, &url, req, addr, &tally).await,
+            };
+            r.map(|()| started.elapsed())
+        }));
+    }
+    // Every request has started; halfway through their work, they all pend.
+    tokio::time::sleep(Duration::from_millis(spec.seconds * 500)).await;
+    let (rss_mid, fds_mid) = (rss_kib(pid).unwrap_or(0), open_fds(pid).unwrap_or(0));
+    let mut times = Vec::with_capacity(spec.requests);
+    let mut errors = 0u64;
+    let mut first_error = None;
+    for t in tasks {
+        match t.await.map_err(|e| e.to_string())? {
+            Ok(d) => times.push(u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
+            Err(e) => {
+                errors += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let (server_cpu1, client_cpu1) = (cpu_time(pid), cpu_time(Pid::Current));
+    done.store(true, Ordering::Relaxed);
+    let (rss_peak, fds_peak) = sampler.await.map_err(|e| e.to_string())?;
+    server.stop().await;
+    if let Some(e) = &first_error {
+        tracing::warn!("{}: {errors} errors; first: {e}", mode.name());
+    }
+    if times.is_empty() {
+        return Err(format!(
+            "{}: no request completed ({errors} errors; first: {})",
+            mode.name(),
+            first_error.unwrap_or_default()
+        ));
+    }
+    times.sort_unstable();
+    let n = times.len() as f64;
+    let t_ms = (spec.seconds * 1000) as f64;
+    let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
+    let ms_per = |d: Duration| d.as_secs_f64() * 1e3 / n;
+    Ok(LongFigures {
+        mode: mode.name(),
+        requests: spec.requests,
+        seconds: spec.seconds,
+        completed: times.len() as u64,
+        errors,
+        http_requests_per_request: tally.http.load(Ordering::Relaxed) as f64 / n,
+        progress_per_request: tally.progress.load(Ordering::Relaxed) as f64 / n,
+        completion_p50_ms: p50,
+        completion_p99_ms: p99,
+        overhead_p50_ms: p50 - t_ms,
+        overhead_p99_ms: p99 - t_ms,
+        server_rss_idle_kib: rss_idle,
+        server_rss_peak_kib: rss_peak,
+        server_bytes_per_pending_request: (rss_peak.saturating_sub(rss_idle) * 1024) as f64
+            / spec.requests.max(1) as f64,
+        server_rss_midway_kib: rss_mid,
+        server_fds_idle: fds_idle,
+        server_fds_midway: fds_mid,
+        server_fds_peak: fds_peak,
+        server_cpu_ms_per_request: ms_per(server_cpu1.saturating_sub(server_cpu0)),
+        client_cpu_ms_per_request: ms_per(client_cpu1.saturating_sub(client_cpu0)),
+        first_error,
+    })
+}
+
+/// Converts a benchmark request to reqwest's.
+fn to_reqwest(
+    client: &reqwest::Client,
+    url: &str,
+    req: http::Request<http_body_util::Full<bytes::Bytes>>,
+) -> reqwest::RequestBuilder {
+    let (parts, body) = req.into_parts();
+    let mut headers = parts.headers;
+    headers.remove(http::header::HOST);
+    let body = futures_util::FutureExt::now_or_never(http_body_util::BodyExt::collect(body))
+        .and_then(Result::ok)
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    client.post(url).headers(headers).body(body)
+}
+
+/// The stream of one request: read to its answer, resuming with `GET` +
+/// `Last-Event-ID` after each close when `session` is set (polling).
+async fn stream_call(
+    client: &reqwest::Client,
+    url: &str,
+    req: http::Request<http_body_util::Full<bytes::Bytes>>,
+    session: Option<&str>,
+    tally: &Tally,
+) -> Result<(), String> {
+    let max_rounds = 10_000;
+    let mut last_id = String::new();
+    let mut retry: Option<u64> = None;
+    let mut next = to_reqwest(client, url, req);
+    for _ in 0..max_rounds {
+        tally.http.fetch_add(1, Ordering::Relaxed);
+        let resp = next.send().await.map_err(|e| format!("send: {e}"))?;
+        if resp.status() != 200 {
+            return Err(format!("status {}", resp.status()));
+        }
+        let mut decoder = Decoder::new();
+        let mut items = Vec::new();
+        let mut body = resp.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| format!("body: {e}"))?;
+            decoder
+                .feed(&chunk, &mut items)
+                .map_err(|e| e.to_string())?;
+            for item in items.drain(..) {
+                match item {
+                    SseItem::Event(ev) => {
+                        if ev.data.contains(r#""method":"notifications/progress""#) {
+                            tally.progress.fetch_add(1, Ordering::Relaxed);
+                        } else if ev.data.contains(r#""result""#) {
+                            return if ev.data.contains(r#""text":"done""#) {
+                                Ok(())
+                            } else {
+                                Err(format!("unexpected answer {}", ev.data))
+                            };
+                        } else if ev.data.contains(r#""error""#) {
+                            return Err(format!("error answer {}", ev.data));
+                        }
+                    }
+                    SseItem::Retry(ms) => retry = Some(ms),
+                    SseItem::LastEventId(_) => {}
+                }
+            }
+            if !decoder.last_event_id().is_empty() {
+                last_id = decoder.last_event_id().to_owned();
+            }
+        }
+        let Some(session) = session else {
+            return Err("the stream ended before the answer".into());
+        };
+        if last_id.is_empty() {
+            return Err("closed before any event id: cannot resume".into());
+        }
+        tokio::time::sleep(Duration::from_millis(retry.unwrap_or(1000))).await;
+        next = client
+            .get(url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", LEGACY)
+            .header("last-event-id", &last_id);
+    }
+    Err("too many resumptions".into())
+}
+
+/// A task: create it, then poll `tasks/get` until it is completed.
+async fn task_call(
+    client: &reqwest::Client,
+    url: &str,
+    req: http::Request<http_body_util::Full<bytes::Bytes>>,
+    addr: std::net::SocketAddr,
+    tally: &Tally,
+) -> Result<(), String> {
+    let path = url.trim_start_matches(&format!("http://{addr}"));
+    let mut next = to_reqwest(client, url, req);
+    let mut get: Option<Template> = None;
+    for round in 0..100_000u64 {
+        tally.http.fetch_add(1, Ordering::Relaxed);
+        let resp = next.send().await.map_err(|e| format!("send: {e}"))?;
+        if resp.status() != 200 {
+            return Err(format!("status {}", resp.status()));
+        }
+        let v: Value = resp.json().await.map_err(|e| format!("body: {e}"))?;
+        let result = v
+            .get("result")
+            .ok_or_else(|| format!("not a result: {v}"))?;
+        match result.get("status").and_then(Value::as_str) {
+            Some("completed") => return Ok(()),
+            Some("working") => {}
+            other => return Err(format!("task status {other:?}: {v}")),
+        }
+        let task_id = result
+            .get("taskId")
+            .and_then(Value::as_str)
+            .ok_or("no taskId")?;
+        let wait = result
+            .get("pollIntervalMs")
+            .and_then(Value::as_u64)
+            .unwrap_or(500);
+        let t = get.get_or_insert_with(|| Template::modern_task_get(addr, path, task_id));
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        next = to_reqwest(client, url, t.request(round + 2));
+    }
+    Err("too many polls".into())
+}

@@ -1,0 +1,267 @@
+//! `mcp-compat bench`: the load benchmark (issue 19), not a test.
+//!
+//! In one run it starts, as child processes of this binary, a bare-axum
+//! floor server ([`floor`]) and `mcp-compat serve` configurations on
+//! `127.0.0.1:0`, then measures:
+//!
+//! * request rate and p50/p99 latency of small `tools/call`s ([`throughput`])
+//!   from an in-process closed-loop generator ([`load`]), each as a ratio
+//!   to the floor measured in the same run;
+//! * memory per idle 2025-11-25 session ([`idle`]);
+//! * N long-running requests at once, held, polled (SEP-1699) or run as
+//!   tasks ([`long`]): server RSS, descriptors, CPU per request, latency.
+//!
+//! Servers are children so their figures are separable from the client's
+//! (`/proc`, [`proc`]). Results print as a table or as JSON ([`report`]).
+//! `docs/PERFORMANCE.md` has the figures measured and what they mean.
+
+pub mod child;
+pub mod floor;
+pub mod idle;
+pub mod load;
+pub mod long;
+pub mod proc;
+pub mod report;
+pub mod throughput;
+pub mod wire;
+
+use std::time::Duration;
+
+use clap::Args;
+use serde::Serialize;
+
+use long::Mode;
+use throughput::Workload;
+
+/// Options of `mcp-compat bench`.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Measured time per request-rate workload, ms.
+    #[arg(long, default_value_t = 5_000)]
+    pub duration_ms: u64,
+    /// Warm-up before each request-rate workload is measured, ms.
+    #[arg(long, default_value_t = 1_000)]
+    pub warmup_ms: u64,
+    /// Connections of the request-rate workloads.
+    #[arg(long, default_value_t = 64)]
+    pub connections: usize,
+    /// Workloads to run (comma-separated): floor, modern-json, modern-sse,
+    /// legacy-json, legacy-sse, legacy-sse-shared, idle, held-2025,
+    /// held-2026, polling, tasks; `all`, `rate` (the request-rate ones) or
+    /// `long` (the long-running ones). The floor runs with any request-rate
+    /// workload.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    pub workloads: Vec<String>,
+    /// Idle 2025-11-25 sessions opened to measure memory per session
+    /// (the server keeps at most 4,096).
+    #[arg(long, default_value_t = 2_000)]
+    pub idle_sessions: usize,
+    /// Long-running requests at once.
+    #[arg(long, default_value_t = 1_000)]
+    pub long_requests: usize,
+    /// Seconds each long-running request works (one progress event a second).
+    #[arg(long, default_value_t = 10)]
+    pub long_seconds: u64,
+    /// The `retry` of the polling mode, ms.
+    #[arg(long, default_value_t = 2_000)]
+    pub retry_ms: u64,
+    /// Idle connections the long-running client keeps open (0: a new
+    /// connection for every request, so the server's descriptors are the
+    /// requests' own).
+    #[arg(long, default_value_t = long::POOL_IDLE)]
+    pub pool_idle: usize,
+    /// A few seconds in all: 300 ms per rate workload on 4 connections,
+    /// 200 idle sessions, 20 long requests of 1 s, retry 500 ms (overrides
+    /// those options).
+    #[arg(long)]
+    pub quick: bool,
+    /// Output format.
+    #[arg(long, default_value = "table", value_parser = ["table", "json"])]
+    pub format: String,
+    /// Also write the JSON report to this file.
+    #[arg(long)]
+    pub json_output: Option<std::path::PathBuf>,
+    /// Run the floor server instead (used by the benchmark itself).
+    #[arg(long, hide = true)]
+    pub floor_server: bool,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The machine: CPUs available and the open-file limit.
+    pub machine: Machine,
+    /// The request-rate workloads, the floor first.
+    pub throughput: Vec<throughput::ThroughputRow>,
+    /// Memory per idle session, when run.
+    pub idle_sessions: Option<idle::IdleFigures>,
+    /// The long-running modes run.
+    pub long_running: Vec<long::LongFigures>,
+    /// Polling's completion p50 minus held-2025's, ms (when both ran).
+    pub polling_extra_latency_p50_ms: Option<f64>,
+    /// The same at p99, ms.
+    pub polling_extra_latency_p99_ms: Option<f64>,
+}
+
+/// The machine the figures come from.
+#[derive(Clone, Debug, Serialize)]
+pub struct Machine {
+    /// CPUs this process may use.
+    pub cpus: usize,
+    /// The 1-minute load average when the run started (`/proc/loadavg`):
+    /// other work on the machine skews every figure.
+    pub load_average: f64,
+    /// Open-file soft limit after raising it.
+    pub nofile_limit: u64,
+    /// The options' effective values.
+    pub duration_ms: u64,
+    /// Connections of the request-rate workloads.
+    pub connections: usize,
+    /// Long-running requests at once.
+    pub long_requests: usize,
+    /// Seconds each works.
+    pub long_seconds: u64,
+    /// Polling `retry`, ms.
+    pub retry_ms: u64,
+    /// Idle connections the long-running client keeps.
+    pub pool_idle: usize,
+}
+
+struct Selection {
+    rate: Vec<Workload>,
+    idle: bool,
+    long: Vec<Mode>,
+}
+
+fn select(names: &[String]) -> Result<Selection, String> {
+    let mut s = Selection {
+        rate: Vec::new(),
+        idle: false,
+        long: Vec::new(),
+    };
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let (all, rate, long) = (name == "all", name == "rate", name == "long");
+        let mut known = all || rate || long;
+        for w in Workload::ALL {
+            if all || rate || w.name() == name {
+                known = true;
+                if !s.rate.contains(&w) {
+                    s.rate.push(w);
+                }
+            }
+        }
+        for m in Mode::ALL {
+            if all || long || m.name() == name {
+                known = true;
+                if !s.long.contains(&m) {
+                    s.long.push(m);
+                }
+            }
+        }
+        if all || name == "idle" {
+            known = true;
+            s.idle = true;
+        }
+        if !known {
+            return Err(format!(
+                "unknown workload {name:?}: expected all, rate, long, idle, or one of {}, {}",
+                Workload::ALL.map(Workload::name).join(", "),
+                Mode::ALL.map(Mode::name).join(", ")
+            ));
+        }
+    }
+    Ok(s)
+}
+
+/// Runs the benchmark (or, with `--floor-server`, the floor server).
+pub async fn run(mut args: BenchArgs) -> Result<(), String> {
+    if args.floor_server {
+        return floor::run().await;
+    }
+    if args.quick {
+        args.duration_ms = 300;
+        args.warmup_ms = 100;
+        args.connections = 4;
+        args.idle_sessions = 200;
+        args.long_requests = 20;
+        args.long_seconds = 1;
+        args.retry_ms = 500;
+    }
+    if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 {
+        return Err("--connections, --duration-ms and --long-seconds must be at least 1".into());
+    }
+    if !(1..=4_000).contains(&args.idle_sessions) {
+        return Err("--idle-sessions must be between 1 and 4000 (the server keeps 4,096)".into());
+    }
+    let selection = select(&args.workloads)?;
+    let load_average = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0);
+    let nofile = proc::raise_nofile_limit();
+    let needed = args.long_requests as u64 + 512;
+    if !selection.long.is_empty() && nofile < needed {
+        return Err(format!(
+            "--long-requests {} needs about {needed} open files; the limit is {nofile} (raise `ulimit -Hn`)",
+            args.long_requests
+        ));
+    }
+    let load = load::Load {
+        connections: args.connections,
+        duration: Duration::from_millis(args.duration_ms),
+        warmup: Duration::from_millis(args.warmup_ms),
+    };
+    let throughput = if selection.rate.is_empty() {
+        Vec::new()
+    } else {
+        throughput::run(&selection.rate, load).await?
+    };
+    let idle_sessions = if selection.idle {
+        Some(idle::run(args.idle_sessions).await?)
+    } else {
+        None
+    };
+    let spec = long::Spec {
+        requests: args.long_requests,
+        seconds: args.long_seconds,
+        retry_ms: args.retry_ms,
+        pool_idle: args.pool_idle,
+    };
+    let mut long_running = Vec::new();
+    for m in Mode::ALL.into_iter().filter(|m| selection.long.contains(m)) {
+        long_running.push(long::run(m, spec).await?);
+    }
+    let find = |name: &str| long_running.iter().find(|l| l.mode == name);
+    let extra = |f: fn(&long::LongFigures) -> f64| match (find("polling"), find("held-2025")) {
+        (Some(p), Some(h)) => Some(f(p) - f(h)),
+        _ => None,
+    };
+    let report = Report {
+        machine: Machine {
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            load_average,
+            nofile_limit: nofile,
+            duration_ms: args.duration_ms,
+            connections: args.connections,
+            long_requests: args.long_requests,
+            long_seconds: args.long_seconds,
+            retry_ms: args.retry_ms,
+            pool_idle: args.pool_idle,
+        },
+        throughput,
+        idle_sessions,
+        polling_extra_latency_p50_ms: extra(|l| l.completion_p50_ms),
+        polling_extra_latency_p99_ms: extra(|l| l.completion_p99_ms),
+        long_running,
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    if let Some(path) = &args.json_output {
+        std::fs::write(path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if args.format == "json" {
+        println!("{json}");
+    } else {
+        print!("{}", report::table(&report));
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! What a process costs, read from `/proc` (Linux): resident memory, open
+//! file descriptors and CPU time — of a server child by its pid, or of the
+//! benchmark itself (`self`).
+
+use std::time::Duration;
+
+/// A process to read: a pid, or the benchmark process itself.
+#[derive(Clone, Copy, Debug)]
+pub enum Pid {
+    /// `/proc/self`.
+    Current,
+    /// `/proc/PID`.
+    Of(u32),
+}
+
+impl Pid {
+    fn dir(self) -> String {
+        match self {
+            Pid::Current => "/proc/self".into(),
+            Pid::Of(p) => format!("/proc/{p}"),
+        }
+    }
+}
+
+/// Resident set size in KiB (`VmRSS` of `/proc/PID/status`).
+pub fn rss_kib(pid: Pid) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("{}/status", pid.dir())).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Open file descriptors (entries of `/proc/PID/fd`).
+pub fn open_fds(pid: Pid) -> Option<u64> {
+    Some(std::fs::read_dir(format!("{}/fd", pid.dir())).ok()?.count() as u64)
+}
+
+/// CPU time (user + system) the process has used so far.
+///
+/// Summed over its live threads from `/proc/PID/task/*/schedstat`
+/// (nanoseconds, so short runs do not round to zero) plus nothing for
+/// threads that have exited; falls back to `/proc/PID/stat`'s clock ticks.
+pub fn cpu_time(pid: Pid) -> Duration {
+    let dir = format!("{}/task", pid.dir());
+    let mut ns: u64 = 0;
+    let mut any = false;
+    if let Ok(tasks) = std::fs::read_dir(&dir) {
+        for t in tasks.flatten() {
+            let path = t.path().join("schedstat");
+            if let Some(v) = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            {
+                ns += v;
+                any = true;
+            }
+        }
+    }
+    if any {
+        return Duration::from_nanos(ns);
+    }
+    stat_cpu(pid).unwrap_or_default()
+}
+
+/// `utime + stime` of `/proc/PID/stat`, in clock ticks converted to time.
+fn stat_cpu(pid: Pid) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("{}/stat", pid.dir())).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line: 12 and 13 after `) `.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let hz = rustix::param::clock_ticks_per_second().max(1);
+    Some(Duration::from_secs_f64(ticks as f64 / hz as f64))
+}
+
+/// Raises the soft open-file limit to the hard one (children inherit it);
+/// returns the soft limit in force afterwards.
+pub fn raise_nofile_limit() -> u64 {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut lim = getrlimit(Resource::Nofile);
+    if lim.current != lim.maximum {
+        lim.current = lim.maximum;
+        if let Err(e) = setrlimit(Resource::Nofile, lim) {
+            tracing::warn!("cannot raise the open-file limit: {e}");
+        }
+    }
+    getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_this_process() {
+        assert!(rss_kib(Pid::Current).unwrap() > 0);
+        assert!(open_fds(Pid::Current).unwrap() >= 3);
+        let before = cpu_time(Pid::Current);
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        assert!(x != 1);
+        assert!(cpu_time(Pid::Current) > before);
+        assert!(stat_cpu(Pid::Current).is_some());
+    }
+}

@@ -1,0 +1,118 @@
+//! The benchmark's table (the JSON is [`Report`]'s serialisation).
+
+use std::fmt::Write;
+
+use super::Report;
+
+/// The report as plain-text tables.
+pub fn table(r: &Report) -> String {
+    let mut out = String::new();
+    let m = &r.machine;
+    let _ = writeln!(
+        out,
+        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop)",
+        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms
+    );
+    if !r.throughput.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{:<18} {:>10} {:>6} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>6}  description",
+            "workload",
+            "req/s",
+            "×floor",
+            "p50 µs",
+            "×floor",
+            "p99 µs",
+            "×floor",
+            "srv µs/r",
+            "cli µs/r",
+            "errors"
+        );
+        for t in &r.throughput {
+            let f = &t.figures;
+            let _ = writeln!(
+                out,
+                "{:<18} {:>10.0} {:>6.2} {:>9.0} {:>6.2} {:>9.0} {:>6.2} {:>9.1} {:>9.1} {:>6}  {}",
+                t.workload,
+                f.requests_per_sec,
+                t.rps_ratio_to_floor,
+                f.p50_us,
+                t.p50_ratio_to_floor,
+                f.p99_us,
+                t.p99_ratio_to_floor,
+                f.server_cpu_us_per_request,
+                f.client_cpu_us_per_request,
+                f.errors,
+                t.description
+            );
+            if let Some(e) = &f.first_error {
+                let _ = writeln!(out, "{:<18} first error: {e}", "");
+            }
+        }
+    }
+    if let Some(i) = &r.idle_sessions {
+        let _ = writeln!(
+            out,
+            "\nidle 2025-11-25 sessions: {} sessions, server RSS {} → {} KiB: {:.0} bytes per idle session",
+            i.sessions, i.rss_before_kib, i.rss_after_kib, i.bytes_per_idle_session
+        );
+    }
+    if !r.long_running.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nlong-running: {} requests at once, {} s of work each (progress every second; tasks: `slow`, no progress), polling retry {} ms",
+            m.long_requests, m.long_seconds, m.retry_ms
+        );
+        let _ = writeln!(
+            out,
+            "{:<10} {:>6} {:>4} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9}",
+            "mode",
+            "done",
+            "err",
+            "http/r",
+            "prog/r",
+            "p50 ms",
+            "p99 ms",
+            "RSS KiB",
+            "B/pend",
+            "fds idle",
+            "fds mid",
+            "fds peak",
+            "srv ms/r",
+            "cli ms/r"
+        );
+        for l in &r.long_running {
+            let _ = writeln!(
+                out,
+                "{:<10} {:>6} {:>4} {:>7.2} {:>6.2} {:>9.0} {:>9.0} {:>9} {:>9.0} {:>8} {:>8} {:>8} {:>9.3} {:>9.3}",
+                l.mode,
+                l.completed,
+                l.errors,
+                l.http_requests_per_request,
+                l.progress_per_request,
+                l.completion_p50_ms,
+                l.completion_p99_ms,
+                l.server_rss_peak_kib,
+                l.server_bytes_per_pending_request,
+                l.server_fds_idle,
+                l.server_fds_midway,
+                l.server_fds_peak,
+                l.server_cpu_ms_per_request,
+                l.client_cpu_ms_per_request
+            );
+            if let Some(e) = &l.first_error {
+                let _ = writeln!(out, "{:<10} first error: {e}", "");
+            }
+        }
+        if let (Some(p50), Some(p99)) = (
+            r.polling_extra_latency_p50_ms,
+            r.polling_extra_latency_p99_ms,
+        ) {
+            let _ = writeln!(
+                out,
+                "polling adds {p50:.0} ms at p50 and {p99:.0} ms at p99 to completion (vs held-2025)"
+            );
+        }
+    }
+    out
+}

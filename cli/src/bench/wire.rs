@@ -1,0 +1,244 @@
+//! The requests the benchmark sends, built once per workload and stamped
+//! with a fresh JSON-RPC id each time (ids are never reused within a
+//! session: 2025-11-25 *Base Protocol*, "Requests").
+
+use std::net::SocketAddr;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{HeaderName, HeaderValue, Method, Request, header};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+
+/// The modern revision the benchmark speaks.
+pub const MODERN: &str = "2026-07-28";
+/// The legacy revision the benchmark speaks.
+pub const LEGACY: &str = "2025-11-25";
+/// What every correct answer to the benchmark's `tools/call` contains
+/// (`add {a:2,b:3}` answers the text `5`; the floor answers the same).
+pub const MARKER: &[u8] = br#""text":"5""#;
+
+/// One HTTP/1.1 connection's request sender.
+pub type Sender = SendRequest<Full<Bytes>>;
+
+/// Opens a connection with `TCP_NODELAY` (as the servers set it).
+pub async fn connect(addr: SocketAddr) -> Result<Sender, String> {
+    let tcp = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connect {addr}: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .map_err(|e| format!("handshake: {e}"))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+/// A request template: headers and a body around its id.
+#[derive(Clone, Debug)]
+pub struct Template {
+    /// `Host` value and URI path.
+    host: HeaderValue,
+    path: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    before_id: String,
+    after_id: String,
+}
+
+fn hv(s: &str) -> HeaderValue {
+    HeaderValue::from_str(s).expect("benchmark header values are ASCII")
+}
+
+/// The `_meta` every 2026-07-28 request carries (*Overview*, "Per-request
+/// protocol fields"), with `capabilities` as the client capabilities.
+pub fn modern_meta(capabilities: &str) -> String {
+    format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientCapabilities":{capabilities}}}"#
+    )
+}
+
+impl Template {
+    fn new(addr: SocketAddr, path: &str) -> Self {
+        Template {
+            host: hv(&addr.to_string()),
+            path: path.to_owned(),
+            headers: vec![
+                (header::ACCEPT, hv("application/json, text/event-stream")),
+                (header::CONTENT_TYPE, hv("application/json")),
+            ],
+            before_id: String::new(),
+            after_id: String::new(),
+        }
+    }
+
+    fn header(mut self, name: &'static str, value: &str) -> Self {
+        self.headers
+            .push((HeaderName::from_static(name), hv(value)));
+        self
+    }
+
+    fn body(mut self, method: &str, params: &str) -> Self {
+        self.before_id = r#"{"jsonrpc":"2.0","id":"#.to_owned();
+        self.after_id = format!(r#","method":"{method}","params":{params}}}"#);
+        self
+    }
+
+    /// A 2026-07-28 `tools/call` of `tool` with `arguments` (a JSON object
+    /// text) and `capabilities` in `_meta`; `extra_meta` is spliced into
+    /// `_meta` (e.g. a progress token).
+    pub fn modern_call(
+        addr: SocketAddr,
+        path: &str,
+        tool: &str,
+        arguments: &str,
+        capabilities: &str,
+        progress_token: Option<&str>,
+    ) -> Self {
+        let mut meta = modern_meta(capabilities);
+        if let Some(t) = progress_token {
+            meta.pop();
+            meta.push_str(&format!(r#","progressToken":"{t}"}}"#));
+        }
+        Self::new(addr, path)
+            .header("mcp-protocol-version", MODERN)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .body(
+                "tools/call",
+                &format!(r#"{{"name":"{tool}","arguments":{arguments},{meta}}}"#),
+            )
+    }
+
+    /// A 2026-07-28 `tasks/get` of `task_id`, declaring the Tasks extension.
+    pub fn modern_task_get(addr: SocketAddr, path: &str, task_id: &str) -> Self {
+        let meta = modern_meta(TASKS_CAPABILITIES);
+        Self::new(addr, path)
+            .header("mcp-protocol-version", MODERN)
+            .header("mcp-method", "tasks/get")
+            .header("mcp-name", task_id)
+            .body("tasks/get", &format!(r#"{{"taskId":"{task_id}",{meta}}}"#))
+    }
+
+    /// A 2025-11-25 `tools/call` in `session` (`progress_token` in `_meta`).
+    pub fn legacy_call(
+        addr: SocketAddr,
+        path: &str,
+        session: &str,
+        tool: &str,
+        arguments: &str,
+        progress_token: Option<&str>,
+    ) -> Self {
+        let meta = progress_token
+            .map(|t| format!(r#","_meta":{{"progressToken":"{t}"}}"#))
+            .unwrap_or_default();
+        Self::new(addr, path)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", LEGACY)
+            .body(
+                "tools/call",
+                &format!(r#"{{"name":"{tool}","arguments":{arguments}{meta}}}"#),
+            )
+    }
+
+    /// The benchmark's `tools/call add {a:2,b:3}` (the floor ignores it).
+    pub fn add(addr: SocketAddr, path: &str, session: Option<&str>) -> Self {
+        const ARGS: &str = r#"{"a":2,"b":3}"#;
+        match session {
+            Some(s) => Self::legacy_call(addr, path, s, "add", ARGS, None),
+            None => Self::modern_call(addr, path, "add", ARGS, "{}", None),
+        }
+    }
+
+    /// The same template in another session.
+    pub fn in_session(&self, session: &str) -> Self {
+        let mut t = self.clone();
+        t.headers.retain(|(n, _)| n.as_str() != "mcp-session-id");
+        t.header("mcp-session-id", session)
+    }
+
+    /// The request with JSON-RPC id `id`.
+    pub fn request(&self, id: u64) -> Request<Full<Bytes>> {
+        let mut body = BytesMut::with_capacity(self.before_id.len() + self.after_id.len() + 20);
+        body.put_slice(self.before_id.as_bytes());
+        body.put_slice(id.to_string().as_bytes());
+        body.put_slice(self.after_id.as_bytes());
+        let mut req = Request::builder()
+            .method(Method::POST)
+            .uri(self.path.as_str())
+            .header(header::HOST, self.host.clone());
+        for (n, v) in &self.headers {
+            req = req.header(n, v);
+        }
+        req.body(Full::new(body.freeze()))
+            .expect("a well-formed benchmark request")
+    }
+}
+
+/// Client capabilities declaring the Tasks extension (SEP-2663).
+pub const TASKS_CAPABILITIES: &str = r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#;
+
+/// Sends `req` and reads the whole answer: status, session id header, body.
+pub async fn exchange(
+    sender: &mut Sender,
+    req: Request<Full<Bytes>>,
+) -> Result<(u16, Option<String>, Bytes), String> {
+    sender
+        .ready()
+        .await
+        .map_err(|e| format!("connection: {e}"))?;
+    let resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| format!("request: {e}"))?;
+    let status = resp.status().as_u16();
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("body: {e}"))?
+        .to_bytes();
+    Ok((status, session, body))
+}
+
+/// Opens a 2025-11-25 session on `sender`: `initialize`, then
+/// `notifications/initialized` (*Lifecycle*, "Initialization").
+pub async fn open_session(
+    sender: &mut Sender,
+    addr: SocketAddr,
+    path: &str,
+) -> Result<String, String> {
+    let init = Template::new(addr, path).body(
+        "initialize",
+        &format!(
+            r#"{{"protocolVersion":"{LEGACY}","capabilities":{{}},"clientInfo":{{"name":"mcp-compat-bench","version":"1"}}}}"#
+        ),
+    );
+    let (status, session, body) = exchange(sender, init.request(0)).await?;
+    let session = match (status, session) {
+        (200, Some(s)) => s,
+        _ => {
+            return Err(format!(
+                "initialize answered {status}: {}",
+                String::from_utf8_lossy(&body)
+            ));
+        }
+    };
+    let mut note = Template::new(addr, path)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", LEGACY);
+    note.before_id = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into();
+    let mut req = note.request(0);
+    *req.body_mut() = Full::new(Bytes::from(note.before_id.clone()));
+    let (status, _, _) = exchange(sender, req).await?;
+    if status != 202 {
+        return Err(format!("notifications/initialized answered {status}"));
+    }
+    Ok(session)
+}

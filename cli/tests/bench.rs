@@ -1,0 +1,121 @@
+//! `mcp-compat bench --quick` runs end to end (issue 19): every workload
+//! completes with correct answers and the JSON report has every figure,
+//! each greater than zero. No timing is asserted: speed is for the
+//! benchmark itself (`docs/PERFORMANCE.md`).
+
+use std::process::Command;
+use std::time::Duration;
+
+use mcp_test_support::process::run_to_end;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-compat");
+/// A bound on the whole run, so a hang fails instead of blocking.
+const WAIT: Duration = Duration::from_secs(180);
+
+fn positive(v: &Value, key: &str, what: &str) {
+    let x = v
+        .get(key)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{what}: no figure {key} in {v}"));
+    assert!(x > 0.0, "{what}: {key} = {x}, expected > 0");
+}
+
+#[test]
+fn quick_bench_reports_every_figure() {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["bench", "--quick", "--format", "json"])
+        .env_remove("RUST_LOG");
+    let out = run_to_end("mcp-compat bench --quick", &mut cmd, WAIT);
+    assert!(out.status.success(), "bench failed: {}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout));
+
+    positive(&report["machine"], "cpus", "machine");
+    let rows = report["throughput"].as_array().expect("throughput rows");
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["workload"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "floor",
+            "modern-json",
+            "modern-sse",
+            "legacy-json",
+            "legacy-sse",
+            "legacy-sse-shared"
+        ]
+    );
+    for r in rows {
+        let what = r["workload"].as_str().unwrap_or("?");
+        for key in [
+            "requests_per_sec",
+            "requests",
+            "p50_us",
+            "p99_us",
+            "server_cpu_us_per_request",
+            "client_cpu_us_per_request",
+            "rps_ratio_to_floor",
+            "p50_ratio_to_floor",
+            "p99_ratio_to_floor",
+        ] {
+            positive(r, key, what);
+        }
+        assert_eq!(r["errors"], 0, "{what}: wrong answers: {r}");
+    }
+
+    let idle = &report["idle_sessions"];
+    for key in [
+        "sessions",
+        "rss_before_kib",
+        "rss_after_kib",
+        "bytes_per_idle_session",
+    ] {
+        positive(idle, key, "idle sessions");
+    }
+
+    let long = report["long_running"]
+        .as_array()
+        .expect("long-running rows");
+    let modes: Vec<&str> = long.iter().filter_map(|r| r["mode"].as_str()).collect();
+    assert_eq!(modes, ["held-2025", "held-2026", "polling", "tasks"]);
+    for r in long {
+        let mode = r["mode"].as_str().unwrap_or("?");
+        assert_eq!(
+            r["completed"], r["requests"],
+            "{mode}: not all completed: {r}"
+        );
+        assert_eq!(r["errors"], 0, "{mode}: {r}");
+        for key in [
+            "completed",
+            "http_requests_per_request",
+            "completion_p50_ms",
+            "completion_p99_ms",
+            "server_rss_idle_kib",
+            "server_rss_peak_kib",
+            "server_bytes_per_pending_request",
+            "server_rss_midway_kib",
+            "server_fds_idle",
+            "server_fds_midway",
+            "server_fds_peak",
+            "server_cpu_ms_per_request",
+            "client_cpu_ms_per_request",
+        ] {
+            positive(r, key, mode);
+        }
+        // One progress notification per second of work, except for tasks
+        // (`slow` sends none); polling needs more than one HTTP request.
+        let progress = r["progress_per_request"].as_f64().unwrap_or(-1.0);
+        let http = r["http_requests_per_request"].as_f64().unwrap_or(0.0);
+        match mode {
+            "tasks" => assert!(http > 1.0, "{mode}: {r}"),
+            "polling" => assert!(progress == 1.0 && http > 1.0, "{mode}: {r}"),
+            _ => assert!(progress == 1.0 && http == 1.0, "{mode}: {r}"),
+        }
+    }
+    for key in [
+        "polling_extra_latency_p50_ms",
+        "polling_extra_latency_p99_ms",
+    ] {
+        assert!(report[key].is_number(), "no {key} in the report");
+    }
+}

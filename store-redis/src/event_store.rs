@@ -1,0 +1,332 @@
+//! [`RedisEventStore`]: the `EventStore` in Redis, one Redis Stream per SSE
+//! stream.
+//!
+//! Every operation is one call of `event_store.lua`: `XADD` with our own
+//! sequence numbers as stream ids (`0-SEQ`), `XRANGE` from `0-(SEQ+1)` for
+//! replay, and the bounds of [`MemoryEventStoreConfig`] kept with the same
+//! meaning and the same eviction order as the in-memory store (the shared
+//! conformance suite checks both): per stream (events, bytes), per session
+//! (streams, bytes), sessions, and the store-wide byte budget (oldest
+//! append first, whichever session). An evicted event is reported as
+//! `ReplayError::Expired`, as is one whose key Redis expired.
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
+use mcp_transport_core::event_log::{
+    EventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError, StoredEvent,
+};
+use redis::Value;
+
+use crate::connection::RedisConnection;
+use crate::error::RedisStoreError;
+
+static SCRIPT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("event_store.lua")));
+
+/// Settings of a [`RedisEventStore`].
+#[derive(Clone, Debug)]
+pub struct RedisEventStoreConfig {
+    /// The bounds, with the in-memory store's meaning (per stream, per
+    /// session, sessions, `max_bytes_total` over the whole key prefix).
+    pub limits: MemoryEventStoreConfig,
+    /// The TTL of every key of a session, renewed on each write: a session
+    /// left without `remove_session` (its instance died) disappears after
+    /// it. Keep it above the server's session idle timeout. Default 24 h.
+    pub session_ttl: Duration,
+    /// The store-wide budget remembers this many appends, oldest first; an
+    /// event older than that is evicted. Default 1 000 000.
+    pub max_budget_entries: usize,
+}
+
+impl Default for RedisEventStoreConfig {
+    fn default() -> Self {
+        RedisEventStoreConfig {
+            limits: MemoryEventStoreConfig::default(),
+            session_ttl: Duration::from_secs(24 * 60 * 60),
+            max_budget_entries: 1_000_000,
+        }
+    }
+}
+
+/// The `EventStore` in Redis: a resume that lands on another instance
+/// finds every event this one stored.
+#[derive(Clone, Debug)]
+pub struct RedisEventStore {
+    conn: RedisConnection,
+    config: Arc<RedisEventStoreConfig>,
+}
+
+/// A script's answer: its status word and the values after it.
+struct Reply {
+    status: String,
+    rest: Vec<Value>,
+}
+
+impl Reply {
+    fn int(&self, i: usize) -> Result<u64, RedisStoreError> {
+        match self.rest.get(i) {
+            Some(Value::Int(n)) => u64::try_from(*n).map_err(|_| bad("negative integer")),
+            other => Err(bad(&format!("expected an integer, got {other:?}"))),
+        }
+    }
+}
+
+fn bad(what: &str) -> RedisStoreError {
+    RedisStoreError::Protocol(what.to_owned())
+}
+
+fn backend(e: RedisStoreError) -> StoreError {
+    StoreError::Backend(Box::new(e))
+}
+
+impl RedisEventStore {
+    /// A store over `conn` with these settings.
+    pub fn new(conn: RedisConnection, config: RedisEventStoreConfig) -> Self {
+        RedisEventStore {
+            conn,
+            config: Arc::new(config),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &RedisEventStoreConfig {
+        &self.config
+    }
+
+    fn key(&self, session: &SessionTag, suffix: &str) -> String {
+        format!("{}:{{{session}}}:{suffix}", self.conn.prefix)
+    }
+
+    /// Runs one operation of the script on `session` (and `stream`'s key,
+    /// if any) with `args` after the common ones.
+    async fn call(
+        &self,
+        op: &str,
+        session: &SessionTag,
+        stream: Option<StreamId>,
+        args: &[&[u8]],
+    ) -> Result<Reply, RedisStoreError> {
+        let p = &self.conn.prefix;
+        let meta = self.key(session, "meta");
+        let stream_key = match stream {
+            Some(s) => self.key(session, &format!("s:{}", s.0)),
+            None => meta.clone(),
+        };
+        let ttl = u64::try_from(self.config.session_ttl.as_millis()).unwrap_or(u64::MAX);
+        let mut inv = SCRIPT.prepare_invoke();
+        inv.key(&meta)
+            .key(self.key(session, "fin"))
+            .key(stream_key)
+            .key(format!("{p}:sessions"))
+            .key(format!("{p}:sbytes"))
+            .key(format!("{p}:bytes"))
+            .key(format!("{p}:budget"))
+            .arg(p.as_str())
+            .arg(op)
+            .arg(session.to_string())
+            .arg(ttl);
+        for a in args {
+            inv.arg(*a);
+        }
+        let mut m = self.conn.manager.clone();
+        let value: Vec<Value> = inv.invoke_async(&mut m).await?;
+        let mut it = value.into_iter();
+        let status = match it.next() {
+            Some(Value::BulkString(s)) => String::from_utf8_lossy(&s).into_owned(),
+            Some(Value::SimpleString(s)) => s,
+            other => return Err(bad(&format!("expected a status, got {other:?}"))),
+        };
+        Ok(Reply {
+            status,
+            rest: it.collect(),
+        })
+    }
+
+    /// Maps a writing operation's non-`ok` status to its error.
+    fn store_error(&self, reply: &Reply, session: &SessionTag, stream: StreamId) -> StoreError {
+        let (session, limits) = (*session, &self.config.limits);
+        match reply.status.as_str() {
+            "unknown_session" => StoreError::UnknownSession { session },
+            "session_exists" => StoreError::SessionExists { session },
+            "too_many_sessions" => StoreError::TooManySessions {
+                max: limits.max_sessions,
+            },
+            "unknown_stream" => StoreError::UnknownStream { session, stream },
+            "stream_exists" => StoreError::StreamExists { session, stream },
+            "stream_finished" => StoreError::StreamFinished { session, stream },
+            "too_many_streams" => StoreError::TooManyStreams {
+                session,
+                max: limits.max_streams_per_session,
+            },
+            "message_too_large" => StoreError::MessageTooLarge {
+                size: reply
+                    .int(0)
+                    .ok()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .unwrap_or(usize::MAX),
+                max: limits.max_bytes_per_stream,
+            },
+            "sequence_exhausted" => StoreError::SequenceExhausted { session, stream },
+            other => backend(bad(&format!("unexpected status {other}"))),
+        }
+    }
+
+    /// Runs a writing operation that answers `ok` and maybe a number.
+    async fn write(
+        &self,
+        op: &str,
+        session: &SessionTag,
+        stream: StreamId,
+        args: &[&[u8]],
+    ) -> Result<Reply, StoreError> {
+        let reply = self
+            .call(op, session, Some(stream), args)
+            .await
+            .map_err(backend)?;
+        if reply.status == "ok" {
+            Ok(reply)
+        } else {
+            Err(self.store_error(&reply, session, stream))
+        }
+    }
+}
+
+fn num(n: impl ToString) -> Vec<u8> {
+    n.to_string().into_bytes()
+}
+
+#[async_trait::async_trait]
+impl EventStore for RedisEventStore {
+    async fn open_session(&self, session: &SessionTag) -> Result<(), StoreError> {
+        let max = num(self.config.limits.max_sessions);
+        let reply = self
+            .call("open_session", session, None, &[&max])
+            .await
+            .map_err(backend)?;
+        if reply.status == "ok" {
+            Ok(())
+        } else {
+            Err(self.store_error(&reply, session, StreamId::STANDALONE))
+        }
+    }
+
+    async fn open_stream(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+    ) -> Result<EventId, StoreError> {
+        let (n, max) = (
+            num(stream.0),
+            num(self.config.limits.max_streams_per_session),
+        );
+        self.write("open_stream", session, stream, &[&n, &max])
+            .await?;
+        Ok(EventId::priming(*session, stream))
+    }
+
+    async fn append(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> Result<EventId, StoreError> {
+        let l = &self.config.limits;
+        let reply = self
+            .write(
+                "append",
+                session,
+                stream,
+                &[
+                    &num(stream.0),
+                    &message,
+                    &num(l.max_events_per_stream),
+                    &num(l.max_bytes_per_stream),
+                    &num(l.max_bytes_per_session),
+                    &num(l.max_bytes_total),
+                    &num(self.config.max_budget_entries),
+                ],
+            )
+            .await?;
+        let seq = reply.int(0).map_err(backend)?;
+        Ok(EventId::new(*session, stream, seq))
+    }
+
+    async fn finish_stream(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+    ) -> Result<(), StoreError> {
+        self.write("finish_stream", session, stream, &[&num(stream.0)])
+            .await
+            .map(drop)
+    }
+
+    async fn replay_after(
+        &self,
+        expected_session: &SessionTag,
+        last: &EventId,
+    ) -> Result<Replay, ReplayError> {
+        let id = *last;
+        if last.session != *expected_session {
+            return Err(ReplayError::ForeignSession { id });
+        }
+        let reply = self
+            .call(
+                "replay",
+                expected_session,
+                Some(last.stream),
+                &[&num(last.stream.0), &num(last.seq)],
+            )
+            .await
+            .map_err(|e| ReplayError::Backend(Box::new(e)))?;
+        match reply.status.as_str() {
+            "ok" => {}
+            "unknown_event_id" => return Err(ReplayError::UnknownEventId { id }),
+            "expired" => return Err(ReplayError::Expired { id }),
+            other => {
+                return Err(ReplayError::Backend(Box::new(bad(&format!(
+                    "unexpected status {other}"
+                )))));
+            }
+        }
+        let as_backend = |e| ReplayError::Backend(Box::new(e));
+        let last_seq = reply.int(0).map_err(as_backend)?;
+        let finished = reply.int(1).map_err(as_backend)? == 1;
+        let events = reply.rest[2..]
+            .iter()
+            .zip(last.seq + 1..)
+            .map(|(v, seq)| match v {
+                Value::BulkString(data) => Ok(StoredEvent {
+                    id: EventId::new(last.session, last.stream, seq),
+                    data: Bytes::copy_from_slice(data),
+                }),
+                other => Err(as_backend(bad(&format!(
+                    "expected event data, got {other:?}"
+                )))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Replay {
+            stream: last.stream,
+            events,
+            last_seq,
+            finished,
+        })
+    }
+
+    async fn last_seq(&self, session: &SessionTag, stream: StreamId) -> Result<u64, StoreError> {
+        let reply = self
+            .write("last_seq", session, stream, &[&num(stream.0)])
+            .await?;
+        reply.int(0).map_err(backend)
+    }
+
+    async fn remove_session(&self, session: &SessionTag) -> Result<(), StoreError> {
+        self.call("remove_session", session, None, &[])
+            .await
+            .map_err(backend)
+            .map(drop)
+    }
+}

@@ -1,0 +1,40 @@
+//! Redis (or Valkey) implementations of the store traits of
+//! `mcp-transport-core`, so that several server instances share what a
+//! session or a task needs: [`RedisEventStore`] (the SSE replay log behind
+//! `EventStore`), [`RedisTaskStore`] (`TaskStore`) and [`RedisSessionStore`]
+//! (`SessionStore`: not yet used by the session engine).
+//!
+//! Both go through one [`RedisConnection`]: a `redis` crate
+//! `ConnectionManager` (one multiplexed connection, reconnected in the
+//! background after Redis went away) and a key prefix. Every operation is
+//! one atomic Lua script (`EVALSHA`, reloaded after a Redis restart), so
+//! concurrent instances never see a half-done change.
+//!
+//! # Keys
+//!
+//! Every key of a session carries the session tag as a Redis Cluster hash
+//! tag (`PREFIX:{SID}:meta`, `PREFIX:{SID}:fin`, `PREFIX:{SID}:s:N`), every
+//! key of a task its id (`PREFIX:task:{ID}`), and each has a TTL, renewed
+//! on every write. The store-wide bounds (session count, byte budget, task
+//! count and bytes) are kept in a few store-wide keys (`PREFIX:sessions`,
+//! `PREFIX:sbytes`, `PREFIX:bytes`, `PREFIX:budget`, `PREFIX:tasks`,
+//! `PREFIX:tbytes`, `PREFIX:tasks:bytes`), each bounded by the limits.
+//!
+//! # When Redis is down
+//!
+//! Every operation returns the traits' `Backend` error wrapping a
+//! [`RedisStoreError`] (after at most the configured response timeout);
+//! nothing panics, and the next operation after Redis is back succeeds
+//! (see `docs/DESIGN.md`, "Shared state in Redis").
+
+mod connection;
+mod error;
+mod event_store;
+mod session_store;
+mod task_store;
+
+pub use connection::{RedisConnection, RedisConnectionConfig};
+pub use error::RedisStoreError;
+pub use event_store::{RedisEventStore, RedisEventStoreConfig};
+pub use session_store::RedisSessionStore;
+pub use task_store::{EXPIRED_GRACE, RedisTaskStore};

@@ -1,0 +1,502 @@
+//! The [`TaskStore`] contract as a suite every implementation runs: the
+//! in-memory store (`test-support/tests/memory_stores.rs`) and the Redis
+//! store (`store-redis/tests/`) pass the same cases, with explicit times
+//! (the stores read no clock).
+//!
+//! Each case is a `pub async fn` taking a [`TaskStoreMaker`], which builds a
+//! fresh, empty store with the given limits ([`MemoryTaskStoreConfig`]'s
+//! fields, kept with the same meaning by every implementation);
+//! [`task_store_suite!`](crate::task_store_suite) expands to one
+//! `#[tokio::test]` per case.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use mcp_transport_core::task_store::{
+    MemoryTaskStoreConfig, NewTask, TaskStatus, TaskStore, TaskStoreError, Terminal,
+};
+
+/// Builds fresh, empty stores for the suite.
+#[async_trait::async_trait]
+pub trait TaskStoreMaker: Send + Sync {
+    /// A new store, sharing nothing with earlier ones, with these limits.
+    async fn make(&self, limits: MemoryTaskStoreConfig) -> Arc<dyn TaskStore>;
+}
+
+fn raw(json: &str) -> Box<RawValue> {
+    RawValue::from_string(json.to_owned()).unwrap()
+}
+
+fn new(id: &str, ttl: Option<u64>) -> NewTask {
+    NewTask {
+        id: id.to_owned(),
+        scope: None,
+        ttl_ms: ttl,
+        poll_interval_ms: Some(500),
+        status_message: None,
+    }
+}
+
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, Box<RawValue>> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), raw(v)))
+        .collect()
+}
+
+const ELICIT: &str = r#"{"method":"elicitation/create","params":{"message":"name?"}}"#;
+
+/// Case: created task is working and readable.
+pub async fn created_task_is_working_and_readable(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    let t = s.create(new("a", Some(60_000)), 1_000).await.unwrap();
+    assert_eq!(t.status, TaskStatus::Working);
+    assert_eq!((t.created_at_ms, t.last_updated_at_ms), (1_000, 1_000));
+    assert_eq!(t.ttl_ms, Some(60_000));
+    let got = s.get("a", None, 1_001).await.unwrap();
+    assert_eq!(got.status, TaskStatus::Working);
+    assert!(got.result.is_none() && got.error.is_none() && got.input_requests.is_empty());
+    assert!(matches!(
+        s.create(new("a", None), 1_002).await,
+        Err(TaskStoreError::Exists { .. })
+    ));
+    assert!(matches!(
+        s.get("nope", None, 1_002).await,
+        Err(TaskStoreError::NotFound { .. })
+    ));
+}
+
+/// Case: working to completed keeps the result.
+pub async fn working_to_completed_keeps_the_result(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("a", None), 0).await.unwrap();
+    let done = s
+        .finish("a", Terminal::Completed(raw(r#"{"content":[]}"#)), None, 5)
+        .await
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.last_updated_at_ms, 5);
+    let got = s.get("a", None, 6).await.unwrap();
+    assert_eq!(got.result.unwrap().get(), r#"{"content":[]}"#);
+    assert!(got.error.is_none());
+}
+
+/// Case: working to failed keeps the error.
+pub async fn working_to_failed_keeps_the_error(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("a", None), 0).await.unwrap();
+    s.finish(
+        "a",
+        Terminal::Failed(raw(r#"{"code":-32603,"message":"boom"}"#)),
+        Some("boom".into()),
+        1,
+    )
+    .await
+    .unwrap();
+    let got = s.get("a", None, 2).await.unwrap();
+    assert_eq!(got.status, TaskStatus::Failed);
+    assert!(got.result.is_none());
+    assert_eq!(
+        got.error.unwrap().get(),
+        r#"{"code":-32603,"message":"boom"}"#
+    );
+    assert_eq!(got.status_message.as_deref(), Some("boom"));
+}
+
+/// Case: input round trip partial then complete.
+pub async fn input_round_trip_partial_then_complete(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("a", None), 0).await.unwrap();
+    let t = s
+        .require_input("a", map(&[("k1", ELICIT), ("k2", ELICIT)]), 1)
+        .await
+        .unwrap();
+    assert_eq!(t.status, TaskStatus::InputRequired);
+    assert_eq!(t.input_requests.len(), 2);
+
+    // A partial answer (plus an unknown key, ignored) leaves it waiting.
+    let t = s
+        .deliver_input("a", None, map(&[("k1", "1"), ("zz", "9")]), 2)
+        .await
+        .unwrap();
+    assert_eq!(t.status, TaskStatus::InputRequired);
+    assert_eq!(t.input_requests.keys().collect::<Vec<_>>(), ["k2"]);
+    // Answering k1 again is ignored: it is no longer outstanding.
+    let t = s
+        .deliver_input("a", None, map(&[("k1", "7")]), 3)
+        .await
+        .unwrap();
+    assert_eq!(t.input_responses["k1"].get(), "1");
+
+    let t = s
+        .deliver_input("a", None, map(&[("k2", "2")]), 4)
+        .await
+        .unwrap();
+    assert_eq!(t.status, TaskStatus::Working);
+    let taken = s.take_input("a", 5).await.unwrap();
+    assert_eq!(taken.keys().collect::<Vec<_>>(), ["k1", "k2"]);
+    assert!(s.take_input("a", 6).await.unwrap().is_empty());
+
+    // Keys are unique over the task's life.
+    assert!(matches!(
+        s.require_input("a", map(&[("k1", ELICIT)]), 7).await,
+        Err(TaskStoreError::KeyReused { key, .. }) if key == "k1"
+    ));
+    let t = s
+        .require_input("a", map(&[("k3", ELICIT)]), 8)
+        .await
+        .unwrap();
+    assert_eq!(t.status, TaskStatus::InputRequired);
+    let t = s
+        .finish("a", Terminal::Completed(raw("{}")), None, 9)
+        .await
+        .unwrap();
+    assert_eq!(t.status, TaskStatus::Completed);
+    assert!(t.input_requests.is_empty());
+}
+
+/// Case: terminal states never change.
+pub async fn terminal_states_never_change(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    for (id, end) in [
+        ("c", Terminal::Completed(raw("{}"))),
+        ("f", Terminal::Failed(raw(r#"{"code":1,"message":"m"}"#))),
+        ("x", Terminal::Cancelled),
+    ] {
+        s.create(new(id, None), 0).await.unwrap();
+        let status = end.status();
+        s.finish(id, end, None, 1).await.unwrap();
+        assert!(matches!(
+            s.finish(id, Terminal::Completed(raw("{}")), None, 2).await,
+            Err(TaskStoreError::Terminal { status: st, .. }) if st == status
+        ));
+        assert!(matches!(
+            s.require_input(id, map(&[("k", ELICIT)]), 2).await,
+            Err(TaskStoreError::Terminal { .. })
+        ));
+        assert!(matches!(
+            s.set_message(id, Some("m".into()), 2).await,
+            Err(TaskStoreError::Terminal { .. })
+        ));
+        // Cancel and deliver are acknowledged and change nothing.
+        assert_eq!(s.cancel(id, None, 3).await.unwrap().status, status);
+        let t = s
+            .deliver_input(id, None, map(&[("k", "1")]), 3)
+            .await
+            .unwrap();
+        assert_eq!(t.status, status);
+        assert_eq!(t.last_updated_at_ms, 1);
+    }
+}
+
+/// Case: cancel from working and from input required.
+pub async fn cancel_from_working_and_from_input_required(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("w", None), 0).await.unwrap();
+    let t = s.cancel("w", None, 1).await.unwrap();
+    assert_eq!(t.status, TaskStatus::Cancelled);
+    s.create(new("i", None), 0).await.unwrap();
+    s.require_input("i", map(&[("k", ELICIT)]), 1)
+        .await
+        .unwrap();
+    let t = s.cancel("i", None, 2).await.unwrap();
+    assert_eq!(t.status, TaskStatus::Cancelled);
+    assert!(t.input_requests.is_empty());
+}
+
+/// Case: cancel racing completion first terminal transition wins.
+pub async fn cancel_racing_completion_first_terminal_transition_wins(m: &dyn TaskStoreMaker) {
+    // Cancel first: the worker's later result is refused and dropped.
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("a", None), 0).await.unwrap();
+    s.cancel("a", None, 1).await.unwrap();
+    assert!(matches!(
+        s.finish("a", Terminal::Completed(raw("{}")), None, 2).await,
+        Err(TaskStoreError::Terminal {
+            status: TaskStatus::Cancelled,
+            ..
+        })
+    ));
+    let t = s.get("a", None, 3).await.unwrap();
+    assert_eq!(t.status, TaskStatus::Cancelled);
+    assert!(t.result.is_none());
+
+    // Completion first: the cancel is acknowledged, the result stays.
+    s.create(new("b", None), 0).await.unwrap();
+    s.finish("b", Terminal::Completed(raw(r#"{"ok":1}"#)), None, 1)
+        .await
+        .unwrap();
+    let t = s.cancel("b", None, 2).await.unwrap();
+    assert_eq!(t.status, TaskStatus::Completed);
+    assert_eq!(t.result.unwrap().get(), r#"{"ok":1}"#);
+
+    // Both at once from many threads: exactly one terminal status, and it
+    // is what every later read sees.
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    for i in 0..64 {
+        let id = format!("r{i}");
+        s.create(new(&id, None), 0).await.unwrap();
+        let (a, b) = (s.clone(), s.clone());
+        let (ia, ib) = (id.clone(), id.clone());
+        let fin = tokio::spawn(async move {
+            a.finish(&ia, Terminal::Completed(raw("{}")), None, 1)
+                .await
+                .is_ok()
+        });
+        let can = tokio::spawn(async move { b.cancel(&ib, None, 1).await.unwrap().status });
+        let (finished, cancel_saw) = (fin.await.unwrap(), can.await.unwrap());
+        let end = s.get(&id, None, 2).await.unwrap().status;
+        if finished {
+            assert_eq!(end, TaskStatus::Completed);
+            assert_eq!(cancel_saw, TaskStatus::Completed);
+        } else {
+            assert_eq!(end, TaskStatus::Cancelled);
+            assert_eq!(cancel_saw, TaskStatus::Cancelled);
+        }
+    }
+}
+
+/// Case: ttl expiry is exact and reported.
+pub async fn ttl_expiry_is_exact_and_reported(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("a", Some(1_000)), 10_000).await.unwrap();
+    // Readable for the whole TTL.
+    assert!(s.get("a", None, 10_999).await.is_ok());
+    assert!(matches!(
+        s.get("a", None, 11_000).await,
+        Err(TaskStoreError::Expired { .. })
+    ));
+    // Once reported expired it is gone.
+    assert!(matches!(
+        s.get("a", None, 11_001).await,
+        Err(TaskStoreError::NotFound { .. })
+    ));
+
+    // Every operation sees the expiry.
+    s.create(new("b", Some(10)), 0).await.unwrap();
+    assert!(matches!(
+        s.finish("b", Terminal::Cancelled, None, 10).await,
+        Err(TaskStoreError::Expired { .. })
+    ));
+}
+
+/// Case: ttl is capped and unlimited only when allowed.
+pub async fn ttl_is_capped_and_unlimited_only_when_allowed(m: &dyn TaskStoreMaker) {
+    let s = m
+        .make(MemoryTaskStoreConfig {
+            max_ttl_ms: Some(5_000),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(
+        s.create(new("a", None), 0).await.unwrap().ttl_ms,
+        Some(5_000)
+    );
+    assert_eq!(
+        s.create(new("b", Some(9_000)), 0).await.unwrap().ttl_ms,
+        Some(5_000)
+    );
+    assert_eq!(
+        s.create(new("c", Some(1)), 0).await.unwrap().ttl_ms,
+        Some(1)
+    );
+    let s = m
+        .make(MemoryTaskStoreConfig {
+            max_ttl_ms: None,
+            ..Default::default()
+        })
+        .await;
+    let t = s.create(new("a", None), 0).await.unwrap();
+    assert_eq!(t.ttl_ms, None);
+    assert!(s.get("a", None, u64::MAX).await.is_ok());
+}
+
+/// Case: purge drops only expired tasks.
+pub async fn purge_drops_only_expired_tasks(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("short", Some(10)), 0).await.unwrap();
+    s.create(new("long", Some(1_000)), 0).await.unwrap();
+    assert_eq!(s.purge_expired(9).await.unwrap(), 0);
+    assert_eq!(s.purge_expired(10).await.unwrap(), 1);
+    assert!(s.get("long", None, 11).await.is_ok());
+}
+
+/// Case: count bound refuses until something expires.
+pub async fn count_bound_refuses_until_something_expires(m: &dyn TaskStoreMaker) {
+    let s = m
+        .make(MemoryTaskStoreConfig {
+            max_tasks: 2,
+            ..Default::default()
+        })
+        .await;
+    s.create(new("a", Some(100)), 0).await.unwrap();
+    s.create(new("b", Some(10_000)), 0).await.unwrap();
+    assert!(matches!(
+        s.create(new("c", None), 50).await,
+        Err(TaskStoreError::TooManyTasks { max: 2 })
+    ));
+    // "a" has expired by 100: creating purges it and makes room; nothing
+    // unexpired was evicted.
+    s.create(new("c", None), 100).await.unwrap();
+    assert!(s.get("b", None, 100).await.is_ok());
+}
+
+/// Case: byte bounds per task and in total.
+pub async fn byte_bounds_per_task_and_in_total(m: &dyn TaskStoreMaker) {
+    let s = m
+        .make(MemoryTaskStoreConfig {
+            max_task_bytes: 100,
+            max_total_bytes: 150,
+            ..Default::default()
+        })
+        .await;
+    s.create(new("a", None), 0).await.unwrap();
+    let big = format!(r#""{}""#, "x".repeat(120));
+    assert!(matches!(
+        s.finish("a", Terminal::Completed(raw(&big)), None, 1).await,
+        Err(TaskStoreError::TooLarge { max: 100, .. })
+    ));
+    // The refused change left the task as it was, and it can still end.
+    assert_eq!(
+        s.get("a", None, 2).await.unwrap().status,
+        TaskStatus::Working
+    );
+    let eighty = format!(r#""{}""#, "x".repeat(78));
+    s.finish("a", Terminal::Completed(raw(&eighty)), None, 3)
+        .await
+        .unwrap();
+    s.create(new("b", None), 0).await.unwrap();
+    // 80 + 80 > 150 in total.
+    assert!(matches!(
+        s.finish("b", Terminal::Completed(raw(&eighty)), None, 4)
+            .await,
+        Err(TaskStoreError::TooLarge { max: 150, .. })
+    ));
+    s.finish("b", Terminal::Completed(raw("{}")), None, 5)
+        .await
+        .unwrap();
+}
+
+/// Case: scoped tasks are invisible to other scopes.
+pub async fn scoped_tasks_are_invisible_to_other_scopes(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(
+        NewTask {
+            scope: Some("alice".into()),
+            ..new("a", None)
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    assert!(s.get("a", Some("alice"), 1).await.is_ok());
+    for scope in [None, Some("bob")] {
+        assert!(matches!(
+            s.get("a", scope, 1).await,
+            Err(TaskStoreError::NotFound { .. })
+        ));
+        assert!(matches!(
+            s.cancel("a", scope, 1).await,
+            Err(TaskStoreError::NotFound { .. })
+        ));
+        assert!(matches!(
+            s.deliver_input("a", scope, BTreeMap::new(), 1).await,
+            Err(TaskStoreError::NotFound { .. })
+        ));
+    }
+    assert_eq!(
+        s.get("a", Some("alice"), 2).await.unwrap().status,
+        TaskStatus::Working
+    );
+}
+
+/// Case: status message updates touch last updated.
+pub async fn status_message_updates_touch_last_updated(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    s.create(new("a", None), 0).await.unwrap();
+    let t = s.set_message("a", Some("half".into()), 7).await.unwrap();
+    assert_eq!(t.status_message.as_deref(), Some("half"));
+    assert_eq!(t.last_updated_at_ms, 7);
+    let t = s.set_message("a", Some("half".into()), 9).await.unwrap();
+    assert_eq!(t.last_updated_at_ms, 7);
+}
+
+/// Expands to one `#[tokio::test]` per case of the [`TaskStore`] suite,
+/// each calling the case with the maker `$maker` evaluates to.
+#[macro_export]
+macro_rules! task_store_suite {
+    ($maker:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn created_task_is_working_and_readable() {
+            let maker = $maker;
+            $crate::conformance::task_store::created_task_is_working_and_readable(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn working_to_completed_keeps_the_result() {
+            let maker = $maker;
+            $crate::conformance::task_store::working_to_completed_keeps_the_result(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn working_to_failed_keeps_the_error() {
+            let maker = $maker;
+            $crate::conformance::task_store::working_to_failed_keeps_the_error(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn input_round_trip_partial_then_complete() {
+            let maker = $maker;
+            $crate::conformance::task_store::input_round_trip_partial_then_complete(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn terminal_states_never_change() {
+            let maker = $maker;
+            $crate::conformance::task_store::terminal_states_never_change(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn cancel_from_working_and_from_input_required() {
+            let maker = $maker;
+            $crate::conformance::task_store::cancel_from_working_and_from_input_required(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn cancel_racing_completion_first_terminal_transition_wins() {
+            let maker = $maker;
+            $crate::conformance::task_store::cancel_racing_completion_first_terminal_transition_wins(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn ttl_expiry_is_exact_and_reported() {
+            let maker = $maker;
+            $crate::conformance::task_store::ttl_expiry_is_exact_and_reported(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn ttl_is_capped_and_unlimited_only_when_allowed() {
+            let maker = $maker;
+            $crate::conformance::task_store::ttl_is_capped_and_unlimited_only_when_allowed(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn purge_drops_only_expired_tasks() {
+            let maker = $maker;
+            $crate::conformance::task_store::purge_drops_only_expired_tasks(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn count_bound_refuses_until_something_expires() {
+            let maker = $maker;
+            $crate::conformance::task_store::count_bound_refuses_until_something_expires(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn byte_bounds_per_task_and_in_total() {
+            let maker = $maker;
+            $crate::conformance::task_store::byte_bounds_per_task_and_in_total(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn scoped_tasks_are_invisible_to_other_scopes() {
+            let maker = $maker;
+            $crate::conformance::task_store::scoped_tasks_are_invisible_to_other_scopes(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn status_message_updates_touch_last_updated() {
+            let maker = $maker;
+            $crate::conformance::task_store::status_message_updates_touch_last_updated(&maker).await;
+        }
+    };
+}

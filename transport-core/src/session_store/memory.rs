@@ -1,0 +1,137 @@
+//! [`MemorySessionStore`]: the bounded in-memory [`SessionStore`].
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::{NewSession, SessionRecord, SessionStore, SessionStoreError};
+
+/// Limits of a [`MemorySessionStore`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemorySessionStoreConfig {
+    /// Sessions; creating one more (after dropping expired ones) is
+    /// [`SessionStoreError::TooManySessions`]. Default
+    /// [`DEFAULT_MAX_SESSIONS`](crate::event_log::DEFAULT_MAX_SESSIONS).
+    pub max_sessions: usize,
+    /// Bytes of one record ([`SessionRecord::payload_bytes`]). Default
+    /// 64 KiB.
+    pub max_record_bytes: usize,
+}
+
+impl Default for MemorySessionStoreConfig {
+    fn default() -> Self {
+        MemorySessionStoreConfig {
+            max_sessions: crate::event_log::DEFAULT_MAX_SESSIONS,
+            max_record_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// The in-memory [`SessionStore`]: one mutex over a map, held for one
+/// operation; no method awaits.
+#[derive(Debug, Default)]
+pub struct MemorySessionStore {
+    config: MemorySessionStoreConfig,
+    sessions: Mutex<HashMap<String, SessionRecord>>,
+}
+
+impl MemorySessionStore {
+    /// A store with these limits.
+    pub fn new(config: MemorySessionStoreConfig) -> Self {
+        MemorySessionStore {
+            config,
+            sessions: Mutex::default(),
+        }
+    }
+
+    /// Stored sessions (expired ones not yet dropped included).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no session is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, SessionRecord>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the live session `id`; an expired one is dropped and
+    /// reported.
+    fn with_live<T>(
+        &self,
+        id: &str,
+        now_ms: u64,
+        f: impl FnOnce(&mut SessionRecord) -> T,
+    ) -> Result<T, SessionStoreError> {
+        let mut sessions = self.lock();
+        let Some(record) = sessions.get_mut(id) else {
+            return Err(SessionStoreError::NotFound { id: id.to_owned() });
+        };
+        if record.is_expired(now_ms) {
+            sessions.remove(id);
+            return Err(SessionStoreError::Expired { id: id.to_owned() });
+        }
+        Ok(f(record))
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for MemorySessionStore {
+    async fn create(
+        &self,
+        session: NewSession,
+        now_ms: u64,
+    ) -> Result<SessionRecord, SessionStoreError> {
+        let record = SessionRecord {
+            session,
+            created_at_ms: now_ms,
+            last_seen_ms: now_ms,
+        };
+        let size = record.payload_bytes();
+        if size > self.config.max_record_bytes {
+            return Err(SessionStoreError::TooLarge {
+                size,
+                max: self.config.max_record_bytes,
+            });
+        }
+        let mut sessions = self.lock();
+        let id = record.session.id.clone();
+        if sessions.get(&id).is_some_and(|r| !r.is_expired(now_ms)) {
+            return Err(SessionStoreError::Exists { id });
+        }
+        if sessions.len() >= self.config.max_sessions {
+            sessions.retain(|_, r| !r.is_expired(now_ms));
+            if sessions.len() >= self.config.max_sessions {
+                return Err(SessionStoreError::TooManySessions {
+                    max: self.config.max_sessions,
+                });
+            }
+        }
+        sessions.insert(id, record.clone());
+        Ok(record)
+    }
+
+    async fn get(&self, id: &str, now_ms: u64) -> Result<SessionRecord, SessionStoreError> {
+        self.with_live(id, now_ms, |r| r.clone())
+    }
+
+    async fn touch(&self, id: &str, now_ms: u64) -> Result<SessionRecord, SessionStoreError> {
+        self.with_live(id, now_ms, |r| {
+            r.last_seen_ms = r.last_seen_ms.max(now_ms);
+            r.clone()
+        })
+    }
+
+    async fn remove(&self, id: &str) -> Result<bool, SessionStoreError> {
+        Ok(self.lock().remove(id).is_some())
+    }
+
+    async fn purge_expired(&self, now_ms: u64) -> Result<usize, SessionStoreError> {
+        let mut sessions = self.lock();
+        let before = sessions.len();
+        sessions.retain(|_, r| !r.is_expired(now_ms));
+        Ok(before - sessions.len())
+    }
+}
