@@ -68,8 +68,8 @@ pub use mcp_session_engine::server::{LegacyServer, ServerConfig};
 pub use mcp_transport_core;
 pub use mcp_transport_core::ProtocolVersion;
 pub use policy::{DisconnectPolicy, ParsePolicyError};
-pub use server::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, PollingExt, Revision};
-pub use tasks::{Tasks, TasksConfig, TasksExt};
+pub use server::{DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, PollingExt, Revision, TasksExt};
+pub use tasks::{Tasks, TasksConfig};
 
 /// The protocol revision this crate speaks: `2025-11-25`, the value of
 /// `protocolVersion` in `initialize` and of the `MCP-Protocol-Version`

@@ -12,8 +12,8 @@ use mcp_transport_core::handler::Handler;
 
 use crate::VERSION;
 use crate::policy::{DisconnectPolicy, PolicyState};
-use crate::tasks::Tasks;
 use crate::tasks::handler::TaskHandler;
+use crate::tasks::{Tasks, TasksConfig};
 
 /// The default [`Revision::retry_ms`]: 1000 ms.
 pub const DEFAULT_RETRY_MS: u64 = 1000;
@@ -190,5 +190,23 @@ mod tests {
         let r = c.revision(&VERSION).unwrap();
         assert_eq!(r.polling().map(|p| p.retry_ms()), Some(50));
         assert!(!r.batches() && r.version_header() && r.elicitation());
+    }
+}
+
+/// Tasks settings on an engine [`ServerConfig`]: they change this
+/// revision's implementation in [`ServerConfig::revisions`] (adding it when
+/// missing), keeping its SEP-1699 settings.
+pub trait TasksExt {
+    /// Serves 2025-11-25's experimental tasks with these settings.
+    fn with_tasks(self, config: TasksConfig) -> Self;
+}
+
+impl TasksExt for ServerConfig {
+    fn with_tasks(self, config: TasksConfig) -> Self {
+        let r = Revision {
+            tasks: Some(Arc::new(Tasks::new(config))),
+            ..self.polling()
+        };
+        self.with_revision(Arc::new(r))
     }
 }

@@ -1,7 +1,7 @@
 //! 2025-11-25's experimental tasks (SEP-1686; *Tasks* in
 //! `basic/utilities`) on the session engine.
 //!
-//! When a [`TasksConfig`] is set ([`TasksExt::with_tasks`]), every
+//! When a [`TasksConfig`] is set ([`TasksExt::with_tasks`](crate::TasksExt::with_tasks)), every
 //! 2025-11-25 session is served through a [`handler`] wrapper (the
 //! engine's `SessionRevision::session_handler` hook) that:
 //!
@@ -45,13 +45,10 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use mcp_session_engine::server::ServerConfig;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::jsonrpc::Notification;
 use mcp_transport_core::task_store::{MemoryTaskStore, TaskStore};
 use tokio::sync::{Notify, broadcast};
-
-use crate::server::Revision;
 
 /// Settings of 2025-11-25 tasks on a server.
 #[derive(Clone)]
@@ -215,25 +212,6 @@ impl Tasks {
                 r.cancel.cancel();
             }
         }
-    }
-}
-
-/// Tasks settings on an engine [`ServerConfig`]: they change this
-/// revision's implementation in [`ServerConfig::revisions`] (adding it when
-/// missing), keeping its SEP-1699 settings.
-pub trait TasksExt {
-    /// Serves 2025-11-25's experimental tasks with these settings.
-    fn with_tasks(self, config: TasksConfig) -> Self;
-}
-
-impl TasksExt for ServerConfig {
-    fn with_tasks(self, config: TasksConfig) -> Self {
-        use crate::server::PollingExt;
-        let r = Revision {
-            tasks: Some(Arc::new(Tasks::new(config))),
-            ..self.polling()
-        };
-        self.with_revision(Arc::new(r))
     }
 }
 
