@@ -168,6 +168,24 @@ impl PollingExt for ServerConfig {
     }
 }
 
+/// Tasks settings on an engine [`ServerConfig`]: they change this
+/// revision's implementation in [`ServerConfig::revisions`] (adding it when
+/// missing), keeping its SEP-1699 settings.
+pub trait TasksExt {
+    /// Serves 2025-11-25's experimental tasks with these settings.
+    fn with_tasks(self, config: TasksConfig) -> Self;
+}
+
+impl TasksExt for ServerConfig {
+    fn with_tasks(self, config: TasksConfig) -> Self {
+        let r = Revision {
+            tasks: Some(Arc::new(Tasks::new(config))),
+            ..self.polling()
+        };
+        self.with_revision(Arc::new(r))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,23 +208,5 @@ mod tests {
         let r = c.revision(&VERSION).unwrap();
         assert_eq!(r.polling().map(|p| p.retry_ms()), Some(50));
         assert!(!r.batches() && r.version_header() && r.elicitation());
-    }
-}
-
-/// Tasks settings on an engine [`ServerConfig`]: they change this
-/// revision's implementation in [`ServerConfig::revisions`] (adding it when
-/// missing), keeping its SEP-1699 settings.
-pub trait TasksExt {
-    /// Serves 2025-11-25's experimental tasks with these settings.
-    fn with_tasks(self, config: TasksConfig) -> Self;
-}
-
-impl TasksExt for ServerConfig {
-    fn with_tasks(self, config: TasksConfig) -> Self {
-        let r = Revision {
-            tasks: Some(Arc::new(Tasks::new(config))),
-            ..self.polling()
-        };
-        self.with_revision(Arc::new(r))
     }
 }
