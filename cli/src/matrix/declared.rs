@@ -171,11 +171,15 @@ mod tests {
     }
 
     #[test]
-    fn only_s_all_is_configured_with_the_extension() {
+    fn only_s_all_is_configured_with_tasks() {
         assert!(configured(ServerKind::All, &V::V2026_07_28).both());
         assert!(!configured(ServerKind::S0728, &V::V2026_07_28).server);
-        assert!(!configured(ServerKind::All, &V::V2025_11_25).server);
+        // s-all serves 2025-11-25's experimental tasks; augmenting a call
+        // is the client's own choice, so nothing is required of it.
+        assert!(configured(ServerKind::All, &V::V2025_11_25).server);
+        assert!(!configured(ServerKind::S1125, &V::V2025_11_25).server);
         assert!(!configured(ServerKind::All, &V::V2025_11_25).client);
+        assert!(!configured(ServerKind::All, &V::V2025_06_18).server);
         assert!(!configured(ServerKind::All, &V::V2025_06_18).client);
     }
 }
