@@ -2,8 +2,8 @@
 //!
 //! A task is one hash, `PREFIX:task:{ID}` (the id as a Redis Cluster hash
 //! tag): its record as JSON and a version number. A change reads the
-//! record, applies the state machine of the *Tasks* extension in Rust (the
-//! same transitions as `MemoryTaskStore`), and writes it back with a
+//! record, applies the transition in Rust (`TaskState`, the one written
+//! in transport-core that `MemoryTaskStore` applies too), and writes it back with a
 //! compare-and-set script that also keeps the bounds (bytes per task, bytes
 //! and tasks in total); a lost race is retried. The key lives until the
 //! task's TTL has passed plus [`EXPIRED_GRACE`] (so a late `tasks/get` hears
@@ -14,7 +14,8 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use mcp_transport_core::task_store::{
-    MemoryTaskStoreConfig, NewTask, TaskRecord, TaskStatus, TaskStore, TaskStoreError, Terminal,
+    InputMap, MemoryTaskStoreConfig, NewTask, TaskRecord, TaskState, TaskStatus, TaskStore,
+    TaskStoreError, Terminal,
 };
 use redis::Value;
 use serde::{Deserialize, Serialize};
@@ -91,18 +92,8 @@ impl Stored {
     }
 }
 
-/// A task being changed: the record and its used input keys.
-struct Entry {
-    record: TaskRecord,
-    used_keys: BTreeSet<String>,
-}
-
-impl Entry {
-    /// The bytes the bounds count (as `MemoryTaskStore` counts them).
-    fn measure(&self) -> usize {
-        self.record.payload_bytes() + self.used_keys.iter().map(String::len).sum::<usize>()
-    }
-}
+/// What one task key holds.
+type Entry = TaskState;
 
 /// The `TaskStore` in Redis, bounded by a [`MemoryTaskStoreConfig`] (the
 /// same limits with the same meaning): a task created on one instance is
@@ -270,42 +261,10 @@ impl RedisTaskStore {
     }
 }
 
-fn unchanged_if_terminal(record: &TaskRecord) -> Result<(), TaskStoreError> {
-    if record.status.is_terminal() {
-        return Err(TaskStoreError::Terminal {
-            id: record.id.clone(),
-            status: record.status,
-        });
-    }
-    Ok(())
-}
-
 #[async_trait::async_trait]
 impl TaskStore for RedisTaskStore {
     async fn create(&self, task: NewTask, now_ms: u64) -> Result<TaskRecord, TaskStoreError> {
-        let ttl_ms = match (task.ttl_ms, self.config.max_ttl_ms) {
-            (Some(t), Some(max)) => Some(t.min(max)),
-            (None, max) => max,
-            (Some(t), None) => Some(t),
-        };
-        let record = TaskRecord {
-            id: task.id,
-            scope: task.scope,
-            status: TaskStatus::Working,
-            status_message: task.status_message,
-            created_at_ms: now_ms,
-            last_updated_at_ms: now_ms,
-            ttl_ms,
-            poll_interval_ms: task.poll_interval_ms,
-            input_requests: BTreeMap::new(),
-            input_responses: BTreeMap::new(),
-            result: None,
-            error: None,
-        };
-        let entry = Entry {
-            record,
-            used_keys: BTreeSet::new(),
-        };
+        let entry = TaskState::new(task, now_ms, self.config.max_ttl_ms);
         let bytes = entry.measure();
         if bytes > self.config.max_task_bytes {
             return Err(TaskStoreError::TooLarge {
@@ -356,67 +315,28 @@ impl TaskStore for RedisTaskStore {
     async fn require_input(
         &self,
         id: &str,
-        requests: BTreeMap<String, Box<RawValue>>,
+        requests: InputMap,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            unchanged_if_terminal(&e.record)?;
-            if let Some(key) = requests.keys().find(|k| e.used_keys.contains(*k)) {
-                return Err(TaskStoreError::KeyReused {
-                    id: id.to_owned(),
-                    key: key.clone(),
-                });
-            }
-            if requests.is_empty() {
-                return Ok(e.record.clone());
-            }
-            e.used_keys.extend(requests.keys().cloned());
-            e.record.input_requests.extend(requests.clone());
-            e.record.status = TaskStatus::InputRequired;
-            e.record.last_updated_at_ms = now_ms;
-            Ok(e.record.clone())
-        })
-        .await
+        self.modify(id, None, now_ms, |t| t.require_input(&requests, now_ms))
+            .await
     }
 
     async fn deliver_input(
         &self,
         id: &str,
         scope: Option<&str>,
-        responses: BTreeMap<String, Box<RawValue>>,
+        responses: InputMap,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |e| {
-            if e.record.status.is_terminal() {
-                return Ok(e.record.clone());
-            }
-            let mut changed = false;
-            for (key, value) in &responses {
-                if e.record.input_requests.remove(key).is_some() {
-                    e.record.input_responses.insert(key.clone(), value.clone());
-                    changed = true;
-                }
-            }
-            if changed {
-                if e.record.input_requests.is_empty() {
-                    e.record.status = TaskStatus::Working;
-                }
-                e.record.last_updated_at_ms = now_ms;
-            }
-            Ok(e.record.clone())
+        self.modify(id, Some(scope), now_ms, |t| {
+            Ok(t.deliver_input(&responses, now_ms))
         })
         .await
     }
 
-    async fn take_input(
-        &self,
-        id: &str,
-        now_ms: u64,
-    ) -> Result<BTreeMap<String, Box<RawValue>>, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            Ok(std::mem::take(&mut e.record.input_responses))
-        })
-        .await
+    async fn take_input(&self, id: &str, now_ms: u64) -> Result<InputMap, TaskStoreError> {
+        self.modify(id, None, now_ms, |t| Ok(t.take_input())).await
     }
 
     async fn set_message(
@@ -425,15 +345,8 @@ impl TaskStore for RedisTaskStore {
         message: Option<String>,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            unchanged_if_terminal(&e.record)?;
-            if e.record.status_message != message {
-                e.record.status_message.clone_from(&message);
-                e.record.last_updated_at_ms = now_ms;
-            }
-            Ok(e.record.clone())
-        })
-        .await
+        self.modify(id, None, now_ms, |t| t.set_message(&message, now_ms))
+            .await
     }
 
     async fn finish(
@@ -443,22 +356,8 @@ impl TaskStore for RedisTaskStore {
         message: Option<String>,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            unchanged_if_terminal(&e.record)?;
-            let r = &mut e.record;
-            r.status = terminal.status();
-            match &terminal {
-                Terminal::Completed(result) => r.result = Some(result.clone()),
-                Terminal::Failed(error) => r.error = Some(error.clone()),
-                Terminal::Cancelled => {}
-            }
-            r.input_requests.clear();
-            r.input_responses.clear();
-            r.status_message.clone_from(&message);
-            r.last_updated_at_ms = now_ms;
-            Ok(r.clone())
-        })
-        .await
+        self.modify(id, None, now_ms, |t| t.finish(&terminal, &message, now_ms))
+            .await
     }
 
     async fn cancel(
@@ -467,18 +366,8 @@ impl TaskStore for RedisTaskStore {
         scope: Option<&str>,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |e| {
-            let r = &mut e.record;
-            if !r.status.is_terminal() {
-                r.status = TaskStatus::Cancelled;
-                r.input_requests.clear();
-                r.input_responses.clear();
-                r.status_message = Some("cancelled at the client's request".to_owned());
-                r.last_updated_at_ms = now_ms;
-            }
-            Ok(r.clone())
-        })
-        .await
+        self.modify(id, Some(scope), now_ms, |t| Ok(t.cancel(now_ms)))
+            .await
     }
 
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, TaskStoreError> {

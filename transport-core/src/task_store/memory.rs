@@ -1,11 +1,9 @@
 //! [`MemoryTaskStore`]: the bounded in-memory [`TaskStore`].
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use serde_json::value::RawValue;
-
-use super::{NewTask, TaskRecord, TaskStatus, TaskStore, TaskStoreError, Terminal};
+use super::{InputMap, NewTask, TaskRecord, TaskState, TaskStore, TaskStoreError, Terminal};
 
 /// Limits of a [`MemoryTaskStore`].
 ///
@@ -41,17 +39,9 @@ impl Default for MemoryTaskStoreConfig {
 
 #[derive(Debug)]
 struct Entry {
-    record: TaskRecord,
-    /// Every input request key issued so far (unique over the task's life).
-    used_keys: BTreeSet<String>,
+    state: TaskState,
     /// Bytes counted against the bounds.
     bytes: usize,
-}
-
-impl Entry {
-    fn measure(&self) -> usize {
-        self.record.payload_bytes() + self.used_keys.iter().map(String::len).sum::<usize>()
-    }
 }
 
 #[derive(Debug, Default)]
@@ -109,7 +99,7 @@ impl MemoryTaskStore {
         id: &str,
         scope: Option<Option<&str>>,
         now_ms: u64,
-        change: impl FnOnce(&mut Entry) -> Result<T, TaskStoreError>,
+        change: impl FnOnce(&mut TaskState) -> Result<T, TaskStoreError>,
     ) -> Result<T, TaskStoreError> {
         let mut inner = self.lock();
         let inner = &mut *inner;
@@ -117,20 +107,19 @@ impl MemoryTaskStore {
             return Err(TaskStoreError::NotFound { id: id.to_owned() });
         };
         if let Some(scope) = scope
-            && !entry.record.visible_to(scope)
+            && !entry.state.record.visible_to(scope)
         {
             return Err(TaskStoreError::NotFound { id: id.to_owned() });
         }
-        if entry.record.is_expired(now_ms) {
+        if entry.state.record.is_expired(now_ms) {
             let bytes = entry.bytes;
             inner.tasks.remove(id);
             inner.total_bytes -= bytes;
             return Err(TaskStoreError::Expired { id: id.to_owned() });
         }
-        let before_record = entry.record.clone();
-        let before_keys = entry.used_keys.clone();
-        let out = change(entry)?;
-        let size = entry.measure();
+        let before = entry.state.clone();
+        let out = change(&mut entry.state)?;
+        let size = entry.state.measure();
         let total = inner.total_bytes - entry.bytes + size;
         let limit = if size > self.config.max_task_bytes {
             Some(self.config.max_task_bytes)
@@ -140,8 +129,7 @@ impl MemoryTaskStore {
             None
         };
         if let Some(max) = limit {
-            entry.record = before_record;
-            entry.used_keys = before_keys;
+            entry.state = before;
             return Err(TaskStoreError::TooLarge {
                 size: if max == self.config.max_task_bytes {
                     size
@@ -160,7 +148,7 @@ impl MemoryTaskStore {
         let before = inner.tasks.len();
         let mut freed = 0;
         inner.tasks.retain(|_, e| {
-            let keep = !e.record.is_expired(now_ms);
+            let keep = !e.state.record.is_expired(now_ms);
             if !keep {
                 freed += e.bytes;
             }
@@ -171,38 +159,11 @@ impl MemoryTaskStore {
     }
 }
 
-fn unchanged_if_terminal(record: &TaskRecord) -> Result<(), TaskStoreError> {
-    if record.status.is_terminal() {
-        return Err(TaskStoreError::Terminal {
-            id: record.id.clone(),
-            status: record.status,
-        });
-    }
-    Ok(())
-}
-
 #[async_trait::async_trait]
 impl TaskStore for MemoryTaskStore {
     async fn create(&self, task: NewTask, now_ms: u64) -> Result<TaskRecord, TaskStoreError> {
-        let ttl_ms = match (task.ttl_ms, self.config.max_ttl_ms) {
-            (Some(t), Some(max)) => Some(t.min(max)),
-            (None, max) => max,
-            (Some(t), None) => Some(t),
-        };
-        let record = TaskRecord {
-            id: task.id,
-            scope: task.scope,
-            status: TaskStatus::Working,
-            status_message: task.status_message,
-            created_at_ms: now_ms,
-            last_updated_at_ms: now_ms,
-            ttl_ms,
-            poll_interval_ms: task.poll_interval_ms,
-            input_requests: BTreeMap::new(),
-            input_responses: BTreeMap::new(),
-            result: None,
-            error: None,
-        };
+        let state = TaskState::new(task, now_ms, self.config.max_ttl_ms);
+        let record = state.record.clone();
         let mut inner = self.lock();
         if inner.tasks.contains_key(&record.id) {
             return Err(TaskStoreError::Exists { id: record.id });
@@ -215,12 +176,7 @@ impl TaskStore for MemoryTaskStore {
                 });
             }
         }
-        let entry = Entry {
-            record: record.clone(),
-            used_keys: BTreeSet::new(),
-            bytes: 0,
-        };
-        let bytes = entry.measure();
+        let bytes = state.measure();
         if bytes > self.config.max_task_bytes {
             return Err(TaskStoreError::TooLarge {
                 size: bytes,
@@ -230,7 +186,7 @@ impl TaskStore for MemoryTaskStore {
         inner.total_bytes += bytes;
         inner
             .tasks
-            .insert(record.id.clone(), Entry { bytes, ..entry });
+            .insert(record.id.clone(), Entry { state, bytes });
         Ok(record)
     }
 
@@ -243,9 +199,9 @@ impl TaskStore for MemoryTaskStore {
         let mut inner = self.lock();
         let inner = &mut *inner;
         match inner.tasks.get(id) {
-            Some(e) if e.record.visible_to(scope) => {
-                if !e.record.is_expired(now_ms) {
-                    return Ok(e.record.clone());
+            Some(e) if e.state.record.visible_to(scope) => {
+                if !e.state.record.is_expired(now_ms) {
+                    return Ok(e.state.record.clone());
                 }
                 let bytes = e.bytes;
                 inner.tasks.remove(id);
@@ -259,64 +215,26 @@ impl TaskStore for MemoryTaskStore {
     async fn require_input(
         &self,
         id: &str,
-        requests: BTreeMap<String, Box<RawValue>>,
+        requests: InputMap,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            unchanged_if_terminal(&e.record)?;
-            if let Some(key) = requests.keys().find(|k| e.used_keys.contains(*k)) {
-                return Err(TaskStoreError::KeyReused {
-                    id: id.to_owned(),
-                    key: key.clone(),
-                });
-            }
-            if requests.is_empty() {
-                return Ok(e.record.clone());
-            }
-            e.used_keys.extend(requests.keys().cloned());
-            e.record.input_requests.extend(requests);
-            e.record.status = TaskStatus::InputRequired;
-            e.record.last_updated_at_ms = now_ms;
-            Ok(e.record.clone())
-        })
+        self.modify(id, None, now_ms, |t| t.require_input(&requests, now_ms))
     }
 
     async fn deliver_input(
         &self,
         id: &str,
         scope: Option<&str>,
-        responses: BTreeMap<String, Box<RawValue>>,
+        responses: InputMap,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |e| {
-            if e.record.status.is_terminal() {
-                return Ok(e.record.clone());
-            }
-            let mut changed = false;
-            for (key, value) in responses {
-                if e.record.input_requests.remove(&key).is_some() {
-                    e.record.input_responses.insert(key, value);
-                    changed = true;
-                }
-            }
-            if changed {
-                if e.record.input_requests.is_empty() {
-                    e.record.status = TaskStatus::Working;
-                }
-                e.record.last_updated_at_ms = now_ms;
-            }
-            Ok(e.record.clone())
+        self.modify(id, Some(scope), now_ms, |t| {
+            Ok(t.deliver_input(&responses, now_ms))
         })
     }
 
-    async fn take_input(
-        &self,
-        id: &str,
-        now_ms: u64,
-    ) -> Result<BTreeMap<String, Box<RawValue>>, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            Ok(std::mem::take(&mut e.record.input_responses))
-        })
+    async fn take_input(&self, id: &str, now_ms: u64) -> Result<InputMap, TaskStoreError> {
+        self.modify(id, None, now_ms, |t| Ok(t.take_input()))
     }
 
     async fn set_message(
@@ -325,14 +243,7 @@ impl TaskStore for MemoryTaskStore {
         message: Option<String>,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            unchanged_if_terminal(&e.record)?;
-            if e.record.status_message != message {
-                e.record.status_message = message;
-                e.record.last_updated_at_ms = now_ms;
-            }
-            Ok(e.record.clone())
-        })
+        self.modify(id, None, now_ms, |t| t.set_message(&message, now_ms))
     }
 
     async fn finish(
@@ -342,21 +253,7 @@ impl TaskStore for MemoryTaskStore {
         message: Option<String>,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |e| {
-            unchanged_if_terminal(&e.record)?;
-            let r = &mut e.record;
-            r.status = terminal.status();
-            match terminal {
-                Terminal::Completed(result) => r.result = Some(result),
-                Terminal::Failed(error) => r.error = Some(error),
-                Terminal::Cancelled => {}
-            }
-            r.input_requests.clear();
-            r.input_responses.clear();
-            r.status_message = message;
-            r.last_updated_at_ms = now_ms;
-            Ok(r.clone())
-        })
+        self.modify(id, None, now_ms, |t| t.finish(&terminal, &message, now_ms))
     }
 
     async fn cancel(
@@ -365,17 +262,7 @@ impl TaskStore for MemoryTaskStore {
         scope: Option<&str>,
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |e| {
-            let r = &mut e.record;
-            if !r.status.is_terminal() {
-                r.status = TaskStatus::Cancelled;
-                r.input_requests.clear();
-                r.input_responses.clear();
-                r.status_message = Some("cancelled at the client's request".to_owned());
-                r.last_updated_at_ms = now_ms;
-            }
-            Ok(r.clone())
-        })
+        self.modify(id, Some(scope), now_ms, |t| Ok(t.cancel(now_ms)))
     }
 
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, TaskStoreError> {

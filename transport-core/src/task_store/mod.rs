@@ -50,8 +50,10 @@
 //! the server. [`MemoryTaskStore`] is the bounded in-memory default.
 
 mod memory;
+mod state;
 
 pub use memory::{MemoryTaskStore, MemoryTaskStoreConfig};
+pub use state::{InputMap, TaskState};
 
 use std::collections::BTreeMap;
 

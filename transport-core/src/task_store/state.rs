@@ -1,0 +1,182 @@
+//! [`TaskState`]: a task's record and the input keys it has used, with the
+//! transitions every [`TaskStore`](super::TaskStore) applies — written once
+//! so a store only decides where the state lives and how a change is made
+//! atomic (a mutex in [`MemoryTaskStore`](super::MemoryTaskStore), a
+//! compare-and-set in a shared store), never what a change does.
+//!
+//! The rules (2026-07-28 Tasks extension, *Task Lifecycle*; 2025-11-25
+//! *Tasks*): a terminal status is final (the first terminal transition
+//! wins); input request keys are unique for the task's life; responses to
+//! keys that are not outstanding are ignored; a terminal transition drops
+//! the outstanding requests and undelivered responses.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::value::RawValue;
+
+use super::{NewTask, TaskRecord, TaskStatus, TaskStoreError, Terminal};
+
+/// Input requests or responses by key.
+pub type InputMap = BTreeMap<String, Box<RawValue>>;
+
+/// What a store keeps per task.
+#[derive(Clone, Debug)]
+pub struct TaskState {
+    /// The task as `tasks/get` shows it.
+    pub record: TaskRecord,
+    /// Every input request key issued so far (unique over the task's life).
+    pub used_keys: BTreeSet<String>,
+}
+
+impl TaskState {
+    /// A new `working` task created at `now_ms`; its TTL is the requested
+    /// one capped at `max_ttl_ms` (receivers may shorten it), or
+    /// `max_ttl_ms` when none was asked.
+    pub fn new(task: NewTask, now_ms: u64, max_ttl_ms: Option<u64>) -> Self {
+        let ttl_ms = match (task.ttl_ms, max_ttl_ms) {
+            (Some(t), Some(max)) => Some(t.min(max)),
+            (None, max) => max,
+            (Some(t), None) => Some(t),
+        };
+        TaskState {
+            record: TaskRecord {
+                id: task.id,
+                scope: task.scope,
+                status: TaskStatus::Working,
+                status_message: task.status_message,
+                created_at_ms: now_ms,
+                last_updated_at_ms: now_ms,
+                ttl_ms,
+                poll_interval_ms: task.poll_interval_ms,
+                input_requests: BTreeMap::new(),
+                input_responses: BTreeMap::new(),
+                result: None,
+                error: None,
+            },
+            used_keys: BTreeSet::new(),
+        }
+    }
+
+    /// The bytes a store's bounds count: the record's payload and the used
+    /// keys.
+    pub fn measure(&self) -> usize {
+        self.record.payload_bytes() + self.used_keys.iter().map(String::len).sum::<usize>()
+    }
+
+    fn unless_terminal(&self) -> Result<(), TaskStoreError> {
+        if self.record.status.is_terminal() {
+            return Err(TaskStoreError::Terminal {
+                id: self.record.id.clone(),
+                status: self.record.status,
+            });
+        }
+        Ok(())
+    }
+
+    /// `input_required` with these requests added; a key used before in
+    /// this task is refused. No requests: unchanged.
+    pub fn require_input(
+        &mut self,
+        requests: &InputMap,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.unless_terminal()?;
+        if let Some(key) = requests.keys().find(|k| self.used_keys.contains(*k)) {
+            return Err(TaskStoreError::KeyReused {
+                id: self.record.id.clone(),
+                key: key.clone(),
+            });
+        }
+        if requests.is_empty() {
+            return Ok(self.record.clone());
+        }
+        self.used_keys.extend(requests.keys().cloned());
+        let r = &mut self.record;
+        r.input_requests
+            .extend(requests.iter().map(|(k, v)| (k.clone(), v.clone())));
+        r.status = TaskStatus::InputRequired;
+        r.last_updated_at_ms = now_ms;
+        Ok(r.clone())
+    }
+
+    /// Takes the responses to outstanding requests (others are ignored);
+    /// `working` again once none is outstanding. A terminal task is left
+    /// as it is.
+    pub fn deliver_input(&mut self, responses: &InputMap, now_ms: u64) -> TaskRecord {
+        let r = &mut self.record;
+        if r.status.is_terminal() {
+            return r.clone();
+        }
+        let mut changed = false;
+        for (key, value) in responses {
+            if r.input_requests.remove(key).is_some() {
+                r.input_responses.insert(key.clone(), value.clone());
+                changed = true;
+            }
+        }
+        if changed {
+            if r.input_requests.is_empty() {
+                r.status = TaskStatus::Working;
+            }
+            r.last_updated_at_ms = now_ms;
+        }
+        r.clone()
+    }
+
+    /// The responses delivered so far, handed over once.
+    pub fn take_input(&mut self) -> InputMap {
+        std::mem::take(&mut self.record.input_responses)
+    }
+
+    /// A new status message (a non-terminal task only).
+    pub fn set_message(
+        &mut self,
+        message: &Option<String>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.unless_terminal()?;
+        if self.record.status_message != *message {
+            self.record.status_message.clone_from(message);
+            self.record.last_updated_at_ms = now_ms;
+        }
+        Ok(self.record.clone())
+    }
+
+    /// The terminal transition; refused when the task has already ended
+    /// (the first terminal transition wins).
+    pub fn finish(
+        &mut self,
+        terminal: &Terminal,
+        message: &Option<String>,
+        now_ms: u64,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.unless_terminal()?;
+        let r = &mut self.record;
+        r.status = terminal.status();
+        match terminal {
+            Terminal::Completed(result) => r.result = Some(result.clone()),
+            Terminal::Failed(error) => r.error = Some(error.clone()),
+            Terminal::Cancelled => {}
+        }
+        r.input_requests.clear();
+        r.input_responses.clear();
+        r.status_message.clone_from(message);
+        r.last_updated_at_ms = now_ms;
+        Ok(r.clone())
+    }
+
+    /// `cancelled` at the client's request; a task that has already ended
+    /// stays as it is (cancellation is cooperative and eventually
+    /// consistent: the caller sees the status it got).
+    pub fn cancel(&mut self, now_ms: u64) -> TaskRecord {
+        let r = &mut self.record;
+        if !r.status.is_terminal() {
+            r.status = TaskStatus::Cancelled;
+            r.input_requests.clear();
+            r.input_responses.clear();
+            r.status_message = Some("cancelled at the client's request".to_owned());
+            r.last_updated_at_ms = now_ms;
+        }
+        r.clone()
+    }
+}
