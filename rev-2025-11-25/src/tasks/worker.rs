@@ -21,7 +21,9 @@ use mcp_transport_core::handler::{
 use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
 };
-use mcp_transport_core::task_store::{NewTask, TaskStatus, TaskStoreError, Terminal};
+use mcp_transport_core::task_store::{
+    NewTask, TaskStatus, TaskStoreError, Terminal, unique_input_key,
+};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -248,18 +250,6 @@ fn capability_for(method: &str) -> Option<&'static str> {
     }
 }
 
-/// A key for `key` not used before in this task.
-fn unique_key(key: &str, used: &mut HashSet<String>) -> String {
-    let mut candidate = key.to_owned();
-    let mut n = 1u32;
-    while used.contains(&candidate) {
-        n += 1;
-        candidate = format!("{key}#{n}");
-    }
-    used.insert(candidate.clone());
-    candidate
-}
-
 async fn drive(
     tasks: &Arc<Tasks>,
     session: &str,
@@ -327,7 +317,7 @@ async fn drive(
         let mut wire_to_handler = BTreeMap::new();
         let mut requests = BTreeMap::new();
         for (key, req) in &input.requests {
-            let wire_key = unique_key(key, &mut used);
+            let wire_key = unique_input_key(key, &mut used);
             let value = serde_json::json!({
                 "method": req.method,
                 "params": req.params.as_deref().map(wire::parsed),

@@ -53,7 +53,7 @@ mod memory;
 mod state;
 
 pub use memory::{MemoryTaskStore, MemoryTaskStoreConfig};
-pub use state::{InputMap, TaskState};
+pub use state::{InputMap, TaskState, unique_input_key};
 
 use std::collections::BTreeMap;
 

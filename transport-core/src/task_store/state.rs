@@ -180,3 +180,33 @@ impl TaskState {
         r.clone()
     }
 }
+
+/// A key for an input request named `key` that `used` does not hold yet
+/// (`key`, else `key#2`, `key#3`, …), recorded in `used`: a worker names
+/// its input requests with this so keys stay unique for the task's life,
+/// which [`TaskState::require_input`] enforces.
+pub fn unique_input_key(key: &str, used: &mut std::collections::HashSet<String>) -> String {
+    let mut candidate = key.to_owned();
+    let mut n = 1u32;
+    while used.contains(&candidate) {
+        n += 1;
+        candidate = format!("{key}#{n}");
+    }
+    used.insert(candidate.clone());
+    candidate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_input_key;
+
+    #[test]
+    fn input_keys_stay_unique_for_the_tasks_life() {
+        let mut used = std::collections::HashSet::new();
+        assert_eq!(unique_input_key("ask", &mut used), "ask");
+        assert_eq!(unique_input_key("ask", &mut used), "ask#2");
+        assert_eq!(unique_input_key("ask", &mut used), "ask#3");
+        assert_eq!(unique_input_key("other", &mut used), "other");
+        assert_eq!(used.len(), 4);
+    }
+}

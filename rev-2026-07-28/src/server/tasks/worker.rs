@@ -24,7 +24,9 @@ use mcp_transport_core::handler::{
 use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
 };
-use mcp_transport_core::task_store::{TaskRecord, TaskStatus, TaskStore, TaskStoreError, Terminal};
+use mcp_transport_core::task_store::{
+    TaskRecord, TaskStatus, TaskStore, TaskStoreError, Terminal, unique_input_key,
+};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -139,18 +141,6 @@ pub(super) async fn run(
     tasks.lock().remove(&id);
 }
 
-/// A key for `key` not used before in this task.
-fn unique_key(key: &str, used: &mut HashSet<String>) -> String {
-    let mut candidate = key.to_owned();
-    let mut n = 1u32;
-    while used.contains(&candidate) {
-        n += 1;
-        candidate = format!("{key}#{n}");
-    }
-    used.insert(candidate.clone());
-    candidate
-}
-
 /// The handler loop (see the module docs).
 async fn drive(
     shared: &Arc<Shared>,
@@ -245,7 +235,7 @@ async fn drive(
         let mut wire_to_handler = BTreeMap::new();
         let mut requests = BTreeMap::new();
         for (key, req) in &input.requests {
-            let wire_key = unique_key(key, &mut used);
+            let wire_key = unique_input_key(key, &mut used);
             let value = serde_json::json!({
                 "method": req.method,
                 "params": req.params.as_deref().map(|p| serde_json::from_str::<Value>(p.get()).unwrap_or(Value::Null)),
