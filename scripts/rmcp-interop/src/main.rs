@@ -80,8 +80,24 @@ async fn run(argv: &[String], summary: &mut Value) -> Result<(), String> {
         .call_tool(params)
         .await
         .map_err(|e| format!("countdown: {e}"))?;
+    // rmcp runs each notification handler in a task of its own
+    // (`spawn_service_task` in rmcp's service.rs) but hands a response to
+    // the caller directly, so the last progress events may be recorded
+    // after `call_tool` returned although they came first on the wire.
+    // Wait (bounded) for them, and report how many were late.
+    let at_result = collector.progress.lock().unwrap().len();
+    let settle = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while collector.progress.lock().unwrap().len() < count as usize
+        && std::time::Instant::now() < settle
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let progress = collector.progress.lock().unwrap().clone();
-    summary["countdown"] = json!({ "text": text_of(&result)?, "progress": progress });
+    summary["countdown"] = json!({
+        "text": text_of(&result)?,
+        "progress": progress,
+        "progressAfterResult": progress.len() - at_result,
+    });
     let want: Vec<f64> = (1..=count).map(|n| n as f64).collect();
     if progress != want {
         return Err(format!("progress {progress:?} is not exactly {want:?}"));
