@@ -73,6 +73,8 @@ enum Break {
     BareUnsupported,
     /// A legacy POST without a session gets 404 instead of 400.
     NoSessionNotFound,
+    /// Every GET is answered 405 (as rmcp in stateless mode does).
+    NoGet,
     /// 2025-11-25 tasks: `taskSupport: "optional"` is listed as `"sometimes"`.
     TaskBadSupport,
     /// The `CreateTaskResult`'s task loses its `ttl`.
@@ -399,6 +401,12 @@ async fn handle(w: Arc<Wrapped>, req: Request<Body>) -> Response<Body> {
                     .insert("mcp-method", HeaderValue::from_str(m).unwrap());
             }
         }
+        Break::NoGet if get => {
+            return Response::builder()
+                .status(StatusCode::METHOD_NOT_ALLOWED)
+                .body(Body::empty())
+                .unwrap();
+        }
         Break::KeepAfterDelete if parts.method == axum::http::Method::DELETE => {
             return Response::new(Body::empty());
         }
@@ -721,6 +729,30 @@ async fn an_empty_poll_closed_without_an_id_is_a_warning() {
         shown(&r)
     );
     assert!(r.passed(), "{}", shown(&r));
+}
+
+/// A server that answers every GET 405 (rmcp in stateless mode) refuses
+/// no unknown id in particular, so `failed-resume-4xx` is not applicable
+/// (and says why), never a pass; the replay checks could not resume at all.
+#[tokio::test]
+async fn a_server_without_get_does_not_pass_failed_resume() {
+    let r = broken_tasks(Break::NoGet, 200).await;
+    let o = outcome(&r, id::FAILED_RESUME_4XX, ProtocolVersion::V2025_11_25);
+    assert!(
+        matches!(o, Outcome::NotApplicable(why) if why.contains("405")),
+        "{}",
+        shown(&r)
+    );
+    for i in [id::RESUME_SAME_STREAM, id::EXCLUSIVE_REPLAY] {
+        assert!(
+            matches!(
+                outcome(&r, i, ProtocolVersion::V2025_11_25),
+                Outcome::Inconclusive(_)
+            ),
+            "{i}\n{}",
+            shown(&r)
+        );
+    }
 }
 
 /// A JSON-mode server gives no stream to look at: the SSE checks are
@@ -1276,6 +1308,12 @@ fn the_binary_checks_serve_and_exits_0() {
         r#"{"ms":20000}"#,
         "--cancel-count-tool",
         "cancelled_count",
+        "--tool",
+        r#"slow={"ms":200}"#,
+        "--tool",
+        r#"echo={"text":"hi"}"#,
+        "--tool",
+        "failing_job",
     ]);
     assert_eq!(code, Some(0), "stdout: {out}\nstderr: {err}");
     let v: Value = serde_json::from_str(&out).expect("stdout is the JSON report");
@@ -1292,6 +1330,25 @@ fn the_binary_checks_serve_and_exits_0() {
         .find(|c| c["id"] == "cancel-on-close")
         .unwrap();
     assert_eq!(cancel["outcome"]["status"], "pass", "{cancel}");
+    // The 2025-11-25 task checks all ran and passed but the one for servers
+    // without tasks.requests.tools.call.
+    let tasks: Vec<&Value> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["revision"] == "2025-11-25" && c["id"].as_str().unwrap().starts_with("tasks-")
+        })
+        .collect();
+    assert_eq!(tasks.len(), 11);
+    for c in tasks {
+        let want = if c["id"] == "tasks-undeclared-ignored" {
+            "not_applicable"
+        } else {
+            "pass"
+        };
+        assert_eq!(c["outcome"]["status"], want, "{c}");
+    }
 }
 
 /// `--fail-on`: a SHOULD failure (priming-event) exits 0 by default and 1

@@ -284,6 +284,17 @@ async fn same_stream(wire: &Wire, session: &LegacySession, a: &Streamed, b: &Str
         Ok(c) => c,
         Err(o) => return o,
     };
+    if replay.messages().is_empty() {
+        // Nothing replayed at all: the rule never came into play.
+        return match replay.end {
+            super::wire::End::StillOpen => Outcome::Inconclusive(format!(
+                "the resume from {from:?} replayed nothing and stayed open: the server seems to ignore Last-Event-ID (a standalone stream), so whether it would replay another stream's messages could not be seen"
+            )),
+            _ => Outcome::NotApplicable(format!(
+                "the resume from {from:?} replayed nothing (replay is optional: \"The server MAY use this header to replay\"), so there was no replay to look at"
+            )),
+        };
+    }
     let foreign: Vec<String> = replay
         .items
         .iter()
@@ -507,7 +518,9 @@ async fn resumed_close(wire: &Wire, session: &LegacySession, slow: &Streamed) ->
 /// The verdict on a resumed connection (see [`resumed_close`]).
 fn evaluate_resumed_close(resumed: &Capture, last: &str) -> Outcome {
     if !resumed.closed_early() {
-        return Outcome::Pass;
+        return Outcome::NotApplicable(format!(
+            "the resume from {last:?} was not closed before its response (held open, or answered), so the rule never came into play"
+        ));
     }
     if last_id(resumed).is_some() {
         return Outcome::Pass;
@@ -669,9 +682,12 @@ mod tests {
         assert_eq!(evaluate_resumed_close(&renewed, "s.1.0"), Outcome::Pass);
         let id_only = capture(vec![SseItem::LastEventId("s.1.0.2".into())], End::Closed);
         assert_eq!(evaluate_resumed_close(&id_only, "s.1.0"), Outcome::Pass);
-        // Held open (a long poll): nothing to warn about.
+        // Held open (a long poll): the rule never came into play.
         let held = capture(vec![], End::StillOpen);
-        assert_eq!(evaluate_resumed_close(&held, "s.1.0"), Outcome::Pass);
+        assert!(matches!(
+            evaluate_resumed_close(&held, "s.1.0"),
+            Outcome::NotApplicable(_)
+        ));
     }
 
     #[test]
