@@ -339,7 +339,7 @@ async fn task_response(w: &Wrapped, rpc: &Value, resp: Response<Body>) -> Respon
             }
             (Break::TaskCancelTerminalOk, "tasks/cancel") => {
                 // Only for tasks that exist: an unknown id keeps its error.
-                let exists = created.lock().unwrap().iter().any(|c| *c == req_task);
+                let exists = created.lock().unwrap().contains(&req_task);
                 if exists && m.pointer("/error/code") == Some(&json!(-32602)) {
                     let id = m["id"].clone();
                     *m = json!({ "jsonrpc": "2.0", "id": id, "result": fake_task(&req_task, "cancelled") });
@@ -1234,6 +1234,10 @@ async fn markdown_and_json_renderings() {
         serde_json::from_str(&check::report::render(&r, check::report::Format::Json)).unwrap();
     assert_eq!(v["passed"], false);
     assert_eq!(v["speaks"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        v["failures_by_level"],
+        json!({ "MUST": 4, "SHOULD": 0, "MAY": 0, "POLICY": 0 })
+    );
     let failed: Vec<&Value> = v["checks"]
         .as_array()
         .unwrap()

@@ -41,6 +41,8 @@ pub fn render(report: &Report, format: Format) -> String {
 struct JsonReport<'a> {
     passed: bool,
     speaks: Vec<String>,
+    /// Failed checks by level (`MUST`, `SHOULD`, `MAY`, `POLICY`).
+    failures_by_level: std::collections::BTreeMap<Level, usize>,
     #[serde(flatten)]
     report: &'a Report,
 }
@@ -49,6 +51,13 @@ fn json(report: &Report) -> String {
     let wrapped = JsonReport {
         passed: report.passed(),
         speaks: report.speaks().iter().map(ToString::to_string).collect(),
+        failures_by_level: [Level::Must, Level::Should, Level::May, Level::Policy]
+            .into_iter()
+            .map(|l| {
+                let n = report.failures().iter().filter(|c| c.level == l).count();
+                (l, n)
+            })
+            .collect(),
         report,
     };
     let mut s = serde_json::to_string_pretty(&wrapped)
