@@ -180,7 +180,7 @@ fn tools(count: &Arc<AtomicU64>) -> Tools {
                 }
             },
         )
-        .add(
+        .register(
             Tool::new(
                 "slow",
                 "Answers after ms milliseconds unless cancelled.",
@@ -227,7 +227,7 @@ fn tools(count: &Arc<AtomicU64>) -> Tools {
             "Asks the client for a name by elicitation and answers with it.",
             |_: NoArgs, cx: ToolContext| async move { ask_name(&cx) },
         )
-        .add(
+        .register(
             Tool::new(
                 "slow_ask",
                 "Works ms, asks the client for a name by elicitation, works ms more, answers with it; long-running (a task for clients that declare tasks).",

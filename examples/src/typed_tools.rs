@@ -75,7 +75,7 @@ fn tools() -> Tools {
                 })
             },
         )
-        .add(
+        .register(
             Tool::new(
                 "work",
                 "Works in steps of 100 ms, reporting progress; a task for clients that declare tasks.",

@@ -55,6 +55,11 @@ pub use registry::{Tool, Tools};
 pub use revision::{Dialect, ToolRules};
 pub use schema::Schemas;
 
+/// The schemars this crate generates schemas with (derive `JsonSchema` on
+/// argument and result types; depend on `schemars` 1.x yourself for the
+/// derive's paths, or add `#[schemars(crate = "mcp_tools::schemars")]`).
+pub use schemars;
+
 /// Arguments of a tool that takes none: any object (extra members are
 /// ignored), listed as `{"type": "object", "properties": {}}`.
 #[derive(Clone, Copy, Debug, Default, serde::Deserialize, schemars::JsonSchema)]

@@ -214,7 +214,7 @@ impl Tools {
         F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
     {
-        self.add(Tool::new(name, description, f))
+        self.register(Tool::new(name, description, f))
     }
 
     /// Registers a built [`Tool`].
@@ -223,7 +223,7 @@ impl Tools {
     /// When the name is taken, or the input schema's root is not
     /// `type: "object"` (*Tools*, "Tool": `inputSchema` is an object schema
     /// in every revision; take a struct, or [`NoArgs`](crate::NoArgs)).
-    pub fn add(mut self, tool: Tool) -> Self {
+    pub fn register(mut self, tool: Tool) -> Self {
         assert!(
             tool.input.is_object(),
             "tool {}: the input schema must be an object schema (arguments are a JSON object)",

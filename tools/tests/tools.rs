@@ -97,7 +97,7 @@ fn tools() -> Tools {
                 }
             },
         )
-        .add(
+        .register(
             Tool::new("nap", "Sleeps", |r: Range, cx: ToolContext| async move {
                 cx.sleep(Duration::from_millis(r.n)).await?;
                 Ok::<_, ToolError>(CallToolResult::text("rested"))
