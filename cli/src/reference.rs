@@ -1,5 +1,9 @@
 //! The reference handler: the tools `mcp-compat serve` offers, written once
-//! against the era-independent [`Handler`] API and served in every revision.
+//! on the typed tool layer ([`mcp_tools`]) over the era-independent
+//! [`Handler`] API and served in every revision. Each tool's arguments are
+//! a Rust type; `tools/list` carries the schemas generated from them, in
+//! each revision's dialect, and bad arguments are reported as each
+//! revision says (see [`mcp_tools::ToolRules`]).
 //!
 //! | tool | arguments | behaviour |
 //! | --- | --- | --- |
@@ -17,68 +21,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use mcp_tools::{Elicitation, NoArgs, Tool, ToolContext, ToolError, Tools};
 use mcp_transport_core::handler::{
-    Execution, Handler, InputRequest, InputRequired, LogLevel, Outcome, RequestContext,
-    ServerDescription,
+    Execution, Handler, LogLevel, Outcome, RequestContext, ServerDescription,
 };
-use mcp_transport_core::jsonrpc::{ErrorObject, Request, to_raw};
+use mcp_transport_core::jsonrpc::Request;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-
-/// The reference tool set (see the module docs).
-#[derive(Debug, Default)]
-pub struct ReferenceHandler {
-    cancelled: Arc<AtomicU64>,
-}
-
-impl ReferenceHandler {
-    /// A new handler with a zero cancellation count.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// How many requests have been cancelled so far.
-    pub fn cancelled_count(&self) -> u64 {
-        self.cancelled.load(Ordering::SeqCst)
-    }
-}
-
-fn text(s: impl Into<String>) -> Outcome {
-    Outcome::json(&json!({ "content": [{ "type": "text", "text": s.into() }] }))
-}
-
-fn tool_error(s: impl Into<String>) -> Outcome {
-    Outcome::json(&json!({ "content": [{ "type": "text", "text": s.into() }], "isError": true }))
-}
-
-fn tools() -> Value {
-    let obj = |props: Value, required: &[&str]| json!({ "type": "object", "properties": props, "required": required });
-    json!({ "tools": [
-        { "name": "echo", "description": "Answers the text.",
-          "inputSchema": obj(json!({"text": {"type": "string"}}), &["text"]) },
-        { "name": "add", "description": "Answers a + b as text.",
-          "inputSchema": obj(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]) },
-        { "name": "countdown", "description": "Sends n progress and log notifications, one every interval_ms, then answers done.",
-          "inputSchema": obj(json!({"n": {"type": "integer"}, "interval_ms": {"type": "integer"}}), &["n"]) },
-        { "name": "slow", "description": "Answers after ms milliseconds unless cancelled.",
-          "inputSchema": obj(json!({"ms": {"type": "integer"}}), &["ms"]) },
-        { "name": "cancelled_count", "description": "How many requests have been cancelled so far.",
-          "inputSchema": obj(json!({}), &[]) },
-        { "name": "close_stream", "description": "Closes its SSE connection mid-call (SEP-1699), then answers.",
-          "inputSchema": obj(json!({"ms": {"type": "integer"}}), &[]) },
-        { "name": "ask_name", "description": "Asks the client for a name by elicitation and answers with it.",
-          "inputSchema": obj(json!({}), &[]) },
-        { "name": "slow_ask", "description": "Works ms, asks the client for a name by elicitation, works ms more, answers with it; long-running (a task for clients that declare tasks).",
-          "inputSchema": obj(json!({"ms": {"type": "integer"}}), &[]) },
-    ]})
-}
-
-#[derive(Deserialize)]
-struct CallParams {
-    name: String,
-    #[serde(default)]
-    arguments: Value,
-}
+use serde_json::json;
 
 /// Upper bound for `slow`, `countdown` and `close_stream` waits, so a client
 /// cannot park a request for ever.
@@ -86,147 +36,234 @@ const MAX_WAIT_MS: u64 = 10 * 60 * 1000;
 /// Upper bound for `countdown`'s `n`.
 const MAX_COUNT: u64 = 10_000;
 
-fn arg_u64(args: &Value, key: &str, default: Option<u64>) -> Result<u64, String> {
-    match args.get(key) {
-        Some(v) => v
-            .as_u64()
-            .ok_or_else(|| format!("argument {key} must be a non-negative integer")),
-        None => default.ok_or_else(|| format!("missing argument {key}")),
+/// The reference tool set (see the module docs).
+#[derive(Debug)]
+pub struct ReferenceHandler {
+    cancelled: Arc<AtomicU64>,
+    tools: Tools,
+}
+
+impl Default for ReferenceHandler {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
-impl ReferenceHandler {
-    async fn call(&self, p: CallParams, cx: &RequestContext) -> Outcome {
-        let a = &p.arguments;
-        match p.name.as_str() {
-            "echo" => match a.get("text").and_then(Value::as_str) {
-                Some(t) => text(t),
-                None => tool_error("missing string argument text"),
-            },
-            "add" => match (
-                a.get("a").and_then(Value::as_f64),
-                a.get("b").and_then(Value::as_f64),
-            ) {
-                (Some(x), Some(y)) => {
-                    let sum = x + y;
-                    if sum.fract() == 0.0 && sum.abs() < 9.0e15 {
-                        text(format!("{}", sum as i64))
-                    } else {
-                        text(format!("{sum}"))
-                    }
-                }
-                _ => tool_error("arguments a and b must be numbers"),
-            },
-            "countdown" => {
-                let (n, interval) =
-                    match (arg_u64(a, "n", None), arg_u64(a, "interval_ms", Some(10))) {
-                        (Ok(n), Ok(i)) if n <= MAX_COUNT && i <= MAX_WAIT_MS => (n, i),
-                        (Err(e), _) | (_, Err(e)) => return tool_error(e),
-                        _ => return tool_error(format!("n must be <= {MAX_COUNT}")),
-                    };
-                for i in 1..=n {
-                    if self.wait(cx, interval).await.is_err() {
-                        return self.was_cancelled();
-                    }
-                    let left = n - i;
-                    let _ = cx
-                        .progress(i as f64, Some(n as f64), Some(&format!("{left} left")))
-                        .await;
-                    let _ = cx
-                        .log(
-                            LogLevel::Info,
-                            Some("countdown"),
-                            json!(format!("{left} left")),
-                        )
-                        .await;
-                }
-                text("done")
-            }
-            "slow" => match arg_u64(a, "ms", None) {
-                Ok(ms) if ms <= MAX_WAIT_MS => match self.wait(cx, ms).await {
-                    Ok(()) => text(format!("slept {ms} ms")),
-                    Err(()) => self.was_cancelled(),
-                },
-                Ok(_) => tool_error(format!("ms must be <= {MAX_WAIT_MS}")),
-                Err(e) => tool_error(e),
-            },
-            "cancelled_count" => text(self.cancelled_count().to_string()),
-            "close_stream" => {
-                let ms = match arg_u64(a, "ms", Some(100)) {
-                    Ok(ms) if ms <= MAX_WAIT_MS => ms,
-                    _ => return tool_error(format!("ms must be an integer <= {MAX_WAIT_MS}")),
-                };
-                let _ = cx
-                    .log(LogLevel::Info, Some("close_stream"), json!("before close"))
-                    .await;
-                let closed = cx.close_sse_stream();
-                if self.wait(cx, ms).await.is_err() {
-                    return self.was_cancelled();
-                }
-                let _ = cx
-                    .log(LogLevel::Info, Some("close_stream"), json!("after close"))
-                    .await;
-                text(if closed { "resumed" } else { "not closed" })
-            }
-            "ask_name" => self.ask_name(cx),
-            "slow_ask" => {
-                let ms = match arg_u64(a, "ms", Some(100)) {
-                    Ok(ms) if ms <= MAX_WAIT_MS => ms,
-                    _ => return tool_error(format!("ms must be an integer <= {MAX_WAIT_MS}")),
-                };
-                // Work before the question (first round) and after the
-                // answer (second round).
-                if self.wait(cx, ms).await.is_err() {
-                    return self.was_cancelled();
-                }
-                self.ask_name(cx)
-            }
-            other => Outcome::Error(ErrorObject::invalid_params(format!("unknown tool {other}"))),
-        }
-    }
+/// `echo`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to answer.
+    text: String,
+}
 
-    fn ask_name(&self, cx: &RequestContext) -> Outcome {
-        if let Some(answer) = cx.input_responses.as_ref().and_then(|r| r.get("name")) {
-            let v: Value = serde_json::from_str(answer.get()).unwrap_or(Value::Null);
-            return match (
-                v.get("action").and_then(Value::as_str),
-                v.pointer("/content/name"),
-            ) {
-                (Some("accept"), Some(Value::String(n))) => text(format!("hello, {n}")),
-                (Some(action), _) => text(format!("no name ({action})")),
-                _ => tool_error("malformed elicitation result"),
-            };
-        }
-        let params = json!({
-            "message": "What is your name?",
-            "requestedSchema": { "type": "object",
-                "properties": { "name": { "type": "string" } }, "required": ["name"] }
-        });
-        let mut requests = std::collections::BTreeMap::new();
-        requests.insert(
-            "name".to_owned(),
-            InputRequest {
-                method: "elicitation/create".into(),
-                params: to_raw(&params).ok(),
-            },
-        );
-        Outcome::InputRequired(InputRequired {
-            requests,
-            state: None,
+/// `add`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    /// The first addend.
+    a: f64,
+    /// The second addend.
+    b: f64,
+}
+
+/// `countdown`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+struct CountdownArgs {
+    /// How many steps (at most 10000).
+    n: u64,
+    /// Milliseconds between steps.
+    #[serde(default = "ten")]
+    interval_ms: u64,
+}
+
+/// `slow`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+struct SlowArgs {
+    /// How long to work, in milliseconds (at most ten minutes).
+    ms: u64,
+}
+
+/// Arguments of the tools that wait a little (`close_stream`, `slow_ask`).
+#[derive(Deserialize, JsonSchema)]
+struct PauseArgs {
+    /// How long to wait, in milliseconds (at most ten minutes).
+    #[serde(default = "hundred")]
+    ms: u64,
+}
+
+/// What `ask_name` elicits.
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    name: String,
+}
+
+fn ten() -> u64 {
+    10
+}
+
+fn hundred() -> u64 {
+    100
+}
+
+/// `ms`, or an invalid-arguments error when it is over [`MAX_WAIT_MS`].
+fn bounded(ms: u64) -> Result<u64, ToolError> {
+    if ms > MAX_WAIT_MS {
+        return Err(ToolError::invalid_arguments(format!(
+            "ms must be <= {MAX_WAIT_MS}"
+        )));
+    }
+    Ok(ms)
+}
+
+/// Sleeps `ms` unless the request is cancelled first; a cancellation is
+/// counted (`cancelled_count`).
+async fn wait(count: &AtomicU64, cx: &ToolContext, ms: u64) -> Result<(), ToolError> {
+    cx.sleep(Duration::from_millis(ms)).await.inspect_err(|_| {
+        count.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+/// Asks the client's name by elicitation; answers with it once it came.
+fn ask_name(cx: &ToolContext) -> Result<String, ToolError> {
+    Ok(match cx.elicit::<Name>("name", "What is your name?")? {
+        Elicitation::Accept(n) => format!("hello, {}", n.name),
+        Elicitation::Refused(action) => format!("no name ({action})"),
+    })
+}
+
+fn tools(count: &Arc<AtomicU64>) -> Tools {
+    let (c1, c2, c3, c4, c5) = (
+        count.clone(),
+        count.clone(),
+        count.clone(),
+        count.clone(),
+        count.clone(),
+    );
+    Tools::new()
+        .tool("echo", "Answers the text.", |a: EchoArgs, _cx| async move {
+            a.text
         })
-    }
+        .tool("add", "Answers a + b as text.", |a: AddArgs, _cx| async move {
+            let sum = a.a + a.b;
+            if sum.fract() == 0.0 && sum.abs() < 9.0e15 {
+                format!("{}", sum as i64)
+            } else {
+                format!("{sum}")
+            }
+        })
+        .tool(
+            "countdown",
+            "Sends n progress and log notifications, one every interval_ms, then answers done.",
+            move |a: CountdownArgs, cx: ToolContext| {
+                let count = c1.clone();
+                async move {
+                    if a.n > MAX_COUNT {
+                        return Err(ToolError::invalid_arguments(format!(
+                            "n must be <= {MAX_COUNT}"
+                        )));
+                    }
+                    let interval = bounded(a.interval_ms)?;
+                    for i in 1..=a.n {
+                        wait(&count, &cx, interval).await?;
+                        let left = a.n - i;
+                        let _ = cx
+                            .progress(i as f64, Some(a.n as f64), Some(&format!("{left} left")))
+                            .await;
+                        let _ = cx
+                            .log(
+                                LogLevel::Info,
+                                Some("countdown"),
+                                json!(format!("{left} left")),
+                            )
+                            .await;
+                    }
+                    Ok("done")
+                }
+            },
+        )
+        .register(
+            Tool::new(
+                "slow",
+                "Answers after ms milliseconds unless cancelled.",
+                move |a: SlowArgs, cx: ToolContext| {
+                    let count = c2.clone();
+                    async move {
+                        let ms = bounded(a.ms)?;
+                        wait(&count, &cx, ms).await?;
+                        Ok(format!("slept {ms} ms"))
+                    }
+                },
+            )
+            .execution(Execution::MayBeLong),
+        )
+        .tool(
+            "cancelled_count",
+            "How many requests have been cancelled so far.",
+            move |_: NoArgs, _cx| {
+                let n = c3.load(Ordering::SeqCst);
+                async move { n.to_string() }
+            },
+        )
+        .tool(
+            "close_stream",
+            "Closes its SSE connection mid-call (SEP-1699), then answers.",
+            move |a: PauseArgs, cx: ToolContext| {
+                let count = c4.clone();
+                async move {
+                    let ms = bounded(a.ms)?;
+                    let _ = cx
+                        .log(LogLevel::Info, Some("close_stream"), json!("before close"))
+                        .await;
+                    let closed = cx.close_sse_stream();
+                    wait(&count, &cx, ms).await?;
+                    let _ = cx
+                        .log(LogLevel::Info, Some("close_stream"), json!("after close"))
+                        .await;
+                    Ok(if closed { "resumed" } else { "not closed" })
+                }
+            },
+        )
+        .tool(
+            "ask_name",
+            "Asks the client for a name by elicitation and answers with it.",
+            |_: NoArgs, cx: ToolContext| async move { ask_name(&cx) },
+        )
+        .register(
+            Tool::new(
+                "slow_ask",
+                "Works ms, asks the client for a name by elicitation, works ms more, answers with it; long-running (a task for clients that declare tasks).",
+                move |a: PauseArgs, cx: ToolContext| {
+                    let count = c5.clone();
+                    async move {
+                        let ms = bounded(a.ms)?;
+                        // Work before the question (first round) and after
+                        // the answer (second round).
+                        wait(&count, &cx, ms).await?;
+                        ask_name(&cx)
+                    }
+                },
+            )
+            .execution(Execution::MayBeLong),
+        )
+}
 
-    /// Sleeps `ms` unless the request is cancelled first.
-    async fn wait(&self, cx: &RequestContext, ms: u64) -> Result<(), ()> {
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(()),
-            _ = cx.cancelled() => Err(()),
+impl ReferenceHandler {
+    /// A new handler with a zero cancellation count.
+    pub fn new() -> Self {
+        let cancelled = Arc::new(AtomicU64::new(0));
+        ReferenceHandler {
+            tools: tools(&cancelled),
+            cancelled,
         }
     }
 
-    fn was_cancelled(&self) -> Outcome {
-        self.cancelled.fetch_add(1, Ordering::SeqCst);
-        Outcome::Error(ErrorObject::new(-32800, "Request cancelled"))
+    /// How many requests have been cancelled so far.
+    pub fn cancelled_count(&self) -> u64 {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// The tool registry.
+    pub fn tools(&self) -> &Tools {
+        &self.tools
     }
 }
 
@@ -242,28 +279,133 @@ impl Handler for ReferenceHandler {
 
     /// `slow` and `slow_ask` may be long; every other tool answers at once.
     fn execution(&self, request: &Request) -> Execution {
-        let name = request
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok())
-            .map(|p| p.name);
-        match name.as_deref() {
-            Some("slow" | "slow_ask") if request.method == "tools/call" => Execution::MayBeLong,
-            _ => Execution::Immediate,
+        self.tools.execution(request)
+    }
+
+    /// `tools/list` and `tools/call`; anything else is `-32601`.
+    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
+        self.tools.handle(request, cx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::testing::{Cx, error_code, request, result};
+    use mcp_transport_core::ProtocolVersion as V;
+    use mcp_transport_core::jsonrpc::INVALID_PARAMS;
+    use serde_json::Value;
+
+    async fn call(h: &ReferenceHandler, rev: V, name: &str, args: Value) -> Outcome {
+        h.handle(
+            request("tools/call", json!({ "name": name, "arguments": args })),
+            Cx::at(rev).build(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn tools_list_carries_the_generated_schemas_in_each_dialect() {
+        let h = ReferenceHandler::new();
+        for (rev, dialect) in [
+            (V::V2025_03_26, "http://json-schema.org/draft-07/schema#"),
+            (V::V2025_06_18, "http://json-schema.org/draft-07/schema#"),
+            (
+                V::V2025_11_25,
+                "https://json-schema.org/draft/2020-12/schema",
+            ),
+            (
+                V::V2026_07_28,
+                "https://json-schema.org/draft/2020-12/schema",
+            ),
+        ] {
+            let list = result(
+                h.handle(
+                    request("tools/list", json!({})),
+                    Cx::at(rev.clone()).build(),
+                )
+                .await,
+            );
+            let tools = list["tools"].as_array().unwrap();
+            let names: Vec<_> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+            assert_eq!(
+                names,
+                [
+                    "echo",
+                    "add",
+                    "countdown",
+                    "slow",
+                    "cancelled_count",
+                    "close_stream",
+                    "ask_name",
+                    "slow_ask"
+                ]
+            );
+            for t in tools {
+                assert_eq!(t["inputSchema"]["$schema"], dialect, "{rev} {t}");
+                assert_eq!(t["inputSchema"]["type"], "object", "{rev} {t}");
+            }
+            assert_eq!(tools[0]["inputSchema"]["required"], json!(["text"]));
+            assert_eq!(tools[1]["inputSchema"]["required"], json!(["a", "b"]));
+            let countdown = &tools[2]["inputSchema"];
+            assert_eq!(countdown["required"], json!(["n"]));
+            assert_eq!(countdown["properties"]["interval_ms"]["default"], 10);
         }
     }
 
-    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
-        match request.method.as_str() {
-            "tools/list" => Outcome::json(&tools()),
-            "tools/call" => {
-                let params = request.params.as_deref().map(|p| p.get()).unwrap_or("{}");
-                match serde_json::from_str::<CallParams>(params) {
-                    Ok(p) => self.call(p, &cx).await,
-                    Err(e) => Outcome::Error(ErrorObject::invalid_params(e)),
-                }
+    #[tokio::test]
+    async fn bad_arguments_are_reported_as_each_revision_says() {
+        let h = ReferenceHandler::new();
+        let bad = [
+            ("echo", json!({})),
+            ("add", json!({ "a": "x", "b": 1 })),
+            ("countdown", json!({ "n": 20000 })),
+            ("slow", json!({ "ms": -5 })),
+            ("close_stream", json!({ "ms": MAX_WAIT_MS + 1 })),
+        ];
+        for (name, args) in bad {
+            for rev in [V::V2025_03_26, V::V2025_06_18] {
+                let out = call(&h, rev.clone(), name, args.clone()).await;
+                assert_eq!(error_code(&out), INVALID_PARAMS, "{rev} {name}");
             }
-            other => Outcome::Error(ErrorObject::method_not_found(other)),
+            for rev in [V::V2025_11_25, V::V2026_07_28] {
+                let r = result(call(&h, rev.clone(), name, args.clone()).await);
+                assert_eq!(r["isError"], true, "{rev} {name}");
+            }
         }
+        let out = call(&h, V::V2025_11_25, "nope", json!({})).await;
+        assert_eq!(error_code(&out), INVALID_PARAMS);
+        let r = result(call(&h, V::V2025_03_26, "add", json!({ "a": 0.5, "b": 2 })).await);
+        assert_eq!(r, json!({ "content": [{ "type": "text", "text": "2.5" }] }));
+    }
+
+    #[tokio::test]
+    async fn long_tools_may_be_long_and_cancellations_are_counted() {
+        let h = ReferenceHandler::new();
+        for (name, e) in [
+            ("slow", Execution::MayBeLong),
+            ("slow_ask", Execution::MayBeLong),
+            ("echo", Execution::Immediate),
+            ("nope", Execution::Immediate),
+        ] {
+            let req = request("tools/call", json!({ "name": name }));
+            assert_eq!(h.execution(&req), e, "{name}");
+        }
+        let b = Cx::at(V::V2025_11_25);
+        let cancel = b.cancellation();
+        cancel.cancel();
+        let out = h
+            .handle(
+                request(
+                    "tools/call",
+                    json!({ "name": "slow", "arguments": { "ms": 60000 } }),
+                ),
+                b.build(),
+            )
+            .await;
+        assert_eq!(error_code(&out), -32800);
+        assert_eq!(h.cancelled_count(), 1);
+        let r = result(call(&h, V::V2026_07_28, "cancelled_count", json!({})).await);
+        assert_eq!(r["content"][0]["text"], "1");
     }
 }

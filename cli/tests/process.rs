@@ -212,7 +212,7 @@ fn tool_error_exits_non_zero_with_a_message() {
     );
     assert!(!ran.ok(), "a result with isError: true must fail: {ran:?}");
     assert!(
-        ran.stderr.contains("arguments a and b must be numbers"),
+        ran.stderr.contains("Invalid arguments for tool add"),
         "{}",
         ran.stderr
     );

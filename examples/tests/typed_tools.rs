@@ -1,0 +1,106 @@
+//! The typed-tools example as a user runs it: a child process, called by
+//! the negotiating client at each Streamable HTTP revision.
+
+use std::process::Command;
+use std::time::Duration;
+
+use mcp_negotiate::client::{NegotiateConfig, connect};
+use mcp_test_support::process::Listening;
+use mcp_transport_core::ProtocolVersion as V;
+use mcp_transport_core::jsonrpc::to_raw;
+use mcp_transport_core::transport::{RequestOptions, Transport};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// `tools/list`, then each call, at `revision`: each answer as JSON
+/// (`{"error": {...}}` for a JSON-RPC error).
+async fn session(url: &str, revision: V, calls: &[(&str, Value)]) -> (Value, Vec<Value>) {
+    let config = NegotiateConfig::new(url).with_revisions(vec![revision.clone()]);
+    let conn = connect(config).await.expect("connect");
+    assert_eq!(conn.revision(), revision);
+    let mut answers = Vec::new();
+    let ask = async |method: &str, params: Value| -> Value {
+        let response = conn
+            .request(
+                method,
+                Some(to_raw(&params).unwrap()),
+                RequestOptions::default(),
+            )
+            .await
+            .unwrap()
+            .response()
+            .await
+            .unwrap();
+        match response.payload {
+            Ok(raw) => serde_json::from_str(raw.get()).unwrap(),
+            Err(e) => json!({ "error": { "code": e.code, "message": e.message } }),
+        }
+    };
+    let list = ask("tools/list", json!({})).await;
+    for (name, args) in calls {
+        answers.push(ask("tools/call", json!({ "name": name, "arguments": args })).await);
+    }
+    conn.close().await.unwrap();
+    (list, answers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_tools_follow_each_revision() {
+    let bin = env!("CARGO_BIN_EXE_typed_tools");
+    let mut cmd = Command::new(bin);
+    cmd.env_remove("RUST_LOG");
+    let server = Listening::spawn(bin, &mut cmd, WAIT);
+    let calls = [
+        ("divide", json!({ "a": 7, "b": 2 })),
+        ("divide", json!({ "a": "seven", "b": 2 })),
+        ("divide", json!({ "a": 7, "b": 0 })),
+        ("work", json!({ "steps": 2 })),
+    ];
+    for revision in V::STREAMABLE {
+        let (list, answers) = session(&server.url, revision.clone(), &calls).await;
+        let divide = list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "divide")
+            .unwrap();
+        let dialect = if revision >= V::V2025_11_25 {
+            "https://json-schema.org/draft/2020-12/schema"
+        } else {
+            "http://json-schema.org/draft-07/schema#"
+        };
+        assert_eq!(divide["inputSchema"]["$schema"], dialect, "{revision}");
+        assert_eq!(divide["inputSchema"]["required"], json!(["a", "b"]));
+        let structured = revision >= V::V2025_06_18;
+        assert_eq!(
+            divide.get("outputSchema").is_some(),
+            structured,
+            "{revision}"
+        );
+        let ok = &answers[0];
+        assert_eq!(
+            ok["content"][0]["text"],
+            r#"{"quotient":3.0,"remainder":1.0}"#
+        );
+        if structured {
+            assert_eq!(
+                ok["structuredContent"],
+                json!({ "quotient": 3.0, "remainder": 1.0 })
+            );
+        } else {
+            assert!(ok.get("structuredContent").is_none(), "{revision}: {ok}");
+        }
+        for bad in &answers[1..3] {
+            if revision >= V::V2025_11_25 {
+                assert_eq!(bad["isError"], true, "{revision}: {bad}");
+            } else {
+                assert_eq!(bad["error"]["code"], -32602, "{revision}: {bad}");
+            }
+        }
+        assert_eq!(
+            answers[3]["content"][0]["text"], "worked 2 steps",
+            "{revision}"
+        );
+    }
+}

@@ -1,0 +1,361 @@
+//! [`Tool`] and [`Tools`]: the registry, `tools/list`, `tools/call`, and
+//! the [`Handler`] it implements.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use mcp_transport_core::handler::{Execution, Handler, Outcome, RequestContext, ServerDescription};
+use mcp_transport_core::jsonrpc::{ErrorObject, INVALID_PARAMS, Notification, Request};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::context::ToolContext;
+use crate::output::{IntoToolResult, Reply};
+use crate::revision::ToolRules;
+use crate::schema::Schemas;
+
+type RunFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Reply> + Send + Sync;
+
+/// One tool: its definition (name, description, schemas, execution) and
+/// the typed function that runs it.
+pub struct Tool {
+    name: String,
+    title: Option<String>,
+    description: String,
+    input: Schemas,
+    output: Option<Schemas>,
+    annotations: Option<Value>,
+    execution: Execution,
+    run: Arc<RunFn>,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("execution", &self.execution)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// A tool named `name` whose arguments deserialize into `A` (its
+    /// `inputSchema` generated from `A`) and whose function returns any
+    /// [`IntoToolResult`] (text, [`Json`](crate::Json) with its
+    /// `outputSchema`, a [`CallToolResult`](crate::CallToolResult), or a
+    /// `Result` of one with a [`ToolError`](crate::ToolError)).
+    pub fn new<A, R, F, Fut>(name: impl Into<String>, description: impl Into<String>, f: F) -> Tool
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        let name = name.into();
+        let tool_name = name.clone();
+        let run = move |args: Value, cx: ToolContext| -> BoxFuture<'static, Reply> {
+            match serde_json::from_value::<A>(args) {
+                Ok(a) => f(a, cx).map(IntoToolResult::into_reply).boxed(),
+                Err(e) => {
+                    let reply = Reply::InvalidArguments(format!(
+                        "Invalid arguments for tool {tool_name}: {e}"
+                    ));
+                    async move { reply }.boxed()
+                }
+            }
+        };
+        Tool {
+            name,
+            title: None,
+            description: description.into(),
+            input: Schemas::input::<A>(),
+            output: R::output_schema(),
+            annotations: None,
+            execution: Execution::Immediate,
+            run: Arc::new(run),
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Sets the display `title`.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `annotations` (`ToolAnnotations`: `readOnlyHint`, ...).
+    pub fn annotations(mut self, annotations: Value) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Whether the tool may run long (a task for clients that declared
+    /// tasks; see `mcp_transport_core::handler`'s "Long-running work").
+    pub fn execution(mut self, execution: Execution) -> Self {
+        self.execution = execution;
+        self
+    }
+
+    /// Publishes `schema` verbatim as the `inputSchema` in every revision,
+    /// instead of the generated one (for keywords the argument type cannot
+    /// express, such as `x-mcp-header`). The arguments still deserialize
+    /// into the tool's type.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input = Schemas::verbatim(schema);
+        self
+    }
+
+    /// The `Tool` definition on `revision`'s terms: the schemas in its
+    /// dialect, `outputSchema` only where it exists and fits.
+    pub fn definition(&self, rules: &ToolRules) -> Value {
+        let mut t = json!({
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input.get(rules.dialect),
+        });
+        if let Some(title) = &self.title {
+            t["title"] = title.as_str().into();
+        }
+        if let Some(output) = &self.output
+            && rules.structured
+            && (output.is_object() || rules.structured_any)
+        {
+            t["outputSchema"] = output.get(rules.dialect).clone();
+        }
+        if let Some(a) = &self.annotations {
+            t["annotations"] = a.clone();
+        }
+        t
+    }
+
+    /// Runs the tool with `arguments` (an object) on `cx`'s revision.
+    pub async fn call(&self, arguments: Value, cx: RequestContext) -> Outcome {
+        let rules = ToolRules::of(&cx.revision);
+        (self.run)(arguments, ToolContext::new(cx))
+            .await
+            .into_outcome(&rules)
+    }
+}
+
+/// `CallToolRequest.params` (the fields this layer reads).
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+/// A registry of typed tools. It is a [`Handler`]: `tools/list` lists the
+/// tools in registration order on the request's revision's terms,
+/// `tools/call` runs one, and every other method goes to the
+/// [`fallback`](Tools::fallback) handler (or is `-32601`).
+///
+/// ```
+/// use mcp_tools::{Json, Tools};
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct AddArgs { a: f64, b: f64 }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct Sum { sum: f64 }
+///
+/// let tools = Tools::new()
+///     .tool("add", "Adds two numbers", |args: AddArgs, _cx| async move {
+///         Json(Sum { sum: args.a + args.b })
+///     });
+/// assert_eq!(tools.names().collect::<Vec<_>>(), ["add"]);
+/// ```
+#[derive(Default)]
+pub struct Tools {
+    tools: Vec<Tool>,
+    index: HashMap<String, usize>,
+    description: Option<ServerDescription>,
+    fallback: Option<Arc<dyn Handler>>,
+}
+
+impl fmt::Debug for Tools {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tools")
+            .field("tools", &self.tools)
+            .field("fallback", &self.fallback.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tools {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a tool (see [`Tool::new`]).
+    pub fn tool<A, R, F, Fut>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        self.register(Tool::new(name, description, f))
+    }
+
+    /// Registers a built [`Tool`].
+    ///
+    /// # Panics
+    /// When the name is taken, or the input schema's root is not
+    /// `type: "object"` (*Tools*, "Tool": `inputSchema` is an object schema
+    /// in every revision; take a struct, or [`NoArgs`](crate::NoArgs)).
+    pub fn register(mut self, tool: Tool) -> Self {
+        assert!(
+            tool.input.is_object(),
+            "tool {}: the input schema must be an object schema (arguments are a JSON object)",
+            tool.name
+        );
+        let i = self.tools.len();
+        assert!(
+            self.index.insert(tool.name.clone(), i).is_none(),
+            "tool {} registered twice",
+            tool.name
+        );
+        self.tools.push(tool);
+        self
+    }
+
+    /// What `initialize`/`server/discover` say; the `tools` capability is
+    /// added when missing. Default: the fallback's description, else a
+    /// minimal one naming this crate.
+    pub fn describe_as(mut self, description: ServerDescription) -> Self {
+        self.description = Some(description);
+        self
+    }
+
+    /// The handler for every method but `tools/list` and `tools/call`
+    /// (prompts, resources, ...).
+    pub fn fallback(mut self, handler: Arc<dyn Handler>) -> Self {
+        self.fallback = Some(handler);
+        self
+    }
+
+    /// The tool names, in registration order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.name.as_str())
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The `Tool` definitions on `cx`'s revision's terms.
+    pub fn list(&self, rules: &ToolRules) -> Vec<Value> {
+        self.tools.iter().map(|t| t.definition(rules)).collect()
+    }
+
+    /// Answers a `tools/call` with these params. Protocol errors (*Tools*,
+    /// "Error Handling") are `-32602` in every revision: an unknown tool
+    /// ("Unknown tool: NAME", the spec's example), and params that fail
+    /// `CallToolRequest`'s schema (no string `name`, `arguments` not an
+    /// object). Arguments that fail the tool's type are reported per
+    /// revision ([`ToolRules::invalid_arguments_are_tool_errors`]).
+    pub async fn call(&self, params: Option<&str>, cx: RequestContext) -> Outcome {
+        let p = match serde_json::from_str::<CallParams>(params.unwrap_or("{}")) {
+            Ok(p) => p,
+            Err(e) => return Outcome::Error(ErrorObject::invalid_params(e)),
+        };
+        let Some(tool) = self.get(&p.name) else {
+            return Outcome::Error(ErrorObject::new(
+                INVALID_PARAMS,
+                format!("Unknown tool: {}", p.name),
+            ));
+        };
+        let arguments = match p.arguments {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(a @ Value::Object(_)) => a,
+            Some(_) => {
+                return Outcome::Error(ErrorObject::invalid_params(
+                    "tools/call arguments must be an object",
+                ));
+            }
+        };
+        tool.call(arguments, cx).await
+    }
+
+    /// The name of the tool a `tools/call` names, when it is one of these.
+    fn called<'a>(&'a self, request: &Request) -> Option<&'a Tool> {
+        if request.method != "tools/call" {
+            return None;
+        }
+        let p: CallParams = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
+        self.get(&p.name)
+    }
+}
+
+#[async_trait]
+impl Handler for Tools {
+    fn describe(&self) -> ServerDescription {
+        let mut d = self
+            .description
+            .clone()
+            .or_else(|| self.fallback.as_ref().map(|f| f.describe()))
+            .unwrap_or_else(|| ServerDescription {
+                info: json!({ "name": env!("CARGO_PKG_NAME"), "version": env!("CARGO_PKG_VERSION") }),
+                capabilities: json!({}),
+                instructions: None,
+            });
+        if let Value::Object(caps) = &mut d.capabilities {
+            caps.entry("tools").or_insert_with(|| json!({}));
+        }
+        d
+    }
+
+    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
+        match request.method.as_str() {
+            "tools/list" => {
+                let rules = ToolRules::of(&cx.revision);
+                Outcome::json(&json!({ "tools": self.list(&rules) }))
+            }
+            "tools/call" => {
+                self.call(request.params.as_deref().map(|p| p.get()), cx)
+                    .await
+            }
+            _ => match &self.fallback {
+                Some(f) => f.handle(request, cx).await,
+                None => Outcome::Error(ErrorObject::method_not_found(&request.method)),
+            },
+        }
+    }
+
+    /// The called tool's [`Tool::execution`]; the fallback's for anything
+    /// else.
+    fn execution(&self, request: &Request) -> Execution {
+        match (self.called(request), &self.fallback) {
+            (Some(tool), _) => tool.execution,
+            (None, Some(f)) => f.execution(request),
+            (None, None) => Execution::Immediate,
+        }
+    }
+
+    async fn notification(&self, notification: Notification) {
+        if let Some(f) = &self.fallback {
+            f.notification(notification).await;
+        }
+    }
+}
