@@ -1,6 +1,10 @@
 //! Issue 15: two session-engine instances sharing one real `redis-server`
 //! (sessions, event log, signals) behind the round-robin [`Balancer`], so
-//! every exchange of a session may land on either instance.
+//! every exchange of a session may land on either instance. The resume and
+//! cancel cases also run with the in-process stores shared by two servers
+//! in one process (`MemoryEventStore`, `MemorySessionStore`,
+//! `LocalSignalBus`: the `EventStore::tail_after` default that does not
+//! wait).
 //!
 //! * a `POST` answered on A under SEP-1699's `after-priming` policy, the
 //!   client's resumes on B: B replays from the shared log and follows it
@@ -23,8 +27,11 @@ use mcp_store_redis::{
 use mcp_test_support::handler::{Call, TestHandler, tool_fn, tools};
 use mcp_test_support::sse::{Rec, SseReader};
 use mcp_test_support::{Balancer, RedisServer, TestServer, eventually, within};
+use mcp_transport_core::event_log::MemoryEventStore;
 use mcp_transport_core::handler::{LogLevel, Outcome};
-use mcp_transport_core::session_store::MemorySessionStoreConfig;
+use mcp_transport_core::session_store::{
+    LocalSignalBus, MemorySessionStore, MemorySessionStoreConfig,
+};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
@@ -34,7 +41,17 @@ struct Cluster {
     handlers: [Arc<TestHandler>; 2],
     _servers: [TestServer; 2],
     _buses: Vec<Arc<RedisSignalBus>>,
-    _redis: RedisServer,
+    _redis: Option<RedisServer>,
+}
+
+/// Where the instances share their state.
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    /// A real `redis-server`: each instance its own connection-level
+    /// stores and signal bus, as separate processes would have.
+    Redis,
+    /// One set of in-process stores and one `LocalSignalBus`, shared.
+    Memory,
 }
 
 /// A handler whose `gated` tool logs `{"tick": i}` for i = 1..=3, each
@@ -54,6 +71,7 @@ fn handler(gate: Arc<Semaphore>) -> Arc<TestHandler> {
         TestHandler::builder("cluster")
             .tool("gated", gated)
             .tool("echo", tools::echo())
+            .tool("countdown", tools::countdown())
             .tool("slow", tools::slow_announced(60_000))
             .tool(
                 "ask",
@@ -67,32 +85,56 @@ fn handler(gate: Arc<Semaphore>) -> Arc<TestHandler> {
 }
 
 async fn cluster(policy: DisconnectPolicy, gate: Arc<Semaphore>) -> Cluster {
-    let redis = RedisServer::start();
-    let conn = RedisConnection::connect(&RedisConnectionConfig::new(redis.url()))
-        .await
-        .unwrap();
+    cluster_on(Backend::Redis, policy, gate).await
+}
+
+async fn cluster_on(backend: Backend, policy: DisconnectPolicy, gate: Arc<Semaphore>) -> Cluster {
+    let redis = matches!(backend, Backend::Redis).then(RedisServer::start);
+    let conn = match &redis {
+        Some(r) => Some(
+            RedisConnection::connect(&RedisConnectionConfig::new(r.url()))
+                .await
+                .unwrap(),
+        ),
+        None => None,
+    };
+    let memory_events = Arc::new(MemoryEventStore::default());
+    let memory_sessions = Arc::new(MemorySessionStore::new(MemorySessionStoreConfig::default()));
+    let local_bus = Arc::new(LocalSignalBus::default());
     let mut servers = Vec::new();
     let mut handlers = Vec::new();
     let mut buses = Vec::new();
     for _ in 0..2 {
-        // Each instance has its own stores over the one Redis, as separate
-        // processes would.
-        let events = RedisEventStore::new(conn.clone(), RedisEventStoreConfig::default());
-        let sessions = RedisSessionStore::new(conn.clone(), MemorySessionStoreConfig::default());
-        let bus = Arc::new(RedisSignalBus::start(conn.clone()));
-        bus.ready().await.unwrap();
-        let config: ServerConfig = rev::server_config()
-            .with_disconnect(policy)
-            .with_event_store(Arc::new(events))
-            .with_session_store(Arc::new(sessions))
-            .with_signals(bus.clone());
+        let config: ServerConfig = rev::server_config().with_disconnect(policy);
+        let config = match &conn {
+            // Each instance has its own stores over the one Redis, as
+            // separate processes would.
+            Some(conn) => {
+                let bus = Arc::new(RedisSignalBus::start(conn.clone()));
+                bus.ready().await.unwrap();
+                buses.push(bus.clone());
+                config
+                    .with_event_store(Arc::new(RedisEventStore::new(
+                        conn.clone(),
+                        RedisEventStoreConfig::default(),
+                    )))
+                    .with_session_store(Arc::new(RedisSessionStore::new(
+                        conn.clone(),
+                        MemorySessionStoreConfig::default(),
+                    )))
+                    .with_signals(bus)
+            }
+            None => config
+                .with_event_store(memory_events.clone())
+                .with_session_store(memory_sessions.clone())
+                .with_signals(local_bus.clone()),
+        };
         let h = handler(gate.clone());
         let server: LegacyServer = rev::server(h.clone(), config);
         servers.push(
             TestServer::serve(axum::Router::new().nest_service("/mcp", server.router())).await,
         );
         handlers.push(h);
-        buses.push(bus);
     }
     let lb = Balancer::start(servers.iter().map(TestServer::addr).collect())
         .await
@@ -113,6 +155,13 @@ impl Cluster {
     /// A POST through the balancer to instance `to`.
     async fn post(&self, to: usize, session: Option<&str>, body: &Value) -> reqwest::Response {
         self.lb.route_next_to(to);
+        let resp = self.post_rr(session, body).await;
+        assert_eq!(self.lb.log().last().unwrap().backend, to);
+        resp
+    }
+
+    /// A POST through the balancer to whichever instance is next.
+    async fn post_rr(&self, session: Option<&str>, body: &Value) -> reqwest::Response {
         let mut r = reqwest::Client::new()
             .post(self.lb.url())
             .header("accept", "application/json, text/event-stream")
@@ -122,9 +171,7 @@ impl Cluster {
         if let Some(s) = session {
             r = r.header("mcp-session-id", s);
         }
-        let resp = r.send().await.unwrap();
-        assert_eq!(self.lb.log().last().unwrap().backend, to);
-        resp
+        r.send().await.unwrap()
     }
 
     /// `initialize` (declaring elicitation) on instance `to`; the session id.
@@ -140,7 +187,14 @@ impl Cluster {
     /// A resume (`GET` + `Last-Event-ID`) on instance `to`.
     async fn resume(&self, to: usize, session: &str, last: &str) -> reqwest::Response {
         self.lb.route_next_to(to);
-        let r = reqwest::Client::new()
+        let r = self.resume_rr(session, last).await;
+        assert_eq!(self.lb.log().last().unwrap().backend, to);
+        r
+    }
+
+    /// A resume on whichever instance is next.
+    async fn resume_rr(&self, session: &str, last: &str) -> reqwest::Response {
+        reqwest::Client::new()
             .get(self.lb.url())
             .header("accept", "text/event-stream")
             .header("mcp-protocol-version", "2025-11-25")
@@ -148,9 +202,7 @@ impl Cluster {
             .header("last-event-id", last)
             .send()
             .await
-            .unwrap();
-        assert_eq!(self.lb.log().last().unwrap().backend, to);
-        r
+            .unwrap()
     }
 }
 
@@ -177,8 +229,17 @@ fn last_id(recs: &[Rec]) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resume_on_b_replays_and_follows_a_stream_a_writes() {
+    resume_on_b_follows_a(Backend::Redis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_stores_a_resume_on_b_follows_a_stream_a_writes() {
+    resume_on_b_follows_a(Backend::Memory).await;
+}
+
+async fn resume_on_b_follows_a(backend: Backend) {
     let gate = Arc::new(Semaphore::new(0));
-    let c = cluster(DisconnectPolicy::AfterPriming, gate.clone()).await;
+    let c = cluster_on(backend, DisconnectPolicy::AfterPriming, gate.clone()).await;
     let sid = c.initialize(0).await;
 
     // The call runs on A; after-priming: its POST gets the priming event
@@ -289,7 +350,21 @@ async fn a_session_created_on_a_is_used_and_deleted_through_b() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_arriving_at_b_stops_the_handler_on_a() {
-    let c = cluster(DisconnectPolicy::Never, Arc::new(Semaphore::new(0))).await;
+    cancel_at_b_stops_a(Backend::Redis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_stores_a_cancel_arriving_at_b_stops_the_handler_on_a() {
+    cancel_at_b_stops_a(Backend::Memory).await;
+}
+
+async fn cancel_at_b_stops_a(backend: Backend) {
+    let c = cluster_on(
+        backend,
+        DisconnectPolicy::Never,
+        Arc::new(Semaphore::new(0)),
+    )
+    .await;
     let sid = c.initialize(0).await;
     let mut slow = call(7, "slow", json!({}));
     slow["params"]["_meta"] = json!({"progressToken": "p7"});
@@ -342,4 +417,118 @@ async fn an_answer_posted_to_b_reaches_the_handler_waiting_on_a() {
         json!({"name": "Ada"}),
         "{result}"
     );
+}
+
+/// One request of the exactly-once test: `countdown` (n ticks, each a
+/// progress and a log message, then the response) started on the
+/// balancer's next instance, its connection dropped by the client after a
+/// random number of events again and again, every resume on the next
+/// instance (the requests run concurrently, so which instance is next is
+/// up to their interleaving), until the response. Returns the message
+/// events received, in order, with their sequence numbers.
+async fn cut_and_resume(c: &Cluster, sid: &str, id: i64, n: u64, seed: u64) -> Vec<(u64, Value)> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut body = call(id, "countdown", json!({"n": n, "interval_ms": 5}));
+    body["params"]["_meta"] = json!({"progressToken": format!("p{id}")});
+    let mut resp = c.post_rr(Some(sid), &body).await;
+    let mut got: Vec<(u64, Value)> = Vec::new();
+    let mut last: Option<String> = None;
+    for _round in 0..200 {
+        assert_eq!(resp.status(), 200, "request {id}");
+        let mut reader = SseReader::new(resp);
+        let budget = rng.random_range(1..=4);
+        let mut taken = 0;
+        let mut done = false;
+        while taken < budget {
+            let Some(rec) = within("an event", reader.next()).await else {
+                break;
+            };
+            let Rec::Event { id: eid, data } = rec else {
+                continue;
+            };
+            last = Some(eid.clone());
+            if data.is_empty() {
+                continue;
+            }
+            let seq: u64 = eid.split('.').nth(2).unwrap().parse().unwrap();
+            let m: Value = serde_json::from_str(&data).unwrap();
+            done = m["id"] == id;
+            got.push((seq, m));
+            taken += 1;
+            if done {
+                break;
+            }
+        }
+        if done {
+            return got;
+        }
+        // The client cuts the connection (drops it mid-stream) and resumes
+        // on a random instance.
+        drop(reader);
+        let from = last.clone().expect("a priming id first");
+        resp = c.resume_rr(sid, &from).await;
+    }
+    panic!("request {id} never got its response: {got:?}");
+}
+
+/// Exactly once, in order, under random instances and random cuts: many
+/// requests of two sessions at once, every exchange on the balancer's next
+/// instance (no stickiness; the interleaving decides),
+/// every connection cut by the client at a random point; each request gets
+/// every event of its stream once, with consecutive sequence numbers, ticks
+/// in order, and its response last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_event_exactly_once_under_random_instances_and_cuts() {
+    let seed: u64 = std::env::var("CLUSTER_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random);
+    eprintln!("CLUSTER_SEED={seed}");
+    let c = Arc::new(cluster(DisconnectPolicy::Never, Arc::new(Semaphore::new(0))).await);
+    let sessions = [c.initialize(0).await, c.initialize(1).await];
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..16_i64 {
+        let (c, sid) = (c.clone(), sessions[usize::try_from(i).unwrap() % 2].clone());
+        let n = 2 + u64::try_from(i).unwrap() % 4;
+        tasks.spawn(async move {
+            let got = cut_and_resume(&c, &sid, 100 + i, n, seed.wrapping_add(i as u64)).await;
+            (i, n, got)
+        });
+    }
+    let mut results = Vec::new();
+    while let Some(r) = tasks.join_next().await {
+        results.push(r);
+    }
+    // Resumes landed on both instances.
+    let log = c.lb.log();
+    for b in [0, 1] {
+        assert!(
+            log.iter().any(|r| r.method == "GET" && r.backend == b),
+            "no resume on instance {b}"
+        );
+    }
+    for r in results {
+        let (i, n, got) = r.unwrap();
+        let seqs: Vec<u64> = got.iter().map(|(s, _)| *s).collect();
+        let want: Vec<u64> = (1..=2 * n + 1).collect();
+        assert_eq!(
+            seqs, want,
+            "request {i}: every event once, in order (seed {seed})"
+        );
+        let ticks: Vec<&Value> = got
+            .iter()
+            .filter(|(_, m)| m["method"] == "notifications/message")
+            .map(|(_, m)| &m["params"]["data"]["tick"])
+            .collect();
+        assert_eq!(
+            ticks,
+            (1..=n)
+                .map(Value::from)
+                .collect::<Vec<_>>()
+                .iter()
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(got.last().unwrap().1["result"]["done"], n, "request {i}");
+    }
 }
