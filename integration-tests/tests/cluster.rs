@@ -370,8 +370,16 @@ async fn cancel_at_b_stops_a(backend: Backend) {
     slow["params"]["_meta"] = json!({"progressToken": "p7"});
     let resp = c.post(0, Some(&sid), &slow).await;
     let mut reader = SseReader::new(resp);
+    let priming = within("the priming event", reader.next()).await.unwrap();
+    assert!(priming.is_priming(), "{priming:?}");
     // The tool has started (its "started" progress).
     within("the slow tool's start", reader.next_message()).await;
+    // A second connection to the same stream, on B (following A's writes).
+    let mut on_b = SseReader::new(c.resume(1, &sid, priming.id()).await);
+    let started = within("the start, replayed on B", on_b.next_message())
+        .await
+        .unwrap();
+    assert_eq!(started.json()["method"], "notifications/progress");
 
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": {"requestId": 7, "reason": "changed my mind"}});
@@ -388,6 +396,10 @@ async fn cancel_at_b_stops_a(backend: Backend) {
         events(&rest).iter().all(|(_, m)| m.get("id").is_none()),
         "{rest:?}"
     );
+    // B's connection learns from the log that the stream ended, and ends
+    // too, without a response.
+    let rest = within("B's resume ends", on_b.rest()).await;
+    assert!(events(&rest).is_empty(), "{rest:?}");
     assert_eq!(c.handlers[1].cancellations.load(Ordering::SeqCst), 0);
 }
 
