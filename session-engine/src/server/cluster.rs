@@ -202,13 +202,11 @@ pub(crate) async fn sweep(shared: &Arc<Shared>, store: &dyn SessionStore) {
                 }
                 Err(_) => {}
             }
-        } else if s.is_busy() {
-            match store.touch(&s.id, wall_ms()).await {
-                Err(SessionStoreError::NotFound { .. } | SessionStoreError::Expired { .. }) => {
-                    shared.terminate(&s).await;
-                }
-                Ok(_) | Err(_) => {}
-            }
+        } else if s.is_busy()
+            && let Err(SessionStoreError::NotFound { .. } | SessionStoreError::Expired { .. }) =
+                store.touch(&s.id, wall_ms()).await
+        {
+            shared.terminate(&s).await;
         }
     }
 }
