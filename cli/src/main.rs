@@ -54,7 +54,7 @@ async fn main() -> std::process::ExitCode {
         Command::Bench(args) => bench::run(args).await,
         Command::CheckServer(args) => match check::cli(args).await {
             Ok(true) => Ok(()),
-            Ok(false) => Err("some checks failed".into()),
+            Ok(false) => Err("some checks at or above the --fail-on level failed".into()),
             Err(e) => Err(e),
         },
         Command::ConformanceClient { url } => {

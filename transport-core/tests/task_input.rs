@@ -163,10 +163,7 @@ async fn cancelling_the_worker_while_it_waits_ends_the_exchange() {
     let cancel = f.cancel.clone();
     let store = f.store.clone();
     tokio::spawn(async move {
-        while store.get("t", Some("s"), now_ms()).await.unwrap().status != TaskStatus::InputRequired
-        {
-            tokio::task::yield_now().await;
-        }
+        Fixture::until_input_required(&store).await;
         cancel.cancel();
     });
     let end = f
@@ -182,10 +179,7 @@ async fn a_task_cancelled_while_its_worker_waits_ends_the_exchange() {
     let f = Fixture::new().await;
     let (store, wake) = (f.store.clone(), f.wake.clone());
     tokio::spawn(async move {
-        while store.get("t", Some("s"), now_ms()).await.unwrap().status != TaskStatus::InputRequired
-        {
-            tokio::task::yield_now().await;
-        }
+        Fixture::until_input_required(&store).await;
         store.cancel("t", Some("s"), now_ms()).await.unwrap();
         wake.notify();
     });
