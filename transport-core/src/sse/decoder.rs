@@ -703,6 +703,21 @@ mod capacity_tests {
     }
 
     #[test]
+    fn an_unfinished_data_or_comment_line_is_not_held_as_raw_bytes() {
+        let mut d = Decoder::new();
+        let mut out = Vec::new();
+        let value = "z".repeat(10_000);
+        d.feed(format!("data: {value}").as_bytes(), &mut out)
+            .unwrap();
+        assert!(d.line.is_empty(), "the data value went to the data buffer");
+        assert_eq!(d.data, value.as_bytes());
+        d.feed(b"\n\n: a comment that has not ended", &mut out)
+            .unwrap();
+        assert!(d.line.is_empty(), "a comment is skipped, not held");
+        assert!(matches!(out.as_slice(), [SseItem::Event(e)] if e.data == value));
+    }
+
+    #[test]
     fn finish_releases_only_scratch_capacity_beyond_the_bound() {
         for (capacity, kept) in [
             (4_096, true),
