@@ -18,10 +18,12 @@ use mcp_rev_2025_11_25::{
 };
 use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
 use mcp_store_redis::{
-    RedisConnection, RedisConnectionConfig, RedisEventStore, RedisEventStoreConfig, RedisTaskStore,
+    RedisConnection, RedisConnectionConfig, RedisEventStore, RedisEventStoreConfig,
+    RedisSessionStore, RedisSignalBus, RedisTaskStore,
 };
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
+use mcp_transport_core::session_store::MemorySessionStoreConfig;
 use mcp_transport_core::task_store::MemoryTaskStoreConfig;
 
 use crate::fixtures::ConformanceHandler;
@@ -276,11 +278,11 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
     Ok(server)
 }
 
-/// Puts the event store and the 2026-07-28 task store `--store` names
-/// into `cfg` (2025-11-25's experimental tasks stay in memory: they belong
-/// to a session, and the session table is still per instance):
-/// nothing for `memory`; for `redis://…`, a [`RedisEventStore`] and a
-/// [`RedisTaskStore`] with the in-memory stores' default bounds, after
+/// Puts the stores `--store` names into `cfg` (2025-11-25's experimental
+/// tasks stay in memory): nothing for `memory`; for `redis://…`, a
+/// [`RedisEventStore`], a [`RedisSessionStore`] and a [`RedisSignalBus`]
+/// for the legacy sessions (shared between instances) and a
+/// [`RedisTaskStore`], with the in-memory stores' default bounds, after
 /// checking that Redis answers (a clear error at startup rather than 503s
 /// later).
 ///
@@ -301,7 +303,17 @@ pub async fn with_store(mut cfg: MultiConfig, store: &str) -> Result<MultiConfig
         .await
         .map_err(|e| format!("--store {store}: {e}"))?;
     let events = RedisEventStore::new(conn.clone(), RedisEventStoreConfig::default());
-    cfg.legacy = cfg.legacy.with_event_store(Arc::new(events));
+    let sessions = RedisSessionStore::new(conn.clone(), MemorySessionStoreConfig::default());
+    let signals = RedisSignalBus::start(conn.clone());
+    signals
+        .ready()
+        .await
+        .map_err(|e| format!("--store {store}: {e}"))?;
+    cfg.legacy = cfg
+        .legacy
+        .with_event_store(Arc::new(events))
+        .with_session_store(Arc::new(sessions))
+        .with_signals(Arc::new(signals));
     let tasks = TasksConfig {
         store: Arc::new(RedisTaskStore::new(conn, MemoryTaskStoreConfig::default())),
         ..TasksConfig::default()

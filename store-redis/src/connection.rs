@@ -38,6 +38,9 @@ impl RedisConnectionConfig {
 #[derive(Clone)]
 pub struct RedisConnection {
     pub(crate) manager: ConnectionManager,
+    /// For connections of their own (the signal bus's subscription).
+    pub(crate) client: redis::Client,
+    pub(crate) connection_timeout: Duration,
     pub(crate) prefix: String,
 }
 
@@ -76,9 +79,11 @@ impl RedisConnection {
             .set_connection_timeout(Some(config.connection_timeout))
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(500));
-        let manager = ConnectionManager::new_lazy_with_config(client, manager_config)?;
+        let manager = ConnectionManager::new_lazy_with_config(client.clone(), manager_config)?;
         Ok(RedisConnection {
             manager,
+            client,
+            connection_timeout: config.connection_timeout,
             prefix: config.prefix.clone(),
         })
     }

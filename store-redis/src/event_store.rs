@@ -39,6 +39,10 @@ pub struct RedisEventStoreConfig {
     /// The store-wide budget remembers this many appends, oldest first; an
     /// event older than that is evicted. Default 1 000 000.
     pub max_budget_entries: usize,
+    /// How often [`EventStore::tail_after`] asks Redis whether a stream
+    /// another instance writes has grown (a bounded poll, see
+    /// [`RedisEventStore`]). Default 20 ms.
+    pub tail_poll: Duration,
 }
 
 impl Default for RedisEventStoreConfig {
@@ -47,12 +51,27 @@ impl Default for RedisEventStoreConfig {
             limits: MemoryEventStoreConfig::default(),
             session_ttl: Duration::from_secs(24 * 60 * 60),
             max_budget_entries: 1_000_000,
+            tail_poll: Duration::from_millis(20),
         }
     }
 }
 
 /// The `EventStore` in Redis: a resume that lands on another instance
 /// finds every event this one stored.
+///
+/// # Live tail
+///
+/// [`EventStore::tail_after`] is a bounded poll: the replay script every
+/// [`RedisEventStoreConfig::tail_poll`] until something follows the id,
+/// the stream finishes, or the wait ends. Not `XREAD BLOCK`: a blocking
+/// command holds the connection it runs on, and every operation of an
+/// instance shares one multiplexed connection, so a blocked read would
+/// stall them all; a dedicated connection per followed stream would cost a
+/// socket and a Redis client each, and `XREAD` does not see the stream's
+/// end (a flag, not an entry) anyway. The poll costs one script call per
+/// interval per resumed connection that follows another instance's stream
+/// (streams this instance writes are followed in-process) and adds at most
+/// one interval of latency.
 #[derive(Clone, Debug)]
 pub struct RedisEventStore {
     conn: RedisConnection,
@@ -314,6 +333,24 @@ impl EventStore for RedisEventStore {
             last_seq,
             finished,
         })
+    }
+
+    async fn tail_after(
+        &self,
+        expected_session: &SessionTag,
+        last: &EventId,
+        wait: Duration,
+    ) -> Result<Replay, ReplayError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let r = self.replay_after(expected_session, last).await?;
+            let poll = self.config.tail_poll;
+            if !r.events.is_empty() || r.finished || tokio::time::Instant::now() + poll >= deadline
+            {
+                return Ok(r);
+            }
+            tokio::time::sleep(poll).await;
+        }
     }
 
     async fn last_seq(&self, session: &SessionTag, stream: StreamId) -> Result<u64, StoreError> {

@@ -2,7 +2,9 @@
 //! `mcp-transport-core`, so that several server instances share what a
 //! session or a task needs: [`RedisEventStore`] (the SSE replay log behind
 //! `EventStore`), [`RedisTaskStore`] (`TaskStore`) and [`RedisSessionStore`]
-//! (`SessionStore`: not yet used by the session engine).
+//! (`SessionStore`), and [`RedisSignalBus`] (`SignalBus`, over Redis
+//! pub/sub: a cancel or a client's answer arriving at one instance reaches
+//! the one running the request).
 //!
 //! Both go through one [`RedisConnection`]: a `redis` crate
 //! `ConnectionManager` (one multiplexed connection, reconnected in the
@@ -31,10 +33,12 @@ mod connection;
 mod error;
 mod event_store;
 mod session_store;
+mod signals;
 mod task_store;
 
 pub use connection::{RedisConnection, RedisConnectionConfig};
 pub use error::RedisStoreError;
 pub use event_store::{RedisEventStore, RedisEventStoreConfig};
 pub use session_store::RedisSessionStore;
+pub use signals::RedisSignalBus;
 pub use task_store::{EXPIRED_GRACE, RedisTaskStore};

@@ -3,6 +3,7 @@
 //!
 //! | module | what it is for |
 //! | --- | --- |
+//! | [`balancer`] | [`Balancer`]: a round-robin HTTP reverse proxy over several instances, every request to the next one (no stickiness), bodies streamed through |
 //! | [`proxy`] | a loopback TCP proxy that cuts every live connection at once (a network drop), counting cuts and connections |
 //! | [`server`] | [`TestServer`]: any axum router on 127.0.0.1:0, stopped on drop; [`EngineServer`]: an engine and its handler served so; [`Hits`]: every exchange of a router recorded |
 //! | [`handler`] | [`TestHandler`]: one configurable MCP handler (a tool table, method table, counters) and the shared tools |
@@ -22,6 +23,7 @@
 //! engine-specific pieces (the engine, its config, its raw requests) stay
 //! in that suite's `tests/` folder as thin wrappers over these helpers.
 
+pub mod balancer;
 pub mod client;
 pub mod conformance;
 pub mod fake;
@@ -36,6 +38,7 @@ pub mod sse;
 pub mod tls;
 pub mod wait;
 
+pub use balancer::Balancer;
 pub use fake::Fake;
 pub use handler::TestHandler;
 pub use input::ScriptedInput;

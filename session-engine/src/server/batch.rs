@@ -136,8 +136,8 @@ pub(crate) async fn post(
                     }
                 }
             },
-            Ok(Message::Notification(n)) => post::on_notification(&session, n).await,
-            Ok(Message::Response(r)) => post::on_response(&session, r),
+            Ok(Message::Notification(n)) => post::on_notification(shared, &session, n).await,
+            Ok(Message::Response(r)) => post::on_response(shared, &session, r).await,
         }
     }
 

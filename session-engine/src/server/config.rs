@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_log::{DEFAULT_MAX_SESSIONS, EventStore, MemoryEventStore};
+use mcp_transport_core::session_store::{SessionStore, SignalBus};
 
 use crate::revision::SessionRevision;
 
@@ -113,6 +114,22 @@ pub struct ServerConfig {
     /// no bound; this one keeps one POST from starting an unbounded number
     /// of handler tasks. Default [`DEFAULT_MAX_BATCH_LEN`]; at least 1.
     pub max_batch_len: usize,
+    /// Where session records are shared with other instances of this
+    /// server (several instances behind a load balancer). With one, an
+    /// instance serves a session another created: the first request
+    /// carrying its `MCP-Session-Id` adopts the record (revision, client
+    /// description, event-log tag); every request touches it (idle expiry
+    /// is the store's); `DELETE` removes it everywhere. Give every instance
+    /// the same [`event_store`](Self::event_store) too (shared, e.g.
+    /// Redis), and a [`signals`](Self::signals) bus. Default `None`:
+    /// sessions live in this process only.
+    pub session_store: Option<Arc<dyn SessionStore>>,
+    /// How instances sharing sessions reach the one running a request: a
+    /// `notifications/cancelled`, or the client's answer to a
+    /// server-to-client request, that arrives where nothing waits for it is
+    /// published here and acted on by the instance that holds the request.
+    /// Default `None`.
+    pub signals: Option<Arc<dyn SignalBus>>,
 }
 
 /// The default [`ServerConfig::sse_write_timeout`]: 30 s.
@@ -141,6 +158,8 @@ impl Default for ServerConfig {
             event_store: Arc::new(MemoryEventStore::default()),
             max_input_rounds: 8,
             max_batch_len: DEFAULT_MAX_BATCH_LEN,
+            session_store: None,
+            signals: None,
         }
     }
 }
@@ -167,6 +186,8 @@ impl fmt::Debug for ServerConfig {
             )
             .field("max_input_rounds", &self.max_input_rounds)
             .field("max_batch_len", &self.max_batch_len)
+            .field("shared_sessions", &self.session_store.is_some())
+            .field("signals", &self.signals.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -292,6 +313,18 @@ impl ServerConfig {
     /// Sets [`max_batch_len`](Self::max_batch_len) (0 is taken as 1).
     pub fn with_max_batch_len(mut self, n: usize) -> Self {
         self.max_batch_len = n.max(1);
+        self
+    }
+
+    /// Sets [`session_store`](Self::session_store).
+    pub fn with_session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
+    }
+
+    /// Sets [`signals`](Self::signals).
+    pub fn with_signals(mut self, bus: Arc<dyn SignalBus>) -> Self {
+        self.signals = Some(bus);
         self
     }
 

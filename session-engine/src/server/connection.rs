@@ -51,6 +51,15 @@ use super::session::{BusyGuard, Session};
 use super::stream::{Live, StreamState};
 use crate::revision::ConnectionPolicy;
 
+/// How long one [`EventStore::tail_after`] call may wait for a remote
+/// stream's next event.
+///
+/// [`EventStore::tail_after`]: mcp_transport_core::event_log::EventStore::tail_after
+const TAIL_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// The pause between two `tail_after` calls that found nothing (a store
+/// that does not wait answers at once).
+const TAIL_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// At most this many events go into one body chunk.
 const MAX_CHUNK_EVENTS: usize = 64;
 /// A chunk stops growing once it holds this many bytes.
@@ -293,7 +302,7 @@ impl Connection {
                 self.close_with_retry(&mut buf);
                 return Some(buf.freeze());
             }
-            if !self.wait(&mut buf).await {
+            if !self.wait(&mut buf).await || (self.done && buf.is_empty()) {
                 return self.finish(buf);
             }
             if !buf.is_empty() {
@@ -325,8 +334,32 @@ impl Connection {
             .and_then(|p| p.wake_at(Instant::now().into_std()))
             .map(Instant::from_std);
         let keepalive = self.shared.config.keepalive;
+        let tail = self.stream.remote;
+        let (shared, session, stream, cursor) =
+            (&self.shared, &self.session, &self.stream, self.cursor);
         tokio::select! {
             changed = self.rx.changed() => changed.is_ok(),
+            tailed = async {
+                if tail {
+                    follow(shared, session, stream, cursor).await
+                } else {
+                    std::future::pending().await
+                }
+            } => {
+                match tailed {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::warn!(
+                            session = %self.session.id,
+                            stream = %self.stream.id,
+                            error = %e,
+                            "cannot follow the stream in the event log; closing the connection"
+                        );
+                        self.close_with_retry(buf);
+                        true
+                    }
+                }
+            }
             () = self.session.shutdown.cancelled() => false,
             () = async {
                 match deadline {
@@ -386,6 +419,30 @@ impl Connection {
     }
 }
 
+/// Waits until the event store has something after `cursor` on a stream
+/// another instance writes, or the stream finished, and publishes that to
+/// the stream's live state (which wakes the connection).
+async fn follow(
+    shared: &Shared,
+    session: &Session,
+    stream: &StreamState,
+    cursor: u64,
+) -> Result<(), ReplayError> {
+    let last = EventId::new(session.tag, stream.id, cursor);
+    loop {
+        let r = shared
+            .config
+            .event_store
+            .tail_after(&session.tag, &last, TAIL_WAIT)
+            .await?;
+        if r.finished || r.last_seq > cursor {
+            stream.observed(r.last_seq, r.finished);
+            return Ok(());
+        }
+        tokio::time::sleep(TAIL_PAUSE).await;
+    }
+}
+
 impl Drop for Connection {
     fn drop(&mut self) {
         if self
@@ -401,5 +458,6 @@ impl Drop for Connection {
         }
         self.stream.detach(self.generation);
         self.session.reap(&self.stream);
+        self.session.forget_remote(&self.stream);
     }
 }

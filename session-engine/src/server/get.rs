@@ -173,8 +173,18 @@ async fn resume(shared: &Arc<Shared>, session: &Arc<Session>, text: &str) -> Htt
         }
     };
     // A stream without live state has finished and been reaped: serve it
-    // from the log alone.
-    let state = state.unwrap_or_else(|| StreamState::ended(last.stream, replay.last_seq));
+    // from the log alone. One without live state that has not finished is
+    // written by another instance sharing the session (`cluster`): follow
+    // it in the log until it finishes (`EventStore::tail_after`).
+    let state = match state {
+        Some(s) => s,
+        None if replay.finished => StreamState::ended(last.stream, replay.last_seq),
+        None => {
+            let s = StreamState::remote(last.stream, replay.last_seq);
+            session.add_stream(s.clone());
+            s
+        }
+    };
     let leak = if faults.has(Fault::LeakOtherStream) {
         other_streams_events(shared, session, last.stream).await
     } else {
@@ -236,12 +246,12 @@ async fn standalone(shared: &Arc<Shared>, session: &Arc<Session>) -> HttpRespons
             "Conflict: this session already has its standalone GET stream open (one at a time); resume it with Last-Event-ID instead",
         );
     }
-    let id = if slot.is_none() {
+    let first = if slot.is_none() {
         StreamId::STANDALONE
     } else {
         session.next_stream_id()
     };
-    let priming = match store.open_stream(&session.tag, id).await {
+    let (id, priming) = match super::open::open_fresh(shared, session, first).await {
         Ok(p) => p,
         Err(e) => {
             return reply::internal(

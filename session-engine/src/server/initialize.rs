@@ -137,11 +137,21 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpRe
         shared.now_ms(),
     ));
     let describe = session.handler.describe();
+    if let Some(shared_store) = &shared.config.session_store
+        && let Err(r) = super::cluster::create(shared, shared_store.as_ref(), &session).await
+    {
+        let _ = store.remove_session(&tag).await;
+        return r.response();
+    }
     if let Err(full) = shared.sessions.insert(session, max) {
         let _ = store.remove_session(&tag).await;
+        if let Some(shared_store) = &shared.config.session_store {
+            let _ = shared_store.remove(&session_id).await;
+        }
         return session_limit(full.max);
     }
     shared.ensure_sweeper();
+    super::cluster::ensure_listener(shared);
     tracing::debug!(session = %session_id, %version, requested = %params.protocol_version, "session started");
 
     let mut result = serde_json::json!({

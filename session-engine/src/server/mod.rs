@@ -69,6 +69,7 @@
 //! | `get` | standalone streams and resumption |
 //! | `delete` | session termination |
 //! | `drain` | ending SSE connections before a shutdown |
+//! | `cluster` | sessions shared with other instances: adoption from the `SessionStore`, its expiry, signals |
 //!
 //! Every message event is appended to the `EventStore` first and delivered
 //! from there, so live delivery and replay are one path.
@@ -121,6 +122,7 @@
 
 mod batch;
 mod checks;
+mod cluster;
 mod config;
 mod connection;
 mod delete;
@@ -162,6 +164,16 @@ pub(crate) struct Shared {
     sweeper_running: AtomicBool,
     /// Set by [`LegacyServer::drain`]: polling connections close at once.
     pub draining: AtomicBool,
+    /// Whether the signal listener task runs (`cluster`).
+    listener_running: AtomicBool,
+    /// Fired when the server is dropped: the signal listener ends.
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
 }
 
 impl Shared {
@@ -171,26 +183,36 @@ impl Shared {
     }
 
     /// The live session with this id; an idle-expired one is ended here
-    /// (lazily, in case the sweeper has not come by yet).
-    pub async fn lookup(&self, id: &str) -> Option<Arc<Session>> {
-        let s = self.sessions.get(id)?;
+    /// (lazily, in case the sweeper has not come by yet). With a shared
+    /// session store the store decides (and a session another instance
+    /// created is adopted: see `cluster`); 503 when it is out of reach.
+    pub async fn lookup(self: &Arc<Self>, id: &str) -> Result<Option<Arc<Session>>, Reject> {
+        if let Some(store) = &self.config.session_store {
+            return cluster::lookup(self, store.as_ref(), id).await;
+        }
+        let Some(s) = self.sessions.get(id) else {
+            return Ok(None);
+        };
         if s.is_expired(self.now_ms(), self.config.session_idle_timeout) {
             self.terminate(&s).await;
-            return None;
+            return Ok(None);
         }
-        Some(s)
+        Ok(Some(s))
     }
 
     /// The session named by `MCP-Session-Id`, with the protocol version
     /// header checked: 400 without the header, 404 for an unknown session.
-    pub async fn require_session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Reject> {
+    pub async fn require_session(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+    ) -> Result<Arc<Session>, Reject> {
         let Some(id) = checks::session_id(headers)? else {
             return Err(Reject::invalid(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the MCP-Session-Id header is required (send initialize first)",
             ));
         };
-        let Some(session) = self.lookup(id).await else {
+        let Some(session) = self.lookup(id).await? else {
             return Err(post::not_found(id));
         };
         checks::check_protocol_version(headers, &session, &self.config)?;
@@ -198,9 +220,25 @@ impl Shared {
         Ok(session)
     }
 
-    /// Ends a session: removed from the registry and the event store, its
-    /// connections closed, its requests cancelled.
+    /// Ends a session: removed from the registry, the shared session store
+    /// (if any) and the event store, its connections closed, its requests
+    /// cancelled.
     pub async fn terminate(&self, session: &Arc<Session>) {
+        self.forget_local(session);
+        if let Some(store) = &self.config.session_store
+            && let Err(e) = store.remove(&session.id).await
+        {
+            tracing::warn!(session = %session.id, error = %e, "could not remove the session from the shared store");
+        }
+        if let Err(e) = self.config.event_store.remove_session(&session.tag).await {
+            tracing::warn!(session = %session.id, error = %e, "could not remove the session's event log");
+        }
+    }
+
+    /// Ends this instance's copy of a session only: out of the registry,
+    /// its local activity ended; what is shared (the store's record, the
+    /// event log) stays for the other instances.
+    pub fn forget_local(&self, session: &Arc<Session>) {
         if let Some(s) = self.sessions.remove(&session.id)
             && !Arc::ptr_eq(&s, session)
         {
@@ -209,9 +247,6 @@ impl Shared {
             let _ = self.sessions.insert(s, usize::MAX);
         }
         session.shut_down();
-        if let Err(e) = self.config.event_store.remove_session(&session.tag).await {
-            tracing::warn!(session = %session.id, error = %e, "could not remove the session's event log");
-        }
     }
 
     /// Starts the single sweeper task that ends idle sessions, unless it
@@ -228,9 +263,13 @@ impl Shared {
                 tokio::time::sleep(every).await;
                 let Some(shared) = weak.upgrade() else { return };
                 let timeout = shared.config.session_idle_timeout;
-                for s in shared.sessions.expired(shared.now_ms(), timeout) {
-                    tracing::debug!(session = %s.id, "session expired (idle)");
-                    shared.terminate(&s).await;
+                if let Some(store) = shared.config.session_store.clone() {
+                    cluster::sweep(&shared, store.as_ref()).await;
+                } else {
+                    for s in shared.sessions.expired(shared.now_ms(), timeout) {
+                        tracing::debug!(session = %s.id, "session expired (idle)");
+                        shared.terminate(&s).await;
+                    }
                 }
                 if shared.sessions.len() == 0 {
                     shared.sweeper_running.store(false, Ordering::Release);
@@ -312,6 +351,8 @@ impl LegacyServer {
                 epoch: Instant::now(),
                 sweeper_running: AtomicBool::new(false),
                 draining: AtomicBool::new(false),
+                listener_running: AtomicBool::new(false),
+                stop: tokio_util::sync::CancellationToken::new(),
             }),
         }
     }
@@ -393,7 +434,7 @@ impl LegacyServer {
     /// opens a new stream, and what was logged on the old one stays
     /// resumable by its `Last-Event-ID`.
     pub async fn notify_session(&self, id: &str, notification: &Notification) -> bool {
-        match self.shared.lookup(id).await {
+        match self.shared.lookup(id).await.ok().flatten() {
             Some(s) => {
                 self.shared
                     .notify(&s, &Message::Notification(notification.clone()))

@@ -33,13 +33,11 @@ use http::StatusCode;
 use http::request::Parts;
 use mcp_http_edge::server::read_body;
 use mcp_transport_core::handler::LogLevel;
-use mcp_transport_core::jsonrpc::{
-    self, ErrorObject, Message, Notification, Request, RequestId, Response,
-};
+use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, Response};
 
 use super::reply::{self, HttpResponse, Reject};
 use super::session::Session;
-use super::{Shared, batch, checks, initialize, request};
+use super::{Shared, batch, checks, cluster, initialize, request};
 
 /// Handles one POST.
 pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> HttpResponse {
@@ -55,7 +53,10 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
         Err(r) => return r.response(),
     };
     let session = match session_id {
-        Some(id) => shared.lookup(id).await,
+        Some(id) => match shared.lookup(id).await {
+            Ok(s) => s,
+            Err(r) => return r.response(),
+        },
         None => None,
     };
     // The session's revision decides whether a batch is legal; before a
@@ -93,11 +94,11 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
     match message {
         Message::Request(req) => on_request(shared, &session, req).await,
         Message::Notification(n) => {
-            on_notification(&session, n).await;
+            on_notification(shared, &session, n).await;
             reply::accepted()
         }
         Message::Response(r) => {
-            on_response(&session, r);
+            on_response(shared, &session, r).await;
             reply::accepted()
         }
     }
@@ -184,33 +185,26 @@ fn empty_object() -> Box<serde_json::value::RawValue> {
 
 /// One notification of the session. `notifications/initialized` and
 /// `notifications/cancelled` are the transport's; others go to the handler.
-pub(crate) async fn on_notification(session: &Arc<Session>, n: Notification) {
+/// A cancel for a request not running here goes to the other instances
+/// (`cluster`), one of which may run it.
+pub(crate) async fn on_notification(shared: &Shared, session: &Arc<Session>, n: Notification) {
     match n.method.as_str() {
         "notifications/initialized" => {}
         "notifications/cancelled" => {
-            #[derive(serde::Deserialize)]
-            #[serde(rename_all = "camelCase")]
-            struct Cancelled {
-                request_id: RequestId,
-                #[serde(default)]
-                reason: Option<String>,
-            }
             // *Cancellation*, "Error Handling": invalid cancellation
             // notifications (unknown ids, malformed) SHOULD be ignored.
-            match n
-                .params
-                .as_deref()
-                .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
-            {
-                Some(c) => {
-                    let found = session.cancel_request(&c.request_id);
+            match cluster::cancelled_request(&n) {
+                Some(request) => {
+                    let found = session.cancel_request(&request);
                     tracing::debug!(
                         session = %session.id,
-                        request = %c.request_id,
-                        reason = c.reason.as_deref().unwrap_or(""),
+                        request = %request,
                         found,
                         "notifications/cancelled"
                     );
+                    if !found {
+                        cluster::publish(shared, session, &Message::Notification(n)).await;
+                    }
                 }
                 None => {
                     tracing::debug!(session = %session.id, "malformed notifications/cancelled ignored")
@@ -225,10 +219,18 @@ pub(crate) async fn on_notification(session: &Arc<Session>, n: Notification) {
 /// waiting request. A response nobody waits for (unknown id, or one that
 /// arrives after its request timed out or was cancelled — a race the
 /// *Cancellation* page says to handle gracefully) is accepted (202) and
-/// logged.
-pub(crate) fn on_response(session: &Session, r: Response) {
+/// logged. With other instances (`cluster`) it is handed to them: the
+/// request waiting for it may run on one of them.
+pub(crate) async fn on_response(shared: &Shared, session: &Session, r: Response) {
     let id = r.id.clone();
-    if !session.complete_client_request(r) {
-        tracing::debug!(session = %session.id, id = ?id, "response to no pending server request; ignored");
+    let copy = shared.config.signals.is_some().then(|| r.clone());
+    if session.complete_client_request(r) {
+        return;
+    }
+    match copy {
+        Some(r) => cluster::publish(shared, session, &Message::Response(r)).await,
+        None => {
+            tracing::debug!(session = %session.id, id = ?id, "response to no pending server request; ignored");
+        }
     }
 }

@@ -121,6 +121,12 @@ impl Session {
         self.log_level.store(level_to_u8(level), Ordering::Relaxed);
     }
 
+    /// Makes the stream counter go on from `first` (a session adopted from
+    /// the shared store: see `cluster`).
+    pub fn start_streams_at(&self, first: u64) {
+        self.next_stream.store(first, Ordering::Relaxed);
+    }
+
     /// Allocates the next stream number (for a request stream, or for a
     /// standalone stream after the session's first).
     pub fn next_stream_id(&self) -> StreamId {
@@ -269,6 +275,26 @@ impl Session {
         }
     }
 
+    /// Whether a request runs or a connection is attached.
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire) > 0
+    }
+
+    /// Drops the live state of a stream another instance writes (a resume
+    /// here followed it) once no connection here is attached to it.
+    pub fn forget_remote(&self, state: &Arc<StreamState>) {
+        if !state.remote || state.is_attached() {
+            return;
+        }
+        let mut streams = lock(&self.streams);
+        if streams
+            .get(&state.id)
+            .is_some_and(|s| Arc::ptr_eq(s, state))
+        {
+            streams.remove(&state.id);
+        }
+    }
+
     /// Whether the session has been idle longer than `timeout` at `now_ms`.
     pub fn is_expired(&self, now_ms: u64, timeout: Duration) -> bool {
         let idle = now_ms.saturating_sub(self.last_active.load(Ordering::Relaxed));
@@ -350,6 +376,20 @@ impl Registry {
         }
         map.insert(session.id.clone(), session);
         Ok(())
+    }
+
+    /// Registers a session unless one with its id is registered already
+    /// (then that one is returned) or `max` are.
+    pub fn insert_or_get(&self, session: Arc<Session>, max: usize) -> Result<Arc<Session>, Full> {
+        let mut map = lock(&self.map);
+        if let Some(s) = map.get(&session.id) {
+            return Ok(s.clone());
+        }
+        if map.len() >= max {
+            return Err(Full { max });
+        }
+        map.insert(session.id.clone(), session.clone());
+        Ok(session)
     }
 
     /// The session with this id.

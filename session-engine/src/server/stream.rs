@@ -51,6 +51,9 @@ pub(crate) struct Delivery {
 pub(crate) struct StreamState {
     /// The stream's number.
     pub id: StreamId,
+    /// Written by another instance: a connection here learns of new events
+    /// from the event store (`EventStore::tail_after`), not from producers.
+    pub remote: bool,
     live: watch::Sender<Live>,
     delivery: watch::Sender<Delivery>,
 }
@@ -60,6 +63,7 @@ impl StreamState {
     pub fn new(id: StreamId) -> Arc<Self> {
         Arc::new(StreamState {
             id,
+            remote: false,
             live: watch::Sender::new(Live::default()),
             delivery: watch::Sender::new(Delivery::default()),
         })
@@ -74,6 +78,30 @@ impl StreamState {
             l.finished = true;
         });
         s
+    }
+
+    /// The state of a stream another instance writes, unfinished, known
+    /// up to `last_seq`.
+    pub fn remote(id: StreamId, last_seq: u64) -> Arc<Self> {
+        let s = Arc::new(StreamState {
+            id,
+            remote: true,
+            live: watch::Sender::new(Live::default()),
+            delivery: watch::Sender::new(Delivery::default()),
+        });
+        s.live.send_modify(|l| l.last_seq = last_seq);
+        s
+    }
+
+    /// Records what the event store says of a remote stream: appended up to
+    /// `last_seq`, maybe finished. Connections waiting on it wake.
+    pub fn observed(&self, last_seq: u64, finished: bool) {
+        self.live.send_if_modified(|l| {
+            let before = *l;
+            l.last_seq = l.last_seq.max(last_seq);
+            l.finished |= finished;
+            *l != before
+        });
     }
 
     /// The current live values.

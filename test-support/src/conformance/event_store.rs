@@ -836,6 +836,80 @@ async fn model_case(
     Ok(())
 }
 
+/// Case: the live tail ([`EventStore::tail_after`]). It keeps
+/// `replay_after`'s contract (exactly what follows, the finished flag, the
+/// errors); asked again and again while another task appends — what a
+/// resumed connection on another instance does — it sees every append and
+/// then the stream's end, each event once. A store that waits answers
+/// within `wait` when nothing comes; one that does not wait answers at once.
+pub async fn tail_after_follows_appends_and_the_end(m: &dyn EventStoreMaker) {
+    use std::time::Duration;
+    let (store, t) = store_with_streams(m.make(MemoryEventStoreConfig::default()).await).await;
+    store.append(&t, S1, msg("a")).await.unwrap();
+    let r = store
+        .tail_after(&t, &EventId::priming(t, S1), Duration::from_millis(200))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), [b"a".as_slice()]);
+    assert!(!r.finished);
+    // Nothing new: an empty answer, not finished (after at most the wait).
+    let r = store
+        .tail_after(&t, &EventId::new(t, S1, 1), Duration::from_millis(50))
+        .await
+        .unwrap();
+    assert!(
+        r.events.is_empty() && !r.finished && r.last_seq == 1,
+        "{r:?}"
+    );
+    // Errors as for replay_after.
+    assert!(matches!(
+        store
+            .tail_after(&sess(1), &EventId::new(sess(2), S1, 0), Duration::ZERO)
+            .await,
+        Err(ReplayError::ForeignSession { .. })
+    ));
+    assert!(matches!(
+        store
+            .tail_after(&t, &EventId::new(t, StreamId(9), 0), Duration::ZERO)
+            .await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
+    // A writer appends two more and finishes while a follower tails.
+    let writer = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for p in ["b", "c"] {
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                store.append(&t, S1, msg(p)).await.unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            store.finish_stream(&t, S1).await.unwrap();
+        })
+    };
+    let (mut cursor, mut seen, mut finished) = (1, Vec::new(), false);
+    for _ in 0..1000 {
+        let r = store
+            .tail_after(&t, &EventId::new(t, S1, cursor), Duration::from_millis(200))
+            .await
+            .unwrap();
+        for e in &r.events {
+            assert_eq!(e.id.seq, cursor + 1, "consecutive, each once");
+            cursor = e.id.seq;
+            seen.push(e.data.clone());
+        }
+        if r.finished && cursor == r.last_seq {
+            finished = true;
+            break;
+        }
+        if r.events.is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    writer.await.unwrap();
+    assert!(finished, "the tail saw the stream's end");
+    assert_eq!(seen, [msg("b"), msg("c")]);
+}
+
 /// Expands to one `#[tokio::test]` per case of the [`EventStore`] suite
 /// (and a `#[test]` for [`replay_matches_model`], 64 cases),
 /// each calling the case with the maker `$maker` evaluates to (evaluated
@@ -947,6 +1021,11 @@ macro_rules! event_store_suite {
         async fn through_arc_dyn() {
             let maker = $maker;
             $crate::conformance::event_store::through_arc_dyn(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn tail_after_follows_appends_and_the_end() {
+            let maker = $maker;
+            $crate::conformance::event_store::tail_after_follows_appends_and_the_end(&maker).await;
         }
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn the_byte_budget_evicts_the_oldest_across_sessions() {

@@ -8,7 +8,9 @@
 //! NOT replay messages that would have been delivered on a different
 //! stream"), sends them, and — if the request behind the stream is still
 //! running — continues live. Live continuation is the server's job; this
-//! module only stores and replays.
+//! module only stores and replays, and (for a resume that landed on another
+//! server instance than the one writing the stream) lets the server follow
+//! the stream with [`EventStore::tail_after`].
 //!
 //! # Lifecycle
 //!
@@ -131,6 +133,40 @@ pub trait EventStore: Send + Sync + 'static {
         expected_session: &SessionTag,
         last: &EventId,
     ) -> Result<Replay, ReplayError>;
+
+    /// The live tail of a stream written by another server instance: like
+    /// [`replay_after`](Self::replay_after), but when nothing follows `last`
+    /// yet and the stream has not finished, the store may wait up to `wait`
+    /// for an append (or the stream's end) before answering. An answer with
+    /// no events and `finished == false` means "nothing yet": the caller
+    /// asks again (after a pause of its own, since a store may not wait at
+    /// all).
+    ///
+    /// A resume that lands on an instance other than the one running the
+    /// stream's request has no in-process signal of new events; it follows
+    /// the stream with this until the stream finishes (*Transports*,
+    /// "Resumability and Redelivery": the server "MAY use this header to
+    /// replay messages that would have been sent after the last event ID,
+    /// on the stream that was disconnected"). Same errors and contract as
+    /// `replay_after`.
+    ///
+    /// The default does not wait: it is `replay_after`. That is right for a
+    /// store whose writers all live in the caller's process (they signal new
+    /// events in-process); a shared store should override it (the Redis
+    /// store polls; see its documentation).
+    ///
+    /// # Errors
+    ///
+    /// As [`replay_after`](Self::replay_after).
+    async fn tail_after(
+        &self,
+        expected_session: &SessionTag,
+        last: &EventId,
+        wait: std::time::Duration,
+    ) -> Result<Replay, ReplayError> {
+        let _ = wait;
+        self.replay_after(expected_session, last).await
+    }
 
     /// The last sequence number issued on the stream (0 if only the priming
     /// id was): a resumed connection has caught up once it has delivered this

@@ -27,10 +27,17 @@
 //!   error.
 //!
 //! [`MemorySessionStore`] is the bounded in-memory implementation.
+//!
+//! What cannot be stored — a running request's cancellation token, a
+//! server-to-client request waiting for its answer — is reached across
+//! instances through a [`SignalBus`] (see [`SessionSignal`]);
+//! [`LocalSignalBus`] is the in-process one.
 
 mod memory;
+mod signals;
 
 pub use memory::{MemorySessionStore, MemorySessionStoreConfig};
+pub use signals::{LocalSignalBus, SessionSignal, SignalBus, SignalFanout, SignalSubscription};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
