@@ -4,9 +4,11 @@
 //! store it runs on (the in-memory one here; a Redis one, or your own, in
 //! production).
 //!
-//! Every method forwards; the only rule a wrapper must keep is the
-//! *replay contract* of [`mcp_transport_core::event_log`]: return the inner
-//! store's answer unchanged.
+//! Every method forwards — the ones with a default implementation too
+//! (`tail_after`), or the inner store's own version of them is lost; the
+//! only rule a wrapper must keep is the *replay contract* of
+//! [`mcp_transport_core::event_log`]: return the inner store's answer
+//! unchanged.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -84,6 +86,21 @@ impl<S: EventStore> EventStore for CountingStore<S> {
         last: &EventId,
     ) -> Result<Replay, ReplayError> {
         let replay = self.inner.replay_after(expected_session, last).await?;
+        self.replays.fetch_add(1, Ordering::Relaxed);
+        self.replayed_events
+            .fetch_add(replay.events.len() as u64, Ordering::Relaxed);
+        Ok(replay)
+    }
+
+    async fn tail_after(
+        &self,
+        expected_session: &SessionTag,
+        last: &EventId,
+        wait: std::time::Duration,
+    ) -> Result<Replay, ReplayError> {
+        // Forward it too: a shared store may wait here for events another
+        // instance writes (the trait's default does not wait).
+        let replay = self.inner.tail_after(expected_session, last, wait).await?;
         self.replays.fetch_add(1, Ordering::Relaxed);
         self.replayed_events
             .fetch_add(replay.events.len() as u64, Ordering::Relaxed);
