@@ -35,6 +35,69 @@ pub struct MatrixArgs {
     /// `skip-priming,mint-session-id`).
     #[arg(long, requires = "self_test")]
     pub fault: Option<String>,
+    /// Add a real implementation described by `PEERS_DIR/NAME.toml` (its
+    /// server columns and client rows; repeatable). Runs only the cells
+    /// with a peer in them.
+    #[arg(long = "peer", value_name = "NAME", conflicts_with = "self_test")]
+    pub peer: Vec<String>,
+    /// Add every peer of `PEERS_DIR`.
+    #[arg(long, conflicts_with = "self_test")]
+    pub peers: bool,
+    /// Where the peer manifests are; commands run in its parent directory.
+    #[arg(long, default_value = "peers")]
+    pub peers_dir: PathBuf,
+}
+
+/// `--peer` / `--peers`: the peer cells, rendered.
+async fn peers(args: &MatrixArgs) -> Result<bool, String> {
+    use crate::matrix::peers::{Manifest, report, run_peers};
+    let mut names = args.peer.clone();
+    if args.peers {
+        names = Manifest::names(&args.peers_dir)?;
+    }
+    if names.is_empty() {
+        return Err(format!("no peer manifests in {}", args.peers_dir.display()));
+    }
+    let parts: Vec<String> = args
+        .filter
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let keep = move |name: &str| parts.iter().all(|p| name.contains(p.as_str()));
+    let (manifests, cells) = run_peers(
+        &args.peers_dir,
+        &names,
+        keep,
+        args.parallel,
+        |cell, n, total| {
+            eprintln!(
+                "[{n}/{total}] {} x {}: {}",
+                cell.client,
+                cell.server,
+                report::mark(cell)
+            );
+        },
+    )
+    .await?;
+    if cells.is_empty() {
+        return Err("--filter matches no peer cell".into());
+    }
+    let text = match args.format {
+        Format::Table => report::render(&manifests, &cells, false),
+        Format::Markdown => report::render(&manifests, &cells, true),
+        Format::Json => report::json(&cells),
+        other => return Err(format!("--format {other:?} is not available with --peer")),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(cells.iter().all(|c| c.accepted()))
 }
 
 /// `--self-test`: prints the table "fault → cells that caught it".
@@ -73,6 +136,9 @@ pub fn result_name(c: ClientKind, s: ServerKind, scenario: Scenario) -> String {
 pub async fn run(args: MatrixArgs) -> Result<bool, String> {
     if args.self_test {
         return self_test(&args).await;
+    }
+    if args.peers || !args.peer.is_empty() {
+        return peers(&args).await;
     }
     let parts: Vec<String> = args
         .filter
