@@ -17,6 +17,7 @@ handshake version), `auto` (server/discover, falling back to initialize) or
 """
 
 import json
+import os
 import sys
 
 import anyio
@@ -64,6 +65,9 @@ async def run(url, scenario, mode, out):
                 out["revision"] = client.protocol_version
                 out["stage"] = "scenario"
                 verdict = await scenario_of(client, scenario, http_log)
+                # The outcome is known: report it now, whatever closing the
+                # session does (teardown is not part of any scenario).
+                report(out, verdict)
     except Exception as e:
         if not state["connected"]:
             raise Done("fail", f"connect: {type(e).__name__}: {e}", kind="no_mutual_revision") from e
@@ -132,6 +136,13 @@ def main():
             else:
                 out.update(outcome="fail", reason=leaves(e))
     print(json.dumps(out), flush=True)
+
+
+def report(out, done):
+    """Prints the outcome line and exits at once."""
+    out.update(outcome=done.outcome, reason=done.reason, **done.extra)
+    print(json.dumps(out), flush=True)
+    os._exit(0)
 
 
 def leaves(e):

@@ -40,6 +40,15 @@ pub fn mark(cell: &PeerCell) -> String {
 
 fn grid(peers: &[Arc<Manifest>], cells: &[PeerCell]) -> (Vec<String>, Vec<Vec<String>>) {
     let (rows, cols) = layout(peers);
+    // Only the rows and columns that have a cell (a filter may leave few).
+    let rows: Vec<_> = rows
+        .into_iter()
+        .filter(|r| cells.iter().any(|c| c.client == r.label()))
+        .collect();
+    let cols: Vec<_> = cols
+        .into_iter()
+        .filter(|k| cells.iter().any(|c| c.server == k.label()))
+        .collect();
     let by: BTreeMap<(String, String), &PeerCell> = cells
         .iter()
         .map(|c| ((c.client.clone(), c.server.clone()), c))
