@@ -24,4 +24,5 @@ fi
 # The installs first, so a test's time is its cells'.
 sh peers/ts-sdk/install.sh
 sh peers/py-sdk/install.sh
+cargo build -p mcp-compat
 cargo test -p mcp-compat --test peers_matrix -- --include-ignored --test-threads 1 "$@"

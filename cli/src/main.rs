@@ -25,6 +25,10 @@ enum Command {
     /// Check someone else's server: the revisions it speaks and the
     /// transport behaviours it gets right or wrong.
     CheckServer(check::CheckArgs),
+    /// Check someone else's client: a program (URL, scenario, revision ->
+    /// one JSON outcome line) run against the reference server at each
+    /// revision, checked on the wire.
+    CheckClient(matrix_cmd::CheckClientArgs),
     /// The client the official conformance suite runs: does what the
     /// scenario named by `MCP_CONFORMANCE_SCENARIO` checks against the mock
     /// server at URL (unset: connect, list tools, call the first tool).
@@ -52,6 +56,11 @@ async fn main() -> std::process::ExitCode {
         },
         Command::Bench(args) => bench::run(args).await,
         Command::CheckServer(args) => match check::cli(args).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("some checks failed".into()),
+            Err(e) => Err(e),
+        },
+        Command::CheckClient(args) => match matrix_cmd::check_client(args).await {
             Ok(true) => Ok(()),
             Ok(false) => Err("some checks failed".into()),
             Err(e) => Err(e),

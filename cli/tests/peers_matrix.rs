@@ -200,3 +200,90 @@ fn our_clients_against_sdk_servers() {
     assert_eq!(verdict(&cells, "ts-sdk", "input"), "quirk");
     assert_eq!(verdict(&cells, "py-sdk", "input"), "quirk");
 }
+
+/// `check-client` on `argv` at `revisions`: (exit success, the checks).
+fn check_client(revisions: &str, argv: &[&str]) -> (bool, Vec<Value>) {
+    let out = Command::new(BIN)
+        .current_dir(root())
+        .args([
+            "check-client",
+            "--format",
+            "json",
+            "--revisions",
+            revisions,
+            "--",
+        ])
+        .args(argv)
+        .output()
+        .expect("mcp-compat runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let checks: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out.status.success(),
+        checks.as_array().cloned().unwrap_or_default(),
+    )
+}
+
+/// The names of the failed checks.
+fn failed(checks: &[Value]) -> Vec<String> {
+    checks
+        .iter()
+        .filter(|c| c["result"] == "fail")
+        .map(|c| c["check"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+#[ignore = "runs node: scripts/peers-matrix.sh"]
+fn check_client_catches_each_broken_client_by_the_check_meant_for_it() {
+    let broken = |bug: &str| {
+        check_client(
+            "2025-11-25",
+            &["node", "peers/testing/broken-client.mjs", bug],
+        )
+    };
+    let (ok, checks) = broken("none");
+    assert!(ok, "{checks:?}");
+    let (ok, checks) = broken("ignore-retry");
+    assert!(!ok);
+    assert_eq!(failed(&checks), ["honours retry"], "{checks:?}");
+    let (ok, checks) = broken("resume-with-post");
+    assert!(!ok);
+    assert!(
+        failed(&checks).contains(&"resumes by GET with Last-Event-ID".to_owned()),
+        "{checks:?}"
+    );
+    let (ok, checks) = broken("cancel-on-disconnect");
+    assert!(!ok);
+    assert_eq!(
+        failed(&checks),
+        ["disconnect is not a cancel"],
+        "{checks:?}"
+    );
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn check_client_passes_the_sdk_client_adapters() {
+    let (ok, checks) = check_client(
+        "2025-03-26,2025-06-18,2025-11-25",
+        &["node", "peers/ts-sdk/client.mjs"],
+    );
+    assert!(ok, "{checks:?}");
+    let (ok, checks) = check_client(
+        "2025-11-25",
+        &[
+            ".cache/py-sdk/bin/python",
+            "peers/py-sdk/client.py",
+            "{url}",
+            "{scenario}",
+            "legacy",
+        ],
+    );
+    assert!(ok, "{checks:?}");
+}

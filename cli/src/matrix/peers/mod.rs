@@ -8,6 +8,7 @@
 //! quirk names it, and a quirk that no longer shows is reported gone.
 
 pub mod cells;
+pub mod check_client;
 pub mod manifest;
 mod ours;
 pub mod outcome;
