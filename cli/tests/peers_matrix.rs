@@ -276,14 +276,8 @@ fn check_client_passes_the_sdk_client_adapters() {
     );
     assert!(ok, "{checks:?}");
     let (ok, checks) = check_client(
-        "2025-11-25",
-        &[
-            ".cache/py-sdk/bin/python",
-            "peers/py-sdk/client.py",
-            "{url}",
-            "{scenario}",
-            "legacy",
-        ],
+        "2025-11-25,2026-07-28",
+        &[".cache/py-sdk/bin/python", "peers/py-sdk/client.py"],
     );
     assert!(ok, "{checks:?}");
 }

@@ -22,6 +22,7 @@
 //! [[quirks]]                                        # known deviations
 //! id = "..."; side = "server"; scenario = "disconnect"; revisions = ["2025-11-25"]
 //! observed = "fails"; what = "..."; upstream = "..."; versions = "1.32.2"
+//! intermittent = false            # true: a race; not "gone" when absent
 //! ```
 //!
 //! Commands run in the directory that holds `peers/` (the repository
@@ -119,6 +120,10 @@ pub struct Quirk {
     pub against: Vec<String>,
     /// What happens instead: `works`, `fails` or `absent`.
     pub observed: String,
+    /// It shows only sometimes (a race): a cell that matches the spec is
+    /// then a pass, not "quirk gone".
+    #[serde(default)]
+    pub intermittent: bool,
     /// What the peer does, in a sentence.
     pub what: String,
     /// The upstream issue or PR, when known.

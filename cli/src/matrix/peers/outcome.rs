@@ -127,6 +127,7 @@ pub fn verdict(
     let predicted = matches(prediction, negotiated, observed);
     match (predicted, applicable.first()) {
         (true, None) => Verdict::Pass,
+        (true, Some(_)) if applicable.iter().all(|q| q.intermittent) => Verdict::Pass,
         (true, Some(q)) => Verdict::QuirkGone(q.id.clone()),
         (false, _) => applicable
             .iter()
@@ -157,6 +158,7 @@ mod tests {
             modes: vec![],
             against: vec![],
             observed: observed.into(),
+            intermittent: false,
             what: "w".into(),
             upstream: String::new(),
             versions: String::new(),
@@ -208,6 +210,16 @@ mod tests {
         // A quirk that says something else does not excuse the deviation.
         let other = quirk("fails");
         assert_eq!(verdict(&p, &rev, &absent, &[&other]), Verdict::Fail);
+        // An intermittent quirk that did not show this time is not gone.
+        let racy = Quirk {
+            intermittent: true,
+            ..quirk("absent")
+        };
+        assert_eq!(verdict(&p, &rev, &works, &[&racy]), Verdict::Pass);
+        assert_eq!(
+            verdict(&p, &rev, &absent, &[&racy]),
+            Verdict::Quirk("q".into())
+        );
         // n/a is never a pass.
         let na = PeerObserved::NotExpressible("no such API".into());
         assert!(matches!(
