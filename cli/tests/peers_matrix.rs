@@ -271,7 +271,7 @@ fn check_client_catches_each_broken_client_by_the_check_meant_for_it() {
 #[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
 fn check_client_passes_the_sdk_client_adapters() {
     let (ok, checks) = check_client(
-        "2025-03-26,2025-06-18,2025-11-25",
+        "2025-06-18,2025-11-25",
         &["node", "peers/ts-sdk/client.mjs"],
     );
     assert!(ok, "{checks:?}");
