@@ -1,5 +1,5 @@
 //! The `mcp-compat` binary: `serve`, `call`, `matrix`, `bench`,
-//! `check-server` and `conformance-client`.
+//! `check-server`, `check-client` and `conformance-client`.
 
 use clap::{Parser, Subcommand};
 use mcp_compat::{bench, call, check, conformance_client, matrix_cmd, serve};
@@ -25,6 +25,10 @@ enum Command {
     /// Check someone else's server: the revisions it speaks and the
     /// transport behaviours it gets right or wrong.
     CheckServer(check::CheckArgs),
+    /// Check someone else's client: a program (URL, scenario, revision ->
+    /// one JSON outcome line) run against the reference server at each
+    /// revision, checked on the wire.
+    CheckClient(matrix_cmd::CheckClientArgs),
     /// The client program for the official conformance suite's client
     /// mode (`conformance client --command "mcp-compat conformance-client"`):
     /// does what the scenario named by `MCP_CONFORMANCE_SCENARIO` checks
@@ -55,6 +59,11 @@ async fn main() -> std::process::ExitCode {
         Command::CheckServer(args) => match check::cli(args).await {
             Ok(true) => Ok(()),
             Ok(false) => Err("some checks at or above the --fail-on level failed".into()),
+            Err(e) => Err(e),
+        },
+        Command::CheckClient(args) => match matrix_cmd::check_client(args).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("some checks failed".into()),
             Err(e) => Err(e),
         },
         Command::ConformanceClient { url } => {

@@ -35,6 +35,69 @@ pub struct MatrixArgs {
     /// `skip-priming,mint-session-id`).
     #[arg(long, requires = "self_test")]
     pub fault: Option<String>,
+    /// Add a real implementation described by `PEERS_DIR/NAME.toml` (its
+    /// server columns and client rows; repeatable). Runs only the cells
+    /// with a peer in them.
+    #[arg(long = "peer", value_name = "NAME", conflicts_with = "self_test")]
+    pub peer: Vec<String>,
+    /// Add every peer of `PEERS_DIR`.
+    #[arg(long, conflicts_with = "self_test")]
+    pub peers: bool,
+    /// Where the peer manifests are; commands run in its parent directory.
+    #[arg(long, default_value = "peers")]
+    pub peers_dir: PathBuf,
+}
+
+/// `--peer` / `--peers`: the peer cells, rendered.
+async fn peers(args: &MatrixArgs) -> Result<bool, String> {
+    use crate::matrix::peers::{Manifest, report, run_peers};
+    let mut names = args.peer.clone();
+    if args.peers {
+        names = Manifest::names(&args.peers_dir)?;
+    }
+    if names.is_empty() {
+        return Err(format!("no peer manifests in {}", args.peers_dir.display()));
+    }
+    let parts: Vec<String> = args
+        .filter
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let keep = move |name: &str| parts.iter().all(|p| name.contains(p.as_str()));
+    let (manifests, cells) = run_peers(
+        &args.peers_dir,
+        &names,
+        keep,
+        args.parallel,
+        |cell, n, total| {
+            eprintln!(
+                "[{n}/{total}] {} x {}: {}",
+                cell.client,
+                cell.server,
+                report::mark(cell)
+            );
+        },
+    )
+    .await?;
+    if cells.is_empty() {
+        return Err("--filter matches no peer cell".into());
+    }
+    let text = match args.format {
+        Format::Table => report::render(&manifests, &cells, false),
+        Format::Markdown => report::render(&manifests, &cells, true),
+        Format::Json => report::json(&cells),
+        other => return Err(format!("--format {other:?} is not available with --peer")),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(cells.iter().all(|c| c.accepted()))
 }
 
 /// `--self-test`: prints the table "fault → cells that caught it".
@@ -73,6 +136,9 @@ pub fn result_name(c: ClientKind, s: ServerKind, scenario: Scenario) -> String {
 pub async fn run(args: MatrixArgs) -> Result<bool, String> {
     if args.self_test {
         return self_test(&args).await;
+    }
+    if args.peers || !args.peer.is_empty() {
+        return peers(&args).await;
     }
     let parts: Vec<String> = args
         .filter
@@ -121,4 +187,49 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
         None => print!("{text}"),
     }
     Ok(ok)
+}
+
+/// Options of `mcp-compat check-client`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckClientArgs {
+    /// The client program and its arguments (`{url}`, `{scenario}`,
+    /// `{revision}` are filled in; without `{url}` the three are appended).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+    /// The revisions to check it at (comma-separated).
+    #[arg(long, default_value = "2025-03-26,2025-06-18,2025-11-25,2026-07-28")]
+    pub revisions: String,
+    /// `table` or `json`.
+    #[arg(long, default_value = "table")]
+    pub format: String,
+}
+
+/// `check-client`: runs the client program against our server at each
+/// revision; whether no check failed.
+pub async fn check_client(args: CheckClientArgs) -> Result<bool, String> {
+    use crate::matrix::peers::check_client::{render, run};
+    use mcp_transport_core::ProtocolVersion;
+    let mut argv = args.command.clone();
+    if !argv.iter().any(|a| a.contains("{url}")) {
+        argv.extend(["{url}", "{scenario}", "{revision}"].map(String::from));
+    }
+    let mut revisions = Vec::new();
+    for r in args
+        .revisions
+        .split(',')
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+    {
+        let v = ProtocolVersion::parse(r);
+        if !v.is_well_formed() || v == ProtocolVersion::V2024_11_05 {
+            return Err(format!(
+                "--revisions: {r:?} is not a Streamable HTTP revision"
+            ));
+        }
+        revisions.push(v);
+    }
+    let root = std::env::current_dir().map_err(|e| e.to_string())?;
+    let checks = run(&argv, &revisions, &root).await;
+    print!("{}", render(&checks, args.format == "json"));
+    Ok(checks.iter().all(|c| c.result != "fail"))
 }

@@ -63,24 +63,24 @@ pub struct Prediction {
     pub spec: &'static str,
 }
 
-const LIFECYCLE: &str = "Lifecycle, \"Version Negotiation\" (2025-03-26..2025-11-25): the server answers the requested version if supported, else its latest; the client accepts only a version it supports";
-const MATRIX_LEGACY_MODERN: &str =
+pub(crate) const LIFECYCLE: &str = "Lifecycle, \"Version Negotiation\" (2025-03-26..2025-11-25): the server answers the requested version if supported, else its latest; the client accepts only a version it supports";
+pub(crate) const MATRIX_LEGACY_MODERN: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Legacy client x Modern server: Fails";
-const MATRIX_MODERN_LEGACY: &str =
+pub(crate) const MATRIX_MODERN_LEGACY: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Modern client x Legacy server: Fails";
-const MATRIX_DUAL_LEGACY: &str = "2026-07-28 Versioning, \"Compatibility Matrix\": Dual-era client x Legacy server: Works (falls back to initialize)";
-const MATRIX_DUAL_MODERN: &str =
+pub(crate) const MATRIX_DUAL_LEGACY: &str = "2026-07-28 Versioning, \"Compatibility Matrix\": Dual-era client x Legacy server: Works (falls back to initialize)";
+pub(crate) const MATRIX_DUAL_MODERN: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Dual-era client x Modern server: Works";
-const MATRIX_LEGACY_DUAL: &str =
+pub(crate) const MATRIX_LEGACY_DUAL: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Legacy client x Dual-era server: Works";
-const MATRIX_MODERN_MODERN: &str =
+pub(crate) const MATRIX_MODERN_MODERN: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Modern client x Modern server: Works";
 
-const HTTP_SSE_SAME: &str = "2024-11-05 Transports, \"HTTP with SSE\": \"When a client connects, the server MUST send an endpoint event\"; \"All subsequent client messages MUST be sent as HTTP POST requests to this endpoint\"; \"Server messages are sent as SSE message events\"";
-const HTTP_SSE_FALLBACK: &str = "2026-07-28 Streamable HTTP, \"HTTP+SSE Transport (2024-11-05)\": the client POSTs first; \"If it fails with HTTP status code 400 Bad Request, 404 Not Found, or 405 Method Not Allowed ... Issue a GET request to the server URL, expecting that this will open an SSE stream and return an endpoint event as the first event\"";
-const HTTP_SSE_SERVER: &str = "2024-11-05 Transports, \"HTTP with SSE\": the server has only the SSE and POST endpoints; a client without the HTTP+SSE fallback (no 2024-11-05 offered) finds no revision, a clear error";
-const HTTP_SSE_CLIENT_NEW_SERVER: &str = "2026-07-28 Streamable HTTP, \"HTTP+SSE Transport (2024-11-05)\": \"Servers wanting to support older clients should: Continue to host both the SSE and POST endpoints of the old transport\"; these servers do not, so an HTTP+SSE-only client fails clearly";
-const VERSIONING_RETRY: &str = "2026-07-28 Versioning, \"Protocol Version Negotiation\": the server \"MUST respond with an UnsupportedProtocolVersionError listing the versions it does support\"; \"The client SHOULD select a mutually supported version from the supported list and retry the request\"";
+pub(crate) const HTTP_SSE_SAME: &str = "2024-11-05 Transports, \"HTTP with SSE\": \"When a client connects, the server MUST send an endpoint event\"; \"All subsequent client messages MUST be sent as HTTP POST requests to this endpoint\"; \"Server messages are sent as SSE message events\"";
+pub(crate) const HTTP_SSE_FALLBACK: &str = "2026-07-28 Streamable HTTP, \"HTTP+SSE Transport (2024-11-05)\": the client POSTs first; \"If it fails with HTTP status code 400 Bad Request, 404 Not Found, or 405 Method Not Allowed ... Issue a GET request to the server URL, expecting that this will open an SSE stream and return an endpoint event as the first event\"";
+pub(crate) const HTTP_SSE_SERVER: &str = "2024-11-05 Transports, \"HTTP with SSE\": the server has only the SSE and POST endpoints; a client without the HTTP+SSE fallback (no 2024-11-05 offered) finds no revision, a clear error";
+pub(crate) const HTTP_SSE_CLIENT_NEW_SERVER: &str = "2026-07-28 Streamable HTTP, \"HTTP+SSE Transport (2024-11-05)\": \"Servers wanting to support older clients should: Continue to host both the SSE and POST endpoints of the old transport\"; these servers do not, so an HTTP+SSE-only client fails clearly";
+pub(crate) const VERSIONING_RETRY: &str = "2026-07-28 Versioning, \"Protocol Version Negotiation\": the server \"MUST respond with an UnsupportedProtocolVersionError listing the versions it does support\"; \"The client SHOULD select a mutually supported version from the supported list and retry the request\"";
 
 /// The revision a cell negotiates, or `None` when it must fail, with the
 /// spec text behind it. One row per cell.

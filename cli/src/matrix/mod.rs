@@ -14,6 +14,7 @@ mod harness;
 pub mod html;
 mod long_running;
 mod outcome;
+pub mod peers;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -221,7 +221,7 @@ pub async fn run_one_with(
     }
 }
 
-async fn spawn_server(
+pub(crate) async fn spawn_server(
     client: ClientKind,
     server: ServerKind,
     scenario: Scenario,

@@ -1,0 +1,210 @@
+//! Our client configurations against a peer's server: the peer scenarios
+//! through our negotiating client, with a recording reverse proxy in front
+//! of the peer so that resumptions are read off the wire.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use futures_util::{StreamExt, TryStreamExt};
+use mcp_http_edge::faults::Faults;
+use mcp_negotiate::client::{Connection, connect};
+use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
+use serde_json::{Value, json};
+
+use super::super::ClientKind;
+use super::super::expect::Failure;
+use super::super::harness::{Observed, client_config};
+use super::super::outcome::{call, failed, from_error, result_text, tool_params};
+use super::super::wire::Wire;
+use super::scenario::PeerScenario;
+
+/// The most bytes of one request body the proxy forwards.
+const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
+
+/// A reverse proxy to `target` recording every exchange; aborted on drop.
+struct Recorder {
+    addr: SocketAddr,
+    wire: Wire,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(
+    State((http, target)): State<(reqwest::Client, SocketAddr)>,
+    req: Request,
+) -> Response {
+    let (parts, body) = req.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BODY).await else {
+        return Response::builder()
+            .status(413)
+            .body(Body::empty())
+            .unwrap_or_default();
+    };
+    let path = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
+    let mut headers = parts.headers.clone();
+    headers.remove(http::header::HOST);
+    let sent = http
+        .request(parts.method.clone(), format!("http://{target}{path}"))
+        .headers(headers)
+        .body(body)
+        .send()
+        .await;
+    match sent {
+        Ok(resp) => {
+            let mut out = Response::builder().status(resp.status());
+            for (k, v) in resp.headers() {
+                if k != http::header::TRANSFER_ENCODING && k != http::header::CONTENT_LENGTH {
+                    out = out.header(k, v);
+                }
+            }
+            let stream = resp.bytes_stream().map_err(std::io::Error::other);
+            out.body(Body::from_stream(stream)).unwrap_or_default()
+        }
+        Err(e) => Response::builder()
+            .status(502)
+            .body(Body::from(format!("proxy: {e}")))
+            .unwrap_or_default(),
+    }
+}
+
+async fn start_recorder(target: SocketAddr) -> std::io::Result<Recorder> {
+    let http = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .build()
+        .map_err(std::io::Error::other)?;
+    let wire = Wire::default();
+    let app = wire.wrap(Router::new().fallback(forward).with_state((http, target)));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(Recorder { addr, wire, task })
+}
+
+/// Runs one scenario of our `client` against the peer server at `target`:
+/// the negotiated revision and what was observed.
+pub async fn observe(
+    client: ClientKind,
+    target: SocketAddr,
+    scenario: PeerScenario,
+) -> (Option<ProtocolVersion>, Observed) {
+    let recorder = match start_recorder(target).await {
+        Ok(r) => r,
+        Err(e) => return (None, failed(format!("cannot start the recorder: {e}"))),
+    };
+    let config = client_config(client, recorder.addr, Faults::NONE);
+    let conn = match connect(config).await {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                None,
+                Observed::Failed {
+                    kind: Some(Failure::NoMutualRevision),
+                    message: format!("connect: {e}"),
+                },
+            );
+        }
+    };
+    let rev = Some(conn.revision());
+    let observed = run(&conn, &recorder.wire, scenario)
+        .await
+        .unwrap_or_else(|o| o);
+    let _ = conn.close().await;
+    (rev, observed)
+}
+
+async fn run(conn: &Connection, wire: &Wire, scenario: PeerScenario) -> Result<Observed, Observed> {
+    match scenario {
+        PeerScenario::Call => {
+            let echo = call(conn, "echo", json!({ "text": "hello" })).await?;
+            let add = call(conn, "add", json!({ "a": 2, "b": 3 })).await?;
+            if echo != "hello" || add != "5" {
+                return Err(failed(format!(
+                    "echo answered {echo:?}, add answered {add:?}"
+                )));
+            }
+            Ok(Observed::Works("echo and add answered".into()))
+        }
+        PeerScenario::Progress => {
+            countdown(conn, json!({ "n": 3, "interval_ms": 20 }), 3).await?;
+            Ok(Observed::Works("progress 1..3 once each".into()))
+        }
+        PeerScenario::Input => super::super::sessions::input(conn).await,
+        PeerScenario::Disconnect => {
+            let mark = wire.exchanges().len();
+            let args = json!({ "n": 4, "interval_ms": 40, "close_after": 2 });
+            countdown(conn, args, 4).await?;
+            let resumed = wire.exchanges()[mark..].iter().any(|e| {
+                e.method == http::Method::GET
+                    && e.header(mcp_http_edge::headers::LAST_EVENT_ID).is_some()
+            });
+            Ok(if resumed {
+                Observed::Works("progress 1..4 once each, resumed by GET with Last-Event-ID".into())
+            } else {
+                Observed::Absent(
+                    "progress 1..4 once each; no resumption (the call completed on its stream)"
+                        .into(),
+                )
+            })
+        }
+    }
+}
+
+/// Calls `countdown` with progress; checks progress 1..n exactly once each
+/// and the answer `done` (log messages, if any, are allowed).
+async fn countdown(conn: &Connection, args: Value, n: u64) -> Result<(), Observed> {
+    let options = RequestOptions {
+        progress: true,
+        ..RequestOptions::default()
+    };
+    let mut stream = conn
+        .request("tools/call", tool_params("countdown", args), options)
+        .await
+        .map_err(|e| from_error(&e))?;
+    let mut progress = Vec::new();
+    let mut response = None;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(StreamEvent::Notification(note)) if note.method == "notifications/progress" => {
+                let p: Value = note
+                    .params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or(Value::Null);
+                progress.push(p["progress"].as_f64().unwrap_or(-1.0));
+            }
+            Ok(StreamEvent::Notification(_)) => {}
+            Ok(StreamEvent::ServerRequest(r)) => {
+                return Err(failed(format!("unexpected server request {}", r.method)));
+            }
+            Ok(StreamEvent::Response(r)) => response = Some(r),
+            Err(e) => return Err(from_error(&e)),
+        }
+    }
+    let response = response.ok_or_else(|| failed("the stream ended without a response"))?;
+    let text = result_text(&response).map_err(failed)?;
+    let want: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+    if progress != want {
+        return Err(failed(format!(
+            "progress {progress:?}, not 1..{n} once each"
+        )));
+    }
+    if text != "done" {
+        return Err(failed(format!("countdown answered {text:?}")));
+    }
+    Ok(())
+}

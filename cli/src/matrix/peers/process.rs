@@ -1,0 +1,142 @@
+//! Peer programs as child processes: servers on a free 127.0.0.1 port,
+//! killed when dropped; clients bounded by a timeout, their last stdout
+//! line read as the outcome.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a peer server may take to accept connections.
+pub const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one client scenario may take before it is killed.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(40);
+/// The most stdout/stderr kept from a client (a bound on a noisy peer).
+const MAX_OUTPUT: u64 = 256 * 1024;
+
+/// A running peer server; killed on drop.
+pub struct PeerServer {
+    child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+    /// Its address.
+    pub addr: std::net::SocketAddr,
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// A free port on 127.0.0.1 (bound, then released for the child to bind).
+async fn free_port() -> std::io::Result<u16> {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    Ok(l.local_addr()?.port())
+}
+
+fn command(argv: &[String], root: &Path) -> Result<Command, String> {
+    let (program, args) = argv.split_first().ok_or("an empty command")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    Ok(cmd)
+}
+
+/// Starts a server from its filled-in argv (`make` gets the port) and
+/// waits until it accepts connections on 127.0.0.1.
+pub async fn start_server(
+    make: impl Fn(u16) -> Vec<String>,
+    root: &Path,
+) -> Result<PeerServer, String> {
+    let port = free_port()
+        .await
+        .map_err(|e| format!("no free port: {e}"))?;
+    let argv = make(port);
+    let mut child = command(&argv, root)?
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {argv:?}: {e}"))?;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = tokio::time::Instant::now() + SERVER_START_TIMEOUT;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("{argv:?} exited at start: {status}"));
+        }
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let _ = child.start_kill();
+            return Err(format!(
+                "{argv:?} did not accept connections within {SERVER_START_TIMEOUT:?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(PeerServer {
+        child,
+        url: format!("http://{addr}/mcp"),
+        addr,
+    })
+}
+
+/// Runs a client to the end (killed after [`CLIENT_TIMEOUT`]); its last
+/// non-empty stdout line, or why there is none.
+pub async fn run_client(argv: &[String], root: &Path) -> Result<String, String> {
+    let mut child = command(argv, root)?
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {argv:?}: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let read = async {
+        let mut last = None;
+        let mut lines = BufReader::new(stdout.take(MAX_OUTPUT)).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if !line.trim().is_empty() {
+                last = Some(line);
+            }
+        }
+        let mut err = String::new();
+        let _ = stderr.take(MAX_OUTPUT).read_to_string(&mut err).await;
+        let status = child.wait().await;
+        (last, err, status)
+    };
+    match tokio::time::timeout(CLIENT_TIMEOUT, read).await {
+        Ok((Some(line), _, _)) => Ok(line),
+        Ok((None, err, status)) => Err(format!(
+            "the client printed no outcome (exit {}): {}",
+            status.map(|s| s.to_string()).unwrap_or_default(),
+            err.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
+        )),
+        Err(_) => Err(format!(
+            "hung: no outcome within {CLIENT_TIMEOUT:?} (killed)"
+        )),
+    }
+}
+
+/// Runs a peer's install command once (it is idempotent), echoing its
+/// output to stderr.
+pub async fn install(argv: &[String], root: &Path) -> Result<(), String> {
+    if argv.is_empty() {
+        return Ok(());
+    }
+    let status = command(argv, root)?
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
+        .await
+        .map_err(|e| format!("cannot run {argv:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{argv:?} failed: {status}"))
+    }
+}

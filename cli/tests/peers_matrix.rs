@@ -1,0 +1,283 @@
+//! `mcp-compat matrix --peer`: the peer cells are checked against the
+//! spec's prediction and the listed quirks.
+//!
+//! Always run (needs only `sh`): a fake peer whose client claims success
+//! whatever happens is caught where the spec predicts a failure, a listed
+//! quirk excuses exactly the cells it names and is reported gone where the
+//! cell matches the spec, and `n/a` is never counted as a pass.
+//!
+//! `#[ignore]`d (`scripts/peers-matrix.sh` runs them): the TypeScript and
+//! Python SDKs, installed into `.cache/` on demand, both ways and against
+//! each other.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-compat");
+
+/// The repository root (where `peers/` is).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+/// Runs the matrix; (exit success, the JSON cells, stderr).
+fn matrix(dir: &Path, args: &[&str]) -> (bool, Vec<Value>, String) {
+    let out = Command::new(BIN)
+        .arg("matrix")
+        .arg("--peers-dir")
+        .arg(dir)
+        .args(["--format", "json"])
+        .args(args)
+        .output()
+        .expect("mcp-compat runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let cells: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {stdout}\nstderr: {stderr}"));
+    let cells = cells.as_array().cloned().unwrap_or_default();
+    (out.status.success(), cells, stderr)
+}
+
+/// The verdict of `scenario` in the cell whose server label contains `server`.
+fn verdict(cells: &[Value], server: &str, scenario: &str) -> String {
+    cells
+        .iter()
+        .filter(|c| c["server"].as_str().is_some_and(|s| s.contains(server)))
+        .flat_map(|c| c["scenarios"].as_array().cloned().unwrap_or_default())
+        .find(|s| s["scenario"] == scenario)
+        .map(|s| s["verdict"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| panic!("no {scenario} against {server} in {cells:?}"))
+}
+
+/// A client program that prints `line` whatever the URL and scenario.
+fn fake_client(line: &str) -> String {
+    let argv = [
+        "sh",
+        "-c",
+        &format!("printf '%s\\n' '{line}'"),
+        "fake",
+        "{url}",
+        "{scenario}",
+        "{revision}",
+    ];
+    format!(
+        "[{}]",
+        argv.iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+fn write_peer(dir: &Path, name: &str, client_line: &str, quirks: &str) {
+    let manifest = format!(
+        r#"name = "{name}"
+version = "0"
+[client]
+command = {}
+[[client.rows]]
+name = "c-2025-11-25"
+revision = "2025-11-25"
+offers = ["2025-11-25"]
+accepts = ["2025-11-25"]
+{quirks}"#,
+        fake_client(client_line)
+    );
+    std::fs::write(dir.join(format!("{name}.toml")), manifest).expect("manifest written");
+}
+
+#[test]
+fn a_client_that_always_claims_success_is_caught_and_quirks_excuse_only_what_they_name() {
+    let tmp = std::env::temp_dir().join(format!("peers-matrix-{}", std::process::id()));
+    let dir = tmp.join("peers");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let quirks = r#"
+[[quirks]]
+id = "excused"
+side = "client"
+scenario = "call"
+against = ["s-2025-03-26"]
+observed = "works"
+what = "claims success against a server it cannot talk to"
+
+[[quirks]]
+id = "fixed"
+side = "client"
+scenario = "call"
+against = ["s-2025-11-25"]
+observed = "fails"
+what = "used to fail here"
+"#;
+    write_peer(
+        &dir,
+        "liar",
+        r#"{"outcome":"pass","reason":"claimed","revision":"2025-11-25"}"#,
+        quirks,
+    );
+    let (ok, cells, stderr) = matrix(&dir, &["--peer", "liar", "--filter", "/s-2025-,/call"]);
+    assert!(!ok, "a lying client must fail the matrix: {stderr}");
+    // 2025-03-26 and 2025-06-18 servers cannot talk to a client that takes
+    // only 2025-11-25: the spec predicts a failure, the liar claims success.
+    assert_eq!(verdict(&cells, "s-2025-06-18", "call"), "fail");
+    // The quirk names the 2025-03-26 server: excused there only.
+    assert_eq!(verdict(&cells, "s-2025-03-26", "call"), "quirk");
+    // Against 2025-11-25 the claim matches the prediction: the quirk that
+    // said otherwise is reported gone.
+    assert_eq!(verdict(&cells, "s-2025-11-25", "call"), "quirk gone");
+
+    write_peer(
+        &dir,
+        "shy",
+        r#"{"outcome":"n/a","reason":"cannot express it"}"#,
+        "",
+    );
+    let (ok, cells, stderr) = matrix(&dir, &["--peer", "shy", "--filter", "/s-2025-11-25/"]);
+    assert!(ok, "n/a is not a failure: {stderr}");
+    for sc in ["call", "progress", "input", "disconnect"] {
+        assert_eq!(
+            verdict(&cells, "s-2025-11-25", sc),
+            "n/a",
+            "n/a is never a pass"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Runs a subset of the real-SDK matrix from the repository root; every
+/// scenario must match the prediction or a listed quirk.
+fn real(filter: &str, min_cells: usize) -> Vec<Value> {
+    let dir = root().join("peers");
+    let (ok, cells, stderr) = matrix(
+        &dir,
+        &[
+            "--peer",
+            "ts-sdk",
+            "--peer",
+            "py-sdk",
+            "--filter",
+            filter,
+            "--parallel",
+            "3",
+        ],
+    );
+    assert!(
+        ok,
+        "{filter}: {}\n{stderr}",
+        serde_json::to_string_pretty(&cells).unwrap_or_default()
+    );
+    assert!(cells.len() >= min_cells, "{filter}: {} cells", cells.len());
+    cells
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn typescript_client_against_python_server_and_back() {
+    let cells = real("ts-sdk@1.32.2 c-2025-11-25,/py-sdk@2.3.0 s-sse/", 1);
+    assert_eq!(verdict(&cells, "py-sdk", "disconnect"), "pass");
+    let cells = real("py-sdk@2.3.0 c-auto,/ts-sdk@1.32.2 s-sse/", 1);
+    assert_eq!(verdict(&cells, "ts-sdk", "disconnect"), "pass");
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn sdk_clients_against_our_dual_era_server() {
+    // 3 TypeScript rows and 3 Python rows.
+    real("/s-all/", 6);
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn our_clients_against_sdk_servers() {
+    // c-all (dual-era) against every SDK server column, and the quirk of
+    // both SDK servers that elicit on 2025-03-26 sessions.
+    real("c-all/", 4);
+    let cells = real("c-2025-03-26/,-sdk@,s-sse/,/input", 2);
+    assert_eq!(verdict(&cells, "ts-sdk", "input"), "quirk");
+    assert_eq!(verdict(&cells, "py-sdk", "input"), "quirk");
+}
+
+/// `check-client` on `argv` at `revisions`: (exit success, the checks).
+fn check_client(revisions: &str, argv: &[&str]) -> (bool, Vec<Value>) {
+    let out = Command::new(BIN)
+        .current_dir(root())
+        .args([
+            "check-client",
+            "--format",
+            "json",
+            "--revisions",
+            revisions,
+            "--",
+        ])
+        .args(argv)
+        .output()
+        .expect("mcp-compat runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let checks: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out.status.success(),
+        checks.as_array().cloned().unwrap_or_default(),
+    )
+}
+
+/// The names of the failed checks.
+fn failed(checks: &[Value]) -> Vec<String> {
+    checks
+        .iter()
+        .filter(|c| c["result"] == "fail")
+        .map(|c| c["check"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+#[ignore = "runs node: scripts/peers-matrix.sh"]
+fn check_client_catches_each_broken_client_by_the_check_meant_for_it() {
+    let broken = |bug: &str| {
+        check_client(
+            "2025-11-25",
+            &["node", "peers/testing/broken-client.mjs", bug],
+        )
+    };
+    let (ok, checks) = broken("none");
+    assert!(ok, "{checks:?}");
+    let (ok, checks) = broken("ignore-retry");
+    assert!(!ok);
+    assert_eq!(failed(&checks), ["honours retry"], "{checks:?}");
+    let (ok, checks) = broken("resume-with-post");
+    assert!(!ok);
+    assert!(
+        failed(&checks).contains(&"resumes by GET with Last-Event-ID".to_owned()),
+        "{checks:?}"
+    );
+    let (ok, checks) = broken("cancel-on-disconnect");
+    assert!(!ok);
+    assert_eq!(
+        failed(&checks),
+        ["disconnect is not a cancel"],
+        "{checks:?}"
+    );
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn check_client_passes_the_sdk_client_adapters() {
+    let (ok, checks) = check_client(
+        "2025-06-18,2025-11-25",
+        &["node", "peers/ts-sdk/client.mjs"],
+    );
+    assert!(ok, "{checks:?}");
+    let (ok, checks) = check_client(
+        "2025-11-25,2026-07-28",
+        &[".cache/py-sdk/bin/python", "peers/py-sdk/client.py"],
+    );
+    assert!(ok, "{checks:?}");
+}
