@@ -105,6 +105,7 @@ fn help_lists_every_subcommand_including_the_conformance_client() {
         "matrix",
         "bench",
         "check-server",
+        "check-client",
         "conformance-client",
     ] {
         assert!(

@@ -72,7 +72,8 @@ mod rmcp_client_vs_serve {
 
     macro_rules! policies {
         ($($name:ident: $policy:literal,)*) => {$(
-            /// Both calls complete, every progress event exactly once.
+            /// Both calls complete, every progress event exactly once (the
+            /// client sorts them: rmcp's handlers may run out of order).
             #[test]
             #[ignore = "needs the rmcp client: run scripts/rmcp-interop.sh"]
             fn $name() {
