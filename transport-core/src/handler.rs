@@ -188,6 +188,14 @@ pub trait RequestSink: Send + Sync {
     fn log_level(&self) -> Option<LogLevel>;
 }
 
+/// Names the authenticated principal of an HTTP request (for example the
+/// subject an auth layer in front put in the request's extensions), or
+/// `None` for an anonymous one. Servers use it to bind what a request
+/// creates — a legacy session, a task, a 2026-07-28 `requestState` — to
+/// its principal: another principal is then answered as if the thing did
+/// not exist.
+pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync>;
+
 /// Everything a handler can know and do about the request it is handling.
 #[derive(Clone)]
 pub struct RequestContext {

@@ -91,7 +91,7 @@ pub(crate) async fn create(
         capabilities: raw(&session.client.capabilities)
             .ok_or_else(|| internal("cannot serialize the client's capabilities".into()))?,
         client_info: session.client.info.as_ref().and_then(raw),
-        principal: None,
+        principal: session.principal.clone(),
         idle_timeout_ms: u64::try_from(shared.config.session_idle_timeout.as_millis())
             .unwrap_or(u64::MAX),
     };
@@ -160,15 +160,18 @@ fn adopt(shared: &Arc<Shared>, record: &SessionRecord) -> Result<Arc<Session>, R
             .filter(serde_json::Value::is_object)
             .unwrap_or_else(|| serde_json::json!({})),
     };
-    let session = Arc::new(Session::new(
-        r.id.as_str().into(),
-        tag,
-        version,
-        revision,
-        client,
-        shared.handler.clone(),
-        shared.now_ms(),
-    ));
+    let session = Arc::new(
+        Session::new(
+            r.id.as_str().into(),
+            tag,
+            version,
+            revision,
+            client,
+            shared.handler.clone(),
+            shared.now_ms(),
+        )
+        .with_principal(r.principal.clone()),
+    );
     session.start_streams_at((1 << 32) | u64::from(rand::random::<u32>()));
     let session = shared
         .sessions

@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_log::{DEFAULT_MAX_SESSIONS, EventStore, MemoryEventStore};
+use mcp_transport_core::handler::PrincipalFn;
 use mcp_transport_core::session_store::{SessionStore, SignalBus};
 
 use crate::revision::SessionRevision;
@@ -130,6 +131,14 @@ pub struct ServerConfig {
     /// published here and acted on by the instance that holds the request.
     /// Default `None`.
     pub signals: Option<Arc<dyn SignalBus>>,
+    /// Names the principal of each request. When set, a session belongs to
+    /// the principal of its `initialize` (kept in the shared session record
+    /// too), and a request naming it from any other principal — or from
+    /// none — is answered 404, as if the session did not exist (*Security
+    /// Best Practices*, "Session Hijacking": "bind session IDs to
+    /// user-specific information"). 2025-11-25 tasks belong to their
+    /// session, so they are bound with it. Default `None`: not bound.
+    pub principal: Option<PrincipalFn>,
 }
 
 /// The default [`ServerConfig::sse_write_timeout`]: 30 s.
@@ -160,6 +169,7 @@ impl Default for ServerConfig {
             max_batch_len: DEFAULT_MAX_BATCH_LEN,
             session_store: None,
             signals: None,
+            principal: None,
         }
     }
 }
@@ -188,6 +198,7 @@ impl fmt::Debug for ServerConfig {
             .field("max_batch_len", &self.max_batch_len)
             .field("shared_sessions", &self.session_store.is_some())
             .field("signals", &self.signals.is_some())
+            .field("principal", &self.principal.as_ref().map(|_| "<fn>"))
             .finish_non_exhaustive()
     }
 }
@@ -319,6 +330,12 @@ impl ServerConfig {
     /// Sets [`session_store`](Self::session_store).
     pub fn with_session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.session_store = Some(store);
+        self
+    }
+
+    /// Sets [`principal`](Self::principal).
+    pub fn with_principal(mut self, principal: PrincipalFn) -> Self {
+        self.principal = Some(principal);
         self
     }
 

@@ -21,7 +21,7 @@ pub(crate) async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse 
             "Method Not Allowed: this server does not let clients terminate sessions",
         );
     }
-    let session = match shared.require_session(&parts.headers).await {
+    let session = match shared.require_session(parts).await {
         Ok(s) => s,
         Err(r) => return r.response(),
     };

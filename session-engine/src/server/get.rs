@@ -95,7 +95,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Method Not Allowed: this server offers no standalone SSE stream (GET is only for resuming with Last-Event-ID)",
         );
     }
-    let session = match shared.require_session(&parts.headers).await {
+    let session = match shared.require_session(parts).await {
         Ok(s) => s,
         Err(r) => return r.response(),
     };

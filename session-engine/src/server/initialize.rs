@@ -46,7 +46,11 @@ fn mint_session_id() -> String {
 }
 
 /// Answers `initialize` (always `application/json`).
-pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpResponse {
+pub(crate) async fn initialize(
+    shared: &Arc<Shared>,
+    request: Request,
+    principal: Option<String>,
+) -> HttpResponse {
     let id = request.id.clone();
     let params = request
         .params
@@ -127,15 +131,18 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, request: Request) -> HttpRe
             .unwrap_or_else(|| serde_json::json!({})),
     };
     let session_id = mint_session_id();
-    let session = Arc::new(Session::new(
-        session_id.clone().into(),
-        tag,
-        version.clone(),
-        revision,
-        client,
-        shared.handler.clone(),
-        shared.now_ms(),
-    ));
+    let session = Arc::new(
+        Session::new(
+            session_id.clone().into(),
+            tag,
+            version.clone(),
+            revision,
+            client,
+            shared.handler.clone(),
+            shared.now_ms(),
+        )
+        .with_principal(principal),
+    );
     let describe = session.handler.describe();
     if let Some(shared_store) = &shared.config.session_store
         && let Err(r) = super::cluster::create(shared, shared_store.as_ref(), &session).await

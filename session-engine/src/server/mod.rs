@@ -146,7 +146,7 @@ use std::time::Instant;
 
 use axum::body::Body;
 use bytes::Bytes;
-use http::{HeaderMap, Method, StatusCode};
+use http::{Method, StatusCode};
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 
@@ -200,19 +200,49 @@ impl Shared {
         Ok(Some(s))
     }
 
+    /// The principal of a request, when sessions are bound to principals
+    /// ([`ServerConfig::principal`]).
+    pub fn principal_of(&self, parts: &http::request::Parts) -> Option<String> {
+        self.config.principal.as_ref().and_then(|f| f(parts))
+    }
+
+    /// [`lookup`](Self::lookup) on behalf of the request `parts`: a session
+    /// bound to another principal is not found (404, as if it did not
+    /// exist; it goes on for its own principal).
+    pub async fn lookup_for(
+        self: &Arc<Self>,
+        id: &str,
+        parts: &http::request::Parts,
+    ) -> Result<Option<Arc<Session>>, Reject> {
+        let session = self.lookup(id).await?;
+        if self.config.principal.is_none() {
+            return Ok(session);
+        }
+        let caller = self.principal_of(parts);
+        Ok(session.filter(|s| {
+            let same = s.principal == caller;
+            if !same {
+                tracing::debug!(session = %s.id, "a request from another principal names the session: 404");
+            }
+            same
+        }))
+    }
+
     /// The session named by `MCP-Session-Id`, with the protocol version
-    /// header checked: 400 without the header, 404 for an unknown session.
+    /// header checked: 400 without the header, 404 for an unknown session
+    /// or one bound to another principal.
     pub async fn require_session(
         self: &Arc<Self>,
-        headers: &HeaderMap,
+        parts: &http::request::Parts,
     ) -> Result<Arc<Session>, Reject> {
+        let headers = &parts.headers;
         let Some(id) = checks::session_id(headers)? else {
             return Err(Reject::invalid(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the MCP-Session-Id header is required (send initialize first)",
             ));
         };
-        let Some(session) = self.lookup(id).await? else {
+        let Some(session) = self.lookup_for(id, parts).await? else {
             return Err(post::not_found(id));
         };
         checks::check_protocol_version(headers, &session, &self.config)?;

@@ -53,7 +53,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
         Err(r) => return r.response(),
     };
     let session = match session_id {
-        Some(id) => match shared.lookup(id).await {
+        Some(id) => match shared.lookup_for(id, &parts).await {
             Ok(s) => s,
             Err(r) => return r.response(),
         },
@@ -85,7 +85,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
         let Message::Request(req) = message else {
             unreachable!("checked above")
         };
-        return initialize::initialize(shared, req).await;
+        return initialize::initialize(shared, req, shared.principal_of(&parts)).await;
     }
     let session = match established(shared, &parts.headers, session_id, session) {
         Ok(s) => s,

@@ -48,6 +48,9 @@ pub(crate) struct Session {
     /// The handler serving this session: the server's, as the revision's
     /// [`SessionRevision::session_handler`] wrapped it.
     pub handler: Arc<dyn Handler>,
+    /// The principal that created the session, when the server binds
+    /// sessions to principals (`ServerConfig::principal`).
+    pub principal: Option<String>,
     log_level: AtomicU8,
     next_stream: AtomicU64,
     next_client_request: AtomicU64,
@@ -77,6 +80,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// The same session, bound to `principal`.
+    pub fn with_principal(mut self, principal: Option<String>) -> Self {
+        self.principal = principal;
+        self
+    }
+
     /// A new session.
     pub fn new(
         id: Arc<str>,
@@ -95,6 +104,7 @@ impl Session {
             revision,
             client: Arc::new(client),
             handler,
+            principal: None,
             log_level: AtomicU8::new(level_to_u8(LogLevel::Debug)),
             next_stream: AtomicU64::new(StreamId::FIRST_REQUEST.get()),
             next_client_request: AtomicU64::new(1),
