@@ -8,6 +8,8 @@
 //!   from an in-process closed-loop generator ([`load`]), each as a ratio
 //!   to the floor measured in the same run;
 //! * memory per idle 2025-11-25 session ([`idle`]);
+//! * (in `cli/benches/per_request.rs`, not this command) allocations,
+//!   instructions and time per request in process ([`inproc`]);
 //! * N long-running requests at once, held, polled (SEP-1699) or run as
 //!   tasks ([`long`]): server RSS, descriptors, CPU per request, latency.
 //!
@@ -18,6 +20,7 @@
 pub mod child;
 pub mod floor;
 pub mod idle;
+pub mod inproc;
 pub mod load;
 pub mod long;
 pub mod proc;
