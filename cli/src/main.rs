@@ -1,5 +1,5 @@
-//! The `mcp-compat` binary: `serve`, `call`, `matrix`, `check-server` and the
-//! hidden `conformance-client`.
+//! The `mcp-compat` binary: `serve`, `call`, `matrix`, `bench`,
+//! `check-server` and `conformance-client`.
 
 use clap::{Parser, Subcommand};
 use mcp_compat::{bench, call, check, conformance_client, matrix_cmd, serve};
@@ -25,10 +25,11 @@ enum Command {
     /// Check someone else's server: the revisions it speaks and the
     /// transport behaviours it gets right or wrong.
     CheckServer(check::CheckArgs),
-    /// The client the official conformance suite runs: does what the
-    /// scenario named by `MCP_CONFORMANCE_SCENARIO` checks against the mock
-    /// server at URL (unset: connect, list tools, call the first tool).
-    #[command(hide = true)]
+    /// The client program for the official conformance suite's client
+    /// mode (`conformance client --command "mcp-compat conformance-client"`):
+    /// does what the scenario named by `MCP_CONFORMANCE_SCENARIO` checks
+    /// against the suite's mock server at URL (unset: connect, list tools,
+    /// call the first tool). Not meant to be run by hand.
     ConformanceClient {
         /// The mock server's MCP endpoint.
         url: String,
@@ -53,7 +54,7 @@ async fn main() -> std::process::ExitCode {
         Command::Bench(args) => bench::run(args).await,
         Command::CheckServer(args) => match check::cli(args).await {
             Ok(true) => Ok(()),
-            Ok(false) => Err("some checks failed".into()),
+            Ok(false) => Err("some checks at or above the --fail-on level failed".into()),
             Err(e) => Err(e),
         },
         Command::ConformanceClient { url } => {

@@ -101,6 +101,36 @@ pub struct ServeArgs {
     /// while Redis is down, requests that need it get 503).
     #[arg(long, default_value = "memory")]
     pub store: String,
+    /// A file holding the 32-byte key that seals 2026-07-28 `requestState`
+    /// (64 hex digits, e.g. from `openssl rand -hex 32`). Instances behind
+    /// one load balancer need the same key, so that an input round issued
+    /// by one may be answered on another; without it each process makes
+    /// its own random key.
+    #[arg(long)]
+    pub state_key_file: Option<std::path::PathBuf>,
+}
+
+/// Reads the `requestState` key `--state-key-file` names: 64 hex digits
+/// (surrounding whitespace ignored).
+pub fn read_state_key(path: &std::path::Path) -> Result<[u8; 32], String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--state-key-file {}: {e}", path.display()))?;
+    let hex = text.trim();
+    let bad = || {
+        format!(
+            "--state-key-file {}: expected 64 hex digits (32 bytes, e.g. from `openssl rand -hex 32`), found {} characters",
+            path.display(),
+            hex.len()
+        )
+    };
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(key)
 }
 
 /// The connection limits the options set.
@@ -157,6 +187,11 @@ fn check_flags(args: &ServeArgs, versions: &[ProtocolVersion]) -> Result<(), Str
             ));
         }
     }
+    if args.state_key_file.is_some() && !versions.contains(&ProtocolVersion::V2026_07_28) {
+        return Err(format!(
+            "--state-key-file means nothing here: only 2026-07-28 seals requestState, and this server serves {served}"
+        ));
+    }
     if !legacy && args.no_get_stream {
         return Err(format!(
             "--no-get-stream means nothing here: 2026-07-28 has no GET stream (GET always answers 405), and this server serves {served}"
@@ -198,7 +233,13 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
         .with_allowed_origins(args.allowed_origins.clone())
         .with_allowed_hosts(args.allowed_hosts.clone())
         .with_keepalive(keepalive)
-        .with_tasks(Some(TasksConfig::default()));
+        .with_tasks(Some(TasksConfig::default()))
+        .with_state_key(
+            args.state_key_file
+                .as_deref()
+                .map(read_state_key)
+                .transpose()?,
+        );
     Ok(MultiConfig {
         revisions: versions,
         legacy,

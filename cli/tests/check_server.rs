@@ -17,7 +17,9 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, Request, Response, StatusCode};
 use axum::routing::any;
 use futures_util::StreamExt;
-use mcp_compat::check::{self, CheckOptions, Observation, Outcome, Report, SlowTool, id};
+use mcp_compat::check::{
+    self, CheckOptions, FailOn, Level, Observation, Outcome, Report, SlowTool, ToolCall, id,
+};
 use mcp_compat::serve::{self, ServeArgs};
 use mcp_test_support::process::{Listening, run_to_end};
 
@@ -71,6 +73,35 @@ enum Break {
     BareUnsupported,
     /// A legacy POST without a session gets 404 instead of 400.
     NoSessionNotFound,
+    /// Every GET is answered 405 (as rmcp in stateless mode does).
+    NoGet,
+    /// 2025-11-25 tasks: `taskSupport: "optional"` is listed as `"sometimes"`.
+    TaskBadSupport,
+    /// The `CreateTaskResult`'s task loses its `ttl`.
+    TaskCreateWithoutTtl,
+    /// `tasks/get` answers lose their `ttl`.
+    TaskGetWithoutTtl,
+    /// `tasks/result` of a created task is answered at once, with a made-up
+    /// result (the related-task `_meta` included), while the task works on.
+    TaskResultEarly,
+    /// `tasks/result` answers lose the related-task `_meta`.
+    TaskResultWithoutMeta,
+    /// `tasks/list` answers list nothing.
+    TaskListEmpty,
+    /// `tasks/cancel` of a created task that the server refuses with
+    /// `-32602` (it is terminal) is answered as if cancelled.
+    TaskCancelTerminalOk,
+    /// `tasks/get` of a task never created answers a working task.
+    TaskUnknownIdFound,
+    /// A task-augmented `tools/call` of `echo` (taskSupport absent) loses
+    /// its `params.task`, so the tool runs.
+    TaskForbiddenRuns,
+    /// A `tools/call` of `failing_job` (taskSupport required) without a
+    /// task gets one added, so a task is created.
+    TaskRequiredRuns,
+    /// `initialize` declares `tasks` without `requests` (no
+    /// `tasks.requests.tools.call`), but the server still creates tasks.
+    TaskUndeclared,
 }
 
 struct Wrapped {
@@ -79,6 +110,9 @@ struct Wrapped {
     /// SSE blocks seen, with their event ids, in order (for
     /// `RepeatLastEvent` and `CrossStream`).
     seen: Mutex<Vec<(String, String)>>,
+    /// The task ids of the `CreateTaskResult`s passed on (for the task
+    /// breaks).
+    created: Arc<Mutex<Vec<String>>>,
 }
 
 fn is_sse(resp: &Response<Body>) -> bool {
@@ -150,12 +184,194 @@ fn tap(w: &Arc<Wrapped>, resp: Response<Body>) -> Response<Body> {
     })
 }
 
-async fn handle(w: Arc<Wrapped>, req: Request<Body>) -> Response<Body> {
-    let (mut parts, body) = req.into_parts();
-    let body = axum::body::to_bytes(body, 1 << 20)
+/// Rewrites every JSON-RPC message of a JSON or SSE body with `f`.
+async fn map_messages(
+    resp: Response<Body>,
+    f: impl Fn(&mut Value) + Send + Sync + 'static,
+) -> Response<Body> {
+    if is_sse(&resp) {
+        return map_blocks(resp, move |_, block| {
+            let lines: Vec<String> = block
+                .lines()
+                .map(|l| match l.strip_prefix("data:").map(str::trim_start) {
+                    Some(d) if !d.is_empty() => match serde_json::from_str::<Value>(d) {
+                        Ok(mut v) => {
+                            f(&mut v);
+                            format!("data: {v}")
+                        }
+                        Err(_) => l.to_owned(),
+                    },
+                    _ => l.to_owned(),
+                })
+                .collect();
+            Some(format!("{}\n\n", lines.join("\n")))
+        });
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20)
         .await
         .unwrap_or_default();
-    let rpc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    parts.headers.remove("content-length");
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(mut v) => {
+            f(&mut v);
+            Response::from_parts(parts, Body::from(v.to_string()))
+        }
+        Err(_) => Response::from_parts(parts, Body::from(bytes)),
+    }
+}
+
+/// A JSON answer to request `id`.
+fn rpc_result(id: &Value, result: Value) -> Response<Body> {
+    Response::builder()
+        .header("content-type", "application/json")
+        .body(Body::from(
+            json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
+        ))
+        .unwrap()
+}
+
+/// A made-up task, as the schema has it.
+fn fake_task(task_id: &str, status: &str) -> Value {
+    json!({
+        "taskId": task_id, "status": status,
+        "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z",
+        "ttl": 60000, "pollInterval": 500
+    })
+}
+
+/// The task breaks that answer in the server's place (`None`: forward).
+fn task_intercept(w: &Wrapped, rpc: &Value) -> Option<Response<Body>> {
+    let method = rpc["method"].as_str()?;
+    let task_id = rpc.pointer("/params/taskId").and_then(Value::as_str);
+    let created = task_id.is_some_and(|t| w.created.lock().unwrap().iter().any(|c| c == t));
+    match (w.brk, method) {
+        (Break::TaskResultEarly, "tasks/result") if created => Some(rpc_result(
+            &rpc["id"],
+            json!({
+                "content": [{ "type": "text", "text": "early" }],
+                "_meta": { "io.modelcontextprotocol/related-task": { "taskId": task_id } }
+            }),
+        )),
+        (Break::TaskUnknownIdFound, "tasks/get") if !created => Some(rpc_result(
+            &rpc["id"],
+            fake_task(task_id.unwrap_or_default(), "working"),
+        )),
+        _ => None,
+    }
+}
+
+/// The task breaks that change the request: `true` when `rpc` changed.
+fn task_request(brk: Break, rpc: &mut Value) -> bool {
+    if rpc["method"] != "tools/call" {
+        return false;
+    }
+    let has_task = rpc.pointer("/params/task").is_some();
+    match (brk, rpc.pointer("/params/name").and_then(Value::as_str)) {
+        (Break::TaskForbiddenRuns, Some("echo")) if has_task => {
+            rpc["params"].as_object_mut().unwrap().remove("task");
+            true
+        }
+        (Break::TaskRequiredRuns, Some("failing_job")) if !has_task => {
+            rpc["params"]["task"] = json!({});
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Records created tasks, and the task breaks that change an answer.
+async fn task_response(w: &Wrapped, rpc: &Value, resp: Response<Body>) -> Response<Body> {
+    let method = rpc["method"].as_str().unwrap_or_default().to_owned();
+    let task_call = method == "tools/call" && rpc.pointer("/params/task").is_some();
+    let brk = w.brk;
+    let created = w.created.clone();
+    let req_task = rpc
+        .pointer("/params/taskId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let interesting = task_call
+        || matches!(
+            (brk, method.as_str()),
+            (Break::TaskBadSupport, "tools/list")
+                | (Break::TaskGetWithoutTtl, "tasks/get")
+                | (Break::TaskResultWithoutMeta, "tasks/result")
+                | (Break::TaskListEmpty, "tasks/list")
+                | (Break::TaskCancelTerminalOk, "tasks/cancel")
+                | (Break::TaskUndeclared, "initialize")
+        );
+    if !interesting {
+        return resp;
+    }
+    map_messages(resp, move |m| {
+        if task_call && let Some(id) = m.pointer("/result/task/taskId").and_then(Value::as_str) {
+            created.lock().unwrap().push(id.to_owned());
+        }
+        match (brk, method.as_str()) {
+            (Break::TaskBadSupport, "tools/list") => {
+                for t in m["result"]["tools"].as_array_mut().into_iter().flatten() {
+                    if t.pointer("/execution/taskSupport") == Some(&json!("optional")) {
+                        t["execution"]["taskSupport"] = json!("sometimes");
+                    }
+                }
+            }
+            (Break::TaskCreateWithoutTtl, "tools/call") => {
+                if let Some(t) = m.pointer_mut("/result/task").and_then(Value::as_object_mut) {
+                    t.remove("ttl");
+                }
+            }
+            (Break::TaskGetWithoutTtl, "tasks/get") => {
+                if let Some(t) = m.get_mut("result").and_then(Value::as_object_mut) {
+                    t.remove("ttl");
+                }
+            }
+            (Break::TaskResultWithoutMeta, "tasks/result") => {
+                if let Some(meta) = m.pointer_mut("/result/_meta").and_then(Value::as_object_mut) {
+                    meta.remove("io.modelcontextprotocol/related-task");
+                }
+            }
+            (Break::TaskListEmpty, "tasks/list") => {
+                if let Some(r) = m.get_mut("result").and_then(Value::as_object_mut) {
+                    r.insert("tasks".into(), json!([]));
+                    r.remove("nextCursor");
+                }
+            }
+            (Break::TaskCancelTerminalOk, "tasks/cancel") => {
+                // Only for tasks that exist: an unknown id keeps its error.
+                let exists = created.lock().unwrap().contains(&req_task);
+                if exists && m.pointer("/error/code") == Some(&json!(-32602)) {
+                    let id = m["id"].clone();
+                    *m = json!({ "jsonrpc": "2.0", "id": id, "result": fake_task(&req_task, "cancelled") });
+                }
+            }
+            (Break::TaskUndeclared, "initialize") => {
+                if let Some(t) = m
+                    .pointer_mut("/result/capabilities/tasks")
+                    .and_then(Value::as_object_mut)
+                {
+                    t.remove("requests");
+                }
+            }
+            _ => {}
+        }
+    })
+    .await
+}
+
+async fn handle(w: Arc<Wrapped>, req: Request<Body>) -> Response<Body> {
+    let (mut parts, body) = req.into_parts();
+    let mut body = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
+    let mut rpc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Some(resp) = task_intercept(&w, &rpc) {
+        return resp;
+    }
+    if task_request(w.brk, &mut rpc) {
+        body = Bytes::from(rpc.to_string());
+        parts.headers.remove("content-length");
+    }
     let has_session = parts.headers.contains_key("mcp-session-id");
     let last_event_id = parts
         .headers
@@ -184,6 +400,12 @@ async fn handle(w: Arc<Wrapped>, req: Request<Body>) -> Response<Body> {
                     .headers
                     .insert("mcp-method", HeaderValue::from_str(m).unwrap());
             }
+        }
+        Break::NoGet if get => {
+            return Response::builder()
+                .status(StatusCode::METHOD_NOT_ALLOWED)
+                .body(Body::empty())
+                .unwrap();
         }
         Break::KeepAfterDelete if parts.method == axum::http::Method::DELETE => {
             return Response::new(Body::empty());
@@ -311,7 +533,7 @@ async fn handle(w: Arc<Wrapped>, req: Request<Body>) -> Response<Body> {
             }
             Response::from_parts(parts, Body::from(v.to_string()))
         }
-        _ => resp,
+        _ => task_response(&w, &rpc, resp).await,
     }
 }
 
@@ -322,6 +544,7 @@ async fn start(server: MultiServer, brk: Break) -> String {
         server,
         brk,
         seen: Mutex::new(Vec::new()),
+        created: Arc::default(),
     });
     let app = Router::new().route(
         "/mcp",
@@ -335,9 +558,20 @@ fn reference(args: &ServeArgs) -> MultiServer {
     MultiServer::try_new(serve::handler(), serve::config(args).unwrap()).unwrap()
 }
 
+/// The tools the 2025-11-25 task checks may call: `slow` (taskSupport
+/// optional) for `ms`, `echo` (absent) and `failing_job` (required).
+fn task_tools(ms: u64) -> Vec<ToolCall> {
+    vec![
+        format!("slow={{\"ms\":{ms}}}").parse().unwrap(),
+        r#"echo={"text":"hi"}"#.parse().unwrap(),
+        "failing_job".parse().unwrap(),
+    ]
+}
+
 fn options() -> CheckOptions {
     CheckOptions {
         timeout: Duration::from_secs(5),
+        tools: task_tools(200),
         ..CheckOptions::default()
     }
 }
@@ -401,6 +635,13 @@ async fn our_server_passes_every_check() {
                 "{}",
                 shown(&r)
             );
+        } else if c.id == id::TASKS_UNDECLARED_IGNORED {
+            // It declares tasks.requests.tools.call, and says so.
+            assert!(
+                matches!(&c.outcome, Outcome::NotApplicable(why) if why.contains("declares tasks.requests.tools.call")),
+                "{}",
+                shown(&r)
+            );
         } else {
             assert_eq!(
                 c.outcome,
@@ -443,6 +684,15 @@ async fn a_polling_server_passes_the_retry_check() {
         "{}",
         shown(&r)
     );
+    // Every answer, the blocking tasks/result's too, came by resumption.
+    for i in [id::TASKS_CREATE, id::TASKS_RESULT_BLOCKS, id::TASKS_LIST] {
+        assert_eq!(
+            outcome(&r, i, ProtocolVersion::V2025_11_25),
+            &Outcome::Pass,
+            "{i}\n{}",
+            shown(&r)
+        );
+    }
 }
 
 /// A polling server that does not hold resumes closes an empty poll at
@@ -479,6 +729,30 @@ async fn an_empty_poll_closed_without_an_id_is_a_warning() {
         shown(&r)
     );
     assert!(r.passed(), "{}", shown(&r));
+}
+
+/// A server that answers every GET 405 (rmcp in stateless mode) refuses
+/// no unknown id in particular, so `failed-resume-4xx` is not applicable
+/// (and says why), never a pass; the replay checks could not resume at all.
+#[tokio::test]
+async fn a_server_without_get_does_not_pass_failed_resume() {
+    let r = broken_tasks(Break::NoGet, 200).await;
+    let o = outcome(&r, id::FAILED_RESUME_4XX, ProtocolVersion::V2025_11_25);
+    assert!(
+        matches!(o, Outcome::NotApplicable(why) if why.contains("405")),
+        "{}",
+        shown(&r)
+    );
+    for i in [id::RESUME_SAME_STREAM, id::EXCLUSIVE_REPLAY] {
+        assert!(
+            matches!(
+                outcome(&r, i, ProtocolVersion::V2025_11_25),
+                Outcome::Inconclusive(_)
+            ),
+            "{i}\n{}",
+            shown(&r)
+        );
+    }
 }
 
 /// A JSON-mode server gives no stream to look at: the SSE checks are
@@ -532,6 +806,181 @@ async fn a_single_revision_server_counter_offers() {
 
 async fn broken(brk: Break) -> Report {
     check_with(brk, &serve_args(), options()).await
+}
+
+/// `brk` at 2025-11-25 only, `slow` working `ms`.
+async fn broken_tasks(brk: Break, ms: u64) -> Report {
+    let opts = CheckOptions {
+        revisions: vec![ProtocolVersion::V2025_11_25],
+        tools: task_tools(ms),
+        ..options()
+    };
+    check_with(brk, &serve_args(), opts).await
+}
+
+/// The 2025-11-25 task checks at `r`, each with its outcome.
+fn task_outcomes(r: &Report) -> Vec<(&'static str, &Outcome)> {
+    r.checks
+        .iter()
+        .filter(|c| c.revision == ProtocolVersion::V2025_11_25 && c.id.starts_with("tasks-"))
+        .map(|c| (c.id, &c.outcome))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_unknown_task_support_value_fails_tasks_support_values() {
+    let r = broken_tasks(Break::TaskBadSupport, 200).await;
+    assert_only_fails(&r, id::TASKS_SUPPORT_VALUES);
+}
+
+#[tokio::test]
+async fn a_create_task_result_without_ttl_fails_tasks_create() {
+    let r = broken_tasks(Break::TaskCreateWithoutTtl, 200).await;
+    assert_only_fails(&r, id::TASKS_CREATE);
+    let o = outcome(&r, id::TASKS_CREATE, ProtocolVersion::V2025_11_25);
+    assert!(
+        matches!(o, Outcome::Fail(why) if why.contains("ttl is missing")),
+        "{o:?}"
+    );
+}
+
+#[tokio::test]
+async fn tasks_get_without_ttl_fails_tasks_get() {
+    let r = broken_tasks(Break::TaskGetWithoutTtl, 200).await;
+    assert_only_fails(&r, id::TASKS_GET);
+}
+
+/// `tasks/result` answered while the task still works (it works 3 s).
+#[tokio::test]
+async fn an_early_tasks_result_fails_tasks_result_blocks() {
+    let r = broken_tasks(Break::TaskResultEarly, 3_000).await;
+    assert_only_fails(&r, id::TASKS_RESULT_BLOCKS);
+}
+
+#[tokio::test]
+async fn a_result_without_related_task_fails_tasks_related_task() {
+    let r = broken_tasks(Break::TaskResultWithoutMeta, 200).await;
+    assert_only_fails(&r, id::TASKS_RELATED_TASK);
+}
+
+#[tokio::test]
+async fn an_empty_task_list_fails_tasks_list() {
+    let r = broken_tasks(Break::TaskListEmpty, 200).await;
+    assert_only_fails(&r, id::TASKS_LIST);
+}
+
+#[tokio::test]
+async fn cancelling_a_terminal_task_fails_tasks_cancel_terminal() {
+    let r = broken_tasks(Break::TaskCancelTerminalOk, 200).await;
+    assert_only_fails(&r, id::TASKS_CANCEL_TERMINAL);
+}
+
+#[tokio::test]
+async fn an_unknown_task_found_fails_tasks_unknown_id() {
+    let r = broken_tasks(Break::TaskUnknownIdFound, 200).await;
+    assert_only_fails(&r, id::TASKS_UNKNOWN_ID);
+}
+
+#[tokio::test]
+async fn a_forbidden_tool_run_fails_tasks_forbidden_tool() {
+    let r = broken_tasks(Break::TaskForbiddenRuns, 200).await;
+    assert_only_fails(&r, id::TASKS_FORBIDDEN_TOOL);
+}
+
+#[tokio::test]
+async fn a_required_tool_run_as_a_task_anyway_fails_tasks_required_tool() {
+    let r = broken_tasks(Break::TaskRequiredRuns, 200).await;
+    assert_only_fails(&r, id::TASKS_REQUIRED_TOOL);
+}
+
+/// Declaring `tasks` without `tasks.requests.tools.call` but creating
+/// tasks anyway: that check fails, and the ones about task-augmented calls
+/// are not applicable, saying why.
+#[tokio::test]
+async fn tasks_created_without_the_capability_fail_tasks_undeclared_ignored() {
+    let r = broken_tasks(Break::TaskUndeclared, 200).await;
+    assert_only_fails(&r, id::TASKS_UNDECLARED_IGNORED);
+    let o = outcome(&r, id::TASKS_CREATE, ProtocolVersion::V2025_11_25);
+    assert!(
+        matches!(o, Outcome::NotApplicable(why) if why.contains("not tasks.requests.tools.call")),
+        "{o:?}"
+    );
+}
+
+/// Without the experimental tasks, every task check is n/a with what
+/// `initialize` declared; without tools to call, the checks that need one
+/// are n/a naming the tools that would do.
+#[tokio::test]
+async fn task_checks_are_not_applicable_for_the_reason_observed() {
+    let mut args = serve_args();
+    args.revisions = "2025-11-25".into();
+    args.no_legacy_tasks = true;
+    let r = check_with(Break::Nothing, &args, options()).await;
+    let tasks = task_outcomes(&r);
+    assert_eq!(tasks.len(), 11, "{}", shown(&r));
+    for (i, o) in tasks {
+        assert!(
+            matches!(o, Outcome::NotApplicable(why) if why.contains("no tasks capability in initialize")),
+            "{i}: {o:?}"
+        );
+    }
+    let opts = CheckOptions {
+        revisions: vec![ProtocolVersion::V2025_11_25],
+        tools: Vec::new(),
+        ..options()
+    };
+    let r = check_with(Break::Nothing, &serve_args(), opts).await;
+    assert!(r.passed(), "{}", shown(&r));
+    let o = outcome(&r, id::TASKS_CREATE, ProtocolVersion::V2025_11_25);
+    assert!(
+        matches!(o, Outcome::NotApplicable(why) if why.contains("--tool") && why.contains("slow")),
+        "{o:?}"
+    );
+    // What needs no tool still ran.
+    assert_eq!(
+        outcome(&r, id::TASKS_UNKNOWN_ID, ProtocolVersion::V2025_11_25),
+        &Outcome::Pass
+    );
+    assert_eq!(
+        outcome(&r, id::TASKS_SUPPORT_VALUES, ProtocolVersion::V2025_11_25),
+        &Outcome::Pass
+    );
+}
+
+/// Each level fails only the thresholds at or below it.
+#[tokio::test]
+async fn fail_on_counts_the_levels_at_or_above_it() {
+    // priming-event is a SHOULD.
+    let r = broken_tasks(Break::StripPriming, 200).await;
+    assert_eq!(
+        r.failures().iter().map(|c| c.level).collect::<Vec<_>>(),
+        [Level::Should],
+        "{}",
+        shown(&r)
+    );
+    assert!(r.passed_at(FailOn::Must));
+    assert!(!r.passed_at(FailOn::Should));
+    assert!(!r.passed_at(FailOn::Policy));
+    // 406-without-accept is this project's policy.
+    let r = broken_tasks(Break::IgnoreAccept, 200).await;
+    assert!(r.failures().iter().all(|c| c.level == Level::Policy));
+    assert!(r.passed_at(FailOn::Should));
+    assert!(r.passed_at(FailOn::May));
+    assert!(!r.passed_at(FailOn::Policy));
+    // 403-bad-origin is a MUST: every threshold fails.
+    let r = broken_tasks(Break::IgnoreOrigin, 200).await;
+    assert!(r.failures().iter().all(|c| c.level == Level::Must));
+    assert!(!r.passed_at(FailOn::Must));
+    // Every check carries a level and cites a section on the spec site.
+    for c in &r.checks {
+        assert!(
+            c.spec_url.starts_with("https://") && c.spec_url.contains('#'),
+            "{}: {}",
+            c.id,
+            c.spec_url
+        );
+        assert!(!c.spec_section.is_empty());
+    }
 }
 
 #[tokio::test]
@@ -774,7 +1223,7 @@ async fn markdown_and_json_renderings() {
     let r = broken(Break::IgnoreOrigin).await;
     let md = check::report::render(&r, check::report::Format::Markdown);
     assert!(
-        md.contains("| 2025-11-25 | 403-bad-origin | FAIL |"),
+        md.contains("| 2025-11-25 | 403-bad-origin | MUST | FAIL |"),
         "{md}"
     );
     assert!(
@@ -785,6 +1234,10 @@ async fn markdown_and_json_renderings() {
         serde_json::from_str(&check::report::render(&r, check::report::Format::Json)).unwrap();
     assert_eq!(v["passed"], false);
     assert_eq!(v["speaks"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        v["failures_by_level"],
+        json!({ "MUST": 4, "SHOULD": 0, "MAY": 0, "POLICY": 0 })
+    );
     let failed: Vec<&Value> = v["checks"]
         .as_array()
         .unwrap()
@@ -794,6 +1247,20 @@ async fn markdown_and_json_renderings() {
     assert_eq!(failed.len(), 4);
     assert!(failed.iter().all(|c| c["id"] == "403-bad-origin"));
     assert!(failed[0]["spec"].as_str().unwrap().contains("Origin"));
+    assert!(failed.iter().all(|c| c["level"] == "MUST"));
+    assert_eq!(
+        failed[0]["spec_url"],
+        "https://modelcontextprotocol.io/specification/2025-03-26/basic/transports#security-warning"
+    );
+    assert!(
+        md.contains("[Security Warning](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#security-warning)"),
+        "{md}"
+    );
+    let html = check::report::render(&r, check::report::Format::Html);
+    assert!(
+        html.contains(r#"<small class="level">MUST</small>"#),
+        "{html}"
+    );
 }
 
 /// Nothing listening: every revision is refused and the report says so.
@@ -845,6 +1312,12 @@ fn the_binary_checks_serve_and_exits_0() {
         r#"{"ms":20000}"#,
         "--cancel-count-tool",
         "cancelled_count",
+        "--tool",
+        r#"slow={"ms":200}"#,
+        "--tool",
+        r#"echo={"text":"hi"}"#,
+        "--tool",
+        "failing_job",
     ]);
     assert_eq!(code, Some(0), "stdout: {out}\nstderr: {err}");
     let v: Value = serde_json::from_str(&out).expect("stdout is the JSON report");
@@ -861,6 +1334,119 @@ fn the_binary_checks_serve_and_exits_0() {
         .find(|c| c["id"] == "cancel-on-close")
         .unwrap();
     assert_eq!(cancel["outcome"]["status"], "pass", "{cancel}");
+    // The 2025-11-25 task checks all ran and passed but the one for servers
+    // without tasks.requests.tools.call.
+    let tasks: Vec<&Value> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["revision"] == "2025-11-25" && c["id"].as_str().unwrap().starts_with("tasks-")
+        })
+        .collect();
+    assert_eq!(tasks.len(), 11);
+    for c in tasks {
+        let want = if c["id"] == "tasks-undeclared-ignored" {
+            "not_applicable"
+        } else {
+            "pass"
+        };
+        assert_eq!(c["outcome"]["status"], want, "{c}");
+    }
+}
+
+/// `--fail-on`: a SHOULD failure (priming-event) exits 0 by default and 1
+/// with `--fail-on should`; a POLICY failure (406-without-accept) exits 0
+/// with `should` and 1 with `policy`.
+#[test]
+fn the_binary_fails_on_the_level_asked() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let should = rt.block_on(start(reference(&serve_args()), Break::StripPriming));
+    let policy = rt.block_on(start(reference(&serve_args()), Break::IgnoreAccept));
+    let run = |url: &str, extra: &[&str]| {
+        let mut args = vec!["check-server", url, "--revisions", "2025-11-25"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run_bin(&args);
+        (code, format!("stdout: {out}\nstderr: {err}"))
+    };
+    let (code, out) = run(&should, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("priming-event") && out.contains("SHOULD"),
+        "{out}"
+    );
+    assert!(out.contains("failed by level: MUST 0, SHOULD 1"), "{out}");
+    let (code, out) = run(&should, &["--fail-on", "should"]);
+    assert_eq!(code, Some(1), "{out}");
+    let (code, out) = run(&policy, &["--fail-on", "should"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run(&policy, &["--fail-on", "policy"]);
+    assert_eq!(code, Some(1), "{out}");
+    drop(rt);
+}
+
+/// `--junit FILE`: one test case per check and revision; the failure with
+/// its reason and level; n/a as skipped with its reason.
+#[test]
+fn the_binary_writes_junit() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let url = rt.block_on(start(reference(&serve_args()), Break::IgnoreOrigin));
+    let dir = std::env::temp_dir().join(format!("check-server-junit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("report.xml");
+    let (code, out, err) = run_bin(&[
+        "check-server",
+        &url,
+        "--revisions",
+        "2025-11-25,2026-07-28",
+        "--format",
+        "json",
+        "--junit",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "stdout: {out}\nstderr: {err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let checks = report["checks"].as_array().unwrap();
+    let xml = std::fs::read_to_string(&file).unwrap();
+    let junit =
+        quick_junit::Report::deserialize_from_str(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
+    assert_eq!(junit.test_suites.len(), 2, "{xml}");
+    let cases: Vec<&quick_junit::TestCase> = junit
+        .test_suites
+        .iter()
+        .flat_map(|s| s.test_cases.iter())
+        .collect();
+    assert_eq!(cases.len(), checks.len(), "{xml}");
+    let failed: Vec<&&quick_junit::TestCase> = cases
+        .iter()
+        .filter(|c| matches!(c.status, quick_junit::TestCaseStatus::NonSuccess { .. }))
+        .collect();
+    assert_eq!(failed.len(), 2, "{xml}");
+    for c in failed {
+        assert_eq!(c.name.as_str(), "403-bad-origin");
+        let quick_junit::TestCaseStatus::NonSuccess { message, ty, .. } = &c.status else {
+            unreachable!()
+        };
+        assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("MUST"));
+        assert!(
+            message.as_ref().unwrap().as_str().contains("evil.example"),
+            "{xml}"
+        );
+    }
+    let na = checks
+        .iter()
+        .filter(|c| c["outcome"]["status"] == "not_applicable")
+        .count();
+    let skipped = cases
+        .iter()
+        .filter(|c| {
+            matches!(&c.status, quick_junit::TestCaseStatus::Skipped { message: Some(m), .. } if m.as_str().starts_with("n/a: "))
+        })
+        .count();
+    assert!(na > 0);
+    assert_eq!(skipped, na, "{xml}");
+    let _ = std::fs::remove_dir_all(&dir);
+    drop(rt);
 }
 
 /// The binary exits 1 against a server that fails a check, and prints the
@@ -873,6 +1459,6 @@ fn the_binary_exits_1_on_a_failed_check() {
     assert_eq!(code, Some(1), "stdout: {out}\nstderr: {err}");
     assert!(out.contains("403-bad-origin"), "{out}");
     assert!(out.contains("FAIL"), "{out}");
-    assert!(err.contains("some checks failed"), "{err}");
+    assert!(err.contains("some checks at or above the --fail-on level failed"), "{err}");
     drop(rt);
 }

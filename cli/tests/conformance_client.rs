@@ -93,3 +93,24 @@ fn an_unknown_scenario_exits_non_zero_naming_the_known_ones() {
         "{stderr}"
     );
 }
+
+#[test]
+fn help_lists_every_subcommand_including_the_conformance_client() {
+    let out = Command::new(BIN).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for sub in [
+        "serve",
+        "call",
+        "matrix",
+        "bench",
+        "check-server",
+        "conformance-client",
+    ] {
+        assert!(
+            help.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{sub} "))),
+            "{sub} missing from --help:\n{help}"
+        );
+    }
+}

@@ -6,8 +6,13 @@
 //! | `minimal_server` | a [`Handler`](mcp_transport_core::handler::Handler) with one tool, served in every Streamable HTTP revision, with a graceful shutdown on Ctrl-C/SIGTERM |
 //! | `minimal_client` | the negotiating client: finds the revision, calls a tool, sends a header on every request |
 //! | `every_era_server` | every era — the four Streamable HTTP revisions on `/mcp` and the deprecated HTTP+SSE transport on `/sse` — mounted in an axum app next to other routes, behind tower layers and a bearer-token check |
+//! | `long_running_server` | a long-running tool that closes its SSE connection after the first step (`close_sse_stream`, SEP-1699) so the client resumes, on a custom event store ([`CountingStore`]) |
 //!
-//! The handler they share is [`Adder`].
+//! The handler the first three share is [`Adder`].
+
+mod counting_store;
+
+pub use counting_store::CountingStore;
 
 use async_trait::async_trait;
 use mcp_transport_core::handler::{Handler, Outcome, RequestContext, ServerDescription};

@@ -11,7 +11,7 @@ use mcp_negotiate::client::{NegotiateConfig, connect};
 use mcp_test_support::process::{Finished, Listening, run_to_end};
 use mcp_transport_core::ProtocolVersion as V;
 use mcp_transport_core::jsonrpc::to_raw;
-use mcp_transport_core::transport::{RequestOptions, Transport};
+use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -141,4 +141,69 @@ async fn every_era_server_serves_every_era_behind_its_token() {
         "{}",
         ran.stdout
     );
+}
+
+/// Calls `tool` through a client limited to `revision`; the result's text
+/// and the progress values that arrived on the way.
+async fn call_at(url: &str, revision: V, tool: &str, args: Value) -> (String, Vec<f64>) {
+    let config = NegotiateConfig::new(url).with_revisions(vec![revision.clone()]);
+    let conn = connect(config).await.unwrap();
+    let params = to_raw(&json!({ "name": tool, "arguments": args })).unwrap();
+    let options = RequestOptions {
+        progress: true,
+        ..RequestOptions::default()
+    };
+    let mut progress = Vec::new();
+    let response = conn
+        .request("tools/call", Some(params), options)
+        .await
+        .unwrap()
+        .response_with(|event| {
+            if let StreamEvent::Notification(n) = event
+                && n.method == "notifications/progress"
+            {
+                let p: Value = serde_json::from_str(n.params.as_ref().unwrap().get()).unwrap();
+                progress.push(p["progress"].as_f64().unwrap());
+            }
+        })
+        .await
+        .unwrap();
+    let v: Value = serde_json::from_str(response.payload.unwrap().get()).unwrap();
+    conn.close().await.unwrap();
+    let text = v["content"][0]["text"].as_str().unwrap().to_owned();
+    (text, progress)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_running_server_closes_the_connection_and_the_client_resumes_from_the_custom_store() {
+    let server = start(env!("CARGO_BIN_EXE_long_running_server"), &[]);
+    let stats = |s: String| -> Value { serde_json::from_str(&s).unwrap() };
+    let (before, _) = call_at(&server.url, V::V2025_11_25, "store_stats", json!({})).await;
+    assert_eq!(stats(before)["resumes"], 0);
+    // 2025-11-25: the tool closes the connection after step 1; the client
+    // resumes, and the events sent while it was away come from the store.
+    let (text, progress) = call_at(
+        &server.url,
+        V::V2025_11_25,
+        "crunch",
+        json!({ "steps": 4, "step_ms": 150 }),
+    )
+    .await;
+    assert_eq!(text, "crunched 4 steps");
+    assert_eq!(progress, [1.0, 2.0, 3.0, 4.0]);
+    let (after, _) = call_at(&server.url, V::V2025_11_25, "store_stats", json!({})).await;
+    let after = stats(after);
+    assert!(after["resumes"].as_u64().unwrap() >= 1, "{after}");
+    // The 4 progress events and the result went through the custom store.
+    assert!(after["appends"].as_u64().unwrap() >= 5, "{after}");
+    // 2026-07-28: closing would cancel, so the stream is held.
+    let (text, progress) = call_at(
+        &server.url,
+        V::V2026_07_28,
+        "crunch",
+        json!({ "steps": 2, "step_ms": 50 }),
+    )
+    .await;
+    assert_eq!(text, "crunched 2 steps");
+    assert_eq!(progress, [1.0, 2.0]);
 }

@@ -1,8 +1,9 @@
 //! `check-server --format html`: one self-contained page like the matrix's
 //! (`crate::matrix::html`): the revisions probed, a grid of checks (rows)
 //! by revision (columns) with coloured outcomes, and, on a click or at
-//! `#CHECK/REVISION`, the check's result, the spec sentence it tests and
-//! where that sentence is.
+//! `#CHECK/REVISION`, the check's result, its level, the spec sentence it
+//! tests and a link to that sentence's section on the published spec site.
+//! Each cell shows the result and the level (`FAIL MUST`).
 
 use std::fmt::Write as _;
 
@@ -85,9 +86,10 @@ pub fn render(report: &Report) -> String {
                     let cid = esc(&cell_id(c));
                     let _ = write!(
                         out,
-                        r##"<td class="cell {}" data-cell="{cid}"><a href="#{cid}">{}</a></td>"##,
+                        r##"<td class="cell {}" data-cell="{cid}"><a href="#{cid}">{}</a> <small class="level">{}</small></td>"##,
                         class(&c.outcome),
-                        esc(c.outcome.label())
+                        esc(c.outcome.label()),
+                        c.level
                     );
                 }
                 None => {
@@ -101,18 +103,20 @@ pub fn render(report: &Report) -> String {
     for c in &report.checks {
         let _ = writeln!(
             out,
-            r#"<section class="details" data-cell="{}" hidden><h2>{} at {}: {}</h2><p class="title">{}</p><p class="outcome">{}</p><blockquote class="spec">{}</blockquote><p class="source">{}</p></section>"#,
+            r#"<section class="details" data-cell="{}" hidden><h2>{} at {}: {}</h2><p class="title">{}</p><p class="level">level: {}</p><p class="outcome">{}</p><blockquote class="spec">{}</blockquote><p class="source"><a href="{}">{}</a></p></section>"#,
             esc(&cell_id(c)),
             esc(c.id),
             esc(c.revision.as_str()),
             esc(c.outcome.label()),
             esc(c.title),
+            c.level,
             esc(c
                 .outcome
                 .reason()
                 .unwrap_or("the server does what the sentence says")),
             esc(c.spec),
-            esc(c.spec_source),
+            esc(&c.spec_url),
+            esc(c.spec_section),
         );
     }
     if !report.quirks.is_empty() {

@@ -20,7 +20,13 @@
 //! [`Outcome::NotApplicable`] (the rule does not bind this server, e.g. it
 //! assigns no session id) or [`Outcome::Inconclusive`] (the behaviour could
 //! not be observed, e.g. the server answered JSON where the rule is about
-//! SSE). The command exits 0 when no check fails.
+//! SSE).
+//!
+//! Every check carries its [`Level`]: the keyword of the sentence it tests
+//! (MUST, SHOULD, MAY) or this project's policy, and cites that sentence's
+//! section on the published spec site. The command exits 1 only when a
+//! check at the `--fail-on` level or a stricter one fails (default: MUST);
+//! `--junit FILE` writes the report as JUnit XML too ([`junit`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), String> {
@@ -31,7 +37,10 @@
 
 mod detect;
 pub mod html;
+pub mod junit;
 mod legacy;
+mod legacy_tasks;
+pub mod level;
 mod modern;
 mod polling;
 pub mod quirks;
@@ -49,6 +58,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use detect::{Peer, ProbeAnswer, RevisionProbe};
+pub use level::{FailOn, Level};
 pub use quirks::{Observation, QuirkFinding};
 
 use crate::revisions;
@@ -107,13 +117,48 @@ pub mod id {
 
     /// Tasks extension: the task methods need the extension declared.
     pub const TASKS_GATED: &str = "tasks-gated";
-    /// Tasks extension: an unknown task id is `-32602`.
+    /// Tasks extension and 2025-11-25 tasks: an unknown task id is
+    /// `-32602` (2025-11-25: for `tasks/get`, `tasks/result` and, where
+    /// declared, `tasks/cancel`).
     pub const TASKS_UNKNOWN_ID: &str = "tasks-unknown-id";
     /// Tasks extension: `Mcp-Name` must carry the task id.
     pub const TASKS_MCP_NAME: &str = "tasks-mcp-name";
 
+    /// 2025-11-25 tasks: every `execution.taskSupport` in `tools/list` is
+    /// `forbidden`, `optional` or `required`.
+    pub const TASKS_SUPPORT_VALUES: &str = "tasks-support-values";
+    /// 2025-11-25 tasks: a task-augmented `tools/call` of a tool that
+    /// allows tasks gets a `CreateTaskResult` (`task` with `taskId`,
+    /// `status`, `createdAt`, `lastUpdatedAt`, `ttl`, and `pollInterval`
+    /// if any, typed as the schema says).
+    pub const TASKS_CREATE: &str = "tasks-create";
+    /// 2025-11-25 tasks: `tasks/get` of that task answers the task, `ttl`
+    /// included.
+    pub const TASKS_GET: &str = "tasks-get";
+    /// 2025-11-25 tasks: `tasks/result` answers only once the task is
+    /// terminal (`tasks/get` right after says so), with the tool's result
+    /// or its JSON-RPC error (JSON or SSE).
+    pub const TASKS_RESULT_BLOCKS: &str = "tasks-result-blocks";
+    /// 2025-11-25 tasks: the `tasks/result` result carries
+    /// `_meta["io.modelcontextprotocol/related-task"].taskId`.
+    pub const TASKS_RELATED_TASK: &str = "tasks-related-task";
+    /// 2025-11-25 tasks: `tasks/list` (pages followed) lists the task.
+    pub const TASKS_LIST: &str = "tasks-list";
+    /// 2025-11-25 tasks: `tasks/cancel` of a terminal task is `-32602`.
+    pub const TASKS_CANCEL_TERMINAL: &str = "tasks-cancel-terminal";
+    /// 2025-11-25 tasks: a task-augmented call of a tool whose
+    /// `taskSupport` is absent or `forbidden` is `-32601`.
+    pub const TASKS_FORBIDDEN_TOOL: &str = "tasks-forbidden-tool";
+    /// 2025-11-25 tasks: a call without a task of a tool whose
+    /// `taskSupport` is `required` is `-32601`.
+    pub const TASKS_REQUIRED_TOOL: &str = "tasks-required-tool";
+    /// 2025-11-25 tasks: a server that declares `tasks` but not
+    /// `tasks.requests.tools.call` serves a task-augmented `tools/call`
+    /// normally.
+    pub const TASKS_UNDECLARED_IGNORED: &str = "tasks-undeclared-ignored";
+
     /// Every id.
-    pub const ALL: [&str; 21] = [
+    pub const ALL: [&str; 31] = [
         PRIMING_EVENT,
         RETRY_BEFORE_CLOSE,
         RESUMED_CLOSE_CARRIES_ID,
@@ -135,6 +180,16 @@ pub mod id {
         TASKS_GATED,
         TASKS_UNKNOWN_ID,
         TASKS_MCP_NAME,
+        TASKS_SUPPORT_VALUES,
+        TASKS_CREATE,
+        TASKS_GET,
+        TASKS_RESULT_BLOCKS,
+        TASKS_RELATED_TASK,
+        TASKS_LIST,
+        TASKS_CANCEL_TERMINAL,
+        TASKS_FORBIDDEN_TOOL,
+        TASKS_REQUIRED_TOOL,
+        TASKS_UNDECLARED_IGNORED,
     ];
 }
 
@@ -191,12 +246,17 @@ pub struct Check {
     pub id: &'static str,
     /// The revision it ran at.
     pub revision: ProtocolVersion,
+    /// How binding the rule is: the keyword of the sentence it tests, or
+    /// this project's policy.
+    pub level: Level,
     /// What it checks, in a line.
     pub title: &'static str,
     /// The spec sentence it checks, quoted exactly.
     pub spec: &'static str,
-    /// Where that sentence is (`<rev>/basic/transports.mdx`).
-    pub spec_source: &'static str,
+    /// The heading of the spec section that sentence is in.
+    pub spec_section: &'static str,
+    /// That section on the published spec site.
+    pub spec_url: String,
     /// What it found.
     pub outcome: Outcome,
 }
@@ -212,9 +272,11 @@ impl Check {
         Check {
             id,
             revision: revision.clone(),
+            level: spec.level,
             title,
             spec: spec.text,
-            spec_source: spec.source,
+            spec_section: spec.section,
+            spec_url: spec.url(),
             outcome,
         }
     }
@@ -234,6 +296,42 @@ pub struct SlowTool {
     pub cancel_count_tool: Option<String>,
 }
 
+/// A tool of the server under test that the 2025-11-25 task checks may
+/// call, with arguments that make a short, harmless call. The checks call
+/// only tools named here: which check uses which follows from its
+/// `execution.taskSupport` in `tools/list`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments.
+    pub arguments: Value,
+}
+
+impl std::str::FromStr for ToolCall {
+    type Err = String;
+
+    /// `NAME` (arguments `{}`) or `NAME=JSON-OBJECT`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, args) = match s.split_once('=') {
+            Some((n, a)) => (n, a),
+            None => (s, "{}"),
+        };
+        if name.trim().is_empty() {
+            return Err(format!("--tool {s:?}: no tool name"));
+        }
+        let arguments: Value = serde_json::from_str(args)
+            .map_err(|e| format!("--tool {s:?}: the arguments are not JSON: {e}"))?;
+        if !arguments.is_object() {
+            return Err(format!("--tool {s:?}: the arguments must be a JSON object"));
+        }
+        Ok(ToolCall {
+            name: name.trim().to_owned(),
+            arguments,
+        })
+    }
+}
+
 /// How to run the checks.
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
@@ -244,6 +342,8 @@ pub struct CheckOptions {
     /// A long-running tool, for `cancel-on-close` (and a chance to see a
     /// 2025-11-25 server close a stream early, for `retry-before-close`).
     pub slow_tool: Option<SlowTool>,
+    /// Tools the 2025-11-25 task checks may call (see [`ToolCall`]).
+    pub tools: Vec<ToolCall>,
     /// The HTTP client (a fresh one when `None`).
     pub http: Option<reqwest::Client>,
 }
@@ -254,6 +354,7 @@ impl Default for CheckOptions {
             revisions: revisions::SERVED.to_vec(),
             timeout: Duration::from_secs(5),
             slow_tool: None,
+            tools: Vec::new(),
             http: None,
         }
     }
@@ -296,9 +397,23 @@ impl Report {
             .find(|c| c.id == id && &c.revision == revision)
     }
 
+    /// The failed checks that count under `fail_on`.
+    pub fn failures_at(&self, fail_on: FailOn) -> Vec<&Check> {
+        self.checks
+            .iter()
+            .filter(|c| c.outcome.is_fail() && fail_on.counts(c.level))
+            .collect()
+    }
+
     /// The server speaks at least one revision and no check failed.
     pub fn passed(&self) -> bool {
         !self.speaks().is_empty() && self.failures().is_empty()
+    }
+
+    /// The server speaks at least one revision and no check failed at
+    /// `fail_on` or a stricter level.
+    pub fn passed_at(&self, fail_on: FailOn) -> bool {
+        !self.speaks().is_empty() && self.failures_at(fail_on).is_empty()
     }
 }
 
@@ -350,6 +465,9 @@ pub async fn run(url: &str, opts: CheckOptions) -> Result<Report, String> {
             if rev.has(|f| f.sse_polling) {
                 checks.extend(polling::run(&cx, rev).await);
             }
+            if *rev == ProtocolVersion::V2025_11_25 {
+                checks.extend(legacy_tasks::run(&cx, rev).await);
+            }
         } else {
             checks.extend(modern::run(&cx, rev).await);
             checks.extend(tasks::run(&cx, rev).await);
@@ -394,6 +512,20 @@ pub struct CheckArgs {
     /// cancellation.
     #[arg(long, requires = "slow_tool")]
     pub cancel_count_tool: Option<String>,
+    /// A tool the 2025-11-25 task checks may call, as `NAME` or
+    /// `NAME=JSON` (its arguments; repeatable). They call no other tool:
+    /// name one that allows tasks, one that forbids them and one that
+    /// requires them (`execution.taskSupport`) for every task check to run.
+    #[arg(long = "tool", value_name = "NAME[=JSON]")]
+    pub tools: Vec<ToolCall>,
+    /// Exit 1 only when a check at this level or a stricter one fails
+    /// (must < should < may < policy).
+    #[arg(long, value_enum, default_value = "must")]
+    pub fail_on: FailOn,
+    /// Also write the report as JUnit XML to this file (one test case per
+    /// check and revision; n/a and inconclusive as skipped).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Write the report to this file instead of stdout.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -428,13 +560,15 @@ impl CheckArgs {
             revisions,
             timeout: Duration::from_millis(self.timeout_ms),
             slow_tool,
+            tools: self.tools.clone(),
             http: Some(self.http.client()?),
         })
     }
 }
 
-/// Runs `check-server` as the binary does: prints (or writes) the report
-/// and returns whether every applicable check passed.
+/// Runs `check-server` as the binary does: prints (or writes) the report,
+/// writes the JUnit file if asked, and returns whether no check failed at
+/// the `--fail-on` level or a stricter one.
 pub async fn cli(args: CheckArgs) -> Result<bool, String> {
     let opts = args.options()?;
     eprintln!("checking {}", args.url);
@@ -445,8 +579,12 @@ pub async fn cli(args: CheckArgs) -> Result<bool, String> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
         None => print!("{text}"),
     }
+    if let Some(path) = &args.junit {
+        let xml = junit::render(&report)?;
+        std::fs::write(path, xml).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     if report.speaks().is_empty() {
         return Err(format!("{} speaks none of the revisions tried", report.url));
     }
-    Ok(report.passed())
+    Ok(report.passed_at(args.fail_on))
 }

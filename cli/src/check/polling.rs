@@ -115,8 +115,8 @@ pub(crate) async fn run(cx: &Ctx<'_>, rev: &ProtocolVersion) -> Vec<Check> {
             id::FAILED_RESUME_4XX,
             rev,
             T_FAILED,
-            spec::REPLAY_AFTER,
-            failed_resume(wire, &session).await,
+            spec::FAILED_RESUME,
+            failed_resume(wire, &session, &b).await,
         ),
     ];
     let slow = match &cx.opts.slow_tool {
@@ -144,7 +144,7 @@ pub(crate) async fn run(cx: &Ctx<'_>, rev: &ProtocolVersion) -> Vec<Check> {
         id::RESUMED_CLOSE_CARRIES_ID,
         rev,
         T_RESUMED_ID,
-        spec::PRIMING,
+        spec::PRIMING_POLICY,
         resumed,
     ));
     if let Some(Streamed::Sse { request, .. }) = &slow {
@@ -170,9 +170,13 @@ fn all() -> [(&'static str, &'static str, spec::Spec); 7] {
         (id::EVENT_IDS_UNIQUE, T_UNIQUE, spec::IDS_UNIQUE),
         (id::RESUME_SAME_STREAM, T_SAME_STREAM, spec::SAME_STREAM),
         (id::EXCLUSIVE_REPLAY, T_EXCLUSIVE, spec::REPLAY_AFTER),
-        (id::FAILED_RESUME_4XX, T_FAILED, spec::REPLAY_AFTER),
+        (id::FAILED_RESUME_4XX, T_FAILED, spec::FAILED_RESUME),
         (id::RETRY_BEFORE_CLOSE, T_RETRY, spec::RETRY),
-        (id::RESUMED_CLOSE_CARRIES_ID, T_RESUMED_ID, spec::PRIMING),
+        (
+            id::RESUMED_CLOSE_CARRIES_ID,
+            T_RESUMED_ID,
+            spec::PRIMING_POLICY,
+        ),
     ]
 }
 
@@ -280,6 +284,17 @@ async fn same_stream(wire: &Wire, session: &LegacySession, a: &Streamed, b: &Str
         Ok(c) => c,
         Err(o) => return o,
     };
+    if replay.messages().is_empty() {
+        // Nothing replayed at all: the rule never came into play.
+        return match replay.end {
+            super::wire::End::StillOpen => Outcome::Inconclusive(format!(
+                "the resume from {from:?} replayed nothing and stayed open: the server seems to ignore Last-Event-ID (a standalone stream), so whether it would replay another stream's messages could not be seen"
+            )),
+            _ => Outcome::NotApplicable(format!(
+                "the resume from {from:?} replayed nothing (replay is optional: \"The server MAY use this header to replay\"), so there was no replay to look at"
+            )),
+        };
+    }
     let foreign: Vec<String> = replay
         .items
         .iter()
@@ -343,7 +358,38 @@ async fn exclusive(wire: &Wire, session: &LegacySession, b: &Streamed) -> Outcom
     }
 }
 
-async fn failed_resume(wire: &Wire, session: &LegacySession) -> Outcome {
+/// GET with `Last-Event-ID: id` in `session`: the status (the body is
+/// dropped unread).
+async fn resume_status(wire: &Wire, session: &LegacySession, id: &str) -> Result<u16, String> {
+    let mut extra: Headers = session.headers();
+    extra.push((headers::LAST_EVENT_ID, id.to_owned()));
+    Ok(wire.get(&extra).await?.status)
+}
+
+/// The verdict on a 4xx for the forged id, from what the server answers a
+/// resume with an id it did issue (`None`: it issued none): the 4xx is
+/// about the forged id only when a real one is not refused the same way.
+pub(crate) fn refusal_verdict(forged: u16, issued: Option<(&str, Result<u16, String>)>) -> Outcome {
+    if forged == 405 {
+        return Outcome::NotApplicable(format!(
+            "GET with Last-Event-ID {FORGED_ID:?} answered 405 Method Not Allowed: the server offers no GET stream, so it resumes nothing and there is no resume to refuse"
+        ));
+    }
+    match issued {
+        None => Outcome::NotApplicable(format!(
+            "the server attaches no event ids, so no resume is possible; the HTTP {forged} for {FORGED_ID:?} says nothing about how it treats an id it never issued"
+        )),
+        Some((id, Err(e))) => Outcome::Inconclusive(format!(
+            "HTTP {forged} for {FORGED_ID:?}, but a resume from {id:?}, an id it issued, failed: {e}"
+        )),
+        Some((id, Ok(real))) if (400..=499).contains(&real) => Outcome::NotApplicable(format!(
+            "HTTP {forged} for {FORGED_ID:?}, but also HTTP {real} for {id:?}, an id it issued: it refuses every resume, so the refusal is not about the unknown id"
+        )),
+        Some(_) => Outcome::Pass,
+    }
+}
+
+async fn failed_resume(wire: &Wire, session: &LegacySession, issued_by: &Streamed) -> Outcome {
     let mut extra: Headers = session.headers();
     extra.push((headers::LAST_EVENT_ID, FORGED_ID.to_owned()));
     let reply = match wire.get(&extra).await {
@@ -352,7 +398,18 @@ async fn failed_resume(wire: &Wire, session: &LegacySession) -> Outcome {
     };
     let status = reply.status;
     match status {
-        400..=499 => return Outcome::Pass,
+        400..=499 => {
+            drop(reply);
+            let issued = match issued_by.sse() {
+                Ok((_, c)) => c.ids().first().cloned(),
+                Err(o) => return o,
+            };
+            let real = match &issued {
+                Some(id) => Some((id.as_str(), resume_status(wire, session, id).await)),
+                None => None,
+            };
+            return refusal_verdict(status, real);
+        }
         200..=299 => {}
         _ => {
             return Outcome::Fail(format!(
@@ -461,7 +518,9 @@ async fn resumed_close(wire: &Wire, session: &LegacySession, slow: &Streamed) ->
 /// The verdict on a resumed connection (see [`resumed_close`]).
 fn evaluate_resumed_close(resumed: &Capture, last: &str) -> Outcome {
     if !resumed.closed_early() {
-        return Outcome::Pass;
+        return Outcome::NotApplicable(format!(
+            "the resume from {last:?} was not closed before its response (held open, or answered), so the rule never came into play"
+        ));
     }
     if last_id(resumed).is_some() {
         return Outcome::Pass;
@@ -516,7 +575,11 @@ pub(crate) async fn no_priming_for_older(wire: &Wire, session: &LegacySession) -
             "the first event of a {} stream is a priming event (id {:?}, empty data), which a {} client parses as a JSON-RPC message and fails on",
             session.version, e.last_event_id, session.version
         )),
-        _ => Outcome::Pass,
+        Some(_) => Outcome::Pass,
+        None => Outcome::Inconclusive(format!(
+            "the {} stream carried no event at all, so its first event could not be seen",
+            session.version
+        )),
     }
 }
 
@@ -559,6 +622,35 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_counts_only_when_a_real_resume_is_not_refused() {
+        assert_eq!(
+            refusal_verdict(404, Some(("s.1.0", Ok(200)))),
+            Outcome::Pass
+        );
+        // A stateless server without GET (rmcp's stateless mode): not a pass.
+        assert!(matches!(
+            refusal_verdict(405, Some(("s.1.0", Ok(405)))),
+            Outcome::NotApplicable(_)
+        ));
+        assert!(matches!(
+            refusal_verdict(405, None),
+            Outcome::NotApplicable(_)
+        ));
+        assert!(matches!(
+            refusal_verdict(400, Some(("s.1.0", Ok(400)))),
+            Outcome::NotApplicable(_)
+        ));
+        assert!(matches!(
+            refusal_verdict(404, None),
+            Outcome::NotApplicable(_)
+        ));
+        assert!(matches!(
+            refusal_verdict(404, Some(("s.1.0", Err("reset".into())))),
+            Outcome::Inconclusive(_)
+        ));
+    }
+
+    #[test]
     fn unique_ids() {
         let a = sse(vec![ev("0", ""), ev("a1", "{}")], End::Closed);
         let b = sse(vec![ev("0", ""), ev("b1", "{}")], End::Closed);
@@ -590,9 +682,12 @@ mod tests {
         assert_eq!(evaluate_resumed_close(&renewed, "s.1.0"), Outcome::Pass);
         let id_only = capture(vec![SseItem::LastEventId("s.1.0.2".into())], End::Closed);
         assert_eq!(evaluate_resumed_close(&id_only, "s.1.0"), Outcome::Pass);
-        // Held open (a long poll): nothing to warn about.
+        // Held open (a long poll): the rule never came into play.
         let held = capture(vec![], End::StillOpen);
-        assert_eq!(evaluate_resumed_close(&held, "s.1.0"), Outcome::Pass);
+        assert!(matches!(
+            evaluate_resumed_close(&held, "s.1.0"),
+            Outcome::NotApplicable(_)
+        ));
     }
 
     #[test]

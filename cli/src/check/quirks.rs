@@ -189,6 +189,28 @@ mod tests {
         }
     }
 
+    /// Sources are in this repository or public addresses, never a path
+    /// outside it.
+    #[test]
+    fn sources_stay_inside_the_repository() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for q in known().unwrap() {
+            assert!(!q.source.contains("../"), "{}", q.source);
+            for part in q.source.split("; ") {
+                if let Some(path) = part.split(',').next().filter(|p| p.starts_with("docs/")) {
+                    let text = std::fs::read_to_string(root.join(path))
+                        .unwrap_or_else(|e| panic!("{path}: {e}"));
+                    let section = part.split_once(", ").map(|(_, s)| s.trim());
+                    if let Some(section) = section {
+                        assert!(text.contains(&format!("## {section}")), "{path}: {section}");
+                    }
+                } else {
+                    assert!(part.contains("https://"), "{part}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn matching_by_name_and_range() {
         let q = |versions: &str| Quirk {

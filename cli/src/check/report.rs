@@ -2,15 +2,16 @@
 //! page ([`super::html`]).
 //!
 //! The text formats list the revisions probed, one row per check (revision,
-//! id, result, and for anything but a pass the reason), the known quirks of
-//! the peer, and then every check once with the spec sentence it tests and
-//! the file that sentence is in.
+//! id, level, result, and for anything but a pass the reason), the failures
+//! by level, the known quirks of the peer, and then every check once with
+//! its level, the spec sentence it tests and that sentence's section on the
+//! published spec site.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Observation, ProbeAnswer, Report};
+use super::{Level, Observation, ProbeAnswer, Report};
 
 /// Output format of `check-server`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -40,6 +41,8 @@ pub fn render(report: &Report, format: Format) -> String {
 struct JsonReport<'a> {
     passed: bool,
     speaks: Vec<String>,
+    /// Failed checks by level (`MUST`, `SHOULD`, `MAY`, `POLICY`).
+    failures_by_level: std::collections::BTreeMap<Level, usize>,
     #[serde(flatten)]
     report: &'a Report,
 }
@@ -48,6 +51,13 @@ fn json(report: &Report) -> String {
     let wrapped = JsonReport {
         passed: report.passed(),
         speaks: report.speaks().iter().map(ToString::to_string).collect(),
+        failures_by_level: [Level::Must, Level::Should, Level::May, Level::Policy]
+            .into_iter()
+            .map(|l| {
+                let n = report.failures().iter().filter(|c| c.level == l).count();
+                (l, n)
+            })
+            .collect(),
         report,
     };
     let mut s = serde_json::to_string_pretty(&wrapped)
@@ -184,6 +194,7 @@ fn text(report: &Report, md: bool) -> String {
                 vec![
                     c.revision.to_string(),
                     c.id.to_owned(),
+                    c.level.label().to_owned(),
                     c.outcome.label().to_owned(),
                     c.outcome.reason().unwrap_or_default().to_owned(),
                 ]
@@ -191,7 +202,7 @@ fn text(report: &Report, md: bool) -> String {
             .collect();
         table(
             &mut out,
-            &["revision", "check", "result", "detail"],
+            &["revision", "check", "level", "result", "detail"],
             &rows,
             md,
         );
@@ -211,6 +222,19 @@ fn text(report: &Report, md: bool) -> String {
             count("n/a"),
             count("inconclusive"),
             count("warn")
+        );
+        let by_level: Vec<String> = [Level::Must, Level::Should, Level::May, Level::Policy]
+            .into_iter()
+            .map(|l| {
+                let n = report.failures().iter().filter(|c| c.level == l).count();
+                format!("{l} {n}")
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}failed by level: {}",
+            if md { "\n" } else { "" },
+            by_level.join(", ")
         );
     }
 
@@ -254,27 +278,42 @@ fn text(report: &Report, md: bool) -> String {
                 .filter(|o| o.id == c.id && o.spec == c.spec)
                 .collect();
             let revs: Vec<String> = same.iter().map(|o| o.revision.to_string()).collect();
-            let mut sources: Vec<&str> = Vec::new();
+            let mut sources: Vec<(&str, &str)> = Vec::new();
             for o in &same {
-                if !sources.contains(&o.spec_source) {
-                    sources.push(o.spec_source);
+                if !sources.contains(&(o.spec_section, o.spec_url.as_str())) {
+                    sources.push((o.spec_section, o.spec_url.as_str()));
                 }
             }
             if md {
-                let quoted: Vec<String> = sources.iter().map(|s| format!("`{s}`")).collect();
+                let cited: Vec<String> = sources
+                    .iter()
+                    .map(|(section, url)| format!("[{section}]({url})"))
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "- **{}** ({}): {}\n  > {}\n  — {}",
+                    "- **{}** [{}] ({}): {}\n  > {}\n  — {}",
                     c.id,
+                    c.level,
                     revs.join(", "),
                     c.title,
                     c.spec,
-                    quoted.join(", ")
+                    cited.join(", ")
                 );
             } else {
-                let _ = writeln!(out, "- {} ({}): {}", c.id, revs.join(", "), c.title);
+                let cited: Vec<String> = sources
+                    .iter()
+                    .map(|(section, url)| format!("\"{section}\" {url}"))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "- {} [{}] ({}): {}",
+                    c.id,
+                    c.level,
+                    revs.join(", "),
+                    c.title
+                );
                 let _ = writeln!(out, "    \"{}\"", c.spec);
-                let _ = writeln!(out, "    — {}", sources.join(", "));
+                let _ = writeln!(out, "    — {}", cited.join(", "));
             }
         }
     }

@@ -175,23 +175,47 @@ impl Wire {
                 .map_err(|e| e.to_string())?;
             let mut buf = Vec::new();
             let mut chunk = [0u8; 1024];
-            while !buf.windows(2).any(|w| w == b"\r\n") && buf.len() < 8192 {
+            loop {
                 let n = tcp.read(&mut chunk).await.map_err(|e| e.to_string())?;
-                if n == 0 {
-                    break;
-                }
                 buf.extend_from_slice(&chunk[..n]);
+                match response_status(&buf) {
+                    Ok(Some(code)) => return Ok(code),
+                    Ok(None) if n > 0 && buf.len() < MAX_HEAD => continue,
+                    Ok(None) => {
+                        return Err(format!(
+                            "no complete response head in {} bytes: {}",
+                            buf.len(),
+                            short(&String::from_utf8_lossy(&buf))
+                        ));
+                    }
+                    Err(e) => return Err(e),
+                }
             }
-            let line = String::from_utf8_lossy(&buf);
-            let line = line.lines().next().unwrap_or_default();
-            line.split_whitespace()
-                .nth(1)
-                .and_then(|c| c.parse::<u16>().ok())
-                .ok_or_else(|| format!("not an HTTP status line: {line:?}"))
         };
         tokio::time::timeout(self.timeout, work)
             .await
             .map_err(|_| "no status line in time".to_owned())?
+    }
+}
+
+/// The most bytes of a hand-read response head.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// The status code of a response head parsed with `httparse` (`None`:
+/// the head is not complete yet).
+fn response_status(buf: &[u8]) -> Result<Option<u16>, String> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(buf) {
+        Ok(httparse::Status::Complete(_)) => response
+            .code
+            .map(Some)
+            .ok_or_else(|| "a response head without a status code".to_owned()),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(e) => Err(format!(
+            "not an HTTP response ({e}): {}",
+            short(&String::from_utf8_lossy(buf))
+        )),
     }
 }
 
@@ -513,6 +537,16 @@ mod tests {
         assert!(c.closed_early());
         assert!(answers(&c.items[2], Some(3)).is_some());
         assert!(answers(&c.items[2], Some(4)).is_none());
+    }
+
+    #[test]
+    fn response_heads() {
+        assert_eq!(
+            response_status(b"HTTP/1.1 406 Not Acceptable\r\ncontent-length: 0\r\n\r\n"),
+            Ok(Some(406))
+        );
+        assert_eq!(response_status(b"HTTP/1.1 200 OK\r\ncontent-ty"), Ok(None));
+        assert!(response_status(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
     }
 
     #[test]

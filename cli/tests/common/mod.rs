@@ -25,5 +25,6 @@ pub fn serve_args() -> ServeArgs {
         max_connections: 768,
         shutdown_grace_ms: 10_000,
         store: "memory".into(),
+        state_key_file: None,
     }
 }

@@ -47,8 +47,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::jsonrpc::Notification;
-use mcp_transport_core::task_store::{MemoryTaskStore, TaskStore};
-use tokio::sync::{Notify, broadcast};
+pub(crate) use mcp_transport_core::task_store::now_ms;
+use mcp_transport_core::task_store::{InputWake, MemoryTaskStore, TaskStore};
+use tokio::sync::broadcast;
 
 /// Settings of 2025-11-25 tasks on a server.
 #[derive(Clone)]
@@ -113,7 +114,7 @@ pub(crate) enum Event {
 pub(crate) struct Running {
     pub cancel: CancellationToken,
     /// Woken when input is delivered into the task.
-    pub wake: Arc<Notify>,
+    pub wake: Arc<InputWake>,
     /// Bounded (64); a lagging waiter re-reads the store.
     pub events: broadcast::Sender<Event>,
 }
@@ -161,7 +162,7 @@ impl Tasks {
         let (events, _) = broadcast::channel(64);
         let r = Running {
             cancel: CancellationToken::new(),
-            wake: Arc::new(Notify::new()),
+            wake: Arc::new(InputWake::new()),
             events,
         };
         lock(&self.running).insert(id.to_owned(), r.clone());
@@ -213,11 +214,4 @@ impl Tasks {
             }
         }
     }
-}
-
-/// Milliseconds since the Unix epoch (the store's clock).
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

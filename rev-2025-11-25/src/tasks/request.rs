@@ -202,7 +202,7 @@ pub(crate) async fn result(
             return Outcome::Error(store_error(e));
         }
         if let Some(running) = tasks.running(&id) {
-            running.wake.notify_one();
+            running.wake.notify();
         }
         tasks.publish(&id);
     }

@@ -8,7 +8,6 @@
 //! rounds, and the run ends (the handler cancelled) when the task's TTL
 //! passes.
 
-use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,10 +21,9 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
 };
 use mcp_transport_core::task_store::{
-    NewTask, TaskStatus, TaskStoreError, Terminal, unique_input_key,
+    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal,
 };
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::handler::params_of;
 use super::wire;
@@ -259,9 +257,14 @@ async fn drive(
     id: &str,
     running: &Running,
 ) -> End {
-    let store = tasks.config.store.clone();
-    let mut used = HashSet::new();
-    let mut round = 0u32;
+    let mut rounds = InputRounds::new(TaskInput {
+        store: tasks.config.store.clone(),
+        id: id.to_owned(),
+        scope: Some(session.to_owned()),
+        max_rounds: tasks.config.max_input_rounds,
+        wake: running.wake.clone(),
+        cancel: running.cancel.clone(),
+    });
     loop {
         let outcome = AssertUnwindSafe(inner.handle(request.clone(), cx.clone()))
             .catch_unwind()
@@ -307,51 +310,12 @@ async fn drive(
                 );
             }
         }
-        round += 1;
-        if round > tasks.config.max_input_rounds {
-            return failed(ErrorObject::internal(format!(
-                "the task needed client input more than {} times; giving up",
-                tasks.config.max_input_rounds
-            )));
-        }
-        let mut wire_to_handler = BTreeMap::new();
-        let mut requests = BTreeMap::new();
-        for (key, req) in &input.requests {
-            let wire_key = unique_input_key(key, &mut used);
-            let value = serde_json::json!({
-                "method": req.method,
-                "params": req.params.as_deref().map(wire::parsed),
-            });
-            requests.insert(wire_key.clone(), wire::raw(&value));
-            wire_to_handler.insert(wire_key, key.clone());
-        }
-        match store.require_input(id, requests, now_ms()).await {
-            Ok(_) => tasks.publish(id),
-            Err(TaskStoreError::Terminal { .. } | TaskStoreError::NotFound { .. }) => {
-                return End::Already;
-            }
-            Err(e) => return failed(ErrorObject::internal(e)),
-        }
-        loop {
-            match store.get(id, Some(session), now_ms()).await {
-                Ok(r) if r.status.is_terminal() => return End::Already,
-                Ok(r) if r.status == TaskStatus::Working => break,
-                Ok(_) => {}
-                Err(_) => return End::Already,
-            }
-            tokio::select! {
-                () = running.wake.notified() => {}
-                () = running.cancel.cancelled() => return End::Already,
-            }
-        }
-        let answers = match store.take_input(id, now_ms()).await {
+        let answers = rounds.exchange(&input, |_| tasks.publish(id)).await;
+        let answers = match answers {
             Ok(a) => a,
-            Err(_) => return End::Already,
+            Err(InputEnd::Fail(e)) => return failed(e),
+            Err(InputEnd::Ended) => return End::Already,
         };
-        let answers: BTreeMap<String, Box<RawValue>> = answers
-            .into_iter()
-            .filter_map(|(k, v)| wire_to_handler.get(&k).map(|h| (h.clone(), v)))
-            .collect();
         cx.input_responses = Some(answers);
         cx.request_state = input.state;
     }

@@ -673,3 +673,48 @@ fn push_lossy(dst: &mut String, bytes: &[u8]) {
         Err(_) => dst.push_str(&String::from_utf8_lossy(bytes)),
     }
 }
+
+/// The scratch buffers' memory rules, which the stream of items cannot
+/// show: small events reuse the data buffer, large ones take it; `finish`
+/// keeps scratch capacity up to [`MAX_RETAINED_CAPACITY`] and releases more.
+#[cfg(test)]
+mod capacity_tests {
+    use super::*;
+
+    fn event_of(d: &mut Decoder, data: &str) -> String {
+        let mut out = Vec::new();
+        d.feed(format!("data: {data}\n\n").as_bytes(), &mut out)
+            .unwrap();
+        match out.pop() {
+            Some(SseItem::Event(e)) => e.data,
+            other => panic!("no event: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn small_events_reuse_the_data_buffer_and_large_ones_take_it() {
+        let mut d = Decoder::new();
+        let small = "x".repeat(2_000);
+        assert_eq!(event_of(&mut d, &small), small);
+        assert!(d.data.capacity() >= 2_000, "a small event keeps the buffer");
+        let large = "y".repeat(MOVE_DATA_THRESHOLD + 1);
+        assert_eq!(event_of(&mut d, &large), large);
+        assert_eq!(d.data.capacity(), 0, "a large event takes the buffer");
+    }
+
+    #[test]
+    fn finish_releases_only_scratch_capacity_beyond_the_bound() {
+        for (capacity, kept) in [
+            (4_096, true),
+            (MAX_RETAINED_CAPACITY, true),
+            (MAX_RETAINED_CAPACITY + 1, false),
+        ] {
+            let mut d = Decoder::new();
+            d.data = Vec::with_capacity(capacity);
+            d.line = Vec::with_capacity(capacity);
+            d.finish(&mut Vec::new()).unwrap();
+            assert_eq!(d.data.capacity() != 0, kept, "data, capacity {capacity}");
+            assert_eq!(d.line.capacity() != 0, kept, "line, capacity {capacity}");
+        }
+    }
+}

@@ -49,9 +49,11 @@
 //! worker, its cancellation token, waking it when input arrives — stays in
 //! the server. [`MemoryTaskStore`] is the bounded in-memory default.
 
+mod input;
 mod memory;
 mod state;
 
+pub use input::{InputEnd, InputRounds, InputWake, TaskInput, now_ms};
 pub use memory::{MemoryTaskStore, MemoryTaskStoreConfig};
 pub use state::{InputMap, TaskState, unique_input_key};
 

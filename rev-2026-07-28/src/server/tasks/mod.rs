@@ -56,11 +56,10 @@ use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::jsonrpc::{
     self, ErrorObject, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RequestId,
 };
-use mcp_transport_core::task_store::{NewTask, TaskRecord, TaskStoreError};
+use mcp_transport_core::task_store::{InputWake, NewTask, TaskRecord, TaskStoreError};
 use rand::RngCore;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::Notify;
 
 use super::Shared;
 use super::config::TasksConfig;
@@ -73,7 +72,7 @@ use super::validate::Params;
 #[derive(Clone)]
 struct Running {
     cancel: CancellationToken,
-    wake: Arc<Notify>,
+    wake: Arc<InputWake>,
 }
 
 /// The extension's state on one server: its settings and the workers
@@ -218,7 +217,7 @@ pub(crate) async fn method(
             {
                 Ok(r) => {
                     if let Some(run) = tasks.running(&task_id) {
-                        run.wake.notify_one();
+                        run.wake.notify();
                     }
                     if before.is_ok_and(|b| b.status != r.status) {
                         publish(shared, &r);
@@ -289,7 +288,7 @@ pub(crate) async fn start(
     };
     let running = Running {
         cancel: CancellationToken::new(),
-        wake: Arc::new(Notify::new()),
+        wake: Arc::new(InputWake::new()),
     };
     tasks.lock().insert(record.id.clone(), running.clone());
     let answer = wire::create_result(&record, shared.server_info.as_deref());

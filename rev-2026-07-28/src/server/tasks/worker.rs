@@ -11,7 +11,6 @@
 //! rounds, and the whole run ends when the task's TTL passes (the handler
 //! is cancelled).
 
-use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,10 +24,9 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
 };
 use mcp_transport_core::task_store::{
-    TaskRecord, TaskStatus, TaskStore, TaskStoreError, Terminal, unique_input_key,
+    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal,
 };
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::super::Shared;
 use super::super::mrtr::{self, now_ms};
@@ -180,9 +178,14 @@ async fn drive(
     cx.input_responses = input_responses;
     cx.request_state = opened.and_then(|o| o.state);
     cx.task_id = Some(record.id.clone());
-    let scope = record.scope.as_deref();
-    let mut used = HashSet::new();
-    let mut round = 0u32;
+    let mut rounds = InputRounds::new(TaskInput {
+        store: store.clone(),
+        id: record.id.clone(),
+        scope: record.scope.clone(),
+        max_rounds: shared.config.max_input_rounds,
+        wake: running.wake.clone(),
+        cancel: running.cancel.clone(),
+    });
     loop {
         let outcome = AssertUnwindSafe(shared.handler.handle(request.clone(), cx.clone()))
             .catch_unwind()
@@ -225,55 +228,12 @@ async fn drive(
             }
             Ok(None) => {}
         }
-        round += 1;
-        if round > shared.config.max_input_rounds {
-            return failed(ErrorObject::internal(format!(
-                "the task needed client input more than {} times; giving up",
-                shared.config.max_input_rounds
-            )));
-        }
-        let mut wire_to_handler = BTreeMap::new();
-        let mut requests = BTreeMap::new();
-        for (key, req) in &input.requests {
-            let wire_key = unique_input_key(key, &mut used);
-            let value = serde_json::json!({
-                "method": req.method,
-                "params": req.params.as_deref().map(|p| serde_json::from_str::<Value>(p.get()).unwrap_or(Value::Null)),
-            });
-            let Ok(raw) = to_raw(&value) else {
-                return failed(ErrorObject::internal("unserializable input request"));
-            };
-            requests.insert(wire_key.clone(), raw);
-            wire_to_handler.insert(wire_key, key.clone());
-        }
-        match store.require_input(&record.id, requests, now_ms()).await {
-            Ok(r) => publish(shared, &r),
-            Err(TaskStoreError::Terminal { .. } | TaskStoreError::NotFound { .. }) => {
-                return End::Already;
-            }
-            Err(e) => return failed(ErrorObject::internal(e)),
-        }
-        // Wait until every request is answered.
-        loop {
-            match store.get(&record.id, scope, now_ms()).await {
-                Ok(r) if r.status.is_terminal() => return End::Already,
-                Ok(r) if r.status == TaskStatus::Working => break,
-                Ok(_) => {}
-                Err(_) => return End::Already,
-            }
-            tokio::select! {
-                () = running.wake.notified() => {}
-                () = running.cancel.cancelled() => return End::Already,
-            }
-        }
-        let answers = match store.take_input(&record.id, now_ms()).await {
+        let answers = rounds.exchange(&input, |r| publish(shared, r)).await;
+        let answers = match answers {
             Ok(a) => a,
-            Err(_) => return End::Already,
+            Err(InputEnd::Fail(e)) => return failed(e),
+            Err(InputEnd::Ended) => return End::Already,
         };
-        let answers: BTreeMap<String, Box<RawValue>> = answers
-            .into_iter()
-            .filter_map(|(k, v)| wire_to_handler.get(&k).map(|h| (h.clone(), v)))
-            .collect();
         cx.input_responses = Some(answers);
         cx.request_state = input.state;
     }
