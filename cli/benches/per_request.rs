@@ -48,9 +48,7 @@ fn harness(rt: &tokio::runtime::Runtime, case: Case) -> Harness {
 fn allocations() {
     let rt = runtime();
     println!("per-request allocations ({COUNTED} requests after {WARMUP} warm-up)");
-    println!(
-        "| case | allocs/req | reallocs/req | bytes allocated/req | bytes freed/req |"
-    );
+    println!("| case | allocs/req | reallocs/req | bytes allocated/req | bytes freed/req |");
     println!("| --- | --- | --- | --- | --- |");
     for case in Case::ALL {
         let mut h = harness(&rt, case);

@@ -74,7 +74,10 @@ fn quick_bench_reports_every_figure() {
     }
 
     let cancel = &report["cancel_by_close"];
-    assert_eq!(cancel["trials"], 50, "quick mode's cancel-by-close trials: {cancel}");
+    assert_eq!(
+        cancel["trials"], 50,
+        "quick mode's cancel-by-close trials: {cancel}"
+    );
     for key in ["p50_us", "p99_us", "max_us"] {
         positive(cancel, key, "cancel-by-close");
     }

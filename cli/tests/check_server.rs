@@ -1459,6 +1459,9 @@ fn the_binary_exits_1_on_a_failed_check() {
     assert_eq!(code, Some(1), "stdout: {out}\nstderr: {err}");
     assert!(out.contains("403-bad-origin"), "{out}");
     assert!(out.contains("FAIL"), "{out}");
-    assert!(err.contains("some checks at or above the --fail-on level failed"), "{err}");
+    assert!(
+        err.contains("some checks at or above the --fail-on level failed"),
+        "{err}"
+    );
     drop(rt);
 }

@@ -14,9 +14,9 @@
 use std::net::SocketAddr;
 
 use axum::Router;
+use axum::body::HttpBody as _;
 use clap::Parser;
 use http::StatusCode;
-use axum::body::HttpBody as _;
 use http_body_util::BodyExt;
 use mcp_negotiate::server::MultiServer;
 use tower::ServiceExt;
@@ -164,7 +164,8 @@ impl Harness {
         let mut req = self.template.request(self.next_id);
         // As an HTTP/1.1 client sends it (hyper adds it to a sized body).
         let length = http::HeaderValue::from(req.body().size_hint().exact().unwrap_or(0));
-        req.headers_mut().insert(http::header::CONTENT_LENGTH, length);
+        req.headers_mut()
+            .insert(http::header::CONTENT_LENGTH, length);
         let Ok(resp) = self.router.clone().oneshot(req).await;
         let status = resp.status();
         let content_type = resp

@@ -36,9 +36,7 @@ pub(crate) struct Picked<const N: usize> {
 /// unless they contain escapes. `Err` when `raw` is not a JSON object.
 pub(crate) fn pick<const N: usize>(raw: &str, wanted: [&str; N]) -> Result<Picked<N>, ()> {
     let mut de = serde_json::Deserializer::from_str(raw);
-    let picked = PickSeed { wanted }
-        .deserialize(&mut de)
-    .map_err(|_| ())?;
+    let picked = PickSeed { wanted }.deserialize(&mut de).map_err(|_| ())?;
     de.end().map_err(|_| ())?;
     Ok(picked)
 }
@@ -163,11 +161,17 @@ mod tests {
         assert_eq!(p.values, [Some(Value::from("y")), None]);
         assert_eq!(p.duplicate.as_deref(), Some("v"));
         let p = pick(r#"{"a":{"a":1},"b":2}"#, ["b"]).unwrap();
-        assert_eq!((p.values[0].clone(), p.duplicate), (Some(Value::from(2)), None));
+        assert_eq!(
+            (p.values[0].clone(), p.duplicate),
+            (Some(Value::from(2)), None)
+        );
         // Past the pairwise names: the hash set.
         let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
         let text = format!("{{{},\"k33\":0}}", many.join(","));
-        assert_eq!(pick(&text, ["k1"]).unwrap().duplicate.as_deref(), Some("k33"));
+        assert_eq!(
+            pick(&text, ["k1"]).unwrap().duplicate.as_deref(),
+            Some("k33")
+        );
         assert_eq!(duplicate_key(&text).as_deref(), Some("k33"));
         assert!(pick("[1]", ["a"]).is_err());
         assert!(pick("{} x", ["a"]).is_err());

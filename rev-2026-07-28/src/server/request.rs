@@ -279,13 +279,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
         binding,
         round: opened.as_ref().map_or(0, |o| o.round),
     };
-    let mut cx = RequestContext::new(
-        version,
-        request.id.clone(),
-        client,
-        cancel.clone(),
-        sink,
-    );
+    let mut cx = RequestContext::new(version, request.id.clone(), client, cancel.clone(), sink);
     cx.progress_token = meta.progress_token;
     cx.input_responses = input_responses;
     cx.request_state = opened.and_then(|o| o.state);

@@ -184,7 +184,10 @@ impl<'de> serde::de::Visitor<'de> for NamesVisitor {
         while let Some(name) = map.next_key::<&'de str>()? {
             let value = map.next_value::<&'de RawValue>()?;
             if out.len == MAX_NAMES || out.names[..out.len].contains(&name) {
-                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
                 return Ok(NamesScan(None));
             }
             out.names[out.len] = name;
@@ -247,7 +250,9 @@ fn splice(text: &str, method: &str, deco: &Decoration<'_>) -> Option<String> {
             Some(_) => {}
         }
     }
-    let info_len = deco.server_info.map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
+    let info_len = deco
+        .server_info
+        .map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
     let mut out = String::with_capacity(body.len() + info_len + 96);
     let close = body.len() - 1;
     match meta_insert {
@@ -375,7 +380,8 @@ mod tests {
             r#" {"content":[{"type":"text","text":"5"}]} "#.to_owned(),
             r#"{"content":[],"_meta":{}}"#.to_owned(),
             r#"{"content":[],"_meta":{"x.y/z":1}}"#.to_owned(),
-            r#"{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mine"}}}"#.to_owned(),
+            r#"{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mine"}}}"#
+                .to_owned(),
             r#"{"content":[],"_meta":7}"#.to_owned(),
             r#"{"resultType":"input_required","tools":[]}"#.to_owned(),
             r#"{"resultType":"complete","tools":[],"ttlMs":1}"#.to_owned(),
@@ -404,12 +410,31 @@ mod tests {
                     assert_eq!(fast, slow, "{case} for {method}");
                 }
             }
-            for odd in [r#"{"a":1,"a":2}"#, r#"{"\u0061":1}"#, many.trim_end_matches(',')] {
-                let odd = if odd.starts_with('{') { odd.to_owned() } else { format!("{{{odd}}}") };
+            for odd in [
+                r#"{"a":1,"a":2}"#,
+                r#"{"\u0061":1}"#,
+                many.trim_end_matches(','),
+            ] {
+                let odd = if odd.starts_with('{') {
+                    odd.to_owned()
+                } else {
+                    format!("{{{odd}}}")
+                };
                 assert!(splice(&odd, "tools/call", &deco).is_none(), "{odd}");
             }
         }
-        assert!(splice(" [1] ", "tools/call", &Decoration { server_info: None, ttl_ms: 5, scope: CacheScope::Private }).is_none());
+        assert!(
+            splice(
+                " [1] ",
+                "tools/call",
+                &Decoration {
+                    server_info: None,
+                    ttl_ms: 5,
+                    scope: CacheScope::Private
+                }
+            )
+            .is_none()
+        );
     }
 
     #[test]

@@ -203,8 +203,7 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
             )));
         }
     };
-    let progress_token =
-        progress_token.filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    let progress_token = progress_token.filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     Ok(RequestMeta {
         version,
         capabilities,
