@@ -91,7 +91,7 @@ impl Final {
         }
     }
 
-    fn result(id: &RequestId, result: Box<RawValue>) -> Final {
+    fn result(id: &RequestId, result: &RawValue) -> Final {
         Final::result_text(id, result.get())
     }
 
@@ -489,7 +489,7 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
             );
             Final::result(
                 &f.id,
-                result::input_required(&input.requests, &token, server_info),
+                &result::input_required(&input.requests, &token, server_info),
             )
         }
     }
