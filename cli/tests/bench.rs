@@ -73,6 +73,15 @@ fn quick_bench_reports_every_figure() {
         positive(idle, key, "idle sessions");
     }
 
+    let cancel = &report["cancel_by_close"];
+    assert_eq!(
+        cancel["trials"], 50,
+        "quick mode's cancel-by-close trials: {cancel}"
+    );
+    for key in ["p50_us", "p99_us", "max_us"] {
+        positive(cancel, key, "cancel-by-close");
+    }
+
     let long = report["long_running"]
         .as_array()
         .expect("long-running rows");

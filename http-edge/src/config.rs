@@ -86,11 +86,11 @@ impl OriginPolicy {
             )));
         }
         let host = match parts.headers.get(HOST) {
-            Some(h) => h.to_str().ok().map(str::to_owned),
-            None => parts.uri.authority().map(|a| a.as_str().to_owned()),
+            Some(h) => h.to_str().ok(),
+            None => parts.uri.authority().map(|a| a.as_str()),
         };
         match host {
-            Some(h) if host_allowed(&h, self.allowed_hosts.as_deref()) => Ok(()),
+            Some(h) if host_allowed(h, self.allowed_hosts.as_deref()) => Ok(()),
             Some(h) => Err(forbidden(format!(
                 "Forbidden: Host {h:?} is not allowed (DNS rebinding protection)"
             ))),

@@ -16,6 +16,11 @@ async fn answer(_body: Bytes) -> ([(http::HeaderName, &'static str); 1], &'stati
     ([(http::header::CONTENT_TYPE, "application/json")], ANSWER)
 }
 
+/// The floor's router: `POST /mcp` answers [`ANSWER`] after reading the body.
+pub fn router() -> Router {
+    Router::new().route("/mcp", post(answer))
+}
+
 /// Runs the floor server on `127.0.0.1:0` until the process is stopped,
 /// printing `listening on http://HOST:PORT/mcp` first (as `serve` does).
 pub async fn run() -> Result<(), String> {
@@ -24,7 +29,7 @@ pub async fn run() -> Result<(), String> {
         .map_err(|e| format!("cannot bind: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     println!("listening on http://{addr}/mcp");
-    let app = Router::new().route("/mcp", post(answer));
+    let app = router();
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });

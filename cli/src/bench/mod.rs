@@ -8,6 +8,9 @@
 //!   from an in-process closed-loop generator ([`load`]), each as a ratio
 //!   to the floor measured in the same run;
 //! * memory per idle 2025-11-25 session ([`idle`]);
+//! * cancel-by-close latency on 2026-07-28 ([`edges`], server in process);
+//! * (in `cli/benches/per_request.rs`, not this command) allocations,
+//!   instructions and time per request in process ([`inproc`]);
 //! * N long-running requests at once, held, polled (SEP-1699) or run as
 //!   tasks ([`long`]): server RSS, descriptors, CPU per request, latency.
 //!
@@ -16,8 +19,10 @@
 //! `docs/PERFORMANCE.md` has the figures measured and what they mean.
 
 pub mod child;
+pub mod edges;
 pub mod floor;
 pub mod idle;
+pub mod inproc;
 pub mod load;
 pub mod long;
 pub mod proc;
@@ -47,8 +52,8 @@ pub struct BenchArgs {
     pub connections: usize,
     /// Workloads to run (comma-separated): floor, modern-json, modern-sse,
     /// legacy-json, legacy-sse, legacy-sse-shared, idle, held-2025,
-    /// held-2026, polling, tasks; `all`, `rate` (the request-rate ones) or
-    /// `long` (the long-running ones). The floor runs with any request-rate
+    /// held-2026, polling, tasks, cancel; `all`, `rate` (the request-rate
+    /// ones) or `long` (the long-running ones). The floor runs with any request-rate
     /// workload.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pub workloads: Vec<String>,
@@ -71,10 +76,13 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = long::POOL_IDLE)]
     pub pool_idle: usize,
     /// A few seconds in all: 300 ms per rate workload on 4 connections,
-    /// 200 idle sessions, 20 long requests of 1 s, retry 500 ms (overrides
-    /// those options).
+    /// 200 idle sessions, 20 long requests of 1 s, retry 500 ms, 50
+    /// cancel-by-close trials (overrides those options).
     #[arg(long)]
     pub quick: bool,
+    /// Cancel-by-close trials (`cancel`).
+    #[arg(long, default_value_t = 1_000)]
+    pub cancel_trials: usize,
     /// Output format.
     #[arg(long, default_value = "table", value_parser = ["table", "json"])]
     pub format: String,
@@ -97,6 +105,8 @@ pub struct Report {
     pub idle_sessions: Option<idle::IdleFigures>,
     /// The long-running modes run.
     pub long_running: Vec<long::LongFigures>,
+    /// Cancel-by-close latency on 2026-07-28, when run.
+    pub cancel_by_close: Option<edges::CancelFigures>,
     /// Polling's completion p50 minus held-2025's, ms (when both ran).
     pub polling_extra_latency_p50_ms: Option<f64>,
     /// The same at p99, ms.
@@ -130,6 +140,7 @@ pub struct Machine {
 struct Selection {
     rate: Vec<Workload>,
     idle: bool,
+    cancel: bool,
     long: Vec<Mode>,
 }
 
@@ -137,6 +148,7 @@ fn select(names: &[String]) -> Result<Selection, String> {
     let mut s = Selection {
         rate: Vec::new(),
         idle: false,
+        cancel: false,
         long: Vec::new(),
     };
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
@@ -162,9 +174,13 @@ fn select(names: &[String]) -> Result<Selection, String> {
             known = true;
             s.idle = true;
         }
+        if all || name == "cancel" {
+            known = true;
+            s.cancel = true;
+        }
         if !known {
             return Err(format!(
-                "unknown workload {name:?}: expected all, rate, long, idle, or one of {}, {}",
+                "unknown workload {name:?}: expected all, rate, long, idle, cancel, or one of {}, {}",
                 Workload::ALL.map(Workload::name).join(", "),
                 Mode::ALL.map(Mode::name).join(", ")
             ));
@@ -186,6 +202,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         args.long_requests = 20;
         args.long_seconds = 1;
         args.retry_ms = 500;
+        args.cancel_trials = 50;
     }
     if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 {
         return Err("--connections, --duration-ms and --long-seconds must be at least 1".into());
@@ -221,6 +238,14 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     } else {
         None
     };
+    let cancel_by_close = if selection.cancel {
+        if args.cancel_trials == 0 {
+            return Err("--cancel-trials must be at least 1".into());
+        }
+        Some(edges::cancel_by_close(args.cancel_trials).await?)
+    } else {
+        None
+    };
     let spec = long::Spec {
         requests: args.long_requests,
         seconds: args.long_seconds,
@@ -253,6 +278,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         polling_extra_latency_p50_ms: extra(|l| l.completion_p50_ms),
         polling_extra_latency_p99_ms: extra(|l| l.completion_p99_ms),
         long_running,
+        cancel_by_close,
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     if let Some(path) = &args.json_output {

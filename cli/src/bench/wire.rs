@@ -60,7 +60,8 @@ pub fn modern_meta(capabilities: &str) -> String {
 }
 
 impl Template {
-    fn new(addr: SocketAddr, path: &str) -> Self {
+    /// An empty template: `Accept` and `Content-Type` only.
+    pub fn new(addr: SocketAddr, path: &str) -> Self {
         Template {
             host: hv(&addr.to_string()),
             path: path.to_owned(),
@@ -73,13 +74,15 @@ impl Template {
         }
     }
 
-    fn header(mut self, name: &'static str, value: &str) -> Self {
+    /// Adds a header.
+    pub fn header(mut self, name: &'static str, value: &str) -> Self {
         self.headers
             .push((HeaderName::from_static(name), hv(value)));
         self
     }
 
-    fn body(mut self, method: &str, params: &str) -> Self {
+    /// Sets the body: a request of `method` with `params` (a JSON object text).
+    pub fn body(mut self, method: &str, params: &str) -> Self {
         self.before_id = r#"{"jsonrpc":"2.0","id":"#.to_owned();
         self.after_id = format!(r#","method":"{method}","params":{params}}}"#);
         self
@@ -158,12 +161,18 @@ impl Template {
         t.header("mcp-session-id", session)
     }
 
-    /// The request with JSON-RPC id `id`.
-    pub fn request(&self, id: u64) -> Request<Full<Bytes>> {
+    /// The body with JSON-RPC id `id`.
+    pub fn body_bytes(&self, id: u64) -> Bytes {
         let mut body = BytesMut::with_capacity(self.before_id.len() + self.after_id.len() + 20);
         body.put_slice(self.before_id.as_bytes());
         body.put_slice(id.to_string().as_bytes());
         body.put_slice(self.after_id.as_bytes());
+        body.freeze()
+    }
+
+    /// The request with JSON-RPC id `id`.
+    pub fn request(&self, id: u64) -> Request<Full<Bytes>> {
+        let body = self.body_bytes(id);
         let mut req = Request::builder()
             .method(Method::POST)
             .uri(self.path.as_str())
@@ -171,7 +180,7 @@ impl Template {
         for (n, v) in &self.headers {
             req = req.header(n, v);
         }
-        req.body(Full::new(body.freeze()))
+        req.body(Full::new(body))
             .expect("a well-formed benchmark request")
     }
 }
@@ -207,6 +216,29 @@ pub async fn exchange(
     Ok((status, session, body))
 }
 
+/// The `initialize` request that opens a 2025-11-25 session.
+pub fn initialize(addr: SocketAddr, path: &str) -> Request<Full<Bytes>> {
+    Template::new(addr, path)
+        .body(
+            "initialize",
+            &format!(
+                r#"{{"protocolVersion":"{LEGACY}","capabilities":{{}},"clientInfo":{{"name":"mcp-compat-bench","version":"1"}}}}"#
+            ),
+        )
+        .request(0)
+}
+
+/// The `notifications/initialized` that completes opening `session`.
+pub fn initialized(addr: SocketAddr, path: &str, session: &str) -> Request<Full<Bytes>> {
+    let mut note = Template::new(addr, path)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", LEGACY);
+    note.before_id = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into();
+    let mut req = note.request(0);
+    *req.body_mut() = Full::new(Bytes::from(note.before_id.clone()));
+    req
+}
+
 /// Opens a 2025-11-25 session on `sender`: `initialize`, then
 /// `notifications/initialized` (*Lifecycle*, "Initialization").
 pub async fn open_session(
@@ -214,13 +246,7 @@ pub async fn open_session(
     addr: SocketAddr,
     path: &str,
 ) -> Result<String, String> {
-    let init = Template::new(addr, path).body(
-        "initialize",
-        &format!(
-            r#"{{"protocolVersion":"{LEGACY}","capabilities":{{}},"clientInfo":{{"name":"mcp-compat-bench","version":"1"}}}}"#
-        ),
-    );
-    let (status, session, body) = exchange(sender, init.request(0)).await?;
+    let (status, session, body) = exchange(sender, initialize(addr, path)).await?;
     let session = match (status, session) {
         (200, Some(s)) => s,
         _ => {
@@ -230,13 +256,7 @@ pub async fn open_session(
             ));
         }
     };
-    let mut note = Template::new(addr, path)
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", LEGACY);
-    note.before_id = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into();
-    let mut req = note.request(0);
-    *req.body_mut() = Full::new(Bytes::from(note.before_id.clone()));
-    let (status, _, _) = exchange(sender, req).await?;
+    let (status, _, _) = exchange(sender, initialized(addr, path, &session)).await?;
     if status != 202 {
         return Err(format!("notifications/initialized answered {status}"));
     }

@@ -1,7 +1,8 @@
 //! Reading a request body up to a size limit.
 //!
-//! The body is copied into one buffer as it arrives and each chunk is
-//! dropped at once, so what a body costs is proportional to its size (at
+//! A body of one chunk is returned as it is (no copy). A longer body is
+//! copied into one buffer as it arrives and each chunk is dropped at once,
+//! so what a body costs is proportional to its size (at
 //! most twice the limit while the buffer grows), whatever its chunking:
 //! a body of one-byte chunks does not keep one allocation per chunk alive,
 //! as collecting the chunks first would.
@@ -46,7 +47,13 @@ pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<By
         return Err(too_large(max));
     }
     let first = declared.map_or(INITIAL_CAPACITY, |n| n as usize).min(max);
-    let mut buf: Vec<u8> = Vec::with_capacity(first);
+    // A body that arrives as one chunk (a request read in one go, or one
+    // already in memory) is that chunk: no copy. A second chunk starts the
+    // buffer, copying the first; from then on each chunk is dropped once
+    // copied.
+    let mut only: Option<Bytes> = None;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut first_chunk = true;
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
@@ -59,9 +66,19 @@ pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<By
                 )
             }
         })?;
-        let needed = buf.len() + chunk.len();
+        let held = only.as_ref().map_or(buf.len(), Bytes::len);
+        let needed = held + chunk.len();
         if needed > max {
             return Err(too_large(max));
+        }
+        if first_chunk {
+            first_chunk = false;
+            only = Some(chunk);
+            continue;
+        }
+        if let Some(earlier) = only.take() {
+            buf.reserve_exact(first.max(needed));
+            buf.extend_from_slice(&earlier);
         }
         if needed > buf.capacity() {
             let target = needed.max(buf.capacity() * 2).min(max);
@@ -69,7 +86,7 @@ pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<By
         }
         buf.extend_from_slice(&chunk);
     }
-    Ok(Bytes::from(buf))
+    Ok(only.unwrap_or_else(|| Bytes::from(buf)))
 }
 
 #[cfg(test)]

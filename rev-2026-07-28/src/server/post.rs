@@ -83,7 +83,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
         Err(e) => return reply::body_error(&e),
     };
     match message {
-        Message::Request(req) => on_request(shared, &parts, req).await,
+        Message::Request(req) => on_request(shared, Arc::new(parts), req).await,
         Message::Notification(n) => {
             on_notification(shared, n).await;
             reply::accepted()
@@ -168,7 +168,9 @@ fn removed(method: &str) -> Option<&'static str> {
     })
 }
 
-async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpResponse {
+/// A request (its HTTP parts shared: they end up in the handler's
+/// `RequestContext::http` without a copy).
+async fn on_request(shared: &Arc<Shared>, parts: Arc<Parts>, req: Request) -> HttpResponse {
     // A legacy client's `initialize` (no per-request metadata) gets the
     // versions named; one that carries modern `_meta` is a modern request
     // for a method this revision removed (404 below).
@@ -223,7 +225,7 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
             ),
         );
     }
-    let principal = shared.config.principal.as_ref().and_then(|f| f(parts));
+    let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
     match req.method.as_str() {
         "server/discover" => return discover::respond(shared, id),
         "subscriptions/listen" => {
@@ -338,7 +340,7 @@ async fn on_request(shared: &Arc<Shared>, parts: &Parts, req: Request) -> HttpRe
         binding,
         opened,
         input_responses,
-        http: Some(Arc::new(parts.clone())),
+        http: Some(parts),
     };
     // Long-running work (*Tasks*, "Capability Negotiation"): a task only
     // for a request that declares the extension; `-32021` naming it when

@@ -91,12 +91,38 @@ impl Final {
         }
     }
 
-    fn result(id: &RequestId, result: Box<RawValue>) -> Final {
+    fn result(id: &RequestId, result: &RawValue) -> Final {
+        Final::result_text(id, result.get())
+    }
+
+    /// A result response to `id` whose `result` is the JSON text `result`.
+    fn result_text(id: &RequestId, result: &str) -> Final {
         Final {
             status: StatusCode::OK,
-            json: reply::response_json(jsonrpc::Response::result(id.clone(), result)),
+            json: result_json(id, result),
         }
     }
+}
+
+/// The JSON text of the result response to `id`: what
+/// `reply::response_json` writes for `Response::result(id, result)`, with
+/// `result` copied once instead of serialized again.
+fn result_json(id: &RequestId, result: &str) -> String {
+    let mut out = String::with_capacity(result.len() + 48);
+    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    match id {
+        RequestId::Number(n) => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{n}");
+        }
+        RequestId::String(s) => out.push_str(
+            &serde_json::to_string(s).unwrap_or_else(|_| unreachable!("a string serializes")),
+        ),
+    }
+    out.push_str(r#","result":"#);
+    out.push_str(result);
+    out.push('}');
+    out
 }
 
 /// A request that passed every check, ready for the handler.
@@ -216,7 +242,8 @@ impl Drop for Busy {
 struct Finish {
     method: String,
     id: RequestId,
-    capabilities: Value,
+    /// The client's description, shared with the handler's context.
+    client: Arc<ClientDescription>,
     binding: Option<BindingSource>,
     round: u32,
 }
@@ -241,23 +268,18 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
         log_level,
         progress_token: meta.progress_token.clone(),
     });
+    let client = Arc::new(ClientDescription {
+        info: meta.info,
+        capabilities: meta.capabilities,
+    });
     let finish = Finish {
         method: request.method.clone(),
         id: request.id.clone(),
-        capabilities: meta.capabilities.clone(),
+        client: client.clone(),
         binding,
         round: opened.as_ref().map_or(0, |o| o.round),
     };
-    let mut cx = RequestContext::new(
-        version,
-        request.id.clone(),
-        Arc::new(ClientDescription {
-            info: meta.info,
-            capabilities: meta.capabilities,
-        }),
-        cancel.clone(),
-        sink,
-    );
+    let mut cx = RequestContext::new(version, request.id.clone(), client, cancel.clone(), sink);
     cx.progress_token = meta.progress_token;
     cx.input_responses = input_responses;
     cx.request_state = opened.and_then(|o| o.state);
@@ -403,8 +425,8 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
                 ttl_ms: shared.config.result_ttl_ms,
                 scope: shared.config.result_cache_scope,
             };
-            match result::complete(&raw, &f.method, &deco) {
-                Ok(r) => Final::result(&f.id, r),
+            match result::complete_text(&raw, &f.method, &deco) {
+                Ok(r) => Final::result_text(&f.id, &r),
                 Err(e) => Final::error(&f.id, ErrorObject::internal(e)),
             }
         }
@@ -424,7 +446,7 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
                     )),
                 );
             };
-            match mrtr::missing_capabilities(&input.requests, &f.capabilities) {
+            match mrtr::missing_capabilities(&input.requests, &f.client.capabilities) {
                 Err(e) => {
                     tracing::error!(method = %f.method, error = %e, "invalid input request from the handler");
                     return Final::error(&f.id, ErrorObject::internal(e));
@@ -467,8 +489,27 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
             );
             Final::result(
                 &f.id,
-                result::input_required(&input.requests, &token, server_info),
+                &result::input_required(&input.requests, &token, server_info),
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_json_is_the_serialized_response() {
+        let result: Box<RawValue> =
+            serde_json::from_str(r#"{"content":[{"type":"text","text":"5"}]}"#).unwrap();
+        for id in [
+            RequestId::Number(-7),
+            RequestId::Number(i64::MAX),
+            RequestId::String("a \"quoted\"\n\u{1} id".into()),
+        ] {
+            let want = reply::response_json(jsonrpc::Response::result(id.clone(), result.clone()));
+            assert_eq!(result_json(&id, result.get()), want);
         }
     }
 }

@@ -74,7 +74,38 @@ fn add_server_info(members: &mut Members, info: Option<&RawValue>) {
 
 /// Decorates a handler's result for `method`. Fails when the result is not
 /// a JSON object.
+///
+/// The usual result (an object whose member names are unique, unescaped
+/// and few) is decorated by splicing the missing members into its text
+/// ([`splice`]): one copy, no parse tree. Anything else takes the general
+/// path ([`rebuild`]), which the splice matches member for member.
 pub(crate) fn complete(
+    result: &RawValue,
+    method: &str,
+    deco: &Decoration<'_>,
+) -> Result<Box<RawValue>, String> {
+    match splice(result.get(), method, deco) {
+        Some(text) => Ok(RawValue::from_string(text)
+            .unwrap_or_else(|_| unreachable!("a JSON object with members added stays JSON"))),
+        None => rebuild(result, method, deco),
+    }
+}
+
+/// [`complete`] as JSON text, for a response written directly (no
+/// validation pass over the spliced text).
+pub(crate) fn complete_text(
+    result: &RawValue,
+    method: &str,
+    deco: &Decoration<'_>,
+) -> Result<String, String> {
+    match splice(result.get(), method, deco) {
+        Some(text) => Ok(text),
+        None => rebuild(result, method, deco).map(|r| String::from(Box::<str>::from(r))),
+    }
+}
+
+/// `complete` by parsing the members into a map and serializing it again.
+fn rebuild(
     result: &RawValue,
     method: &str,
     deco: &Decoration<'_>,
@@ -98,6 +129,170 @@ pub(crate) fn complete(
     }
     add_server_info(&mut members, deco.server_info);
     Ok(raw(&members))
+}
+
+/// The most member names [`Names`] compares (pairwise); an object with
+/// more takes the general path.
+const MAX_NAMES: usize = 16;
+
+/// An object's members, borrowed from its text: `None` from the scan when
+/// the text is not an object whose names are unique, unescaped and at most
+/// [`MAX_NAMES`].
+struct Names<'a> {
+    names: [&'a str; MAX_NAMES],
+    values: [Option<&'a RawValue>; MAX_NAMES],
+    len: usize,
+}
+
+impl<'a> Names<'a> {
+    fn scan(text: &'a str) -> Option<Names<'a>> {
+        serde_json::from_str::<NamesScan<'a>>(text).ok()?.0
+    }
+
+    fn get(&self, name: &str) -> Option<&'a RawValue> {
+        (0..self.len)
+            .find(|&i| self.names[i] == name)
+            .and_then(|i| self.values[i])
+    }
+}
+
+struct NamesScan<'a>(Option<Names<'a>>);
+
+impl<'de> serde::Deserialize<'de> for NamesScan<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(NamesVisitor)
+    }
+}
+
+struct NamesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NamesVisitor {
+    type Value = NamesScan<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = Names {
+            names: [""; MAX_NAMES],
+            values: [None; MAX_NAMES],
+            len: 0,
+        };
+        // A name with escapes cannot be borrowed: the error sends the
+        // object to the general path.
+        while let Some(name) = map.next_key::<&'de str>()? {
+            let value = map.next_value::<&'de RawValue>()?;
+            if out.len == MAX_NAMES || out.names[..out.len].contains(&name) {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                return Ok(NamesScan(None));
+            }
+            out.names[out.len] = name;
+            out.values[out.len] = Some(value);
+            out.len += 1;
+        }
+        Ok(NamesScan(Some(out)))
+    }
+}
+
+/// The byte offset of `part` (a slice of `whole`) in `whole`.
+fn offset(whole: &str, part: &str) -> usize {
+    part.as_ptr() as usize - whole.as_ptr() as usize
+}
+
+/// Whether the object text `obj` (starting with `{`) has no members.
+fn empty_object(obj: &str) -> bool {
+    obj[1..].trim_start().starts_with('}')
+}
+
+/// Appends `"name":value` (`name` needs no escaping).
+fn push_member(out: &mut String, name: &str, value: &str) {
+    out.push('"');
+    out.push_str(name);
+    out.push_str("\":");
+    out.push_str(value);
+}
+
+/// `complete` by splicing the missing members into the result's text, or
+/// `None` when the general path must decide (see [`Names`]).
+fn splice(text: &str, method: &str, deco: &Decoration<'_>) -> Option<String> {
+    let body = text.trim_matches([' ', '\t', '\n', '\r']);
+    let top = Names::scan(body)?;
+    let result_type = top.get("resultType");
+    let complete = match result_type {
+        None => true,
+        Some(t) => {
+            t.get() == "\"complete\""
+                || serde_json::from_str::<String>(t.get()).is_ok_and(|t| t == "complete")
+        }
+    };
+    let cacheable = complete && CACHEABLE.contains(&method);
+    let ttl_ms = (cacheable && top.get("ttlMs").is_none()).then(|| deco.ttl_ms.to_string());
+    let scope = (cacheable && top.get("cacheScope").is_none()).then(|| raw(deco.scope.as_str()));
+    // Where serverInfo goes: a new `_meta`, or the front of the handler's
+    // (at a byte offset, with a comma when that object has members).
+    let mut new_meta = None;
+    let mut meta_insert = None;
+    if let Some(info) = deco.server_info {
+        match top.get("_meta") {
+            None => new_meta = Some(info),
+            Some(m) if m.get().starts_with('{') => {
+                let names = Names::scan(m.get())?;
+                if names.get(META_SERVER_INFO).is_none() {
+                    let at = offset(body, m.get()) + 1;
+                    meta_insert = Some((at, info, !empty_object(m.get())));
+                }
+            }
+            // Not an object: the handler's business.
+            Some(_) => {}
+        }
+    }
+    let info_len = deco
+        .server_info
+        .map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
+    let mut out = String::with_capacity(body.len() + info_len + 96);
+    let close = body.len() - 1;
+    match meta_insert {
+        Some((at, info, comma)) => {
+            out.push_str(&body[..at]);
+            push_member(&mut out, META_SERVER_INFO, info.get());
+            if comma {
+                out.push(',');
+            }
+            out.push_str(&body[at..close]);
+        }
+        None => out.push_str(&body[..close]),
+    }
+    let mut first = top.len == 0;
+    let mut add = |out: &mut String, name: &str, value: &str| {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        push_member(out, name, value);
+    };
+    if result_type.is_none() {
+        add(&mut out, "resultType", "\"complete\"");
+    }
+    if let Some(t) = &ttl_ms {
+        add(&mut out, "ttlMs", t);
+    }
+    if let Some(s) = &scope {
+        add(&mut out, "cacheScope", s.get());
+    }
+    if let Some(info) = new_meta {
+        if !first {
+            out.push(',');
+        }
+        out.push_str("\"_meta\":{");
+        push_member(&mut out, META_SERVER_INFO, info.get());
+        out.push('}');
+    }
+    out.push('}');
+    Some(out)
 }
 
 /// An `InputRequiredResult` (*MRTR*, "InputRequiredResult").
@@ -171,6 +366,75 @@ mod tests {
         };
         let out = v(&complete(&raw(&json!({})), "tools/call", &deco).unwrap());
         assert!(out.get("_meta").is_none());
+    }
+
+    /// The splice and the general path agree, and the general path is
+    /// what odd results (escaped or repeated names, many members, `_meta`
+    /// not an object) get.
+    #[test]
+    fn splice_matches_rebuild() {
+        let info = raw(&json!({"name": "s", "version": "1"}));
+        let many: String = (0..20).map(|i| format!("\"k{i}\":{i},")).collect();
+        let cases = [
+            r#"{}"#.to_owned(),
+            r#" {"content":[{"type":"text","text":"5"}]} "#.to_owned(),
+            r#"{"content":[],"_meta":{}}"#.to_owned(),
+            r#"{"content":[],"_meta":{"x.y/z":1}}"#.to_owned(),
+            r#"{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mine"}}}"#
+                .to_owned(),
+            r#"{"content":[],"_meta":7}"#.to_owned(),
+            r#"{"resultType":"input_required","tools":[]}"#.to_owned(),
+            r#"{"resultType":"complete","tools":[],"ttlMs":1}"#.to_owned(),
+            r#"{"resultType":"c\u006fmplete","tools":[]}"#.to_owned(),
+            r#"{"tools":[],"cacheScope":"public","_meta":{"a":{"b":[1,{"_meta":2}]}}}"#.to_owned(),
+            r#"{"a":1,"a":2}"#.to_owned(),
+            r#"{"\u0061":1,"_meta":{"x":1,"x":2}}"#.to_owned(),
+            format!("{{{many}\"tools\":[]}}"),
+        ];
+        for server_info in [Some(&*info), None] {
+            let deco = Decoration {
+                server_info,
+                ttl_ms: 5,
+                scope: CacheScope::Private,
+            };
+            for case in &cases {
+                let input: Box<RawValue> = serde_json::from_str(case).unwrap();
+                for method in ["tools/call", "tools/list"] {
+                    let text = complete_text(&input, method, &deco).unwrap();
+                    assert_eq!(
+                        serde_json::from_str::<Value>(&text).unwrap(),
+                        v(&complete(&input, method, &deco).unwrap())
+                    );
+                    let fast = v(&complete(&input, method, &deco).unwrap());
+                    let slow = v(&rebuild(&input, method, &deco).unwrap());
+                    assert_eq!(fast, slow, "{case} for {method}");
+                }
+            }
+            for odd in [
+                r#"{"a":1,"a":2}"#,
+                r#"{"\u0061":1}"#,
+                many.trim_end_matches(','),
+            ] {
+                let odd = if odd.starts_with('{') {
+                    odd.to_owned()
+                } else {
+                    format!("{{{odd}}}")
+                };
+                assert!(splice(&odd, "tools/call", &deco).is_none(), "{odd}");
+            }
+        }
+        assert!(
+            splice(
+                " [1] ",
+                "tools/call",
+                &Decoration {
+                    server_info: None,
+                    ttl_ms: 5,
+                    scope: CacheScope::Private
+                }
+            )
+            .is_none()
+        );
     }
 
     #[test]

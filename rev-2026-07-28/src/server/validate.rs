@@ -147,60 +147,68 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
             "Invalid params: missing params._meta; every request must carry {META_PROTOCOL_VERSION} and {META_CLIENT_CAPABILITIES} in params._meta"
         )));
     };
-    let Ok(meta) = serde_json::from_str::<serde_json::Map<String, Value>>(raw.get()) else {
+    // One pass: the members read below, and any repeated name.
+    let Ok(picked) = super::dup_keys::pick(
+        raw.get(),
+        [
+            META_PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES,
+            META_CLIENT_INFO,
+            META_LOG_LEVEL,
+            "progressToken",
+        ],
+    ) else {
         return Err(Rejection::params(
             "Invalid params: params._meta must be a JSON object",
         ));
     };
-    if let Some(name) = super::dup_keys::duplicate_key(raw.get()) {
+    if let Some(name) = picked.duplicate {
         return Err(Rejection::params(format!(
             "Invalid params: params._meta names {name} more than once (ambiguous)"
         )));
     }
-    let version = match meta.get(META_PROTOCOL_VERSION) {
+    let [version, capabilities, info, log_level, progress_token] = picked.values;
+    let version = match version {
         None => {
             return Err(Rejection::params(format!(
                 "Invalid params: missing required _meta field {META_PROTOCOL_VERSION}"
             )));
         }
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s,
         Some(other) => {
             return Err(Rejection::params(format!(
                 "Invalid params: _meta field {META_PROTOCOL_VERSION} must be a string, got {other}"
             )));
         }
     };
-    let capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
+    let capabilities = match capabilities {
         None => {
             return Err(Rejection::params(format!(
                 "Invalid params: missing required _meta field {META_CLIENT_CAPABILITIES} (send {{}} when the client has no optional capabilities)"
             )));
         }
-        Some(v @ Value::Object(_)) => v.clone(),
+        Some(v @ Value::Object(_)) => v,
         Some(other) => {
             return Err(Rejection::params(format!(
                 "Invalid params: _meta field {META_CLIENT_CAPABILITIES} must be an object, got {other}"
             )));
         }
     };
-    let info = match meta.get(META_CLIENT_INFO) {
+    let info = match info {
         None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(v @ Value::Object(_)) => Some(v),
         Some(other) => {
             return Err(Rejection::params(format!(
                 "Invalid params: _meta field {META_CLIENT_INFO} must be an Implementation object, got {other}"
             )));
         }
     };
-    let progress_token = meta
-        .get("progressToken")
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-        .cloned();
+    let progress_token = progress_token.filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     Ok(RequestMeta {
         version,
         capabilities,
         info,
-        log_level: meta.get(META_LOG_LEVEL).cloned(),
+        log_level,
         progress_token,
     })
 }

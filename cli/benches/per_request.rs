@@ -1,0 +1,113 @@
+//! Per-request cost of the servers `mcp-compat serve` builds, in process
+//! (`mcp_compat::bench::inproc`): load-independent figures for issue 19.
+//!
+//! ```sh
+//! cargo bench -p mcp-compat --bench per_request            # allocations table, then criterion
+//! PER_REQUEST_ALLOCS_ONLY=1 cargo bench -p mcp-compat --bench per_request
+//! # instructions per request: run N requests of one case under callgrind
+//! # (twice, with different N, and take the difference: set-up cancels out)
+//! PER_REQUEST_LOOP=modern-json:2000 valgrind --tool=callgrind \
+//!     --callgrind-out-file=cg.out target/release/deps/per_request-HASH
+//! ```
+//!
+//! The allocations table runs each case 200 times to warm up, then counts
+//! the allocator's calls over 2,000 requests on a current-thread runtime
+//! (the handler task runs on the same thread, so every allocation of a
+//! request is counted and nothing else runs).
+
+use std::alloc::System;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use mcp_compat::bench::inproc::{Case, Harness};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+const WARMUP: u64 = 200;
+const COUNTED: u64 = 2_000;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+fn harness(rt: &tokio::runtime::Runtime, case: Case) -> Harness {
+    let mut h = rt
+        .block_on(Harness::new(case))
+        .unwrap_or_else(|e| panic!("{}: {e}", case.name()));
+    rt.block_on(h.many(WARMUP))
+        .unwrap_or_else(|e| panic!("{e}"));
+    h
+}
+
+/// Allocations and bytes per request of every case.
+fn allocations() {
+    let rt = runtime();
+    println!("per-request allocations ({COUNTED} requests after {WARMUP} warm-up)");
+    println!("| case | allocs/req | reallocs/req | bytes allocated/req | bytes freed/req |");
+    println!("| --- | --- | --- | --- | --- |");
+    for case in Case::ALL {
+        let mut h = harness(&rt, case);
+        let region = Region::new(GLOBAL);
+        rt.block_on(h.many(COUNTED))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let s = region.change();
+        let per = |v: usize| v as f64 / COUNTED as f64;
+        println!(
+            "| {} | {:.1} | {:.1} | {:.0} | {:.0} |",
+            case.name(),
+            per(s.allocations),
+            per(s.reallocations),
+            per(s.bytes_allocated + s.bytes_reallocated.max(0) as usize),
+            per(s.bytes_deallocated),
+        );
+    }
+}
+
+/// Criterion's time per request of every case.
+fn times(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("per_request");
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_secs(1));
+    for case in Case::ALL {
+        let mut h = harness(&rt, case);
+        group.bench_function(case.name(), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    h.many(iters).await.unwrap_or_else(|e| panic!("{e}"));
+                    start.elapsed()
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+fn main() {
+    // `PER_REQUEST_LOOP=CASE:N`: N requests of one case and nothing else
+    // (for callgrind's instruction counts).
+    if let Ok(spec) = std::env::var("PER_REQUEST_LOOP") {
+        let (name, n) = spec.split_once(':').expect("PER_REQUEST_LOOP=CASE:N");
+        let case = Case::from_name(name).unwrap_or_else(|| panic!("no case {name:?}"));
+        let n: u64 = n.parse().expect("N is a number");
+        let rt = runtime();
+        let mut h = rt
+            .block_on(Harness::new(case))
+            .unwrap_or_else(|e| panic!("{e}"));
+        rt.block_on(h.many(n)).unwrap_or_else(|e| panic!("{e}"));
+        return;
+    }
+    allocations();
+    if std::env::var_os("PER_REQUEST_ALLOCS_ONLY").is_some() {
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    times(&mut c);
+    c.final_summary();
+}

@@ -1,0 +1,234 @@
+//! In-process, per-request cost: the servers `serve` builds, driven as
+//! `tower::Service`s (`ServiceExt::oneshot`) with no socket and no HTTP
+//! codec in between, one request at a time.
+//!
+//! This is what `cli/benches/per_request.rs` measures: allocations and bytes
+//! allocated per request (a counting global allocator), instructions per
+//! request (run under `valgrind --tool=callgrind`) and criterion's time per
+//! request. Unlike the request-rate workloads of `mcp-compat bench`, none of
+//! these figures depends on what else the machine is doing (time aside), so
+//! they can be compared across runs and commits. Every answer is checked
+//! (status, `Content-Type`, the result), so a broken server cannot look
+//! fast.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::HttpBody as _;
+use clap::Parser;
+use http::StatusCode;
+use http_body_util::BodyExt;
+use mcp_negotiate::server::MultiServer;
+use tower::ServiceExt;
+
+use super::floor;
+use super::wire::{self, MARKER, Template};
+use crate::serve::{self, ServeArgs};
+
+/// The `Host` the requests name (the engines allow loopback names only).
+const ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 3000);
+/// The endpoint's path.
+const PATH: &str = "/mcp";
+
+/// One per-request case: which server, which answer style.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Case {
+    /// The bare-axum floor ([`floor::router`]).
+    Floor,
+    /// Stateless 2026-07-28 `tools/call`, JSON, through `serve`'s dispatcher.
+    ModernJson,
+    /// The same answered as SSE.
+    ModernSse,
+    /// Stateless 2026-07-28 `tools/call`, JSON, the 2026-07-28 engine alone.
+    ModernJsonDirect,
+    /// The same answered as SSE.
+    ModernSseDirect,
+    /// 2025-11-25 session `tools/call`, JSON, through `serve`'s dispatcher.
+    LegacyJson,
+    /// The same answered as SSE.
+    LegacySse,
+}
+
+impl Case {
+    /// Every case, the floor first.
+    pub const ALL: [Case; 7] = [
+        Case::Floor,
+        Case::ModernJson,
+        Case::ModernSse,
+        Case::ModernJsonDirect,
+        Case::ModernSseDirect,
+        Case::LegacyJson,
+        Case::LegacySse,
+    ];
+
+    /// The case's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Case::Floor => "floor",
+            Case::ModernJson => "modern-json",
+            Case::ModernSse => "modern-sse",
+            Case::ModernJsonDirect => "modern-json-direct",
+            Case::ModernSseDirect => "modern-sse-direct",
+            Case::LegacyJson => "legacy-json",
+            Case::LegacySse => "legacy-sse",
+        }
+    }
+
+    /// The case named `name`.
+    pub fn from_name(name: &str) -> Option<Case> {
+        Case::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    fn json(self) -> bool {
+        matches!(
+            self,
+            Case::Floor | Case::ModernJson | Case::ModernJsonDirect | Case::LegacyJson
+        )
+    }
+
+    fn legacy(self) -> bool {
+        matches!(self, Case::LegacyJson | Case::LegacySse)
+    }
+}
+
+/// `serve`'s options, parsed as its command line would be.
+#[derive(Parser)]
+struct ServeCli {
+    #[command(flatten)]
+    args: ServeArgs,
+}
+
+/// A server ready to answer one request after another.
+pub struct Harness {
+    case: Case,
+    router: Router,
+    template: Template,
+    next_id: u64,
+    /// Keeps the dispatcher (and its publisher task) alive.
+    _server: Option<MultiServer>,
+}
+
+impl Harness {
+    /// Builds the case's server as `mcp-compat serve [--json-response]`
+    /// does (a 2025-11-25 session is opened for the legacy cases). Must run
+    /// inside a tokio runtime.
+    pub async fn new(case: Case) -> Result<Harness, String> {
+        if case == Case::Floor {
+            return Ok(Harness {
+                case,
+                router: floor::router(),
+                template: Template::add(ADDR, PATH, None),
+                next_id: 0,
+                _server: None,
+            });
+        }
+        let mut argv = vec!["serve"];
+        if case.json() {
+            argv.push("--json-response");
+        }
+        let args = ServeCli::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .args;
+        let server = serve::build(serve::config(&args)?)?;
+        let router = match case {
+            Case::ModernJsonDirect | Case::ModernSseDirect => server
+                .modern()
+                .ok_or("serve configured no 2026-07-28 engine")?
+                .route(PATH),
+            _ => server.route(PATH),
+        };
+        let template = if case.legacy() {
+            let session = open_session(&router).await?;
+            Template::add(ADDR, PATH, Some(&session))
+        } else {
+            Template::add(ADDR, PATH, None)
+        };
+        Ok(Harness {
+            case,
+            router,
+            template,
+            next_id: 0,
+            _server: Some(server),
+        })
+    }
+
+    /// The case served.
+    pub fn case(&self) -> Case {
+        self.case
+    }
+
+    /// Sends one `tools/call add {a:2,b:3}` (a fresh id) and checks the
+    /// whole answer: 200, the case's `Content-Type`, the result `5`.
+    pub async fn one(&mut self) -> Result<(), String> {
+        self.next_id += 1;
+        let mut req = self.template.request(self.next_id);
+        // As an HTTP/1.1 client sends it (hyper adds it to a sized body).
+        let length = http::HeaderValue::from(req.body().size_hint().exact().unwrap_or(0));
+        req.headers_mut()
+            .insert(http::header::CONTENT_LENGTH, length);
+        let Ok(resp) = self.router.clone().oneshot(req).await;
+        let status = resp.status();
+        let content_type = resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("body: {e}"))?
+            .to_bytes();
+        let want = if self.case.json() {
+            "application/json"
+        } else {
+            "text/event-stream"
+        };
+        if status != StatusCode::OK
+            || !content_type.starts_with(want)
+            || !body.windows(MARKER.len()).any(|w| w == MARKER)
+        {
+            return Err(format!(
+                "{}: unexpected answer {status} ({content_type}): {}",
+                self.case.name(),
+                String::from_utf8_lossy(&body)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sends `n` requests with [`one`](Self::one).
+    pub async fn many(&mut self, n: u64) -> Result<(), String> {
+        for _ in 0..n {
+            self.one().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Opens a 2025-11-25 session in memory; returns its id.
+async fn open_session(router: &Router) -> Result<String, String> {
+    let Ok(resp) = router.clone().oneshot(wire::initialize(ADDR, PATH)).await;
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let session = match (resp.status(), session) {
+        (StatusCode::OK, Some(s)) => s,
+        (s, _) => return Err(format!("initialize answered {s}")),
+    };
+    let _ = resp.into_body().collect().await;
+    let Ok(resp) = router
+        .clone()
+        .oneshot(wire::initialized(ADDR, PATH, &session))
+        .await;
+    if resp.status() != StatusCode::ACCEPTED {
+        return Err(format!(
+            "notifications/initialized answered {}",
+            resp.status()
+        ));
+    }
+    Ok(session)
+}
