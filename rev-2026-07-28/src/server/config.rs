@@ -34,8 +34,8 @@ impl CacheScope {
     }
 }
 
-/// Names the authenticated principal of an HTTP request (for example the
-/// subject of its bearer token), or `None` for an anonymous request.
+/// The principal function, shared with the session engine (one value
+/// serves both eras).
 ///
 /// When set in [`ModernConfig::principal`], every `requestState` the server
 /// issues is bound to the principal of the request that produced it, and a
@@ -43,7 +43,7 @@ impl CacheScope {
 /// Requests*, "Server Requirements" 5: servers SHOULD include "the
 /// authenticated principal, rejecting state presented by a different
 /// principal").
-pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync>;
+pub use mcp_transport_core::handler::PrincipalFn;
 
 /// The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) as a
 /// [`ModernServer`](super::ModernServer) offers it (see the server's module
