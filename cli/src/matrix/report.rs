@@ -3,8 +3,10 @@
 
 use std::fmt::Write as _;
 
+use quick_junit::{NonSuccessKind, Report as Junit, TestCase, TestCaseStatus, TestSuite};
 use serde_json::json;
 
+use super::expect::{Expected, Failure, Prediction};
 use super::run::{CellResult, Observed};
 use super::{ClientKind, ServerKind};
 
@@ -140,8 +142,8 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
                     let observed = match &s.observed {
                         Observed::Works(d) => json!({ "outcome": "works", "detail": d }),
                         Observed::Failed { kind, message } => json!({
-                            "outcome": "failed",
-                            "kind": kind.map(|k| k.to_string()),
+                            "outcome": "fails",
+                            "failure": kind.map(failure_id),
                             "detail": message,
                         }),
                         Observed::Absent(d) => json!({ "outcome": "absent", "detail": d }),
@@ -150,52 +152,147 @@ pub fn render(cells: &[CellResult], format: Format) -> String {
                         "client": s.client.name(),
                         "server": s.server.name(),
                         "scenario": s.scenario.name(),
-                        "expected_revision": s.prediction.revision.as_ref().map(|v| v.as_str()),
+                        "expected": expected_json(&s.prediction),
                         "negotiated_revision": s.negotiated.as_ref().map(|v| v.as_str()),
-                        "expected": format!("{:?}", s.prediction.expected),
                         "observed": observed,
-                        "spec": s.prediction.spec,
                         "passed": s.passed(),
                     })
                 })
                 .collect();
-            serde_json::to_string_pretty(&json!({ "results": rows })).unwrap_or_default()
+            let (passed, failed, absent) = summary(cells);
+            let report = json!({
+                "totals": {
+                    "scenarios": passed + failed,
+                    "passed": passed,
+                    "failed": failed,
+                    "passed_as_absent": absent,
+                    "cells": cells.len(),
+                },
+                "results": rows,
+            });
+            serde_json::to_string_pretty(&report).unwrap_or_default()
         }
         Format::Junit => {
-            let (passed, failed, _) = summary(cells);
-            let mut out = String::new();
-            let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-            let _ = writeln!(
-                out,
-                r#"<testsuite name="mcp-compat matrix" tests="{}" failures="{failed}">"#,
-                passed + failed
-            );
+            let mut suite = TestSuite::new("mcp-compat matrix");
             for s in cells.iter().flat_map(|c| &c.scenarios) {
                 let name = format!("{}::{}::{}", s.client, s.server, s.scenario);
-                let _ = write!(
-                    out,
-                    r#"  <testcase classname="matrix" name="{}""#,
-                    xml(&name)
-                );
-                if s.passed() {
-                    let _ = writeln!(out, "/>");
+                let status = if s.passed() {
+                    TestCaseStatus::success()
                 } else {
-                    let _ = writeln!(
-                        out,
-                        "><failure message=\"{}\"/></testcase>",
-                        xml(&s.explain())
-                    );
-                }
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    st.set_message(s.explain());
+                    st
+                };
+                let mut case = TestCase::new(name, status);
+                case.set_classname("matrix");
+                suite.add_test_case(case);
             }
-            let _ = writeln!(out, "</testsuite>");
-            out
+            let mut report = Junit::new("mcp-compat");
+            report.add_test_suite(suite);
+            report
+                .to_string()
+                .unwrap_or_else(|e| format!("<!-- cannot write the JUnit report: {e} -->\n"))
         }
     }
 }
 
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// A stable identifier of a predicted failure, for machines.
+fn failure_id(f: Failure) -> &'static str {
+    match f {
+        Failure::NoMutualRevision => "no-mutual-revision",
+        Failure::NotResumable => "not-resumable",
+        Failure::InputUnavailable => "input-unavailable",
+    }
+}
+
+/// A prediction as JSON: the revision the cell should negotiate, the
+/// outcome (`works`, `fails` with the failure, or `absent`: the mechanism
+/// does not exist there) and the spec text it comes from.
+fn expected_json(p: &Prediction) -> serde_json::Value {
+    let (outcome, failure) = match p.expected {
+        Expected::Works => ("works", None),
+        Expected::Fails(f) => ("fails", Some(failure_id(f))),
+        Expected::NotApplicable => ("absent", None),
+    };
+    json!({
+        "revision": p.revision.as_ref().map(|v| v.as_str()),
+        "outcome": outcome,
+        "failure": failure,
+        "spec": p.spec,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::expect::expected;
+    use super::super::run::ScenarioResult;
+    use super::super::scenario::Scenario;
+    use super::*;
+
+    /// One cell with two scenarios: one as predicted, one not (observed to
+    /// fail where the spec says it works).
+    fn cells() -> Vec<CellResult> {
+        let (client, server) = (ClientKind::C1125, ServerKind::S1125);
+        let ok = expected(client, server, Scenario::Json);
+        let bad = expected(client, server, Scenario::Sse);
+        let result = |scenario, prediction: Prediction, observed| ScenarioResult {
+            client,
+            server,
+            scenario,
+            negotiated: prediction.revision.clone(),
+            prediction,
+            observed,
+        };
+        vec![CellResult {
+            client,
+            server,
+            scenarios: vec![
+                result(Scenario::Json, ok.clone(), observed_as(&ok.expected)),
+                result(
+                    Scenario::Sse,
+                    bad,
+                    Observed::Failed {
+                        kind: Some(Failure::NotResumable),
+                        message: "the stream broke".into(),
+                    },
+                ),
+            ],
+        }]
+    }
+
+    fn observed_as(e: &Expected) -> Observed {
+        match e {
+            Expected::Works => Observed::Works("answered".into()),
+            Expected::Fails(f) => Observed::Failed {
+                kind: Some(*f),
+                message: "as predicted".into(),
+            },
+            Expected::NotApplicable => Observed::Absent("absent".into()),
+        }
+    }
+
+    #[test]
+    fn json_has_totals_and_structured_predictions() {
+        let v: serde_json::Value = serde_json::from_str(&render(&cells(), Format::Json)).unwrap();
+        assert_eq!(v["totals"]["scenarios"], 2, "{v:#}");
+        assert_eq!(v["totals"]["passed"], 1, "{v:#}");
+        assert_eq!(v["totals"]["failed"], 1, "{v:#}");
+        let bad = &v["results"][1];
+        assert_eq!(bad["passed"], false);
+        assert!(bad["expected"]["outcome"].is_string(), "{bad:#}");
+        assert!(bad["expected"]["spec"].is_string(), "{bad:#}");
+        assert_eq!(bad["observed"]["outcome"], "fails");
+        assert_eq!(bad["observed"]["failure"], "not-resumable");
+        assert_eq!(bad["observed"]["detail"], "the stream broke");
+    }
+
+    #[test]
+    fn junit_is_well_formed_and_names_the_failure() {
+        let xml = render(&cells(), Format::Junit);
+        assert!(xml.starts_with("<?xml"), "{xml}");
+        assert_eq!(xml.matches("<testcase").count(), 2, "{xml}");
+        assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+        assert!(xml.contains(r#"tests="2""#), "{xml}");
+        assert!(xml.contains(r#"failures="1""#), "{xml}");
+    }
 }
