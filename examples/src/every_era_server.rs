@@ -19,8 +19,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::StatusCode;
-use mcp_examples::Adder;
-use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
+use mcp_examples::{Adder, serve_until_signal};
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
 use mcp_rev_2024_11_05::server::HttpSseServer;
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
@@ -66,13 +65,7 @@ async fn main() -> std::io::Result<()> {
         .merge(mcp);
 
     let listener = tokio::net::TcpListener::bind(&bind).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-    let drain = streamable.clone();
-    let stop = async move {
-        let _ = tokio::signal::ctrl_c().await;
-        drain.drain().await;
-    };
-    serve_with_shutdown(listener, app, ConnLimits::default(), stop).await
+    serve_until_signal(listener, app, streamable).await
 }
 
 fn unauthorized() -> Response {

@@ -76,3 +76,40 @@ impl Handler for Adder {
         }
     }
 }
+
+/// Prints the endpoint, then serves `app` on `listener` until Ctrl-C or
+/// SIGTERM; then `server` drains (SSE streams end — 2025-11-25 ones after
+/// a `retry`, so clients resume elsewhere), accepting stops, and requests
+/// in flight get `mcp_http_edge`'s shutdown grace to finish.
+///
+/// # Errors
+///
+/// When the listener fails.
+pub async fn serve_until_signal(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    server: mcp_negotiate::server::MultiServer,
+) -> std::io::Result<()> {
+    use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    let stop = async move {
+        shutdown_signal().await;
+        server.drain().await;
+    };
+    serve_with_shutdown(listener, app, ConnLimits::default(), stop).await
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}

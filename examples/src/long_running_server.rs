@@ -31,8 +31,7 @@ use async_trait::async_trait;
 use axum::body::Body;
 use axum::http::Method;
 use axum::middleware::Next;
-use mcp_examples::CountingStore;
-use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
+use mcp_examples::{CountingStore, serve_until_signal};
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_rev_2025_11_25::PollingExt;
 use mcp_transport_core::event_log::{MemoryEventStore, MemoryEventStoreConfig};
@@ -143,17 +142,6 @@ async fn main() -> std::io::Result<()> {
             next.run(request)
         });
     let listener = tokio::net::TcpListener::bind(&bind).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-    let drain = server.clone();
-    let stop = async move {
-        let _ = tokio::signal::ctrl_c().await;
-        drain.drain().await;
-    };
-    serve_with_shutdown(
-        listener,
-        server.route("/mcp").layer(count_resumes),
-        ConnLimits::default(),
-        stop,
-    )
-    .await
+    let app = server.route("/mcp").layer(count_resumes);
+    serve_until_signal(listener, app, server).await
 }

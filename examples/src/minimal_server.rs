@@ -9,8 +9,7 @@
 
 use std::sync::Arc;
 
-use mcp_examples::Adder;
-use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
+use mcp_examples::{Adder, serve_until_signal};
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 
 #[tokio::main]
@@ -20,28 +19,8 @@ async fn main() -> std::io::Result<()> {
         .unwrap_or_else(|| "127.0.0.1:0".into());
     let server = MultiServer::new(Arc::new(Adder), MultiConfig::all());
     let listener = tokio::net::TcpListener::bind(&bind).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
+    let app = server.route("/mcp");
     // On the signal: end the SSE streams that never end by themselves, then
     // stop accepting and let requests in flight finish (10 s at most).
-    let drain = server.clone();
-    let stop = async move {
-        shutdown_signal().await;
-        drain.drain().await;
-    };
-    serve_with_shutdown(listener, server.route("/mcp"), ConnLimits::default(), stop).await
-}
-
-/// Ctrl-C, or SIGTERM on Unix.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+    serve_until_signal(listener, app, server).await
 }

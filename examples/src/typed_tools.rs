@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
+use mcp_examples::serve_until_signal;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_tools::{Elicitation, Json, NoArgs, Tool, ToolContext, ToolError, Tools};
 use mcp_transport_core::handler::Execution;
@@ -101,11 +101,5 @@ async fn main() -> std::io::Result<()> {
         .unwrap_or_else(|| "127.0.0.1:0".into());
     let server = MultiServer::new(Arc::new(tools()), MultiConfig::all());
     let listener = tokio::net::TcpListener::bind(&bind).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-    let drain = server.clone();
-    let stop = async move {
-        let _ = tokio::signal::ctrl_c().await;
-        drain.drain().await;
-    };
-    serve_with_shutdown(listener, server.route("/mcp"), ConnLimits::default(), stop).await
+    serve_until_signal(listener, server.route("/mcp"), server).await
 }
