@@ -58,15 +58,7 @@ async fn peers(args: &MatrixArgs) -> Result<bool, String> {
     if names.is_empty() {
         return Err(format!("no peer manifests in {}", args.peers_dir.display()));
     }
-    let parts: Vec<String> = args
-        .filter
-        .as_deref()
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let parts = filter_parts(args.filter.as_deref());
     let keep = move |name: &str| parts.iter().all(|p| name.contains(p.as_str()));
     let (manifests, cells) = run_peers(
         &args.peers_dir,
@@ -140,15 +132,7 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
     if args.peers || !args.peer.is_empty() {
         return peers(&args).await;
     }
-    let parts: Vec<String> = args
-        .filter
-        .as_deref()
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let parts = filter_parts(args.filter.as_deref());
     let keep = move |c: ClientKind, s: ServerKind, sc: Scenario| {
         let name = result_name(c, s, sc);
         parts.iter().all(|p| name.contains(p.as_str()))
@@ -232,4 +216,16 @@ pub async fn check_client(args: CheckClientArgs) -> Result<bool, String> {
     let checks = run(&argv, &revisions, &root).await;
     print!("{}", render(&checks, args.format == "json"));
     Ok(checks.iter().all(|c| c.result != "fail"))
+}
+
+/// The comma-separated parts of `--filter` (a result is kept when its name
+/// contains every part).
+fn filter_parts(filter: Option<&str>) -> Vec<String> {
+    filter
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
