@@ -203,16 +203,173 @@ fn our_clients_against_sdk_servers() {
 
 /// `check-client` on `argv` at `revisions`: (exit success, the checks).
 fn check_client(revisions: &str, argv: &[&str]) -> (bool, Vec<Value>) {
+    check_client_with(revisions, &["--fail-on", "policy"], argv)
+}
+
+/// `check-client` with more options.
+fn check_client_with(revisions: &str, options: &[&str], argv: &[&str]) -> (bool, Vec<Value>) {
     let out = Command::new(BIN)
         .current_dir(root())
-        .args([
-            "check-client",
-            "--format",
-            "json",
-            "--revisions",
-            revisions,
-            "--",
-        ])
+        .args(["check-client", "--format", "json", "--revisions", revisions])
+        .args(options)
+        .arg("--")
+        .args(argv)
+        .output()
+        .expect("mcp-compat runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let checks: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out.status.success(),
+        checks.as_array().cloned().unwrap_or_default(),
+    )
+}
+
+/// The names of the failed checks.
+fn failed(checks: &[Value]) -> Vec<String> {
+    checks
+        .iter()
+        .filter(|c| c["result"] == "fail")
+        .map(|c| c["check"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+#[ignore = "runs node: scripts/peers-matrix.sh"]
+fn check_client_catches_each_broken_client_by_the_check_meant_for_it() {
+    let broken = |bug: &str| {
+        check_client_with(
+            "2025-11-25",
+            &["--fail-on", "policy", "--dual-era", "auto"],
+            &["node", "peers/testing/broken-client.mjs", bug],
+        )
+    };
+    let (ok, checks) = broken("none");
+    assert!(ok, "{checks:?}");
+    // Each new check ran, and was not n/a, for the healthy client.
+    for name in [
+        "re-initializes after 404",
+        "drops a replayed event",
+        "fails against the other era",
+        "falls back to initialize",
+    ] {
+        assert!(
+            checks
+                .iter()
+                .any(|c| c["check"] == name && c["result"] == "pass"),
+            "{name}: {checks:?}"
+        );
+    }
+    for (bug, check) in [
+        ("ignore-retry", "honours retry"),
+        ("cancel-on-disconnect", "disconnect is not a cancel"),
+        ("no-reinit", "re-initializes after 404"),
+        ("no-dedupe", "drops a replayed event"),
+        ("no-fallback", "falls back to initialize"),
+    ] {
+        let (ok, checks) = broken(bug);
+        assert!(!ok, "{bug}");
+        assert_eq!(failed(&checks), [check], "{bug}: {checks:?}");
+    }
+    let (ok, checks) = broken("resume-with-post");
+    assert!(!ok);
+    assert!(
+        failed(&checks).contains(&"resumes by GET with Last-Event-ID".to_owned()),
+        "{checks:?}"
+    );
+}
+
+#[test]
+#[ignore = "runs node: scripts/peers-matrix.sh"]
+fn check_client_fail_on_levels_and_junit() {
+    let dir = std::env::temp_dir().join(format!("check-client-junit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let xml = dir.join("client.xml");
+    let xml_arg = xml.to_str().expect("a UTF-8 path");
+    let broken = |bug: &str, level: &str| {
+        check_client_with(
+            "2025-11-25",
+            &["--fail-on", level, "--junit", xml_arg],
+            &["node", "peers/testing/broken-client.mjs", bug],
+        )
+    };
+    // A SHOULD failure fails at `should`, not at the default `must`.
+    let (ok, checks) = broken("cancel-on-disconnect", "must");
+    assert!(ok, "{checks:?}");
+    assert_eq!(failed(&checks), ["disconnect is not a cancel"]);
+    let (ok, _) = broken("cancel-on-disconnect", "should");
+    assert!(!ok);
+    // A MUST failure fails at every level; the JUnit file names its level.
+    let (ok, _) = broken("no-reinit", "must");
+    assert!(!ok);
+    let text = std::fs::read_to_string(&xml).expect("the JUnit file");
+    let junit =
+        quick_junit::Report::deserialize_from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let failures: Vec<(String, Option<String>)> = junit
+        .test_suites
+        .iter()
+        .flat_map(|s| s.test_cases.iter())
+        .filter_map(|c| match &c.status {
+            quick_junit::TestCaseStatus::NonSuccess { ty, .. } => {
+                Some((c.name.to_string(), ty.as_ref().map(|t| t.to_string())))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        failures,
+        [(
+            "re-initializes after 404".to_owned(),
+            Some("MUST".to_owned())
+        )],
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn typescript_client_against_python_server_and_back() {
+    let cells = real("ts-sdk@1.32.2 c-2025-11-25,/py-sdk@2.3.0 s-sse/", 1);
+    assert_eq!(verdict(&cells, "py-sdk", "disconnect"), "pass");
+    let cells = real("py-sdk@2.3.0 c-auto,/ts-sdk@1.32.2 s-sse/", 1);
+    assert_eq!(verdict(&cells, "ts-sdk", "disconnect"), "pass");
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn sdk_clients_against_our_dual_era_server() {
+    // 3 TypeScript rows and 3 Python rows.
+    real("/s-all/", 6);
+}
+
+#[test]
+#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
+fn our_clients_against_sdk_servers() {
+    // c-all (dual-era) against every SDK server column, and the quirk of
+    // both SDK servers that elicit on 2025-03-26 sessions.
+    real("c-all/", 4);
+    let cells = real("c-2025-03-26/,-sdk@,s-sse/,/input", 2);
+    assert_eq!(verdict(&cells, "ts-sdk", "input"), "quirk");
+    assert_eq!(verdict(&cells, "py-sdk", "input"), "quirk");
+}
+
+/// `check-client` on `argv` at `revisions`: (exit success, the checks).
+fn check_client(revisions: &str, argv: &[&str]) -> (bool, Vec<Value>) {
+    check_client_with(revisions, &["--fail-on", "policy"], argv)
+}
+
+/// `check-client` with more options.
+fn check_client_with(revisions: &str, options: &[&str], argv: &[&str]) -> (bool, Vec<Value>) {
+    let out = Command::new(BIN)
+        .current_dir(root())
+        .args(["check-client", "--format", "json", "--revisions", revisions])
+        .args(options)
+        .arg("--")
         .args(argv)
         .output()
         .expect("mcp-compat runs");
