@@ -151,20 +151,15 @@ what = "used to fail here"
 /// Runs a subset of the real-SDK matrix from the repository root; every
 /// scenario must match the prediction or a listed quirk.
 fn real(filter: &str, min_cells: usize) -> Vec<Value> {
+    real_with(&["ts-sdk", "py-sdk"], filter, min_cells)
+}
+
+/// [`real`] with the peers named.
+fn real_with(peers: &[&str], filter: &str, min_cells: usize) -> Vec<Value> {
     let dir = root().join("peers");
-    let (ok, cells, stderr) = matrix(
-        &dir,
-        &[
-            "--peer",
-            "ts-sdk",
-            "--peer",
-            "py-sdk",
-            "--filter",
-            filter,
-            "--parallel",
-            "3",
-        ],
-    );
+    let mut args: Vec<&str> = peers.iter().flat_map(|p| ["--peer", *p]).collect();
+    args.extend(["--filter", filter, "--parallel", "3"]);
+    let (ok, cells, stderr) = matrix(&dir, &args);
     assert!(
         ok,
         "{filter}: {}\n{stderr}",
@@ -199,6 +194,29 @@ fn our_clients_against_sdk_servers() {
     let cells = real("c-2025-03-26/,-sdk@,s-sse/,/input", 2);
     assert_eq!(verdict(&cells, "ts-sdk", "input"), "quirk");
     assert_eq!(verdict(&cells, "py-sdk", "input"), "quirk");
+}
+
+#[test]
+#[ignore = "builds and runs the rmcp server adapter: scripts/peers-matrix.sh"]
+fn rmcp_server_against_our_and_the_sdk_clients() {
+    // Our dual-era client against both rmcp columns (2026-07-28, stateless).
+    real_with(&["rmcp"], "c-all/,rmcp@3.11.0 s-", 2);
+    // The Python client at 2026-07-28 (every result needs resultType).
+    real_with(
+        &["rmcp", "py-sdk"],
+        "py-sdk@2.3.0 c-2026-07-28,rmcp@3.11.0 s-",
+        2,
+    );
+    // A 2025-11-25 client: the answer of a tool that finished before the
+    // resume is lost (the listed quirk), everything else as predicted.
+    // (The filter also keeps the rmcp client's row; only ours is read.)
+    let cells = real_with(&["rmcp"], "c-2025-11-25/,rmcp@3.11.0 s-sse", 1);
+    let ours: Vec<Value> = cells
+        .into_iter()
+        .filter(|c| c["client"] == "c-2025-11-25")
+        .collect();
+    assert_eq!(verdict(&ours, "rmcp", "disconnect"), "quirk");
+    assert_eq!(verdict(&ours, "rmcp", "progress"), "pass");
 }
 
 /// `check-client` on `argv` at `revisions`: (exit success, the checks).
@@ -331,110 +349,44 @@ fn check_client_fail_on_levels_and_junit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The SDK client adapters fail exactly the checks docs/INTEROP.md lists
+/// (none re-initializes after a 404 but rmcp's; none drops a replayed
+/// event): a fix upstream shows here as a check no longer failing.
 #[test]
-#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
-fn typescript_client_against_python_server_and_back() {
-    let cells = real("ts-sdk@1.32.2 c-2025-11-25,/py-sdk@2.3.0 s-sse/", 1);
-    assert_eq!(verdict(&cells, "py-sdk", "disconnect"), "pass");
-    let cells = real("py-sdk@2.3.0 c-auto,/ts-sdk@1.32.2 s-sse/", 1);
-    assert_eq!(verdict(&cells, "ts-sdk", "disconnect"), "pass");
-}
-
-#[test]
-#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
-fn sdk_clients_against_our_dual_era_server() {
-    // 3 TypeScript rows and 3 Python rows.
-    real("/s-all/", 6);
-}
-
-#[test]
-#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
-fn our_clients_against_sdk_servers() {
-    // c-all (dual-era) against every SDK server column, and the quirk of
-    // both SDK servers that elicit on 2025-03-26 sessions.
-    real("c-all/", 4);
-    let cells = real("c-2025-03-26/,-sdk@,s-sse/,/input", 2);
-    assert_eq!(verdict(&cells, "ts-sdk", "input"), "quirk");
-    assert_eq!(verdict(&cells, "py-sdk", "input"), "quirk");
-}
-
-/// `check-client` on `argv` at `revisions`: (exit success, the checks).
-fn check_client(revisions: &str, argv: &[&str]) -> (bool, Vec<Value>) {
-    check_client_with(revisions, &["--fail-on", "policy"], argv)
-}
-
-/// `check-client` with more options.
-fn check_client_with(revisions: &str, options: &[&str], argv: &[&str]) -> (bool, Vec<Value>) {
-    let out = Command::new(BIN)
-        .current_dir(root())
-        .args(["check-client", "--format", "json", "--revisions", revisions])
-        .args(options)
-        .arg("--")
-        .args(argv)
-        .output()
-        .expect("mcp-compat runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let checks: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        out.status.success(),
-        checks.as_array().cloned().unwrap_or_default(),
-    )
-}
-
-/// The names of the failed checks.
-fn failed(checks: &[Value]) -> Vec<String> {
-    checks
-        .iter()
-        .filter(|c| c["result"] == "fail")
-        .map(|c| c["check"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
-#[test]
-#[ignore = "runs node: scripts/peers-matrix.sh"]
-fn check_client_catches_each_broken_client_by_the_check_meant_for_it() {
-    let broken = |bug: &str| {
-        check_client(
-            "2025-11-25",
-            &["node", "peers/testing/broken-client.mjs", bug],
-        )
-    };
-    let (ok, checks) = broken("none");
-    assert!(ok, "{checks:?}");
-    let (ok, checks) = broken("ignore-retry");
-    assert!(!ok);
-    assert_eq!(failed(&checks), ["honours retry"], "{checks:?}");
-    let (ok, checks) = broken("resume-with-post");
-    assert!(!ok);
-    assert!(
-        failed(&checks).contains(&"resumes by GET with Last-Event-ID".to_owned()),
-        "{checks:?}"
-    );
-    let (ok, checks) = broken("cancel-on-disconnect");
-    assert!(!ok);
-    assert_eq!(
-        failed(&checks),
-        ["disconnect is not a cancel"],
-        "{checks:?}"
-    );
-}
-
-#[test]
-#[ignore = "installs and runs the TypeScript and Python SDKs: scripts/peers-matrix.sh"]
-fn check_client_passes_the_sdk_client_adapters() {
+#[ignore = "installs and runs the three SDKs' clients: scripts/peers-matrix.sh"]
+fn check_client_on_the_sdk_client_adapters() {
     let (ok, checks) = check_client(
         "2025-06-18,2025-11-25",
         &["node", "peers/ts-sdk/client.mjs"],
     );
-    assert!(ok, "{checks:?}");
-    let (ok, checks) = check_client(
+    assert!(!ok);
+    assert_eq!(
+        failed(&checks),
+        [
+            "re-initializes after 404",
+            "re-initializes after 404",
+            "drops a replayed event"
+        ],
+        "{checks:?}"
+    );
+    let (ok, checks) = check_client_with(
         "2025-11-25,2026-07-28",
+        &["--fail-on", "policy", "--dual-era", "auto"],
         &[".cache/py-sdk/bin/python", "peers/py-sdk/client.py"],
     );
-    assert!(ok, "{checks:?}");
+    assert!(!ok);
+    assert_eq!(
+        failed(&checks),
+        ["re-initializes after 404", "drops a replayed event"],
+        "{checks:?}"
+    );
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["check"] == "falls back to initialize" && c["result"] == "pass"),
+        "{checks:?}"
+    );
+    let (ok, checks) = check_client("2025-11-25", &[".cache/peer-rmcp/debug/rmcp-peer-client"]);
+    assert!(!ok);
+    assert_eq!(failed(&checks), ["drops a replayed event"], "{checks:?}");
 }

@@ -269,7 +269,12 @@ pub async fn run(
                 None,
             ));
             if sc == PeerScenario::Call && rev.as_str() >= "2025-06-18" {
-                out.push(version_header(rev, &run.wire));
+                out.push(match &run.observed {
+                    PeerObserved::NotExpressible(why) => {
+                        check(rev, "version header", None, why.clone(), VERSION_HEADER)
+                    }
+                    PeerObserved::Ran(_) => version_header(rev, &run.wire),
+                });
             }
             if sc == PeerScenario::Disconnect && rev.has(|f| f.sse_polling) {
                 if matches!(run.observed, PeerObserved::NotExpressible(_)) {
@@ -636,7 +641,7 @@ pub fn render(checks: &[ClientCheck], json: bool) -> String {
             _ => "n/a",
         };
         s.push_str(&format!(
-            "{:<10} {:<36} {:<6} {mark:<3} {}\n",
+            "{:<15} {:<36} {:<6} {mark:<3} {}\n",
             c.revision, c.check, c.level, c.detail
         ));
         if c.result == "fail" && !c.spec.is_empty() {
