@@ -23,3 +23,4 @@ pub mod matrix_cmd;
 pub mod reference;
 pub mod revisions;
 pub mod serve;
+pub mod table;
