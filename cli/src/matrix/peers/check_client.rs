@@ -633,20 +633,36 @@ pub fn render(checks: &[ClientCheck], json: bool) -> String {
     if json {
         return serde_json::to_string_pretty(checks).unwrap_or_default() + "\n";
     }
-    let mut s = String::new();
-    for c in checks {
-        let mark = match c.result.as_str() {
-            "pass" => "✓",
-            "fail" => "✗",
-            _ => "n/a",
-        };
+    let rows: Vec<Vec<String>> = checks
+        .iter()
+        .map(|c| {
+            let mark = match c.result.as_str() {
+                "pass" => "✓",
+                "fail" => "✗",
+                _ => "n/a",
+            };
+            vec![
+                c.revision.clone(),
+                c.check.clone(),
+                c.level.to_string(),
+                mark.to_owned(),
+                c.detail.clone(),
+            ]
+        })
+        .collect();
+    let mut s = crate::table::render(
+        &["revision", "check", "level", "", "what was seen"],
+        &rows,
+        crate::table::Style::Plain,
+    );
+    for c in checks
+        .iter()
+        .filter(|c| c.result == "fail" && !c.spec.is_empty())
+    {
         s.push_str(&format!(
-            "{:<15} {:<36} {:<6} {mark:<3} {}\n",
-            c.revision, c.check, c.level, c.detail
+            "\n✗ {} {} ({}): {}\n",
+            c.revision, c.check, c.level, c.spec
         ));
-        if c.result == "fail" && !c.spec.is_empty() {
-            s.push_str(&format!("           spec: {}\n", c.spec));
-        }
     }
     let n = |r: &str| checks.iter().filter(|c| c.result == r).count();
     let by_level: Vec<String> = [Level::Must, Level::Should, Level::May, Level::Policy]
@@ -694,4 +710,43 @@ pub fn junit(checks: &[ClientCheck], client: &str) -> Result<String, String> {
         })
         .collect();
     crate::check::junit::render_cases(&format!("check-client {client}"), &cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(level: Level, result: &str) -> ClientCheck {
+        ClientCheck {
+            revision: "2025-11-25".into(),
+            check: "c".into(),
+            result: result.into(),
+            level,
+            detail: "seen".into(),
+            spec: "the sentence",
+        }
+    }
+
+    #[test]
+    fn a_failure_counts_from_its_level_on() {
+        let should = at(Level::Should, "fail");
+        assert!(!should.fails_at(FailOn::Must));
+        assert!(should.fails_at(FailOn::Should));
+        assert!(should.fails_at(FailOn::Policy));
+        assert!(!at(Level::Must, "n/a").fails_at(FailOn::Policy));
+        assert!(at(Level::Must, "fail").fails_at(FailOn::Must));
+    }
+
+    #[test]
+    fn the_summary_and_junit_name_the_level() {
+        let checks = [at(Level::Must, "pass"), at(Level::Should, "fail")];
+        let text = render(&checks, false);
+        assert!(
+            text.contains("1 passed, 1 failed (MUST 0, SHOULD 1, MAY 0, POLICY 0), 0 n/a"),
+            "{text}"
+        );
+        assert!(text.contains("the sentence"), "{text}");
+        let xml = junit(&checks, "client").expect("junit");
+        assert!(xml.contains("type=\"SHOULD\""), "{xml}");
+    }
 }
