@@ -55,6 +55,7 @@ pub(crate) async fn serve(
                 );
             }
         };
+        super::lease::hold_stream(shared, session, &state, std::slice::from_ref(&request.id)).await;
         let generation = state.attach(0);
         let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
         spawn(shared, session, request, cancel, outlet);

@@ -1,6 +1,6 @@
 //! [`MemoryLeaseStore`]: the in-process [`LeaseStore`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -13,12 +13,15 @@ pub const DEFAULT_MAX_LEASES: usize = 100_000;
 /// The in-process [`LeaseStore`]: a lease never lapses while the process
 /// lives (the TTL is ignored) — in one process a request's runner and the
 /// clients waiting on it go together — unless a test calls
-/// [`lapse_holder`](Self::lapse_holder) to play the death of an instance.
-/// One mutex over a map; bounded ([`DEFAULT_MAX_LEASES`] by default).
+/// [`lapse_holder`](Self::lapse_holder) or [`cut_off`](Self::cut_off) to
+/// play the death of an instance. One mutex over a map; bounded
+/// ([`DEFAULT_MAX_LEASES`] by default).
 #[derive(Debug)]
 pub struct MemoryLeaseStore {
     max: usize,
     leases: Mutex<HashMap<String, LeaseInfo>>,
+    /// Holders whose calls fail (see [`cut_off`](Self::cut_off)).
+    cut: Mutex<HashSet<String>>,
 }
 
 impl Default for MemoryLeaseStore {
@@ -33,7 +36,42 @@ impl MemoryLeaseStore {
         MemoryLeaseStore {
             max,
             leases: Mutex::default(),
+            cut: Mutex::default(),
         }
+    }
+
+    /// Lets `holder`'s leases lapse and makes its calls fail from now on,
+    /// as if its process were gone: it cannot renew them back (for tests
+    /// of what other instances then do). Returns how many lapsed.
+    pub fn cut_off(&self, holder: &str) -> usize {
+        self.cut
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(holder.to_owned());
+        self.lapse_holder(holder)
+    }
+
+    /// Undoes [`cut_off`](Self::cut_off): `holder`'s calls work again (it
+    /// then learns which of its leases it lost).
+    pub fn reconnect(&self, holder: &str) {
+        self.cut
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(holder);
+    }
+
+    fn check(&self, holder: &str) -> Result<(), LeaseError> {
+        if self
+            .cut
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(holder)
+        {
+            return Err(LeaseError::Backend(
+                format!("holder {holder} is cut off from the lease store").into(),
+            ));
+        }
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, LeaseInfo>> {
@@ -71,6 +109,7 @@ impl LeaseStore for MemoryLeaseStore {
         data: &str,
         _ttl: Duration,
     ) -> Result<bool, LeaseError> {
+        self.check(holder)?;
         let mut m = self.lock();
         if m.contains_key(key) {
             return Ok(false);
@@ -90,6 +129,7 @@ impl LeaseStore for MemoryLeaseStore {
     }
 
     async fn renew(&self, key: &str, holder: &str, _ttl: Duration) -> Result<bool, LeaseError> {
+        self.check(holder)?;
         Ok(match self.lock().get_mut(key) {
             Some(l) if l.holder == holder => {
                 l.held = true;
@@ -100,6 +140,7 @@ impl LeaseStore for MemoryLeaseStore {
     }
 
     async fn release(&self, key: &str, holder: &str) -> Result<bool, LeaseError> {
+        self.check(holder)?;
         let mut m = self.lock();
         if m.get(key).is_some_and(|l| l.holder == holder) {
             m.remove(key);
@@ -118,6 +159,7 @@ impl LeaseStore for MemoryLeaseStore {
         holder: &str,
         _ttl: Duration,
     ) -> Result<Option<LeaseInfo>, LeaseError> {
+        self.check(holder)?;
         Ok(match self.lock().get_mut(key) {
             Some(l) if !l.held => {
                 let before = l.clone();

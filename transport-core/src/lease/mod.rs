@@ -39,7 +39,7 @@
 
 mod memory;
 
-pub use memory::{MemoryLeaseStore, DEFAULT_MAX_LEASES};
+pub use memory::{DEFAULT_MAX_LEASES, MemoryLeaseStore};
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
