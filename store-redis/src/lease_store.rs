@@ -37,7 +37,10 @@ fn backend(e: RedisStoreError) -> LeaseError {
 }
 
 fn ms(d: Duration) -> String {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1).to_string()
+    u64::try_from(d.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+        .to_string()
 }
 
 impl RedisLeaseStore {
@@ -83,7 +86,13 @@ impl RedisLeaseStore {
         }
     }
 
-    async fn info(&self, op: &str, key: &str, holder: &str, ttl: Duration) -> Result<Option<LeaseInfo>, LeaseError> {
+    async fn info(
+        &self,
+        op: &str,
+        key: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<Option<LeaseInfo>, LeaseError> {
         let text = |v: &Value| match v {
             Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
             _ => None,

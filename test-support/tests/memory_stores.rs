@@ -90,7 +90,10 @@ mod lease_store {
             s.acquire("c", "h", "", Duration::ZERO).await,
             Err(LeaseError::Full { max: 2 })
         ));
-        assert!(s.get("a").await.unwrap().unwrap().held, "a zero TTL is ignored");
+        assert!(
+            s.get("a").await.unwrap().unwrap().held,
+            "a zero TTL is ignored"
+        );
         assert_eq!(s.take_over("a", "x", Duration::ZERO).await.unwrap(), None);
         assert!(s.release("a", "h").await.unwrap());
         assert!(s.acquire("c", "h", "", Duration::ZERO).await.unwrap());

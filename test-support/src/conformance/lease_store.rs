@@ -68,7 +68,11 @@ pub async fn a_lapsed_lease_is_taken_over_exactly_once(m: &dyn LeaseStoreMaker) 
         "held: not taken"
     );
     m.lapse(s.as_ref(), "a", "k").await;
-    let got = s.get("k").await.unwrap().expect("a lapsed lease stays readable");
+    let got = s
+        .get("k")
+        .await
+        .unwrap()
+        .expect("a lapsed lease stays readable");
     assert!(!got.held);
     assert_eq!((got.holder.as_str(), got.data.as_str()), ("a", "d"));
     // Several instances at once: exactly one wins.
