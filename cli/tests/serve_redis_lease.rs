@@ -116,9 +116,15 @@ async fn a_killed_instance_s_request_ends_with_one_error_on_the_streams_others_f
     let mut via_c = resume(&c.url, &sid, &priming).await;
     a.signal("KILL");
     a.wait_exit(Duration::from_secs(10));
+    let killed = std::time::Instant::now();
 
     for (name, reader) in [("B", &mut via_b), ("C", &mut via_c)] {
         let recs = within("the resumed stream ends", reader.rest()).await;
+        // A figure for the report, not a check (TTL 1000 ms, renewal 200 ms).
+        eprintln!(
+            "{name}: the error arrived {:?} after the kill",
+            killed.elapsed()
+        );
         let got = messages(&recs);
         assert_eq!(got.len(), 1, "{name}: exactly one message: {got:?}");
         assert!(is_writer_gone(&got[0], 2), "{name}: {}", got[0]);
@@ -230,6 +236,7 @@ async fn a_killed_instance_s_tasks_fail_when_polled_through_another() {
     );
     a.signal("KILL");
     a.wait_exit(Duration::from_secs(10));
+    let killed = std::time::Instant::now();
 
     let modern_end = within("the 2026-07-28 task fails", async {
         loop {
@@ -247,6 +254,7 @@ async fn a_killed_instance_s_tasks_fail_when_polled_through_another() {
         }
     })
     .await;
+    eprintln!("the task failed {:?} after the kill", killed.elapsed());
     assert_eq!(modern_end["result"]["status"], "failed", "{modern_end}");
     assert!(
         modern_end["result"]["statusMessage"]

@@ -198,3 +198,83 @@ async fn a_legacy_task_created_on_a_is_polled_answered_and_cancelled_through_b()
     })
     .await;
 }
+
+/// A 2026-07-28 request declaring the Tasks extension and elicitation.
+fn modern(server: &TestServer, method: &str, mut params: Value) -> reqwest::RequestBuilder {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
+    });
+    let name = params["name"]
+        .as_str()
+        .or_else(|| params["taskId"].as_str())
+        .map(str::to_owned);
+    let mut r = reqwest::Client::new()
+        .post(server.url())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .body(request(1, method, params).to_string());
+    if let Some(n) = name {
+        r = r.header("mcp-name", n);
+    }
+    r
+}
+
+/// Polls `tasks/get` on `server` until the task's status is `status`.
+async fn until(server: &TestServer, id: &str, status: &str) -> Value {
+    within(&format!("task {id} {status}"), async {
+        loop {
+            let got = message(
+                modern(server, "tasks/get", json!({"taskId": id}))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            if got["result"]["status"] == status {
+                return got["result"].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_task_on_a_takes_input_given_through_b() {
+    let redis = RedisServer::start();
+    let (a, b) = (instance(&redis).await, instance(&redis).await);
+    let created = message(
+        modern(
+            &a,
+            "tools/call",
+            json!({"name": "slow_ask", "arguments": {"ms": 10}}),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .or_else(|| created["result"]["taskId"].as_str())
+        .unwrap_or_else(|| panic!("no task id in {created}"))
+        .to_owned();
+    let asked = until(&b, &id, "input_required").await;
+    let key = asked["inputRequests"]
+        .as_object()
+        .and_then(|m| m.keys().next().cloned())
+        .unwrap_or_else(|| panic!("no input request in {asked}"));
+    let update = json!({"taskId": id, "inputResponses": {
+        key: {"action": "accept", "content": {"name": "Ada"}}}});
+    let ack = message(modern(&b, "tasks/update", update).send().await.unwrap()).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    // The worker on A takes the answer given to B and completes.
+    let done = until(&b, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "hello, Ada", "{done}");
+}

@@ -169,14 +169,16 @@ async fn redis_stopped_during_an_answer_the_response_still_arrives_then_service_
     assert_eq!(last.json()["result"]["done"], 3);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_process_leases_a_dead_writer_s_stream_ends_with_one_error_on_b() {
+/// Two engines sharing in-process stores and one `MemoryLeaseStore`
+/// (each its own holder, renewing every 50 ms): the servers and holders.
+async fn leased_pair(
+    leases: &Arc<MemoryLeaseStore>,
+    gate: &Arc<Semaphore>,
+    cancelled: &Arc<Semaphore>,
+) -> (Vec<TestServer>, Vec<String>) {
     let events = Arc::new(MemoryEventStore::default());
     let sessions = Arc::new(MemorySessionStore::new(MemorySessionStoreConfig::default()));
     let bus = Arc::new(LocalSignalBus::default());
-    let leases = Arc::new(MemoryLeaseStore::default());
-    let gate = Arc::new(Semaphore::new(0));
-    let cancelled = Arc::new(Semaphore::new(0));
     let mut instances = Vec::new();
     let mut holders = Vec::new();
     for _ in 0..2 {
@@ -191,6 +193,29 @@ async fn in_process_leases_a_dead_writer_s_stream_ends_with_one_error_on_b() {
             .with_leases(l);
         instances.push(serve(config, handler(gate.clone(), cancelled.clone())).await);
     }
+    (instances, holders)
+}
+
+/// A resume (`GET` + `Last-Event-ID`) on `url`.
+async fn resume(url: &str, sid: &str, last: &str) -> SseReader {
+    let r = reqwest::Client::new()
+        .get(url)
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", sid)
+        .header("last-event-id", last)
+        .send()
+        .await
+        .unwrap();
+    SseReader::new(r)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_leases_a_dead_writer_s_stream_ends_with_one_error_on_b() {
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let gate = Arc::new(Semaphore::new(0));
+    let cancelled = Arc::new(Semaphore::new(0));
+    let (instances, holders) = leased_pair(&leases, &gate, &cancelled).await;
     let url = |i: usize| instances[i].url();
     let sid = session(&url(0)).await.unwrap();
 
@@ -205,16 +230,7 @@ async fn in_process_leases_a_dead_writer_s_stream_ends_with_one_error_on_b() {
     let priming = priming.id().to_owned();
     drop(on_a);
     assert_eq!(leases.len(), 1, "A holds the stream's lease");
-    let on_b = reqwest::Client::new()
-        .get(url(1))
-        .header("accept", "text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("mcp-session-id", &sid)
-        .header("last-event-id", &priming)
-        .send()
-        .await
-        .unwrap();
-    let mut on_b = SseReader::new(on_b);
+    let mut on_b = resume(&url(1), &sid, &priming).await;
 
     // A "dies": cut off from the lease store, its lease lapses. B takes
     // it over and ends the stream.
@@ -236,4 +252,36 @@ async fn in_process_leases_a_dead_writer_s_stream_ends_with_one_error_on_b() {
         .unwrap()
         .forget();
     eventually("the lease is released", || leases.is_empty()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_leases_a_dead_writer_s_standalone_stream_just_ends_on_b() {
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let (gate, cancelled) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    let (instances, holders) = leased_pair(&leases, &gate, &cancelled).await;
+    let sid = session(&instances[0].url()).await.unwrap();
+    let get = reqwest::Client::new()
+        .get(instances[0].url())
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .unwrap();
+    let mut on_a = SseReader::new(get);
+    let priming = within("priming", on_a.next())
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    drop(on_a);
+    assert_eq!(leases.len(), 1, "A holds the standalone stream's lease");
+    let mut on_b = resume(&instances[1].url(), &sid, &priming).await;
+    assert_eq!(leases.cut_off(&holders[0]), 1);
+    let rest = within("B's stream ends", on_b.rest()).await;
+    assert!(
+        rest.iter()
+            .all(|r| !matches!(r, Rec::Event { data, .. } if !data.is_empty())),
+        "no message: {rest:?}"
+    );
 }

@@ -19,9 +19,10 @@
 //!   ends (JSON-RPC 2.0, "Error object": `-32603` Internal error; the
 //!   request's outcome is unknown, so it is not reported as a result).
 //!
-//! No lease (an instance without `leases`, a standalone `GET` stream, a
-//! batch's or a `json_response` answer's stream) is followed as before:
-//! until it ends.
+//! A standalone `GET` stream is leased too, with no request ids: a
+//! follower that finds its writer dead just finishes it (the client opens
+//! a new `GET`). No lease (an instance without `leases`, a batch's or a
+//! `json_response` answer's stream) is followed as before: until it ends.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -69,7 +70,8 @@ impl Drop for HeldLease {
 /// The message of the error a follower writes for a dead writer's request.
 pub(crate) const WRITER_GONE: &str = "Internal error: the server instance running this request stopped (its lease lapsed); the request's outcome is unknown";
 
-/// Takes the lease of request stream `state`, just opened for `ids`, and
+/// Takes the lease of stream `state`, just opened for the requests `ids`
+/// (none for a standalone stream), and
 /// keeps it renewed until the stream finishes (no-op without leases). A
 /// lease that cannot be taken (the store out of reach) is logged and the
 /// request runs without one.
