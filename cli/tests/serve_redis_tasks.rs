@@ -3,7 +3,8 @@
 //! `redis-server`: a task created on A is polled through B, its input
 //! request is carried by a `tasks/result` on B and answered by a POST that
 //! lands on A, and another task created on A and cancelled through B stops
-//! its handler on A.
+//! its handler on A; the same for a 2026-07-28 task (input through
+//! `tasks/update` on B, cancel through B).
 
 mod common;
 
@@ -246,7 +247,7 @@ async fn until(server: &TestServer, id: &str, status: &str) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_modern_task_on_a_takes_input_given_through_b() {
+async fn a_modern_task_on_a_takes_input_and_a_cancel_given_through_b() {
     let redis = RedisServer::start();
     let (a, b) = (instance(&redis).await, instance(&redis).await);
     let created = message(
@@ -277,4 +278,51 @@ async fn a_modern_task_on_a_takes_input_given_through_b() {
     // The worker on A takes the answer given to B and completes.
     let done = until(&b, &id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "hello, Ada", "{done}");
+
+    // Another task on A, cancelled through B: its handler on A stops (it
+    // hears of the cancel at its lease's next renewal).
+    let created = message(
+        modern(
+            &a,
+            "tools/call",
+            json!({"name": "slow", "arguments": {"ms": 60_000}}),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .or_else(|| created["result"]["taskId"].as_str())
+        .unwrap_or_else(|| panic!("no task id in {created}"))
+        .to_owned();
+    let ack = message(
+        modern(&b, "tasks/cancel", json!({"taskId": id}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    within("the handler on A sees the cancel", async {
+        loop {
+            let count = message(
+                modern(
+                    &a,
+                    "tools/call",
+                    json!({"name": "cancelled_count", "arguments": {}}),
+                )
+                .send()
+                .await
+                .unwrap(),
+            )
+            .await;
+            if count["result"]["content"][0]["text"] == "1" {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
 }
