@@ -290,3 +290,29 @@ async fn a_killed_instance_s_tasks_fail_when_polled_through_another() {
         "{got}"
     );
 }
+
+#[test]
+fn lease_flags_are_refused_without_redis_or_with_a_renewal_not_below_the_ttl() {
+    use mcp_test_support::process::run_to_end;
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--bind", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("RUST_LOG");
+        run_to_end("mcp-compat serve", &mut cmd, Duration::from_secs(20))
+    };
+    let out = run(&["--lease-ttl-ms", "1000"]);
+    assert!(!out.ok(), "{out:?}");
+    assert!(out.stderr.contains("--store memory"), "{}", out.stderr);
+    let redis = RedisServer::start();
+    let out = run(&[
+        "--store",
+        &redis.url(),
+        "--lease-ttl-ms",
+        "200",
+        "--lease-renew-ms",
+        "200",
+    ]);
+    assert!(!out.ok(), "{out:?}");
+    assert!(out.stderr.contains("below its TTL"), "{}", out.stderr);
+}
