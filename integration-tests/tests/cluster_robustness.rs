@@ -175,6 +175,7 @@ async fn leased_pair(
     leases: &Arc<MemoryLeaseStore>,
     gate: &Arc<Semaphore>,
     cancelled: &Arc<Semaphore>,
+    json_response: bool,
 ) -> (Vec<TestServer>, Vec<String>) {
     let events = Arc::new(MemoryEventStore::default());
     let sessions = Arc::new(MemorySessionStore::new(MemorySessionStoreConfig::default()));
@@ -190,7 +191,8 @@ async fn leased_pair(
             .with_event_store(events.clone())
             .with_session_store(sessions.clone())
             .with_signals(bus.clone())
-            .with_leases(l);
+            .with_leases(l)
+            .with_json_response(json_response);
         instances.push(serve(config, handler(gate.clone(), cancelled.clone())).await);
     }
     (instances, holders)
@@ -215,7 +217,7 @@ async fn in_process_leases_a_dead_writer_s_stream_ends_with_one_error_on_b() {
     let leases = Arc::new(MemoryLeaseStore::default());
     let gate = Arc::new(Semaphore::new(0));
     let cancelled = Arc::new(Semaphore::new(0));
-    let (instances, holders) = leased_pair(&leases, &gate, &cancelled).await;
+    let (instances, holders) = leased_pair(&leases, &gate, &cancelled, false).await;
     let url = |i: usize| instances[i].url();
     let sid = session(&url(0)).await.unwrap();
 
@@ -258,7 +260,7 @@ async fn in_process_leases_a_dead_writer_s_stream_ends_with_one_error_on_b() {
 async fn in_process_leases_a_dead_writer_s_standalone_stream_just_ends_on_b() {
     let leases = Arc::new(MemoryLeaseStore::default());
     let (gate, cancelled) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
-    let (instances, holders) = leased_pair(&leases, &gate, &cancelled).await;
+    let (instances, holders) = leased_pair(&leases, &gate, &cancelled, false).await;
     let sid = session(&instances[0].url()).await.unwrap();
     let get = reqwest::Client::new()
         .get(instances[0].url())
@@ -284,4 +286,36 @@ async fn in_process_leases_a_dead_writer_s_standalone_stream_just_ends_on_b() {
             .all(|r| !matches!(r, Rec::Event { data, .. } if !data.is_empty())),
         "no message: {rest:?}"
     );
+}
+
+/// In `json_response` mode the stream opens when the handler first
+/// streams; it is leased all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_leases_a_json_mode_stream_opened_late_is_leased_too() {
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let (gate, cancelled) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    let (instances, holders) = leased_pair(&leases, &gate, &cancelled, true).await;
+    let sid = session(&instances[0].url()).await.unwrap();
+    let answer = post(&instances[0].url(), Some(&sid), &gated_call(9));
+    let answer = tokio::spawn(answer.send());
+    gate.add_permits(1); // tick 1 makes the answer an SSE stream
+    let mut on_a = SseReader::new(answer.await.unwrap().unwrap());
+    let priming = within("priming", on_a.next())
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    drop(on_a);
+    assert_eq!(leases.len(), 1, "A holds the late stream's lease");
+    let mut on_b = resume(&instances[1].url(), &sid, &priming).await;
+    assert_eq!(leases.cut_off(&holders[0]), 1);
+    let rest = within("B's stream ends", on_b.rest()).await;
+    let last = rest
+        .iter()
+        .rev()
+        .find(|r| matches!(r, Rec::Event { data, .. } if !data.is_empty()))
+        .map(Rec::json)
+        .expect("a message");
+    assert_eq!(last["id"], 9, "{last}");
+    assert_eq!(last["error"]["code"], -32603, "{last}");
 }

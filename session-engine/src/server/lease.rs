@@ -21,8 +21,10 @@
 //!
 //! A standalone `GET` stream is leased too, with no request ids: a
 //! follower that finds its writer dead just finishes it (the client opens
-//! a new `GET`). No lease (an instance without `leases`, a batch's or a
-//! `json_response` answer's stream) is followed as before: until it ends.
+//! a new `GET`). In `json_response` mode the stream opened when the
+//! handler first streams is leased the same way. No lease (an instance
+//! without `leases`, a 2025-03-26 batch's stream) is followed as before:
+//! until it ends.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;

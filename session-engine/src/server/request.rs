@@ -61,7 +61,7 @@ pub(crate) async fn serve(
         spawn(shared, session, request, cancel, outlet);
         return connection::respond_new(shared, session, state, generation, priming);
     }
-    let (outlet, answer) = Outlet::json(shared, session, cancel.clone());
+    let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
     spawn(shared, session, request, cancel, outlet);
     match answer.await {
         Ok(Answer::Json(response)) => reply::json_response(response),
