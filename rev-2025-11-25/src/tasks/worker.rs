@@ -21,7 +21,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal,
+    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal, liveness,
 };
 use serde_json::Value;
 
@@ -146,6 +146,11 @@ pub(crate) async fn start(
         }
     };
     tasks.add_to_session(session, record.id.clone());
+    if let Some(l) = &config.leases
+        && !liveness::start_worker_lease(l, &record.id).await
+    {
+        tracing::warn!(task = %record.id, "cannot take the task's lease; its worker runs without one");
+    }
     let running = tasks.start_running(&record.id);
     // The handler sees the call without the task augmentation.
     let mut params = params_of(&request);
@@ -209,14 +214,34 @@ async fn run(
 ) {
     let store = tasks.config.store.clone();
     let work = drive(&tasks, &session, &inner, request, cx, &id, &running);
+    // With leases: renewed beside the work, which stops when the lease is
+    // lost or the task ended through another instance.
+    let leases = tasks.config.leases.clone();
+    let watched = async {
+        let mut work = std::pin::pin!(work);
+        match &leases {
+            Some(l) => {
+                tokio::select! {
+                    end = &mut work => end,
+                    () = liveness::watch_worker(l, store.as_ref(), &id, Some(&session), &running.wake, tokio::time::sleep) => {
+                        // The handler sees its cancellation and winds down.
+                        running.cancel.cancel();
+                        let _ = work.await;
+                        End::Already
+                    }
+                }
+            }
+            None => work.await,
+        }
+    };
     let end = match expires_at_ms {
         Some(at) => {
             let left = Duration::from_millis(at.saturating_sub(now_ms()));
-            tokio::time::timeout(left, work)
+            tokio::time::timeout(left, watched)
                 .await
                 .unwrap_or(End::Already)
         }
-        None => work.await,
+        None => watched.await,
     };
     running.cancel.cancel();
     if let End::Finish(terminal, message) = end {
@@ -232,6 +257,9 @@ async fn run(
             }
             Err(e) => tracing::debug!(task = %id, error = %e, "the task's outcome is dropped"),
         }
+    }
+    if let Some(l) = &leases {
+        liveness::end_worker_lease(l, &id).await;
     }
     tasks.publish(&id);
     tasks.stop_running(&id);

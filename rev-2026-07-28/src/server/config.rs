@@ -65,6 +65,13 @@ pub struct TasksConfig {
     /// Task ids one `subscriptions/listen` request may name in
     /// `notifications.taskIds`; more is `-32602`. Default 256.
     pub max_listen_task_ids: usize,
+    /// Liveness across instances sharing the store: the instance running
+    /// a task's worker holds a lease on it (renewed while it runs; also how
+    /// a worker learns that a `tasks/cancel` reached another instance), and
+    /// a `tasks/get` on another instance fails a task whose worker's lease
+    /// lapsed (`mcp_transport_core::task_store::liveness`). Default `None`:
+    /// no lease, as in one process.
+    pub leases: Option<mcp_transport_core::lease::Leases>,
 }
 
 impl Default for TasksConfig {
@@ -74,6 +81,7 @@ impl Default for TasksConfig {
             ttl_ms: Some(60 * 60 * 1000),
             poll_interval_ms: 500,
             max_listen_task_ids: 256,
+            leases: None,
         }
     }
 }

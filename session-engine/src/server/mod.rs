@@ -131,6 +131,7 @@ mod get;
 mod group;
 mod initialize;
 mod input;
+mod lease;
 mod open;
 mod outlet;
 mod post;

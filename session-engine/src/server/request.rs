@@ -55,12 +55,13 @@ pub(crate) async fn serve(
                 );
             }
         };
+        super::lease::hold_stream(shared, session, &state, std::slice::from_ref(&request.id)).await;
         let generation = state.attach(0);
         let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
         spawn(shared, session, request, cancel, outlet);
         return connection::respond_new(shared, session, state, generation, priming);
     }
-    let (outlet, answer) = Outlet::json(shared, session, cancel.clone());
+    let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
     spawn(shared, session, request, cancel, outlet);
     match answer.await {
         Ok(Answer::Json(response)) => reply::json_response(response),

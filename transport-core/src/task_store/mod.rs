@@ -50,6 +50,7 @@
 //! the server. [`MemoryTaskStore`] is the bounded in-memory default.
 
 mod input;
+pub mod liveness;
 mod memory;
 mod state;
 

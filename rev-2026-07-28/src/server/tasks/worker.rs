@@ -24,7 +24,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal,
+    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal, liveness,
 };
 use serde_json::Value;
 
@@ -106,15 +106,35 @@ pub(super) async fn run(
         .expires_at_ms()
         .map(|at| Duration::from_millis(at.saturating_sub(now_ms())));
     let work = drive(&shared, prepared, &record, &running);
+    // With leases: renewed beside the work, which stops when the lease is
+    // lost or the task ended through another instance.
+    let leases = tasks.config.leases.clone();
+    let watched = async {
+        let mut work = std::pin::pin!(work);
+        match &leases {
+            Some(l) => {
+                tokio::select! {
+                    end = &mut work => end,
+                    () = liveness::watch_worker(l, store.as_ref(), &id, record.scope.as_deref(), &running.wake, tokio::time::sleep) => {
+                        tracing::debug!(task = %id, "the task ended elsewhere or its lease was lost; its handler is cancelled");
+                        running.cancel.cancel();
+                        let _ = work.await;
+                        End::Already
+                    }
+                }
+            }
+            None => work.await,
+        }
+    };
     let end = match until_expiry {
-        Some(left) => match tokio::time::timeout(left, work).await {
+        Some(left) => match tokio::time::timeout(left, watched).await {
             Ok(end) => end,
             Err(_) => {
                 tracing::debug!(task = %id, "task expired while running; its handler is cancelled");
                 End::Already
             }
         },
-        None => work.await,
+        None => watched.await,
     };
     running.cancel.cancel();
     if let End::Finish(terminal, message) = end {
@@ -135,6 +155,9 @@ pub(super) async fn run(
             }
             Err(e) => tracing::warn!(task = %id, error = %e, "could not record the task's end"),
         }
+    }
+    if let Some(l) = &leases {
+        liveness::end_worker_lease(l, &id).await;
     }
     tasks.lock().remove(&id);
 }
