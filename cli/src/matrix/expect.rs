@@ -88,6 +88,8 @@ pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'stati
     use ClientKind as C;
     use ServerKind as S;
     match (client, server) {
+        // A cluster negotiates as the server it is made of.
+        (_, S::Cluster) => negotiated(client, server.predicted_as()),
         // The deprecated HTTP+SSE transport (2024-11-05).
         (C::C1105, S::S1105) => (Some(V::V2024_11_05), HTTP_SSE_SAME),
         (C::C1105, _) => (None, HTTP_SSE_CLIENT_NEW_SERVER),
@@ -356,7 +358,7 @@ pub fn on_http_sse(scenario: Scenario) -> (Expected, &'static str) {
 /// the revision: `s-legacy-405` takes the other branch the legacy
 /// revisions allow for GET and DELETE.
 pub fn on_server(server: ServerKind, scenario: Scenario) -> Option<(Expected, &'static str)> {
-    match (server, scenario) {
+    match (server.predicted_as(), scenario) {
         (ServerKind::Legacy405, Scenario::Get405) => Some((
             Expected::Works,
             "Transports, \"Listening for Messages from the Server\" 3: \"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that the server does not offer an SSE stream at this endpoint\"",
@@ -388,6 +390,7 @@ pub fn expected_given(
     scenario: Scenario,
     seen: Option<Declared>,
 ) -> Prediction {
+    let server = server.predicted_as();
     match negotiated(client, server) {
         (None, spec) => Prediction {
             revision: None,
