@@ -281,7 +281,8 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
 /// Puts the stores `--store` names into `cfg` (2025-11-25's experimental
 /// tasks stay in memory): nothing for `memory`; for `redis://…`, a
 /// [`RedisEventStore`], a [`RedisSessionStore`] and a [`RedisSignalBus`]
-/// for the legacy sessions (shared between instances) and a
+/// for the legacy sessions (shared between instances; the bus also carries
+/// change notifications to both eras' listeners on other instances) and a
 /// [`RedisTaskStore`], with the in-memory stores' default bounds, after
 /// checking that Redis answers (a clear error at startup rather than 503s
 /// later).
@@ -309,11 +310,14 @@ pub async fn with_store(mut cfg: MultiConfig, store: &str) -> Result<MultiConfig
         .ready()
         .await
         .map_err(|e| format!("--store {store}: {e}"))?;
+    let signals: Arc<dyn mcp_transport_core::session_store::SignalBus> = Arc::new(signals);
     cfg.legacy = cfg
         .legacy
         .with_event_store(Arc::new(events))
         .with_session_store(Arc::new(sessions))
-        .with_signals(Arc::new(signals));
+        .with_signals(signals.clone());
+    // Change notifications reach the listen streams other instances hold.
+    cfg.modern = cfg.modern.with_signals(Some(signals));
     let tasks = TasksConfig {
         store: Arc::new(RedisTaskStore::new(conn, MemoryTaskStoreConfig::default())),
         ..TasksConfig::default()
