@@ -21,7 +21,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal,
+    InputEnd, InputRounds, NewTask, TaskInput, follow_store, TaskStoreError, Terminal,
 };
 use serde_json::Value;
 
@@ -209,6 +209,25 @@ async fn run(
 ) {
     let store = tasks.config.store.clone();
     let work = drive(&tasks, &session, &inner, request, cx, &id, &running);
+    // Another instance may cancel the task or deliver its input through
+    // the shared store: follow it (see `follow_store`).
+    let follow_task = TaskInput {
+        store: store.clone(),
+        id: id.clone(),
+        scope: Some(session.to_string()),
+        max_rounds: 0,
+        wake: running.wake.clone(),
+        cancel: running.cancel.clone(),
+    };
+    let tick = Duration::from_millis(tasks.config.poll_interval_ms.max(10));
+    let work = async {
+        let follow = follow_store(&follow_task, || tokio::time::sleep(tick));
+        tokio::pin!(work);
+        tokio::select! {
+            end = &mut work => end,
+            () = follow => work.await,
+        }
+    };
     let end = match expires_at_ms {
         Some(at) => {
             let left = Duration::from_millis(at.saturating_sub(now_ms()));

@@ -24,7 +24,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal,
+    InputEnd, InputRounds, TaskInput, follow_store, TaskRecord, TaskStore, TaskStoreError, Terminal,
 };
 use serde_json::Value;
 
@@ -106,6 +106,25 @@ pub(super) async fn run(
         .expires_at_ms()
         .map(|at| Duration::from_millis(at.saturating_sub(now_ms())));
     let work = drive(&shared, prepared, &record, &running);
+    // Another instance may cancel the task or deliver its input through
+    // the shared store: follow it (see `follow_store`).
+    let follow_task = TaskInput {
+        store: store.clone(),
+        id: id.clone(),
+        scope: record.scope.clone(),
+        max_rounds: 0,
+        wake: running.wake.clone(),
+        cancel: running.cancel.clone(),
+    };
+    let tick = Duration::from_millis(tasks.config.poll_interval_ms.max(10));
+    let work = async {
+        let follow = follow_store(&follow_task, || tokio::time::sleep(tick));
+        tokio::pin!(work);
+        tokio::select! {
+            end = &mut work => end,
+            () = follow => work.await,
+        }
+    };
     let end = match until_expiry {
         Some(left) => match tokio::time::timeout(left, work).await {
             Ok(end) => end,
