@@ -167,7 +167,10 @@ pub(crate) async fn serve(apps: Vec<Router>) -> std::io::Result<Running> {
 /// there is one (so the delivery crosses instances), and only once some
 /// instance holds a listener; returns how many listeners the instances
 /// hold (0: not published).
-pub(crate) async fn publish(servers: &[MultiServer], note: &mcp_transport_core::jsonrpc::Notification) -> usize {
+pub(crate) async fn publish(
+    servers: &[MultiServer],
+    note: &mcp_transport_core::jsonrpc::Notification,
+) -> usize {
     let mut held = Vec::new();
     for s in servers {
         let mut n = s.modern().map_or(0, |m| m.active_listen_streams());

@@ -232,7 +232,9 @@ pub(crate) async fn spawn_server(
     if server == ServerKind::Cluster {
         // One handler (the application) behind every instance; each
         // instance its own engines over the shared stores.
-        let stores = super::cluster::stores().await.map_err(std::io::Error::other)?;
+        let stores = super::cluster::stores()
+            .await
+            .map_err(std::io::Error::other)?;
         let mut servers = Vec::new();
         let mut apps = Vec::new();
         for st in &stores {

@@ -21,7 +21,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, NewTask, TaskInput, follow_store, TaskStoreError, Terminal,
+    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal, follow_store,
 };
 use serde_json::Value;
 

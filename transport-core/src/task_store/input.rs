@@ -198,7 +198,11 @@ where
 {
     loop {
         tick().await;
-        match task.store.get(&task.id, task.scope.as_deref(), now_ms()).await {
+        match task
+            .store
+            .get(&task.id, task.scope.as_deref(), now_ms())
+            .await
+        {
             Ok(r) if r.status.is_terminal() => break,
             Err(TaskStoreError::NotFound { .. } | TaskStoreError::Expired { .. }) => break,
             Ok(r) if r.status != TaskStatus::InputRequired => task.wake.notify(),
