@@ -292,12 +292,13 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
 
 /// Puts the stores `--store` names into `cfg`: nothing for `memory`; for
 /// `redis://…`, a [`RedisEventStore`], a [`RedisSessionStore`] and a
-/// [`RedisSignalBus`] for the legacy sessions (shared between instances),
-/// a [`RedisTaskStore`] for the 2026-07-28 tasks and for 2025-11-25's
-/// experimental tasks (unless `--no-legacy-tasks`), with the in-memory
-/// stores' default bounds, and a [`RedisLeaseStore`] behind all of them
-/// (`--lease-ttl-ms`, `--lease-renew-ms`), after checking that Redis
-/// answers (a clear error at startup rather than 503s later).
+/// [`RedisSignalBus`] for the legacy sessions (shared between instances;
+/// the bus also carries change notifications to both eras' listeners on
+/// other instances), a [`RedisTaskStore`] for the 2026-07-28 tasks and for
+/// 2025-11-25's experimental tasks (unless `--no-legacy-tasks`), with the
+/// in-memory stores' default bounds, and a [`RedisLeaseStore`] behind all
+/// of them (`--lease-ttl-ms`, `--lease-renew-ms`), after checking that
+/// Redis answers (a clear error at startup rather than 503s later).
 ///
 /// # Errors
 ///
@@ -333,12 +334,15 @@ pub async fn with_store(mut cfg: MultiConfig, args: &ServeArgs) -> Result<MultiC
         args.lease_renew_ms
             .map_or(DEFAULT_LEASE_RENEW, Duration::from_millis),
     )?;
+    let signals: Arc<dyn mcp_transport_core::session_store::SignalBus> = Arc::new(signals);
     cfg.legacy = cfg
         .legacy
         .with_event_store(Arc::new(events))
         .with_session_store(Arc::new(sessions))
-        .with_signals(Arc::new(signals))
+        .with_signals(signals.clone())
         .with_leases(leases.clone());
+    // Change notifications reach the listen streams other instances hold.
+    cfg.modern = cfg.modern.with_signals(Some(signals));
     let task_store = Arc::new(RedisTaskStore::new(conn, MemoryTaskStoreConfig::default()));
     if !args.no_legacy_tasks && cfg.revisions.contains(&ProtocolVersion::V2025_11_25) {
         cfg.legacy = cfg.legacy.with_tasks(LegacyTasksConfig {

@@ -92,6 +92,22 @@ pub struct BenchArgs {
     /// Run the floor server instead (used by the benchmark itself).
     #[arg(long, hide = true)]
     pub floor_server: bool,
+    /// Where the `serve` children keep their state (`serve --store`):
+    /// `memory` (the default) or `redis://HOST:PORT/DB`, to measure the
+    /// Redis store's cost against the in-memory one.
+    #[arg(long, default_value = "memory")]
+    pub store: String,
+}
+
+static STORE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The `--store URL` arguments every `serve` child of this run gets
+/// (none for the in-memory default).
+pub fn store_args() -> Vec<&'static str> {
+    match STORE.get() {
+        Some(url) if url != "memory" => vec!["--store", url.as_str()],
+        _ => Vec::new(),
+    }
 }
 
 /// Everything one run measured.
@@ -135,6 +151,8 @@ pub struct Machine {
     pub retry_ms: u64,
     /// Idle connections the long-running client keeps.
     pub pool_idle: usize,
+    /// Where the `serve` children keep their state (`--store`).
+    pub store: String,
 }
 
 struct Selection {
@@ -211,6 +229,9 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         return Err("--idle-sessions must be between 1 and 4000 (the server keeps 4,096)".into());
     }
     let selection = select(&args.workloads)?;
+    if STORE.get_or_init(|| args.store.clone()) != &args.store {
+        return Err("the benchmark's store is already set to another URL".into());
+    }
     let load_average = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next()?.parse().ok())
@@ -272,6 +293,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
             long_seconds: args.long_seconds,
             retry_ms: args.retry_ms,
             pool_idle: args.pool_idle,
+            store: args.store.clone(),
         },
         throughput,
         idle_sessions,

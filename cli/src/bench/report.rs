@@ -10,8 +10,8 @@ pub fn table(r: &Report) -> String {
     let m = &r.machine;
     let _ = writeln!(
         out,
-        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop)",
-        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms
+        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop); store: {}",
+        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms, m.store
     );
     if !r.throughput.is_empty() {
         let _ = writeln!(

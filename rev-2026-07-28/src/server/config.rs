@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::session_store::SignalBus;
 use mcp_transport_core::task_store::{MemoryTaskStore, TaskStore};
 use serde::{Deserialize, Serialize};
 
@@ -220,6 +221,13 @@ pub struct ModernConfig {
     /// [`Execution::MayBeLong`]: mcp_transport_core::handler::Execution::MayBeLong
     /// [`Execution::TaskOnly`]: mcp_transport_core::handler::Execution::TaskOnly
     pub tasks: Option<TasksConfig>,
+    /// The bus that carries change notifications between instances: what
+    /// [`ModernServer::publish`](super::ModernServer::publish) delivers
+    /// here is also published on it, and every other instance on the bus
+    /// delivers it to the `subscriptions/listen` streams it holds (*Subscriptions*:
+    /// a listen stream may be held by any instance behind a load balancer).
+    /// `None` (the default): this instance's streams only.
+    pub signals: Option<Arc<dyn SignalBus>>,
 }
 
 impl Default for ModernConfig {
@@ -243,6 +251,7 @@ impl Default for ModernConfig {
             stream_queue: 16,
             principal: None,
             tasks: None,
+            signals: None,
         }
     }
 }
@@ -265,6 +274,7 @@ impl fmt::Debug for ModernConfig {
                 &self.state_key.map(|_| "<redacted>").unwrap_or("<random>"),
             )
             .field("state_ttl", &self.state_ttl)
+            .field("signals", &self.signals.is_some())
             .field("max_input_rounds", &self.max_input_rounds)
             .field("max_listen_streams", &self.max_listen_streams)
             .field("listen_queue", &self.listen_queue)
@@ -388,6 +398,12 @@ impl ModernConfig {
     /// Sets [`principal`](Self::principal).
     pub fn with_principal(mut self, principal: Option<PrincipalFn>) -> Self {
         self.principal = principal;
+        self
+    }
+
+    /// Sets [`signals`](Self::signals).
+    pub fn with_signals(mut self, bus: Option<Arc<dyn SignalBus>>) -> Self {
+        self.signals = bus;
         self
     }
 

@@ -127,6 +127,7 @@ mod config;
 mod connection;
 mod delete;
 mod drain;
+mod fanout;
 mod get;
 mod group;
 mod initialize;
@@ -169,6 +170,8 @@ pub(crate) struct Shared {
     listener_running: AtomicBool,
     /// Fired when the server is dropped: the signal listener ends.
     stop: tokio_util::sync::CancellationToken,
+    /// A random id naming this instance in its broadcasts (`fanout`).
+    pub origin: String,
 }
 
 impl Drop for Shared {
@@ -384,6 +387,7 @@ impl LegacyServer {
                 draining: AtomicBool::new(false),
                 listener_running: AtomicBool::new(false),
                 stop: tokio_util::sync::CancellationToken::new(),
+                origin: format!("{:032x}", rand::random::<u128>()),
             }),
         }
     }
@@ -476,12 +480,22 @@ impl LegacyServer {
     }
 
     /// [`notify_session`](Self::notify_session) for every session; returns
-    /// on how many (current) standalone streams it was logged.
+    /// on how many (current) standalone streams of this instance it was
+    /// logged. With [`ServerConfig::signals`] it is also published to the
+    /// other instances, which log it on the standalone streams they hold
+    /// (not counted here).
     pub async fn notify_all(&self, notification: &Notification) -> usize {
-        let message = Message::Notification(notification.clone());
+        let n = fanout::notify_local(&self.shared, notification).await;
+        fanout::broadcast(&self.shared, notification).await;
+        n
+    }
+
+    /// How many sessions have a standalone GET stream on this instance
+    /// (where [`notify_all`](Self::notify_all) logs here).
+    pub async fn standalone_streams(&self) -> usize {
         let mut n = 0;
         for s in self.shared.sessions.all() {
-            if self.shared.notify(&s, &message).await {
+            if s.standalone().lock().await.is_some() {
                 n += 1;
             }
         }

@@ -16,7 +16,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::{InputWake, TaskRecord, TaskStore, Terminal};
+use super::{TaskRecord, TaskStore, Terminal};
 use crate::jsonrpc::{ErrorObject, INTERNAL_ERROR, to_raw};
 use crate::lease::Leases;
 
@@ -37,21 +37,13 @@ pub async fn start_worker_lease(leases: &Leases, id: &str) -> bool {
 }
 
 /// Renews the worker's lease every `renew_every` (with the caller's
-/// `sleep`) and returns when the worker should stop: its lease was taken
-/// over (another instance failed the task), or the task ended in the store
-/// meanwhile — cancelled through another instance, whose `tasks/cancel`
-/// cannot reach this worker's cancellation token. Each interval it also
-/// wakes the worker's input wait (`wake`), which re-reads the task: input
-/// delivered through another instance (whose `tasks/update` or
-/// `tasks/result` cannot wake this worker) is taken within an interval.
-pub async fn watch_worker<S, F>(
-    leases: &Leases,
-    store: &dyn TaskStore,
-    id: &str,
-    scope: Option<&str>,
-    wake: &InputWake,
-    sleep: S,
-) where
+/// `sleep`) and returns when the lease was taken over (another instance
+/// found it lapsed and failed the task): the worker should stop. What
+/// another instance does to a task whose worker is alive — a cancel, input
+/// — reaches the worker through [`follow_store`](super::follow_store),
+/// which runs beside this, with or without leases.
+pub async fn watch_worker<S, F>(leases: &Leases, id: &str, sleep: S)
+where
     S: Fn(Duration) -> F,
     F: Future<Output = ()>,
 {
@@ -61,12 +53,6 @@ pub async fn watch_worker<S, F>(
         if let Ok(false) = leases.store.renew(&key, &leases.holder, leases.ttl).await {
             return;
         }
-        if let Ok(r) = store.get(id, scope, super::now_ms()).await
-            && r.status.is_terminal()
-        {
-            return;
-        }
-        wake.notify();
     }
 }
 

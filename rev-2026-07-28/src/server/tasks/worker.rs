@@ -24,7 +24,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal, liveness,
+    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal, follow_store, liveness,
 };
 use serde_json::Value;
 
@@ -106,24 +106,38 @@ pub(super) async fn run(
         .expires_at_ms()
         .map(|at| Duration::from_millis(at.saturating_sub(now_ms())));
     let work = drive(&shared, prepared, &record, &running);
-    // With leases: renewed beside the work, which stops when the lease is
-    // lost or the task ended through another instance.
+    // Another instance may cancel the task or deliver its input through
+    // the shared store: `follow_store` follows it (with or without leases).
+    // With leases, the lease is renewed beside the work, which stops when
+    // the lease was taken over (this instance was taken for dead).
+    let follow_task = TaskInput {
+        store: store.clone(),
+        id: id.clone(),
+        scope: record.scope.clone(),
+        max_rounds: 0,
+        wake: running.wake.clone(),
+        cancel: running.cancel.clone(),
+    };
+    let tick = Duration::from_millis(tasks.config.poll_interval_ms.max(10));
     let leases = tasks.config.leases.clone();
     let watched = async {
         let mut work = std::pin::pin!(work);
-        match &leases {
-            Some(l) => {
-                tokio::select! {
-                    end = &mut work => end,
-                    () = liveness::watch_worker(l, store.as_ref(), &id, record.scope.as_deref(), &running.wake, tokio::time::sleep) => {
-                        tracing::debug!(task = %id, "the task ended elsewhere or its lease was lost; its handler is cancelled");
-                        running.cancel.cancel();
-                        let _ = work.await;
-                        End::Already
-                    }
-                }
+        let follow = follow_store(&follow_task, || tokio::time::sleep(tick));
+        let lease_lost = async {
+            match &leases {
+                Some(l) => liveness::watch_worker(l, &id, tokio::time::sleep).await,
+                None => std::future::pending().await,
             }
-            None => work.await,
+        };
+        tokio::select! {
+            end = &mut work => end,
+            () = follow => work.await,
+            () = lease_lost => {
+                tracing::debug!(task = %id, "the task's lease was taken over; its handler is cancelled");
+                running.cancel.cancel();
+                let _ = work.await;
+                End::Already
+            }
         }
     };
     let end = match until_expiry {
