@@ -156,6 +156,14 @@ struct CallParams {
     arguments: Option<Value>,
 }
 
+/// The name a `tools/call` names, all [`Tools::execution`] reads: the
+/// other members (the arguments above all) are skipped, not parsed.
+#[derive(Deserialize)]
+struct CalledName<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+}
+
 /// A registry of typed tools. It is a [`Handler`]: `tools/list` lists the
 /// tools in registration order on the request's revision's terms,
 /// `tools/call` runs one, and every other method goes to the
@@ -303,7 +311,7 @@ impl Tools {
         if request.method != "tools/call" {
             return None;
         }
-        let p: CallParams = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
+        let p: CalledName<'_> = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
         self.get(&p.name)
     }
 }
