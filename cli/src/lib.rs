@@ -22,3 +22,4 @@ pub mod matrix_cmd;
 pub mod reference;
 pub mod revisions;
 pub mod serve;
+pub mod table;
