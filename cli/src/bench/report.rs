@@ -57,6 +57,13 @@ pub fn table(r: &Report) -> String {
             c.trials, c.p50_us, c.p99_us, c.max_us
         );
     }
+    if let Some(c) = &r.resume_after_disconnect {
+        let _ = writeln!(
+            out,
+            "\nresume after disconnect (2025-11-25, retry 0, server in process): {} trials, end of stream → first resumed event p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
+            c.trials, c.p50_us, c.p99_us, c.max_us
+        );
+    }
     if let Some(i) = &r.idle_sessions {
         let _ = writeln!(
             out,

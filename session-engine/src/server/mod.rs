@@ -401,15 +401,19 @@ impl LegacyServer {
     /// anything else is 405). `Origin` and `Host` are checked first.
     pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
         let shared = &self.shared;
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         if let Err(r) = shared.config.http.origins.check(&parts) {
             return r.response();
         }
         match parts.method {
             Method::POST => {
+                // The message the dispatcher in front parsed, if it did
+                // (`mcp_negotiate`): taken out before the parts are kept
+                // for the handler, so it is neither cloned nor retained.
+                let parsed = parts.extensions.remove::<Message>();
                 let http = Arc::new(parts.clone());
                 request::HTTP_PARTS
-                    .scope(http, post::post(shared, parts, body))
+                    .scope(http, post::post(shared, parts, parsed, body))
                     .await
             }
             Method::GET => get::get(shared, &parts).await,

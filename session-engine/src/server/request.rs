@@ -140,7 +140,10 @@ async fn run(
             () = cancel.cancelled() => None,
         };
         let Some(outcome) = outcome else {
-            outlet.abandon().await;
+            // Boxed, as `input::ask` below: rare paths with large futures
+            // would otherwise size every request's task (it is sized for
+            // its largest state) while it waits for its handler.
+            Box::pin(outlet.abandon()).await;
             // Let the handler see `cx.cancelled()` and wind down.
             let _ = fut.await;
             break;
@@ -180,13 +183,13 @@ async fn run(
                     break;
                 }
                 let state = input.state.clone();
-                match input::ask(&shared, &session, &outlet, &cancel, input).await {
+                match Box::pin(input::ask(&shared, &session, &outlet, &cancel, input)).await {
                     Ok(answers) => {
                         cx.input_responses = Some(answers);
                         cx.request_state = state;
                     }
                     Err(AskError::Cancelled) => {
-                        outlet.abandon().await;
+                        Box::pin(outlet.abandon()).await;
                         break;
                     }
                     Err(AskError::Failed(e)) => {
