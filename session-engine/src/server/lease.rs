@@ -105,11 +105,11 @@ pub(crate) async fn hold_stream(
     }
     let weak: Weak<Session> = Arc::downgrade(session);
     let (l, k, ids) = (leases.clone(), key.clone(), ids.to_vec());
-    let stop = session.shutdown.clone();
+    let stop = session.shutdown.cancelled();
     let renewer = tokio::spawn(async move {
         tokio::select! {
             () = l.keep(&k, tokio::time::sleep) => {}
-            () = stop.cancelled() => {
+            () = stop => {
                 let _ = l.store.release(&k, &l.holder).await;
                 return;
             }

@@ -24,7 +24,8 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal, follow_store, liveness,
+    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal,
+    follow_store, liveness,
 };
 use serde_json::Value;
 
