@@ -7,6 +7,14 @@
 #   scripts/mutants.sh            every critical file, one after another
 #   scripts/mutants.sh FILE...    only these (paths as in the table below)
 #   scripts/mutants.sh --list     the files and the packages whose tests run
+#   scripts/mutants.sh FILE -- ARGS...
+#                                 extra cargo-mutants arguments, e.g. a first
+#                                 pass on the lines that matter
+#                                 (`--re 'is_decimal|numeric_eq'`), only some
+#                                 test targets (`--cargo-test-arg=--lib`), or
+#                                 `--iterate` (skip the mutants the last run
+#                                 of this file caught: re-check survivors
+#                                 after adding tests)
 #
 # What it does, per file: `cargo mutants --in-place --file FILE` with the
 # tests of the packages that exercise it (`--test-package`), one job, no
@@ -60,7 +68,17 @@ packages_of() {
   exit 2
 }
 
-files=("$@")
+files=()
+extra=()
+while (($# > 0)); do
+  if [[ $1 == -- ]]; then
+    shift
+    extra=("$@")
+    break
+  fi
+  files+=("$1")
+  shift
+done
 if ((${#files[@]} == 0)); then
   for entry in "${CRITICAL[@]}"; do files+=("${entry%%|*}"); done
 fi
@@ -74,6 +92,7 @@ for file in "${files[@]}"; do
   args=(--in-place --file "$file" --timeout-multiplier 3 --output "$out")
   IFS=',' read -ra pkgs <<<"$packages"
   for p in "${pkgs[@]}"; do args+=(--test-package "$p"); done
+  args+=("${extra[@]}")
   rc=0
   cargo mutants "${args[@]}" || rc=$?
   dir="$out/mutants.out"
