@@ -48,7 +48,7 @@ CRITICAL=(
   "transport-core/src/event_id.rs|mcp-transport-core|--lib --test event_id"
   "transport-core/src/event_log/memory.rs|mcp-transport-core,mcp-test-support|--lib --test event_log --test memory_stores"
   "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25|--lib --test connection_timing --test delivery"
-  "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25|--lib --test server_* --test connection_timing"
+  "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25|--lib --test server_sse --test server_get --test server_resume --test server_standalone_ids --test connection_timing --test delivery"
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
   "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
   "negotiate/src/server/route.rs|mcp-negotiate|--lib --test eras --test fallback --test bad_input"
