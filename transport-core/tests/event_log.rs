@@ -267,3 +267,25 @@ fn config_reports_the_limits_given() {
         &MemoryEventStoreConfig::default()
     );
 }
+
+/// `max_events_per_stream: 0` retains nothing, and ids are still issued
+/// (the field's docs): a resume from the last id finds the stream caught
+/// up, one from before it has expired.
+#[tokio::test]
+async fn zero_events_per_stream_retains_nothing_but_issues_ids() {
+    let (store, t) = store_with_streams(small(0, 1024)).await;
+    let primed = EventId::priming(t, S1);
+    let mut last = primed;
+    for seq in 1..=3 {
+        last = store.append(&t, S1, msg("m")).await.unwrap();
+        assert_eq!(last.seq, seq);
+    }
+    assert_eq!((store.retained_events(), store.retained_bytes()), (0, 0));
+    let caught_up = store.replay_after(&t, &last).await.unwrap();
+    assert!(caught_up.events.is_empty());
+    assert_eq!(caught_up.last_seq, 3);
+    assert!(matches!(
+        store.replay_after(&t, &primed).await,
+        Err(ReplayError::Expired { .. })
+    ));
+}
