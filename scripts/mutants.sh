@@ -42,17 +42,18 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
 # file | packages whose tests run against its mutants | their test targets
-# that exercise it (cargo target selection, applied to every package: a
-# `--test NAME` must exist in each of them, so a file tested by targets of
-# two packages lists none and runs all). connection.rs is exercised through
-# rev-2025-11-25, the revision with SEP-1699 policies (its server is the
-# session engine's), whose targets pin its timing.
+# that exercise it (cargo target selection). cargo-mutants passes the
+# list to the build of the mutated file's package and to the test run of
+# every test package, so each `--test NAME` must exist in all of them: a
+# file whose tests live in two packages (memory.rs, connection.rs, whose
+# SEP-1699 timing tests are rev-2025-11-25's) lists none and runs every
+# target of both, which is slow (2-3 min a mutant on 2 shared cores).
 CRITICAL=(
   "transport-core/src/sse/decoder.rs|mcp-transport-core|--lib --test sse_decoder"
   "transport-core/src/event_id.rs|mcp-transport-core|--lib --test event_id"
   "transport-core/src/event_log/memory.rs|mcp-transport-core,mcp-test-support|"
   "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25|--lib --test connection_timing --test delivery"
-  "session-engine/src/server/connection.rs|mcp-rev-2025-11-25|--lib --test connection_timing --test delivery --test resume"
+  "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25|"
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
   "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
   "negotiate/src/server/route.rs|mcp-negotiate|--lib --test eras --test fallback --test bad_input"
