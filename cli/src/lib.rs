@@ -14,6 +14,7 @@
 pub mod bench;
 pub mod call;
 pub mod check;
+pub mod check_client_cmd;
 pub mod conformance_client;
 pub mod fixtures;
 pub mod http_client;
@@ -22,3 +23,4 @@ pub mod matrix_cmd;
 pub mod reference;
 pub mod revisions;
 pub mod serve;
+pub mod table;

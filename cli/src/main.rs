@@ -2,7 +2,7 @@
 //! `check-server`, `check-client` and `conformance-client`.
 
 use clap::{Parser, Subcommand};
-use mcp_compat::{bench, call, check, conformance_client, matrix_cmd, serve};
+use mcp_compat::{bench, call, check, check_client_cmd, conformance_client, matrix_cmd, serve};
 
 /// MCP Streamable HTTP reference server and client.
 #[derive(Parser, Debug)]
@@ -28,7 +28,7 @@ enum Command {
     /// Check someone else's client: a program (URL, scenario, revision ->
     /// one JSON outcome line) run against the reference server at each
     /// revision, checked on the wire.
-    CheckClient(matrix_cmd::CheckClientArgs),
+    CheckClient(check_client_cmd::CheckClientArgs),
     /// The client program for the official conformance suite's client
     /// mode (`conformance client --command "mcp-compat conformance-client"`):
     /// does what the scenario named by `MCP_CONFORMANCE_SCENARIO` checks
@@ -61,9 +61,9 @@ async fn main() -> std::process::ExitCode {
             Ok(false) => Err("some checks at or above the --fail-on level failed".into()),
             Err(e) => Err(e),
         },
-        Command::CheckClient(args) => match matrix_cmd::check_client(args).await {
+        Command::CheckClient(args) => match check_client_cmd::check_client(args).await {
             Ok(true) => Ok(()),
-            Ok(false) => Err("some checks failed".into()),
+            Ok(false) => Err("some checks at or above the --fail-on level failed".into()),
             Err(e) => Err(e),
         },
         Command::ConformanceClient { url } => {

@@ -173,51 +173,6 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
     Ok(ok)
 }
 
-/// Options of `mcp-compat check-client`.
-#[derive(Args, Debug, Clone)]
-pub struct CheckClientArgs {
-    /// The client program and its arguments (`{url}`, `{scenario}`,
-    /// `{revision}` are filled in; without `{url}` the three are appended).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
-    pub command: Vec<String>,
-    /// The revisions to check it at (comma-separated).
-    #[arg(long, default_value = "2025-03-26,2025-06-18,2025-11-25,2026-07-28")]
-    pub revisions: String,
-    /// `table` or `json`.
-    #[arg(long, default_value = "table")]
-    pub format: String,
-}
-
-/// `check-client`: runs the client program against our server at each
-/// revision; whether no check failed.
-pub async fn check_client(args: CheckClientArgs) -> Result<bool, String> {
-    use crate::matrix::peers::check_client::{render, run};
-    use mcp_transport_core::ProtocolVersion;
-    let mut argv = args.command.clone();
-    if !argv.iter().any(|a| a.contains("{url}")) {
-        argv.extend(["{url}", "{scenario}", "{revision}"].map(String::from));
-    }
-    let mut revisions = Vec::new();
-    for r in args
-        .revisions
-        .split(',')
-        .map(str::trim)
-        .filter(|r| !r.is_empty())
-    {
-        let v = ProtocolVersion::parse(r);
-        if !v.is_well_formed() || v == ProtocolVersion::V2024_11_05 {
-            return Err(format!(
-                "--revisions: {r:?} is not a Streamable HTTP revision"
-            ));
-        }
-        revisions.push(v);
-    }
-    let root = std::env::current_dir().map_err(|e| e.to_string())?;
-    let checks = run(&argv, &revisions, &root).await;
-    print!("{}", render(&checks, args.format == "json"));
-    Ok(checks.iter().all(|c| c.result != "fail"))
-}
-
 /// The comma-separated parts of `--filter` (a result is kept when its name
 /// contains every part).
 fn filter_parts(filter: Option<&str>) -> Vec<String> {

@@ -3,7 +3,9 @@
 //! each revision gets what it defines — `structuredContent` and
 //! `outputSchema` from 2025-06-18, 2020-12 schemas from 2025-11-25, bad
 //! arguments as `-32602` before 2025-11-25 and as a tool error
-//! (`isError: true`) from it on. Served in every Streamable HTTP revision.
+//! (`isError: true`) from it on. A typed prompt (its arguments listed from
+//! the type) and a resource (not found as each revision says) sit in the
+//! same registry. Served in every Streamable HTTP revision.
 //!
 //! ```sh
 //! cargo run -p mcp-examples --bin typed_tools            # 127.0.0.1, a free port
@@ -15,7 +17,7 @@ use std::time::Duration;
 
 use mcp_examples::serve_until_signal;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
-use mcp_tools::{Elicitation, Json, NoArgs, Tool, ToolContext, ToolError, Tools};
+use mcp_tools::{Elicitation, Json, NoArgs, Resource, Tool, ToolContext, ToolError, Tools};
 use mcp_transport_core::handler::Execution;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,6 +43,13 @@ struct Division {
 struct WorkArgs {
     /// Steps of 100 ms (at most 100).
     steps: u32,
+}
+
+/// What the `review` prompt takes (prompt arguments are strings).
+#[derive(Deserialize, JsonSchema)]
+struct ReviewArgs {
+    /// The code to review.
+    code: String,
 }
 
 /// What `greet` asks the user.
@@ -91,6 +100,17 @@ fn tools() -> Tools {
                 },
             )
             .execution(Execution::MayBeLong),
+        )
+        .prompt(
+            "review",
+            "Asks for a review of some code.",
+            |args: ReviewArgs, _cx| async move { format!("Please review this code:\n{}", args.code) },
+        )
+        .resource(
+            Resource::text("example://motd", "motd", |_cx| async {
+                Ok("Divide wisely.".to_owned())
+            })
+            .mime_type("text/plain"),
         )
 }
 

@@ -13,9 +13,15 @@ use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// `tools/list`, then each call, at `revision`: each answer as JSON
-/// (`{"error": {...}}` for a JSON-RPC error).
-async fn session(url: &str, revision: V, calls: &[(&str, Value)]) -> (Value, Vec<Value>) {
+/// `tools/list`, then each call, then each `(method, params)` of `more`,
+/// at `revision`: each answer as JSON (`{"error": {...}}` for a JSON-RPC
+/// error).
+async fn session(
+    url: &str,
+    revision: V,
+    calls: &[(&str, Value)],
+    more: &[(&str, Value)],
+) -> (Value, Vec<Value>) {
     let config = NegotiateConfig::new(url).with_revisions(vec![revision.clone()]);
     let conn = connect(config).await.expect("connect");
     assert_eq!(conn.revision(), revision);
@@ -41,6 +47,9 @@ async fn session(url: &str, revision: V, calls: &[(&str, Value)]) -> (Value, Vec
     for (name, args) in calls {
         answers.push(ask("tools/call", json!({ "name": name, "arguments": args })).await);
     }
+    for (method, params) in more {
+        answers.push(ask(method, params.clone()).await);
+    }
     conn.close().await.unwrap();
     (list, answers)
 }
@@ -57,8 +66,18 @@ async fn typed_tools_follow_each_revision() {
         ("divide", json!({ "a": 7, "b": 0 })),
         ("work", json!({ "steps": 2 })),
     ];
+    let more = [
+        ("prompts/list", json!({})),
+        (
+            "prompts/get",
+            json!({ "name": "review", "arguments": { "code": "x/0" } }),
+        ),
+        ("prompts/get", json!({ "name": "review", "arguments": {} })),
+        ("resources/read", json!({ "uri": "example://motd" })),
+        ("resources/read", json!({ "uri": "example://nothing" })),
+    ];
     for revision in V::STREAMABLE {
-        let (list, answers) = session(&server.url, revision.clone(), &calls).await;
+        let (list, answers) = session(&server.url, revision.clone(), &calls, &more).await;
         let divide = list["tools"]
             .as_array()
             .unwrap()
@@ -102,5 +121,28 @@ async fn typed_tools_follow_each_revision() {
             answers[3]["content"][0]["text"], "worked 2 steps",
             "{revision}"
         );
+        // The prompt: its argument listed from the type, built, and a
+        // missing required argument refused with -32602.
+        assert_eq!(
+            answers[4]["prompts"][0]["arguments"],
+            json!([{ "name": "code", "description": "The code to review.", "required": true }]),
+            "{revision}"
+        );
+        assert_eq!(
+            answers[5]["messages"][0]["content"]["text"], "Please review this code:\nx/0",
+            "{revision}"
+        );
+        assert_eq!(answers[6]["error"]["code"], -32602, "{revision}");
+        assert_eq!(
+            answers[7]["contents"][0]["text"], "Divide wisely.",
+            "{revision}"
+        );
+        // Not found: -32002 before 2026-07-28, -32602 on it.
+        let not_found = if revision >= V::V2026_07_28 {
+            -32602
+        } else {
+            -32002
+        };
+        assert_eq!(answers[8]["error"]["code"], not_found, "{revision}");
     }
 }

@@ -18,6 +18,7 @@
 //! | [`headers`] | one constant per header name and media type of the transport |
 //! | [`server`] | `Origin`/`Host`/`Accept`/`Content-Type` checks on requests, size-limited body reads, replies (JSON, SSE, JSON-RPC errors with their HTTP status), the `tower::Service` glue of the engines |
 //! | [`client`] | sending with reqwest, error chains, media types, bounded answer bodies, error bodies, the SSE reader over a response |
+//! | [`trace`] | the span and field names of the engines and clients, and how a stream connection ended |
 //! | [`config`] | the configuration parts every engine and client has: [`config::OriginPolicy`], [`config::ServerHttp`], [`config::ClientHttp`] |
 //!
 //! Nothing here knows a protocol revision: what differs by revision stays
@@ -31,6 +32,7 @@ pub mod config;
 pub mod faults;
 pub mod headers;
 pub mod server;
+pub mod trace;
 
 /// Paths the [`impl_engine_service!`], [`impl_engine_router!`] and
 /// [`impl_client_setters!`] expansions

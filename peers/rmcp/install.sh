@@ -1,5 +1,5 @@
 #!/usr/bin/env sh
-# Builds the rmcp client adapter (peers/rmcp, rmcp pinned by its Cargo.lock)
+# Builds the rmcp client and server adapters (peers/rmcp, rmcp pinned by its Cargo.lock)
 # into .cache/peer-rmcp (git-ignored). Idempotent: cargo rebuilds only what
 # changed. Run from the repository root (`mcp-compat matrix` does).
 set -eu

@@ -7,15 +7,22 @@
 //   BUG: none | ignore-retry (resumes at once) | resume-with-post (sends the
 //        call again instead of GET + Last-Event-ID) | cancel-on-disconnect
 //        (sends notifications/cancelled when the server closes the stream,
-//        then resumes)
+//        then resumes) | no-reinit (gives up on a 404 instead of starting a
+//        new session) | no-dedupe (processes an event whose id it already
+//        had) | no-fallback (as `auto`, gives up when the modern request is
+//        refused instead of falling back to initialize)
 // Scenarios: call (echo + add) and disconnect; the others are n/a.
+// REVISION `auto`: dual-era, a modern request first (server/discover), then
+// initialize at 2025-11-25 when it is refused without a modern error; the
+// modern era itself is n/a (this client speaks only the legacy revisions).
 const [bug, url, scenario, revision] = process.argv.slice(2);
 const out = { outcome: 'fail', reason: '', revision: null, stage: 'connect' };
 const done = (outcome, reason, extra = {}) => {
   process.stdout.write(JSON.stringify({ ...out, outcome, reason, ...extra }) + '\n');
   process.exit(0);
 };
-if (!['none', 'ignore-retry', 'resume-with-post', 'cancel-on-disconnect'].includes(bug)) {
+const BUGS = ['none', 'ignore-retry', 'resume-with-post', 'cancel-on-disconnect', 'no-reinit', 'no-dedupe', 'no-fallback'];
+if (!BUGS.includes(bug)) {
   process.stderr.write('usage: broken-client.mjs BUG URL SCENARIO REVISION\n');
   process.exit(2);
 }
@@ -25,6 +32,8 @@ setTimeout(() => done('fail', 'no outcome within 20 s'), 20_000).unref();
 
 let session = null;
 let nextId = 1;
+/** Event ids already processed (a replayed one is dropped). */
+const seenIds = new Set();
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 function headers(extra = {}) {
   const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra };
@@ -50,14 +59,18 @@ async function read(resp) {
       const event = buf.slice(0, i);
       buf = buf.slice(i + 2);
       let data = '';
+      let id = null;
       for (const line of event.split('\n')) {
         const [field, ...rest] = line.split(':');
         const value = rest.join(':').replace(/^ /, '');
-        if (field === 'id') state.lastId = value;
+        if (field === 'id') id = value;
         else if (field === 'retry') state.retry = Number(value);
         else if (field === 'data') data += value;
       }
-      if (data) state.messages.push(JSON.parse(data));
+      if (id !== null) state.lastId = id;
+      const replayed = id !== null && seenIds.has(id);
+      if (id !== null) seenIds.add(id);
+      if (data && (!replayed || bug === 'no-dedupe')) state.messages.push(JSON.parse(data));
     }
   }
   return state;
@@ -78,22 +91,67 @@ async function call(name, args, meta) {
 const answer = (state, id) => state.messages.find(m => m.id === id && !m.method);
 const text = m => m?.result?.content?.[0]?.text;
 
-async function main() {
+async function initialize(offer) {
+  session = null;
+  out.revision = null;
   const init = await post({
     jsonrpc: '2.0', id: nextId++, method: 'initialize',
-    params: { protocolVersion: revision, capabilities: {}, clientInfo: { name: 'broken-client', version: '0' } }
+    params: { protocolVersion: offer, capabilities: {}, clientInfo: { name: 'broken-client', version: '0' } }
   });
   const initState = await read(init);
   const version = initState.messages[0]?.result?.protocolVersion;
   if (!version) done('fail', `initialize answered ${init.status} ${JSON.stringify(initState.messages)}`, { kind: 'no_mutual_revision' });
   out.revision = version;
-  out.stage = 'scenario';
   await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+}
+
+/** The modern probe of a dual-era client: true when the server is legacy. */
+async function legacyServer() {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'broken-client', version: '0' },
+    'io.modelcontextprotocol/clientCapabilities': {}
+  };
+  const resp = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' }) },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'server/discover', params: { _meta: meta } })
+  });
+  const body = await resp.text();
+  if (resp.ok) return false;
+  let modernError = false;
+  try {
+    const code = JSON.parse(body)?.error?.code;
+    modernError = [-32022, -32021, -32020].includes(code);
+  } catch {}
+  if (modernError) return false;
+  if (bug === 'no-fallback') done('fail', `the modern request was refused (${resp.status}); no fall-back`, { kind: 'no_mutual_revision' });
+  return true;
+}
+
+/** A tools/call answered; on a 404 for the session, a new session first. */
+async function answered(name, args) {
+  let c = await call(name, args);
+  if (c.resp.status === 404 && session) {
+    await c.resp.text();
+    if (bug === 'no-reinit') done('fail', `${name}: 404 for the session; not re-initializing`);
+    await initialize(out.revision);
+    c = await call(name, args);
+  }
+  return text(answer(await read(c.resp), c.id));
+}
+
+async function main() {
+  let offer = revision;
+  if (revision === 'auto') {
+    if (!(await legacyServer())) done('n/a', 'a modern server: this test client speaks only the legacy revisions');
+    offer = '2025-11-25';
+  }
+  await initialize(offer);
+  out.stage = 'scenario';
   if (scenario === 'call') {
-    const e = await call('echo', { text: 'hello' });
-    const echo = text(answer(await read(e.resp), e.id));
-    const a = await call('add', { a: 2, b: 3 });
-    const add = text(answer(await read(a.resp), a.id));
+    const echo = await answered('echo', { text: 'hello' });
+    const add = await answered('add', { a: 2, b: 3 });
     if (echo !== 'hello' || add !== '5') done('fail', `echo ${echo}, add ${add}`);
     done('pass', 'echo and add answered');
   }

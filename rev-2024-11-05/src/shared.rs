@@ -13,6 +13,7 @@ use mcp_transport_core::jsonrpc::{Message, Notification, RequestId, Response};
 use mcp_transport_core::transport::TransportError;
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc, oneshot};
+use tracing::Instrument;
 
 use super::config::HttpSseConfig;
 
@@ -245,8 +246,21 @@ impl Shared {
             .post(self.endpoint.clone())
             .header(CONTENT_TYPE, JSON)
             .body(message.to_json());
-        let response = send(builder, what).await?;
+        // The POST of a request runs in its `mcp.client.request` span
+        // (mcp_http_edge::trace); its answer comes on the SSE stream.
+        let span = match message {
+            Message::Request(r) => tracing::info_span!(
+                "mcp.client.request",
+                rpc.method = %r.method,
+                rpc.id = %r.id,
+                mcp.protocol_version = "2024-11-05",
+                http.status = tracing::field::Empty,
+            ),
+            _ => tracing::Span::none(),
+        };
+        let response = send(builder, what).instrument(span.clone()).await?;
         let status = response.status();
+        span.record("http.status", status.as_u16());
         let body = read_limited(response, MAX_ANSWER_BODY).await;
         if status.is_success() {
             return Ok(());

@@ -1,4 +1,4 @@
-//! Typed MCP tools over the era-independent
+//! Typed MCP tools (and prompts and resources) over the era-independent
 //! [`Handler`](mcp_transport_core::handler::Handler): arguments and results
 //! are Rust types (serde), their JSON Schemas are generated (schemars), and
 //! `tools/list` and `tools/call` follow the rules of the revision each
@@ -10,6 +10,12 @@
 //! | [`Json`] result | text | `structuredContent` (an object) + text, `outputSchema` | same | any JSON value + text |
 //! | arguments that fail the type | `-32602` | `-32602` | `isError: true` | `isError: true` |
 //! | unknown tool, `arguments` not an object | `-32602` | `-32602` | `-32602` | `-32602` |
+//!
+//! Prompts ([`Tools::prompt`]: typed arguments, listed from the type's
+//! schema) and fixed text resources ([`Tools::resource`], not found as
+//! [`resource_not_found`] says per revision) go in the same registry; the
+//! rest (templates, subscriptions, completion) in a
+//! [`fallback`](Tools::fallback) handler.
 //!
 //! ```
 //! use mcp_tools::{Json, NoArgs, ToolError, Tools};
@@ -43,7 +49,9 @@
 
 mod context;
 mod output;
+mod prompts;
 mod registry;
+mod resources;
 mod revision;
 mod schema;
 
@@ -51,7 +59,9 @@ pub use context::{Elicitation, ToolContext};
 pub use output::{
     CallToolResult, IntoToolResult, Json, REQUEST_CANCELLED, Reply, ToolError, text_block,
 };
+pub use prompts::{GetPromptResult, IntoPrompt, Prompt, PromptMessage, Role};
 pub use registry::{Tool, Tools};
+pub use resources::{Resource, resource_not_found};
 pub use revision::{Dialect, ToolRules};
 pub use schema::Schemas;
 

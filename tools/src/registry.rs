@@ -1,5 +1,6 @@
-//! [`Tool`] and [`Tools`]: the registry, `tools/list`, `tools/call`, and
-//! the [`Handler`] it implements.
+//! [`Tool`] and [`Tools`]: the registry, `tools/list`, `tools/call` (and
+//! `prompts/*`, `resources/*` for the prompts and resources registered),
+//! and the [`Handler`] it implements.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -18,6 +19,8 @@ use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
 use crate::output::{IntoToolResult, Reply};
+use crate::prompts::{IntoPrompt, Prompt};
+use crate::resources::{Resource, resource_not_found};
 use crate::revision::ToolRules;
 use crate::schema::Schemas;
 
@@ -156,10 +159,12 @@ struct CallParams {
     arguments: Option<Value>,
 }
 
-/// A registry of typed tools. It is a [`Handler`]: `tools/list` lists the
-/// tools in registration order on the request's revision's terms,
-/// `tools/call` runs one, and every other method goes to the
-/// [`fallback`](Tools::fallback) handler (or is `-32601`).
+/// A registry of typed tools (and prompts and resources). It is a
+/// [`Handler`]: `tools/list` lists the tools in registration order on the
+/// request's revision's terms, `tools/call` runs one; once a prompt is
+/// registered `prompts/list` and `prompts/get` are answered here, once a
+/// resource is `resources/list` and `resources/read`; every other method
+/// goes to the [`fallback`](Tools::fallback) handler (or is `-32601`).
 ///
 /// ```
 /// use mcp_tools::{Json, Tools};
@@ -182,6 +187,8 @@ struct CallParams {
 pub struct Tools {
     tools: Vec<Tool>,
     index: HashMap<String, usize>,
+    prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
     description: Option<ServerDescription>,
     fallback: Option<Arc<dyn Handler>>,
 }
@@ -190,6 +197,8 @@ impl fmt::Debug for Tools {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tools")
             .field("tools", &self.tools)
+            .field("prompts", &self.prompts)
+            .field("resources", &self.resources)
             .field("fallback", &self.fallback.is_some())
             .finish_non_exhaustive()
     }
@@ -239,8 +248,53 @@ impl Tools {
         self
     }
 
+    /// Registers a prompt (see [`Prompt::new`]).
+    pub fn prompt<A, R, F, Fut>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoPrompt,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        self.register_prompt(Prompt::new(name, description, f))
+    }
+
+    /// Registers a built [`Prompt`].
+    ///
+    /// # Panics
+    /// When the name is taken.
+    pub fn register_prompt(mut self, prompt: Prompt) -> Self {
+        assert!(
+            self.prompts.iter().all(|p| p.name() != prompt.name()),
+            "prompt {} registered twice",
+            prompt.name()
+        );
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Registers a [`Resource`].
+    ///
+    /// # Panics
+    /// When the URI is taken.
+    pub fn resource(mut self, resource: Resource) -> Self {
+        assert!(
+            self.resources.iter().all(|r| r.uri() != resource.uri()),
+            "resource {} registered twice",
+            resource.uri()
+        );
+        self.resources.push(resource);
+        self
+    }
+
     /// What `initialize`/`server/discover` say; the `tools` capability is
-    /// added when missing. Default: the fallback's description, else a
+    /// added when missing (and `prompts`/`resources` when one is
+    /// registered). Default: the fallback's description, else a
     /// minimal one naming this crate.
     pub fn describe_as(mut self, description: ServerDescription) -> Self {
         self.description = Some(description);
@@ -298,6 +352,54 @@ impl Tools {
         tool.call(arguments, cx).await
     }
 
+    /// Answers a `prompts/get` (*Prompts*, "Error Handling": an unknown
+    /// name and missing or invalid arguments are `-32602`).
+    async fn get_prompt(&self, params: Option<&str>, cx: RequestContext) -> Outcome {
+        #[derive(Deserialize)]
+        struct GetParams {
+            name: String,
+            #[serde(default)]
+            arguments: Option<Map<String, Value>>,
+        }
+        let p = match serde_json::from_str::<GetParams>(params.unwrap_or("{}")) {
+            Ok(p) => p,
+            Err(e) => return Outcome::Error(ErrorObject::invalid_params(e)),
+        };
+        let Some(prompt) = self.prompts.iter().find(|x| x.name() == p.name) else {
+            return Outcome::Error(ErrorObject::new(
+                INVALID_PARAMS,
+                format!("Invalid prompt name: {}", p.name),
+            ));
+        };
+        match prompt
+            .get(p.arguments.unwrap_or_default(), ToolContext::new(cx))
+            .await
+        {
+            Ok(result) => Outcome::json(&result),
+            Err(e) => Outcome::Error(e),
+        }
+    }
+
+    /// Answers a `resources/read`; an unknown URI is
+    /// [`resource_not_found`] on the request's revision's terms.
+    async fn read(&self, params: Option<&str>, cx: RequestContext) -> Outcome {
+        #[derive(Deserialize)]
+        struct ReadParams {
+            uri: String,
+        }
+        let p = match serde_json::from_str::<ReadParams>(params.unwrap_or("{}")) {
+            Ok(p) => p,
+            Err(e) => return Outcome::Error(ErrorObject::invalid_params(e)),
+        };
+        let Some(resource) = self.resources.iter().find(|r| r.uri() == p.uri) else {
+            return Outcome::Error(resource_not_found(&p.uri, &cx.revision));
+        };
+        match resource.read(ToolContext::new(cx)).await {
+            Ok(result) => Outcome::json(&result),
+            Err(e) => Outcome::Error(e),
+        }
+    }
+
     /// The name of the tool a `tools/call` names, when it is one of these.
     fn called<'a>(&'a self, request: &Request) -> Option<&'a Tool> {
         if request.method != "tools/call" {
@@ -322,20 +424,35 @@ impl Handler for Tools {
             });
         if let Value::Object(caps) = &mut d.capabilities {
             caps.entry("tools").or_insert_with(|| json!({}));
+            if !self.prompts.is_empty() {
+                caps.entry("prompts").or_insert_with(|| json!({}));
+            }
+            if !self.resources.is_empty() {
+                caps.entry("resources").or_insert_with(|| json!({}));
+            }
         }
         d
     }
 
     async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
+        let params = request.params.as_deref().map(|p| p.get());
         match request.method.as_str() {
             "tools/list" => {
                 let rules = ToolRules::of(&cx.revision);
                 Outcome::json(&json!({ "tools": self.list(&rules) }))
             }
-            "tools/call" => {
-                self.call(request.params.as_deref().map(|p| p.get()), cx)
-                    .await
+            "tools/call" => self.call(params, cx).await,
+            "prompts/list" if !self.prompts.is_empty() => {
+                let prompts: Vec<Value> = self.prompts.iter().map(Prompt::definition).collect();
+                Outcome::json(&json!({ "prompts": prompts }))
             }
+            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(params, cx).await,
+            "resources/list" if !self.resources.is_empty() => {
+                let resources: Vec<Value> =
+                    self.resources.iter().map(Resource::definition).collect();
+                Outcome::json(&json!({ "resources": resources }))
+            }
+            "resources/read" if !self.resources.is_empty() => self.read(params, cx).await,
             _ => match &self.fallback {
                 Some(f) => f.handle(request, cx).await,
                 None => Outcome::Error(ErrorObject::method_not_found(&request.method)),

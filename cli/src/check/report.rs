@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{Level, Observation, ProbeAnswer, Report};
+use crate::table;
 
 /// Output format of `check-server`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -84,42 +85,11 @@ fn observation_label(o: &Observation) -> (&'static str, &str) {
 
 /// Rows as an aligned plain-text table, or a markdown table.
 fn table(out: &mut String, header: &[&str], rows: &[Vec<String>], markdown: bool) {
-    if markdown {
-        let cell = |s: &str| s.replace('|', "\\|");
-        let _ = writeln!(out, "| {} |", header.join(" | "));
-        let _ = writeln!(
-            out,
-            "|{}",
-            header.iter().map(|_| " --- |").collect::<String>()
-        );
-        for r in rows {
-            let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
-        return;
-    }
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate().take(widths.len() - 1) {
-            widths[i] = widths[i].max(c.chars().count());
-        }
-    }
-    let line = |cells: &[&str]| {
-        let mut s = String::from(" ");
-        for (i, c) in cells.iter().enumerate() {
-            s.push(' ');
-            s.push_str(c);
-            if i + 1 < cells.len() {
-                s.push_str(&" ".repeat(widths[i] - c.chars().count() + 1));
-            }
-        }
-        s.trim_end().to_owned()
-    };
-    let _ = writeln!(out, "{}", line(header));
-    for r in rows {
-        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-        let _ = writeln!(out, "{}", line(&cells));
-    }
+    out.push_str(&table::render(
+        header,
+        rows,
+        table::Style::markdown_if(markdown),
+    ));
 }
 
 fn text(report: &Report, md: bool) -> String {

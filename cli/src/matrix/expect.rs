@@ -12,6 +12,7 @@
 use mcp_transport_core::ProtocolVersion as V;
 
 use super::declared::{self, Declared};
+use super::harness::Observed;
 use super::{ClientKind, ServerKind, scenario::Scenario};
 
 /// The outcome the spec predicts for one scenario of one cell.
@@ -63,6 +64,29 @@ pub struct Prediction {
     pub spec: &'static str,
 }
 
+impl Prediction {
+    /// Whether a cell that negotiated `negotiated` and observed `observed`
+    /// is what this predicts: the same revision, and works / fails for the
+    /// predicted reason / absent where the mechanism is not applicable. The
+    /// one pass rule of our own matrix and of the peer cells.
+    pub fn matches(&self, negotiated: &Option<V>, observed: &Observed) -> bool {
+        if *negotiated != self.revision {
+            return false;
+        }
+        match (&self.expected, observed) {
+            (Expected::Works, Observed::Works(_)) => true,
+            (
+                Expected::Fails(want),
+                Observed::Failed {
+                    kind: Some(got), ..
+                },
+            ) => want == got,
+            (Expected::NotApplicable, Observed::Absent(_)) => true,
+            _ => false,
+        }
+    }
+}
+
 pub(crate) const LIFECYCLE: &str = "Lifecycle, \"Version Negotiation\" (2025-03-26..2025-11-25): the server answers the requested version if supported, else its latest; the client accepts only a version it supports";
 pub(crate) const MATRIX_LEGACY_MODERN: &str =
     "2026-07-28 Versioning, \"Compatibility Matrix\": Legacy client x Modern server: Fails";
@@ -82,59 +106,96 @@ pub(crate) const HTTP_SSE_SERVER: &str = "2024-11-05 Transports, \"HTTP with SSE
 pub(crate) const HTTP_SSE_CLIENT_NEW_SERVER: &str = "2026-07-28 Streamable HTTP, \"HTTP+SSE Transport (2024-11-05)\": \"Servers wanting to support older clients should: Continue to host both the SSE and POST endpoints of the old transport\"; these servers do not, so an HTTP+SSE-only client fails clearly";
 pub(crate) const VERSIONING_RETRY: &str = "2026-07-28 Versioning, \"Protocol Version Negotiation\": the server \"MUST respond with an UnsupportedProtocolVersionError listing the versions it does support\"; \"The client SHOULD select a mutually supported version from the supported list and retry the request\"";
 
-/// The revision a cell negotiates, or `None` when it must fail, with the
-/// spec text behind it. One row per cell.
-pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'static str) {
-    use ClientKind as C;
-    use ServerKind as S;
-    match (client, server) {
-        // The deprecated HTTP+SSE transport (2024-11-05).
-        (C::C1105, S::S1105) => (Some(V::V2024_11_05), HTTP_SSE_SAME),
-        (C::C1105, _) => (None, HTTP_SSE_CLIENT_NEW_SERVER),
-        (C::All, S::S1105) => (Some(V::V2024_11_05), HTTP_SSE_FALLBACK),
-        (_, S::S1105) => (None, HTTP_SSE_SERVER),
-        // Single-revision legacy clients: only their own revision works.
-        (C::C0326, S::S0326) => (Some(V::V2025_03_26), LIFECYCLE),
-        (C::C0326, S::S0618 | S::S1125) => (None, LIFECYCLE),
-        (C::C0326, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C0326, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
-            (Some(V::V2025_03_26), MATRIX_LEGACY_DUAL)
+/// A client as negotiation sees it: one of our configurations
+/// ([`ClientModel::of`]) or a peer's client row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientModel {
+    /// What it offers, most preferred first (modern revisions are tried
+    /// before `initialize`; 2024-11-05 means the HTTP+SSE fallback).
+    pub offers: Vec<V>,
+    /// The legacy revisions it takes in a server's counter-offer.
+    pub accepts: Vec<V>,
+}
+
+impl ClientModel {
+    /// One of our client configurations: it accepts a counter-offer only
+    /// among the revisions it is configured with.
+    pub fn of(kind: ClientKind) -> ClientModel {
+        let offers = kind.revisions();
+        ClientModel {
+            accepts: offers.clone(),
+            offers,
         }
-        (C::C0618, S::S0618) => (Some(V::V2025_06_18), LIFECYCLE),
-        (C::C0618, S::S0326 | S::S1125) => (None, LIFECYCLE),
-        (C::C0618, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C0618, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
-            (Some(V::V2025_06_18), MATRIX_LEGACY_DUAL)
-        }
-        (C::C1125, S::S1125) => (Some(V::V2025_11_25), LIFECYCLE),
-        (C::C1125, S::S0326 | S::S0618) => (None, LIFECYCLE),
-        (C::C1125, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::C1125, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
-            (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL)
-        }
-        // Modern-only client.
-        (
-            C::Modern | C::Future,
-            S::S0326 | S::S0618 | S::S1125 | S::Legacy | S::Legacy405 | S::Legacy200,
-        ) => (None, MATRIX_MODERN_LEGACY),
-        (C::Modern, S::S0728 | S::All) => (Some(V::V2026_07_28), MATRIX_MODERN_MODERN),
-        (C::Future, S::S0728 | S::All) => (Some(V::V2026_07_28), VERSIONING_RETRY),
-        // Legacy-only dual client: offers 2025-11-25, accepts counter-offers.
-        (C::Legacy, S::S0326) => (Some(V::V2025_03_26), LIFECYCLE),
-        (C::Legacy, S::S0618) => (Some(V::V2025_06_18), LIFECYCLE),
-        (C::Legacy, S::S1125) => (Some(V::V2025_11_25), LIFECYCLE),
-        (C::Legacy, S::S0728) => (None, MATRIX_LEGACY_MODERN),
-        (C::Legacy, S::Legacy | S::Legacy405 | S::Legacy200 | S::All) => {
-            (Some(V::V2025_11_25), MATRIX_LEGACY_DUAL)
-        }
-        // Dual-era client: modern first, then initialize.
-        (C::All, S::S0326) => (Some(V::V2025_03_26), MATRIX_DUAL_LEGACY),
-        (C::All, S::S0618) => (Some(V::V2025_06_18), MATRIX_DUAL_LEGACY),
-        (C::All, S::S1125 | S::Legacy | S::Legacy405 | S::Legacy200) => {
-            (Some(V::V2025_11_25), MATRIX_DUAL_LEGACY)
-        }
-        (C::All, S::S0728 | S::All) => (Some(V::V2026_07_28), MATRIX_DUAL_MODERN),
     }
+}
+
+fn streamable_legacy(v: &V) -> bool {
+    !v.is_modern() && *v != V::V2024_11_05
+}
+
+/// The revision a client and a server serving `served` negotiate (`None`:
+/// it must fail), with the spec text behind it: the one negotiation rule of
+/// our own matrix ([`negotiated`]) and of the peer cells.
+pub fn negotiated_by(client: &ClientModel, served: &[V]) -> (Option<V>, &'static str) {
+    let client_modern: Vec<&V> = client.offers.iter().filter(|v| v.is_modern()).collect();
+    let client_legacy: Vec<&V> = client
+        .offers
+        .iter()
+        .filter(|v| streamable_legacy(v))
+        .collect();
+    let served_legacy: Vec<&V> = served.iter().filter(|v| streamable_legacy(v)).collect();
+    let served_modern = served.iter().any(V::is_modern);
+    let dual = !client_modern.is_empty() && !client_legacy.is_empty();
+    if let Some(v) = client_modern.iter().find(|v| served.contains(v)) {
+        let spec = if client_modern.first() != Some(v) {
+            // Its first offer was refused with -32022; it retried.
+            VERSIONING_RETRY
+        } else if dual {
+            MATRIX_DUAL_MODERN
+        } else {
+            MATRIX_MODERN_MODERN
+        };
+        return (Some((*v).clone()), spec);
+    }
+    let http_sse_client = client.offers.contains(&V::V2024_11_05);
+    let http_sse_server = served.contains(&V::V2024_11_05);
+    if client_legacy.is_empty() {
+        return match (http_sse_client, http_sse_server) {
+            (true, true) => (Some(V::V2024_11_05), HTTP_SSE_SAME),
+            (true, false) => (None, HTTP_SSE_CLIENT_NEW_SERVER),
+            (false, true) => (None, HTTP_SSE_SERVER),
+            (false, false) => (None, MATRIX_MODERN_LEGACY),
+        };
+    }
+    let Some(latest) = served_legacy.iter().max() else {
+        return match (http_sse_server, http_sse_client) {
+            (true, true) => (Some(V::V2024_11_05), HTTP_SSE_FALLBACK),
+            (true, false) => (None, HTTP_SSE_SERVER),
+            _ => (None, MATRIX_LEGACY_MODERN),
+        };
+    };
+    let offer = client_legacy[0];
+    if served_legacy.contains(&offer) {
+        let spec = if dual {
+            MATRIX_DUAL_LEGACY
+        } else if served_modern || served_legacy.len() > 1 {
+            MATRIX_LEGACY_DUAL
+        } else {
+            LIFECYCLE
+        };
+        return (Some(offer.clone()), spec);
+    }
+    match (client.accepts.contains(latest), dual) {
+        (true, true) => (Some((*latest).clone()), MATRIX_DUAL_LEGACY),
+        (true, false) => (Some((*latest).clone()), LIFECYCLE),
+        (false, _) => (None, LIFECYCLE),
+    }
+}
+
+/// The revision a cell of our own matrix negotiates, or `None` when it
+/// must fail, with the spec text behind it.
+pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'static str) {
+    negotiated_by(&ClientModel::of(client), &server.revisions())
 }
 
 /// What a scenario does on a negotiated revision, with the spec text.
@@ -418,6 +479,42 @@ pub fn expected_given(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_cells_negotiate_by_the_one_rule_with_its_spec_text() {
+        use ClientKind as C;
+        use ServerKind as S;
+        // Checked once against the table of 72 rows this rule replaced.
+        let cases = [
+            (C::C1105, S::S1105, Some(V::V2024_11_05), HTTP_SSE_SAME),
+            (C::C1105, S::All, None, HTTP_SSE_CLIENT_NEW_SERVER),
+            (C::All, S::S1105, Some(V::V2024_11_05), HTTP_SSE_FALLBACK),
+            (C::Modern, S::S1105, None, HTTP_SSE_SERVER),
+            (C::C0326, S::S0326, Some(V::V2025_03_26), LIFECYCLE),
+            (C::C0326, S::S0618, None, LIFECYCLE),
+            (
+                C::C0326,
+                S::Legacy,
+                Some(V::V2025_03_26),
+                MATRIX_LEGACY_DUAL,
+            ),
+            (C::C1125, S::S0728, None, MATRIX_LEGACY_MODERN),
+            (C::Legacy, S::S0326, Some(V::V2025_03_26), LIFECYCLE),
+            (C::All, S::S0326, Some(V::V2025_03_26), MATRIX_DUAL_LEGACY),
+            (C::All, S::All, Some(V::V2026_07_28), MATRIX_DUAL_MODERN),
+            (C::Modern, S::Legacy, None, MATRIX_MODERN_LEGACY),
+            (
+                C::Modern,
+                S::S0728,
+                Some(V::V2026_07_28),
+                MATRIX_MODERN_MODERN,
+            ),
+            (C::Future, S::All, Some(V::V2026_07_28), VERSIONING_RETRY),
+        ];
+        for (c, s, rev, spec) in cases {
+            assert_eq!(negotiated(c, s), (rev, spec), "{c} x {s}");
+        }
+    }
 
     const BOTH: Declared = Declared {
         server: true,

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::expect::{Expected, Failure, Prediction};
 use super::run::{CellResult, Observed};
 use super::{ClientKind, ServerKind};
+use crate::table;
 
 /// Output formats of `mcp-compat matrix`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -48,40 +49,21 @@ fn find(cells: &[CellResult], c: ClientKind, s: ServerKind) -> Option<&CellResul
 }
 
 fn grid(cells: &[CellResult], markdown: bool) -> String {
-    let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["client \\ server".to_owned()];
     header.extend(ServerKind::ALL.iter().map(|s| s.name().to_owned()));
-    rows.push(header);
-    for c in ClientKind::ALL {
-        let mut row = vec![c.name().to_owned()];
-        row.extend(
-            ServerKind::ALL
-                .iter()
-                .map(|s| cell_label(find(cells, c, *s))),
-        );
-        rows.push(row);
-    }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+    let rows: Vec<Vec<String>> = ClientKind::ALL
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.name().to_owned()];
+            row.extend(
+                ServerKind::ALL
+                    .iter()
+                    .map(|s| cell_label(find(cells, *c, *s))),
+            );
+            row
+        })
         .collect();
-    let mut out = String::new();
-    for (n, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(t, w)| format!("{t}{}", " ".repeat(w - t.chars().count())))
-            .collect();
-        if markdown {
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-            if n == 0 {
-                let seps: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-                let _ = writeln!(out, "| {} |", seps.join(" | "));
-            }
-        } else {
-            let _ = writeln!(out, "{}", cells.join("  "));
-        }
-    }
-    out
+    table::render(&header, &rows, table::Style::markdown_if(markdown))
 }
 
 fn summary(cells: &[CellResult]) -> (usize, usize, usize) {

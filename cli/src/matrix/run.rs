@@ -49,20 +49,7 @@ pub struct ScenarioResult {
 impl ScenarioResult {
     /// Whether what happened is what the spec predicts.
     pub fn passed(&self) -> bool {
-        if self.negotiated != self.prediction.revision {
-            return false;
-        }
-        match (&self.prediction.expected, &self.observed) {
-            (Expected::Works, Observed::Works(_)) => true,
-            (
-                Expected::Fails(want),
-                Observed::Failed {
-                    kind: Some(got), ..
-                },
-            ) => want == got,
-            (Expected::NotApplicable, Observed::Absent(_)) => true,
-            _ => false,
-        }
+        self.prediction.matches(&self.negotiated, &self.observed)
     }
 
     /// A one-line explanation of a mismatch (or of the pass).

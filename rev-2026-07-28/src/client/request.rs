@@ -60,6 +60,7 @@ use mcp_transport_core::{Era, ProtocolVersion};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::meta::{self, MetaInputs};
 use super::mrtr::{self, ResultType, Retry};
@@ -440,8 +441,21 @@ impl Call {
             .post(shared.url.clone())
             .headers(headers)
             .body(body);
-        let sent = async { Ok(builder.send().await) };
-        let response = match with_deadline(deadline, timeout, sent).await? {
+        // One `mcp.client.request` span per HTTP attempt (mcp_http_edge::trace;
+        // a retry, an MRTR round or a task poll is a request of its own).
+        let span = tracing::info_span!(
+            "mcp.client.request",
+            rpc.method = %method,
+            rpc.id = %id,
+            mcp.protocol_version = %version,
+            http.status = tracing::field::Empty,
+        );
+        let sent = async { Ok(builder.send().await) }.instrument(span.clone());
+        let sent = with_deadline(deadline, timeout, sent).await?;
+        if let Ok(response) = &sent {
+            span.record("http.status", response.status().as_u16());
+        }
+        let response = match sent {
             Ok(response) => response,
             // Nothing reached the server.
             Err(e) if e.is_connect() || e.is_builder() => {

@@ -47,12 +47,14 @@ use std::time::Duration;
 use axum::body::Body;
 use bytes::Bytes;
 use http::StatusCode;
+use mcp_http_edge::trace::{self, SseEnd};
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, RequestId, to_raw};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tracing::Instrument;
 
 use super::Shared;
 use super::reply::{self, HttpResponse};
@@ -364,6 +366,12 @@ pub(crate) async fn open(
     };
     let mut pending = VecDeque::new();
     pending.push_back(reply::event(&tagged(&ack, &id)));
+    let span = tracing::info_span!(
+        "mcp.stream",
+        rpc.id = %id,
+        sse.events = tracing::field::Empty,
+        sse.end = tracing::field::Empty,
+    );
     let flow = ListenFlow {
         rx,
         pending,
@@ -373,12 +381,17 @@ pub(crate) async fn open(
         queue,
         server_info: shared.server_info.clone(),
         done: false,
+        span,
+        events: 0,
         _guard: EntryGuard {
             registry: shared.listeners.clone(),
             key,
         },
     };
-    reply::sse(Body::from_stream(futures_util::stream::unfold(flow, next)))
+    reply::sse(Body::from_stream(futures_util::stream::unfold(flow, |f| {
+        let span = f.span.clone();
+        next(f).instrument(span)
+    })))
 }
 
 struct ListenFlow {
@@ -390,11 +403,29 @@ struct ListenFlow {
     queue: usize,
     server_info: Option<Box<RawValue>>,
     done: bool,
+    /// The stream's `mcp.stream` span ([`mcp_http_edge::trace`]).
+    span: tracing::Span,
+    /// Events sent, the acknowledgement included (`sse.events`).
+    events: u64,
     _guard: EntryGuard,
+}
+
+impl Drop for ListenFlow {
+    fn drop(&mut self) {
+        // `done`: the server ended the subscription (its last event went
+        // out); otherwise the client closed the stream.
+        let how = if self.done {
+            SseEnd::Finished
+        } else {
+            SseEnd::Detached
+        };
+        trace::record_sse_end(&self.span, self.events, how);
+    }
 }
 
 async fn next(mut f: ListenFlow) -> Option<(Result<Bytes, Infallible>, ListenFlow)> {
     if let Some(b) = f.pending.pop_front() {
+        f.events += 1;
         return Some((Ok(b), f));
     }
     if f.done {
@@ -408,6 +439,7 @@ async fn next(mut f: ListenFlow) -> Option<(Result<Bytes, Infallible>, ListenFlo
         None => f.rx.recv().await,
     };
     if let Some(b) = item {
+        f.events += 1;
         return Some((Ok(b), f));
     }
     // The entry is gone: say why, then close.
@@ -427,6 +459,7 @@ async fn next(mut f: ListenFlow) -> Option<(Result<Bytes, Infallible>, ListenFlo
         ),
         _ => return None,
     };
+    f.events += 1;
     Some((Ok(reply::event(&reply::response_json(last))), f))
 }
 

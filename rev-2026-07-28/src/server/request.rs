@@ -28,6 +28,7 @@
 //! Nothing about the request outlives it: the task, the queue and the
 //! guard are all it has.
 
+use mcp_http_edge::trace::{self, SseEnd};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
@@ -298,6 +299,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
     } else {
         cancel.drop_guard()
     };
+    let finish_id = finish.id.clone();
     tokio::spawn(run(shared.clone(), request, cx, tx, finish).instrument(tracing::Span::current()));
 
     let json_mode = shared.config.json_response;
@@ -317,8 +319,16 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
             guard.disarm();
             reply::sse(Body::from(reply::event(&fin.json)))
         }
-        Some(Some(Item::Notification(event))) => stream(rx, guard, event, shared.config.keepalive),
-        Some(None) => stream(rx, guard, reply::comment(), shared.config.keepalive),
+        Some(Some(Item::Notification(event))) => {
+            stream(rx, guard, event, shared.config.keepalive, &finish_id)
+        }
+        Some(None) => stream(
+            rx,
+            guard,
+            reply::comment(),
+            shared.config.keepalive,
+            &finish_id,
+        ),
         None => {
             // The task ended without an answer; it cannot have been
             // cancelled (the guard is still here), so it failed.
@@ -340,6 +350,23 @@ struct Flow {
     first: Option<Bytes>,
     keepalive: Option<Duration>,
     done: bool,
+    /// The stream's `mcp.stream` span ([`mcp_http_edge::trace`]).
+    span: tracing::Span,
+    /// Message events sent (`sse.events`).
+    events: u64,
+}
+
+impl Drop for Flow {
+    fn drop(&mut self) {
+        // Gone before the final answer: the client closed the stream, which
+        // cancelled the request (the guard's drop).
+        let how = if self.done {
+            SseEnd::Finished
+        } else {
+            SseEnd::Detached
+        };
+        trace::record_sse_end(&self.span, self.events, how);
+    }
 }
 
 fn stream(
@@ -347,6 +374,7 @@ fn stream(
     guard: DropGuard,
     first: Bytes,
     keepalive: Option<Duration>,
+    id: &RequestId,
 ) -> HttpResponse {
     let flow = Flow {
         rx,
@@ -354,32 +382,48 @@ fn stream(
         first: Some(first),
         keepalive,
         done: false,
+        span: tracing::info_span!(
+            "mcp.stream",
+            rpc.id = %id,
+            sse.events = tracing::field::Empty,
+            sse.end = tracing::field::Empty,
+        ),
+        events: 0,
     };
-    let chunks = futures_util::stream::unfold(flow, |mut f| async move {
-        if let Some(first) = f.first.take() {
-            return Some((Ok::<Bytes, Infallible>(first), f));
-        }
-        if f.done {
-            return None;
-        }
-        let item = match f.keepalive {
-            Some(every) => match tokio::time::timeout(every, f.rx.recv()).await {
-                Ok(item) => item,
-                Err(_) => return Some((Ok(reply::comment()), f)),
-            },
-            None => f.rx.recv().await,
-        };
-        match item {
-            Some(Item::Notification(event)) => Some((Ok(event), f)),
-            Some(Item::Final(fin)) => {
-                f.done = true;
-                if let Some(g) = f.guard.take() {
-                    g.disarm();
-                }
-                Some((Ok(reply::event(&fin.json)), f))
+    let chunks = futures_util::stream::unfold(flow, |mut f| {
+        let span = f.span.clone();
+        async move {
+            if let Some(first) = f.first.take() {
+                f.events += u64::from(first.starts_with(b"data:") || first.starts_with(b"event:"));
+                return Some((Ok::<Bytes, Infallible>(first), f));
             }
-            None => None,
+            if f.done {
+                return None;
+            }
+            let item = match f.keepalive {
+                Some(every) => match tokio::time::timeout(every, f.rx.recv()).await {
+                    Ok(item) => item,
+                    Err(_) => return Some((Ok(reply::comment()), f)),
+                },
+                None => f.rx.recv().await,
+            };
+            match item {
+                Some(Item::Notification(event)) => {
+                    f.events += 1;
+                    Some((Ok(event), f))
+                }
+                Some(Item::Final(fin)) => {
+                    f.done = true;
+                    f.events += 1;
+                    if let Some(g) = f.guard.take() {
+                        g.disarm();
+                    }
+                    Some((Ok(reply::event(&fin.json)), f))
+                }
+                None => None,
+            }
         }
+        .instrument(span)
     });
     reply::sse(Body::from_stream(chunks))
 }

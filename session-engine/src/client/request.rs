@@ -15,6 +15,7 @@ use mcp_transport_core::jsonrpc::{Message, Request};
 use mcp_transport_core::transport::{RequestOptions, ResponseStream, StreamEvent, TransportError};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::cancel::CancelGuard;
 use super::exchange::Exchange;
@@ -63,14 +64,26 @@ pub(crate) async fn start(
     // have reached the server cancels it too.
     let mut guard = CancelGuard::new(shared.clone(), session.clone(), id.clone());
     let what = format!("POST {method} (request {id})");
+    // The request's `mcp.client.request` span (mcp_http_edge::trace):
+    // entered while the POST is sent and while its stream is read, so a
+    // resume's `mcp.client.resume` is its child.
+    let span = tracing::info_span!(
+        "mcp.client.request",
+        rpc.method = method,
+        rpc.id = %id,
+        mcp.session_id = session.id.as_deref(),
+        mcp.protocol_version = %session.version,
+        http.status = tracing::field::Empty,
+    );
     let opening = async {
         let response = wire::send(wire::post(&shared, &session, body), &what).await?;
+        tracing::Span::current().record("http.status", response.status().as_u16());
         if !response.status().is_success() {
             return Err(wire::status_error(response, &session, &what).await);
         }
         Exchange::open(shared.clone(), session.clone(), id.clone(), response).await
     };
-    let exchange = match with_deadline(deadline, timeout, opening).await {
+    let exchange = match with_deadline(deadline, timeout, opening.instrument(span.clone())).await {
         Ok(exchange) => exchange,
         Err(e) => {
             match &e {
@@ -93,9 +106,13 @@ pub(crate) async fn start(
     };
     Ok(ResponseStream::new(stream::unfold(
         state,
-        |mut state| async move {
-            let item = state.next().await?;
-            Some((item, state))
+        move |mut state| {
+            let span = span.clone();
+            async move {
+                let item = state.next().await?;
+                Some((item, state))
+            }
+            .instrument(span)
         },
     )))
 }

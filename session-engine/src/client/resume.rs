@@ -42,6 +42,7 @@ use std::time::Duration;
 use mcp_transport_core::jsonrpc::{Message, RequestId};
 use mcp_transport_core::transport::{Misbehaviour, ResumeFailure, TransportError};
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::config::ClientConfig;
 use super::shared::Shared;
@@ -210,9 +211,23 @@ impl EventSource {
             .resumer
             .next_wait(Instant::now(), retry, &what, &self.last_end)?;
         tokio::time::sleep(wait).await;
-        tracing::debug!(stream = %what, last_event_id = ?self.last_event_id, ?wait, "reconnecting by GET");
+        // One `mcp.client.resume` span per reconnection (mcp_http_edge::trace).
+        let span = tracing::info_span!(
+            "mcp.client.resume",
+            mcp.session_id = self.session.id.as_deref(),
+            mcp.last_event_id = self.last_event_id.as_deref(),
+            mcp.attempt = self.resumer.attempts(),
+            http.status = tracing::field::Empty,
+        );
+        tracing::debug!(parent: &span, stream = %what, ?wait, "reconnecting by GET");
         let get = wire::get(&self.shared, &self.session, self.last_event_id.as_deref());
-        let response = match wire::send(get, &format!("GET resuming {what}")).await {
+        let sent = wire::send(get, &format!("GET resuming {what}"))
+            .instrument(span.clone())
+            .await;
+        if let Ok(response) = &sent {
+            span.record("http.status", response.status().as_u16());
+        }
+        let response = match sent {
             Ok(response) => response,
             Err(TransportError::Connection(why)) => {
                 self.last_end = End::Broken(why);
@@ -288,6 +303,12 @@ impl Resumer {
             attempts: 0,
             since: None,
         }
+    }
+
+    /// Reconnections since the last progress (this one included, once
+    /// `next_wait` allowed it).
+    pub(crate) fn attempts(&self) -> u32 {
+        self.attempts
     }
 
     /// Something new arrived: the bounds start afresh.

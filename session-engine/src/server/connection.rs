@@ -32,6 +32,15 @@
 //! Keep-alive comments go out after `keepalive` of silence. Dropping the
 //! connection (client gone) only detaches it: the request goes on, its
 //! events stay in the log for a resume.
+//!
+//! Each connection runs in a span of its own, a child of the HTTP
+//! request's `mcp.request`: `mcp.stream` for a stream's first connection,
+//! `mcp.resume` for one that resumes it (`GET` + `Last-Event-ID`), with
+//! the fields of [`mcp_http_edge::trace`]: `mcp.session_id`,
+//! `mcp.stream_id`, `mcp.cursor` (the sequence number it starts after),
+//! and, recorded when it ends, `sse.events` (message events written) and
+//! `sse.end` (`finished`, `closed` early by the server, `detached`: the
+//! client went away).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -39,11 +48,13 @@ use std::sync::Arc;
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use mcp_http_edge::faults::Fault;
+use mcp_http_edge::trace::{self, SseEnd};
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::{Replay, ReplayError, StoredEvent};
 use mcp_transport_core::sse;
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::Shared;
 use super::reply::{self, HttpResponse};
@@ -110,9 +121,30 @@ pub(crate) fn respond(
     stream: Arc<StreamState>,
     plan: Plan,
 ) -> HttpResponse {
-    let conn = Connection::new(shared, session, stream, plan);
+    let span = if plan.resuming {
+        tracing::info_span!(
+            "mcp.resume",
+            mcp.session_id = %session.id,
+            mcp.stream_id = stream.id.0,
+            mcp.cursor = plan.cursor,
+            sse.events = tracing::field::Empty,
+            sse.end = tracing::field::Empty,
+        )
+    } else {
+        tracing::info_span!(
+            "mcp.stream",
+            mcp.session_id = %session.id,
+            mcp.stream_id = stream.id.0,
+            mcp.cursor = plan.cursor,
+            sse.events = tracing::field::Empty,
+            sse.end = tracing::field::Empty,
+        )
+    };
+    let conn = Connection::new(shared, session, stream, plan, span);
     let body = futures_util::stream::unfold(conn, |mut c| async move {
+        let span = c.span.clone();
         c.next_chunk()
+            .instrument(span)
             .await
             .map(|chunk| (Ok::<Bytes, Infallible>(chunk), c))
     });
@@ -143,6 +175,10 @@ struct Connection {
     /// self-test fault only; always empty otherwise).
     leak: Vec<StoredEvent>,
     done: bool,
+    /// This connection's `mcp.stream` / `mcp.resume` span.
+    span: tracing::Span,
+    /// Message events written (recorded in the span as `sse.events`).
+    events: u64,
     _busy: BusyGuard,
 }
 
@@ -152,6 +188,7 @@ impl Connection {
         session: &Arc<Session>,
         stream: Arc<StreamState>,
         plan: Plan,
+        span: tracing::Span,
     ) -> Self {
         // Revisions without SEP-1699 are never closed early.
         let polling = session.revision.polling();
@@ -178,7 +215,17 @@ impl Connection {
             last_written: None,
             leak: plan.leak,
             done: false,
+            span,
+            events: 0,
         }
+    }
+
+    /// Marks the connection over and records how in its span.
+    fn end(&mut self, how: SseEnd) {
+        if !self.done {
+            trace::record_sse_end(&self.span, self.events, how);
+        }
+        self.done = true;
     }
 
     /// Ends the connection early; a polling client learns when to come back
@@ -204,11 +251,11 @@ impl Connection {
             }
             sse::write_retry(buf, ms);
         }
-        self.done = true;
+        self.end(SseEnd::Closed);
     }
 
     fn finish(&mut self, buf: BytesMut) -> Option<Bytes> {
-        self.done = true;
+        self.end(SseEnd::Finished);
         (!buf.is_empty()).then(|| buf.freeze())
     }
 
@@ -408,6 +455,7 @@ impl Connection {
             self.cursor = ev.id.seq;
             written += 1;
         }
+        self.events += written as u64;
         if written > 0 {
             self.sent_id |= self.with_ids;
             if let Some(p) = self.policy.as_mut() {
@@ -445,6 +493,7 @@ async fn follow(
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        self.end(SseEnd::Detached);
         if self
             .shared
             .config

@@ -3,11 +3,19 @@
 //! our reference server at each revision, each scenario on a fresh server
 //! behind the matrix's wire recorder, and checked on the wire: the
 //! counterpart of `check-server`.
+//!
+//! Beyond each scenario's outcome: the version header, the 2025-11-25
+//! resumption rules, re-initializing after a 404 (the server forgets the
+//! session mid-run, [`super::forget`]), dropping a replayed event (the
+//! server replays the `Last-Event-ID` event itself), failing as the
+//! versioning page's matrix says against a server of the other era, and
+//! with `--dual-era NAME` falling back to `initialize`. Every check has the
+//! [`Level`] of the sentence it cites, for `--fail-on`.
 
 use std::path::Path;
 use std::time::Duration;
 
-use mcp_http_edge::faults::Faults;
+use mcp_http_edge::faults::{Fault, Faults};
 use mcp_http_edge::headers;
 use mcp_transport_core::ProtocolVersion as V;
 use serde::Serialize;
@@ -16,10 +24,12 @@ use super::super::harness::{DISCONNECT_RETRY_MS, Observed};
 use super::super::wire::Exchange;
 use super::super::{ClientKind, ServerKind};
 use super::manifest::fill;
-use super::outcome::{PeerObserved, from_client_line, matches};
+use super::outcome::{PeerObserved, from_client_line};
 use super::predict::{ClientModel, predict};
 use super::process::run_client;
 use super::scenario::PeerScenario;
+use crate::check::junit::{Case, CaseOutcome};
+use crate::check::{FailOn, Level};
 
 /// One check at one revision.
 #[derive(Clone, Debug, Serialize)]
@@ -30,15 +40,30 @@ pub struct ClientCheck {
     pub check: String,
     /// `pass`, `fail` or `n/a`.
     pub result: String,
+    /// The RFC 2119 keyword of the sentence it checks (or this project's
+    /// policy).
+    pub level: Level,
     /// What was seen.
     pub detail: String,
     /// The spec sentence it checks.
     pub spec: &'static str,
 }
 
+impl ClientCheck {
+    /// Whether it failed at `fail_on`'s level or a stricter one.
+    pub fn fails_at(&self, fail_on: FailOn) -> bool {
+        self.result == "fail" && fail_on.counts(self.level)
+    }
+}
+
 const VERSION_HEADER: &str = "2025-06-18 Transports, \"Protocol Version Header\": \"the client MUST include the MCP-Protocol-Version: <protocol-version> HTTP header on all subsequent requests to the MCP server\"";
 const RESUME_GET: &str = "2025-11-25 Transports, \"Resumability and Redelivery\": \"the client SHOULD ... issue an HTTP GET to the MCP endpoint, and include the Last-Event-ID header to indicate the last event ID it received\"";
 const RETRY: &str = "2025-11-25 Transports, \"Sending Messages to the Server\" 6 (SEP-1699): \"The client MUST respect the retry field, waiting the given number of milliseconds before attempting to reconnect\"";
+const REINIT: &str = "2025-03-26 .. 2025-11-25 Transports, \"Session Management\" 4: \"When a client receives HTTP 404 in response to a request containing an Mcp-Session-Id, it MUST start a new session by sending a new InitializeRequest without a session ID attached\"";
+const DEDUPE: &str = "2025-11-25 Transports, \"Resumability and Redelivery\": event IDs \"MUST be globally unique across all streams within that session\" and serve as a cursor; a server that replays the Last-Event-ID event itself must not make the client process a message twice (project policy: the spec has no client-side keyword)";
+const ERA_MISMATCH: &str = "2026-07-28 Versioning, \"Compatibility Matrix\": Modern client, Legacy server: \"Fails ... the client then surfaces an actionable error to the user\"; Legacy client, Modern server: \"Fails ... Legacy clients have no fall-forward mechanism\" (project policy: no keyword; the client must report the failure, not a success or a hang)";
+const FALL_BACK: &str = "2026-07-28 Streamable HTTP, \"Backward Compatibility\": \"On 400 Bad Request, the client SHOULD inspect the response body before falling back\"; \"If the body is empty or is not a recognized modern JSON-RPC error, fall back to initialize and continue with the legacy version\"";
+const STAY_MODERN: &str = "2026-07-28 Versioning, \"Compatibility Matrix\": Dual-era client, Modern server: \"Works ... the first modern request succeeds or returns a modern error. The client stays modern.\"";
 const NO_CANCEL: &str = "Transports, \"Resumability and Redelivery\": \"Disconnection SHOULD NOT be interpreted as the client cancelling its request\"; \"To cancel, the client SHOULD explicitly send an MCP CancelledNotification\" (so none is expected after a server-initiated close)";
 
 fn server_for(rev: &V) -> ServerKind {
@@ -51,8 +76,35 @@ fn server_for(rev: &V) -> ServerKind {
 }
 
 fn check(rev: &V, name: &str, ok: Option<bool>, detail: String, spec: &'static str) -> ClientCheck {
+    check_at(rev.as_str(), name, level_of(name), ok, detail, spec)
+}
+
+/// The level of each check, from the keyword of the sentence it cites.
+fn level_of(name: &str) -> Level {
+    match name {
+        // "The client MUST support both these cases" (JSON and SSE).
+        "call" | "version header" | "honours retry" | "re-initializes after 404" => Level::Must,
+        "resumes by GET with Last-Event-ID"
+        | "disconnect is not a cancel"
+        | "disconnect"
+        | "falls back to initialize" => Level::Should,
+        // Elicitation is a capability a client MAY declare.
+        "input" => Level::May,
+        _ => Level::Policy,
+    }
+}
+
+fn check_at(
+    revision: &str,
+    name: &str,
+    level: Level,
+    ok: Option<bool>,
+    detail: String,
+    spec: &'static str,
+) -> ClientCheck {
     ClientCheck {
-        revision: rev.as_str().to_owned(),
+        level,
+        revision: revision.to_owned(),
         check: name.to_owned(),
         result: match ok {
             Some(true) => "pass",
@@ -65,9 +117,132 @@ fn check(rev: &V, name: &str, ok: Option<bool>, detail: String, spec: &'static s
     }
 }
 
-/// Runs every scenario of the client `argv` (with `{url}`, `{scenario}`,
-/// `{revision}`) at each of `revisions`; the checks, in order.
-pub async fn run(argv: &[String], revisions: &[V], root: &Path) -> Vec<ClientCheck> {
+/// One run of the client program against one of our servers.
+struct Run {
+    negotiated: Option<V>,
+    observed: PeerObserved,
+    wire: Vec<Exchange>,
+    /// The session the forgetting proxy terminated, if it was in front.
+    forgotten: Option<String>,
+}
+
+/// Where a run goes.
+#[derive(Clone, Copy)]
+struct Target {
+    server: ServerKind,
+    faults: Faults,
+    /// Put [`super::forget`] in front of the server.
+    forget: bool,
+}
+
+impl Target {
+    fn plain(server: ServerKind) -> Target {
+        Target {
+            server,
+            faults: Faults::NONE,
+            forget: false,
+        }
+    }
+}
+
+/// Runs the client program `argv` once: scenario `sc` with `{revision}`
+/// set to `revision`, against a fresh server behind the wire recorder.
+async fn run_one(
+    argv: &[String],
+    root: &Path,
+    target: Target,
+    sc: PeerScenario,
+    revision: &str,
+) -> Result<Run, String> {
+    let harness = super::super::run::spawn_server(
+        ClientKind::All,
+        target.server,
+        sc.scenario(),
+        target.faults,
+    )
+    .await
+    .map_err(|e| format!("cannot start our server: {e}"))?;
+    let proxy = if target.forget {
+        Some(
+            super::forget::start(harness.addr)
+                .await
+                .map_err(|e| format!("cannot start the forgetting proxy: {e}"))?,
+        )
+    } else {
+        None
+    };
+    let addr = proxy.as_ref().map_or(harness.addr, |p| p.addr);
+    let url = format!("http://{addr}/mcp");
+    let filled = fill(
+        argv,
+        &[
+            ("url", &url),
+            ("scenario", sc.name()),
+            ("revision", revision),
+        ],
+    );
+    let (negotiated, observed) = match run_client(&filled, root).await {
+        Ok(line) => from_client_line(&line),
+        Err(why) => (
+            None,
+            PeerObserved::Ran(Observed::Failed {
+                kind: None,
+                message: why,
+            }),
+        ),
+    };
+    // Let a request still in flight reach the recorder.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    Ok(Run {
+        negotiated,
+        observed,
+        wire: harness.wire.exchanges(),
+        forgotten: proxy.and_then(|p| p.forgotten()),
+    })
+}
+
+fn revision_text(v: &Option<V>) -> &str {
+    v.as_ref().map(V::as_str).unwrap_or("no revision")
+}
+
+/// A run's outcome against `model`'s prediction on `target`, as the check
+/// `name` (n/a when the client said so).
+fn predicted(
+    label: &str,
+    name: &str,
+    model: &ClientModel,
+    target: Target,
+    sc: PeerScenario,
+    run: &Run,
+    spec: Option<&'static str>,
+) -> ClientCheck {
+    let prediction = predict(model, &target.server.revisions(), false, sc);
+    let spec = spec.unwrap_or(prediction.spec);
+    match &run.observed {
+        PeerObserved::NotExpressible(why) => {
+            check_at(label, name, level_of(name), None, why.clone(), spec)
+        }
+        PeerObserved::Ran(o) => check_at(
+            label,
+            name,
+            level_of(name),
+            Some(prediction.matches(&run.negotiated, o)),
+            format!("{o:?} on {}", revision_text(&run.negotiated)),
+            spec,
+        ),
+    }
+}
+
+/// Runs every check of the client `argv` (with `{url}`, `{scenario}`,
+/// `{revision}`) at each of `revisions`, then the dual-era checks when
+/// `dual_era` names the `{revision}` value that makes it dual-era; the
+/// checks, in order.
+pub async fn run(
+    argv: &[String],
+    revisions: &[V],
+    dual_era: Option<&str>,
+    root: &Path,
+) -> Vec<ClientCheck> {
     let mut out = Vec::new();
     for rev in revisions {
         let server = server_for(rev);
@@ -76,74 +251,259 @@ pub async fn run(argv: &[String], revisions: &[V], root: &Path) -> Vec<ClientChe
             accepts: vec![rev.clone()],
         };
         for sc in PeerScenario::ALL {
-            let harness = match super::super::run::spawn_server(
-                ClientKind::All,
-                server,
-                sc.scenario(),
-                Faults::NONE,
-            )
-            .await
-            {
-                Ok(h) => h,
+            let target = Target::plain(server);
+            let run = match run_one(argv, root, target, sc, rev.as_str()).await {
+                Ok(r) => r,
                 Err(e) => {
-                    out.push(check(
-                        rev,
-                        sc.name(),
-                        Some(false),
-                        format!("cannot start our server: {e}"),
-                        "",
-                    ));
+                    out.push(check(rev, sc.name(), Some(false), e, ""));
                     continue;
                 }
             };
-            let url = format!("http://{}/mcp", harness.addr);
-            let filled = fill(
-                argv,
-                &[
-                    ("url", &url),
-                    ("scenario", sc.name()),
-                    ("revision", rev.as_str()),
-                ],
-            );
-            let (negotiated, observed) = match run_client(&filled, root).await {
-                Ok(line) => from_client_line(&line),
-                Err(why) => (
-                    None,
-                    PeerObserved::Ran(Observed::Failed {
-                        kind: None,
-                        message: why,
-                    }),
-                ),
-            };
-            // Let a request still in flight reach the recorder.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            let wire = harness.wire.exchanges();
-            let prediction = predict(&model, &server.revisions(), false, sc);
-            out.push(match &observed {
-                PeerObserved::NotExpressible(why) => {
-                    check(rev, sc.name(), None, why.clone(), prediction.spec)
-                }
-                PeerObserved::Ran(o) => check(
-                    rev,
-                    sc.name(),
-                    Some(matches(&prediction, &negotiated, o)),
-                    format!(
-                        "{o:?} on {}",
-                        negotiated.as_ref().map(V::as_str).unwrap_or("no revision")
-                    ),
-                    prediction.spec,
-                ),
-            });
+            out.push(predicted(
+                rev.as_str(),
+                sc.name(),
+                &model,
+                target,
+                sc,
+                &run,
+                None,
+            ));
             if sc == PeerScenario::Call && rev.as_str() >= "2025-06-18" {
-                out.push(version_header(rev, &wire));
+                out.push(match &run.observed {
+                    PeerObserved::NotExpressible(why) => {
+                        check(rev, "version header", None, why.clone(), VERSION_HEADER)
+                    }
+                    PeerObserved::Ran(_) => version_header(rev, &run.wire),
+                });
             }
             if sc == PeerScenario::Disconnect && rev.has(|f| f.sse_polling) {
-                if matches!(observed, PeerObserved::NotExpressible(_)) {
+                if matches!(run.observed, PeerObserved::NotExpressible(_)) {
                     continue;
                 }
-                out.extend(resumption(rev, &wire));
+                out.extend(resumption(rev, &run.wire));
             }
         }
+        if rev.has(|f| f.sessions) {
+            out.push(reinitializes(argv, root, rev, server).await);
+        }
+        if rev.has(|f| f.sse_polling) {
+            out.push(dedupes(argv, root, rev, server).await);
+        }
+        out.push(era_mismatch(argv, root, rev, &model).await);
+    }
+    if let Some(name) = dual_era {
+        out.extend(dual(argv, root, name).await);
+    }
+    out
+}
+
+/// "call" against a server that forgets the session before the second
+/// `tools/call`: the call must still be answered, by way of a new
+/// `initialize` without a session id after the server's 404.
+async fn reinitializes(argv: &[String], root: &Path, rev: &V, server: ServerKind) -> ClientCheck {
+    const NAME: &str = "re-initializes after 404";
+    let target = Target {
+        forget: true,
+        ..Target::plain(server)
+    };
+    let run = match run_one(argv, root, target, PeerScenario::Call, rev.as_str()).await {
+        Ok(r) => r,
+        Err(e) => return check(rev, NAME, Some(false), e, REINIT),
+    };
+    if let PeerObserved::NotExpressible(why) = &run.observed {
+        return check(rev, NAME, None, why.clone(), REINIT);
+    }
+    let Some(old) = run.forgotten.clone() else {
+        return check(
+            rev,
+            NAME,
+            None,
+            format!(
+                "the client made no second tools/call on its session, so it was not forgotten ({:?})",
+                run.observed
+            ),
+            REINIT,
+        );
+    };
+    let not_found = run.wire.iter().find(|e| {
+        e.method != http::Method::DELETE
+            && e.header(headers::SESSION_ID) == Some(old.as_str())
+            && e.status == Some(http::StatusCode::NOT_FOUND)
+    });
+    let Some(not_found) = not_found else {
+        return check(
+            rev,
+            NAME,
+            Some(false),
+            "the server's 404 for the forgotten session is not on the wire".into(),
+            REINIT,
+        );
+    };
+    let reinit = run.wire.iter().find(|e| {
+        e.started >= not_found.started
+            && e.method == http::Method::POST
+            && e.rpc_method().as_deref() == Some("initialize")
+            && e.header(headers::SESSION_ID).is_none()
+    });
+    let answered = matches!(&run.observed, PeerObserved::Ran(Observed::Works(_)));
+    let detail = match (reinit, answered) {
+        (Some(_), true) => {
+            "after the 404 a new initialize without Mcp-Session-Id, then the call answered"
+                .to_owned()
+        }
+        (Some(_), false) => format!("re-initialized after the 404, but {:?}", run.observed),
+        (None, _) => format!(
+            "no initialize after the 404 ({} requests after it); the client reported {:?}",
+            run.wire
+                .iter()
+                .filter(|e| e.started > not_found.started)
+                .count(),
+            run.observed
+        ),
+    };
+    check(
+        rev,
+        NAME,
+        Some(reinit.is_some() && answered),
+        detail,
+        REINIT,
+    )
+}
+
+/// "disconnect" against a server that replays the `Last-Event-ID` event
+/// itself ([`Fault::ReplayInclusive`]): the client must still see each
+/// progress once.
+async fn dedupes(argv: &[String], root: &Path, rev: &V, server: ServerKind) -> ClientCheck {
+    const NAME: &str = "drops a replayed event";
+    let target = Target {
+        faults: Faults::only(Fault::ReplayInclusive),
+        ..Target::plain(server)
+    };
+    let run = match run_one(argv, root, target, PeerScenario::Disconnect, rev.as_str()).await {
+        Ok(r) => r,
+        Err(e) => return check(rev, NAME, Some(false), e, DEDUPE),
+    };
+    if let PeerObserved::NotExpressible(why) = &run.observed {
+        return check(rev, NAME, None, why.clone(), DEDUPE);
+    }
+    // The replay happened only if a resume's answer repeats its cursor.
+    let replayed = run.wire.iter().any(|e| {
+        e.method == http::Method::GET
+            && e.header(headers::LAST_EVENT_ID).is_some_and(|last| {
+                e.sse_ids()
+                    .iter()
+                    .any(|(id, data)| id == last && !data.trim().is_empty())
+            })
+    });
+    if !replayed {
+        return check(
+            rev,
+            NAME,
+            None,
+            format!(
+                "no resume on the wire got a replayed message, so there was nothing to drop ({:?})",
+                run.observed
+            ),
+            DEDUPE,
+        );
+    }
+    let ok = matches!(&run.observed, PeerObserved::Ran(Observed::Works(_)));
+    check(
+        rev,
+        NAME,
+        Some(ok),
+        format!(
+            "the server replayed the Last-Event-ID event; the client reported {:?}",
+            run.observed
+        ),
+        DEDUPE,
+    )
+}
+
+/// "call" at `rev` against a server of the other era only: it must fail
+/// with no mutual revision, as the versioning page's matrix says.
+async fn era_mismatch(argv: &[String], root: &Path, rev: &V, model: &ClientModel) -> ClientCheck {
+    const NAME: &str = "fails against the other era";
+    let other = if rev.is_modern() {
+        ServerKind::S1125
+    } else {
+        ServerKind::S0728
+    };
+    let target = Target::plain(other);
+    match run_one(argv, root, target, PeerScenario::Call, rev.as_str()).await {
+        Ok(run) => {
+            let mut c = predicted(
+                rev.as_str(),
+                NAME,
+                model,
+                target,
+                PeerScenario::Call,
+                &run,
+                Some(ERA_MISMATCH),
+            );
+            c.detail = format!("against a {} server: {}", other, c.detail);
+            c
+        }
+        Err(e) => check(rev, NAME, Some(false), e, ERA_MISMATCH),
+    }
+}
+
+/// With `{revision}` = `name` the client is dual-era: against a legacy-only
+/// server it falls back to `initialize` (after its modern request got a
+/// 4xx), against a modern one it stays modern.
+async fn dual(argv: &[String], root: &Path, name: &str) -> Vec<ClientCheck> {
+    let label = format!("dual-era ({name})");
+    let model = ClientModel {
+        offers: vec![V::V2026_07_28, V::V2025_11_25],
+        accepts: vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25],
+    };
+    let mut out = Vec::new();
+    for (check_name, server, spec) in [
+        ("falls back to initialize", ServerKind::S1125, FALL_BACK),
+        ("stays modern", ServerKind::S0728, STAY_MODERN),
+    ] {
+        let target = Target::plain(server);
+        let run = match run_one(argv, root, target, PeerScenario::Call, name).await {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(check_at(
+                    &label,
+                    check_name,
+                    level_of(check_name),
+                    Some(false),
+                    e,
+                    spec,
+                ));
+                continue;
+            }
+        };
+        let mut c = predicted(
+            &label,
+            check_name,
+            &model,
+            target,
+            PeerScenario::Call,
+            &run,
+            Some(spec),
+        );
+        if server == ServerKind::S1125 && c.result == "pass" {
+            // Falling back means: a modern request first, refused with 4xx.
+            let first = run.wire.iter().find(|e| e.method == http::Method::POST);
+            let tried_modern = first.is_some_and(|e| {
+                e.rpc_method().as_deref() != Some("initialize")
+                    && e.status.is_some_and(|s| s.is_client_error())
+            });
+            if !tried_modern {
+                c.result = "fail".into();
+                c.detail = format!(
+                    "{}; but its first request was {:?}, not a modern request refused with 4xx",
+                    c.detail,
+                    first.and_then(Exchange::rpc_method)
+                );
+            }
+        }
+        c.detail = format!("against a {server} server: {}", c.detail);
+        out.push(c);
     }
     out
 }
@@ -268,32 +628,125 @@ fn resumption(rev: &V, wire: &[Exchange]) -> Vec<ClientCheck> {
     out
 }
 
-/// The checks as a table (or JSON).
+/// The checks as a table (or JSON); the summary counts failures by level.
 pub fn render(checks: &[ClientCheck], json: bool) -> String {
     if json {
         return serde_json::to_string_pretty(checks).unwrap_or_default() + "\n";
     }
-    let mut s = String::new();
-    for c in checks {
-        let mark = match c.result.as_str() {
-            "pass" => "✓",
-            "fail" => "✗",
-            _ => "n/a",
-        };
+    let rows: Vec<Vec<String>> = checks
+        .iter()
+        .map(|c| {
+            let mark = match c.result.as_str() {
+                "pass" => "✓",
+                "fail" => "✗",
+                _ => "n/a",
+            };
+            vec![
+                c.revision.clone(),
+                c.check.clone(),
+                c.level.to_string(),
+                mark.to_owned(),
+                c.detail.clone(),
+            ]
+        })
+        .collect();
+    let mut s = crate::table::render(
+        &["revision", "check", "level", "", "what was seen"],
+        &rows,
+        crate::table::Style::Plain,
+    );
+    for c in checks
+        .iter()
+        .filter(|c| c.result == "fail" && !c.spec.is_empty())
+    {
         s.push_str(&format!(
-            "{} {:<36} {mark:<3} {}\n",
-            c.revision, c.check, c.detail
+            "\n✗ {} {} ({}): {}\n",
+            c.revision, c.check, c.level, c.spec
         ));
-        if c.result == "fail" && !c.spec.is_empty() {
-            s.push_str(&format!("           spec: {}\n", c.spec));
-        }
     }
     let n = |r: &str| checks.iter().filter(|c| c.result == r).count();
+    let by_level: Vec<String> = [Level::Must, Level::Should, Level::May, Level::Policy]
+        .into_iter()
+        .map(|l| {
+            let k = checks
+                .iter()
+                .filter(|c| c.result == "fail" && c.level == l)
+                .count();
+            format!("{l} {k}")
+        })
+        .collect();
     s.push_str(&format!(
-        "\n{} passed, {} failed, {} n/a\n",
+        "\n{} passed, {} failed ({}), {} n/a\n",
         n("pass"),
         n("fail"),
+        by_level.join(", "),
         n("n/a")
     ));
     s
+}
+
+/// The checks as JUnit XML (the writer `check-server --junit` uses): one
+/// suite per revision, a failure's type its level, n/a skipped.
+pub fn junit(checks: &[ClientCheck], client: &str) -> Result<String, String> {
+    let cases: Vec<Case> = checks
+        .iter()
+        .map(|c| Case {
+            name: c.check.clone(),
+            suite: format!("check-client {}", c.revision),
+            class: format!("check-client.{}", c.revision),
+            level: c.level,
+            outcome: match c.result.as_str() {
+                "pass" => CaseOutcome::Pass { warning: None },
+                "fail" => CaseOutcome::Fail {
+                    reason: c.detail.clone(),
+                    description: c.spec.to_owned(),
+                },
+                other => CaseOutcome::Skipped {
+                    label: other.to_owned(),
+                    reason: c.detail.clone(),
+                },
+            },
+            properties: vec![("spec".into(), c.spec.to_owned())],
+        })
+        .collect();
+    crate::check::junit::render_cases(&format!("check-client {client}"), &cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(level: Level, result: &str) -> ClientCheck {
+        ClientCheck {
+            revision: "2025-11-25".into(),
+            check: "c".into(),
+            result: result.into(),
+            level,
+            detail: "seen".into(),
+            spec: "the sentence",
+        }
+    }
+
+    #[test]
+    fn a_failure_counts_from_its_level_on() {
+        let should = at(Level::Should, "fail");
+        assert!(!should.fails_at(FailOn::Must));
+        assert!(should.fails_at(FailOn::Should));
+        assert!(should.fails_at(FailOn::Policy));
+        assert!(!at(Level::Must, "n/a").fails_at(FailOn::Policy));
+        assert!(at(Level::Must, "fail").fails_at(FailOn::Must));
+    }
+
+    #[test]
+    fn the_summary_and_junit_name_the_level() {
+        let checks = [at(Level::Must, "pass"), at(Level::Should, "fail")];
+        let text = render(&checks, false);
+        assert!(
+            text.contains("1 passed, 1 failed (MUST 0, SHOULD 1, MAY 0, POLICY 0), 0 n/a"),
+            "{text}"
+        );
+        assert!(text.contains("the sentence"), "{text}");
+        let xml = junit(&checks, "client").expect("junit");
+        assert!(xml.contains("type=\"SHOULD\""), "{xml}");
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod cells;
 pub mod check_client;
+mod forget;
 pub mod manifest;
 mod ours;
 pub mod outcome;

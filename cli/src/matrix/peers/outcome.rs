@@ -4,7 +4,7 @@
 use mcp_transport_core::ProtocolVersion as V;
 use serde_json::Value;
 
-use super::super::expect::{Expected, Failure, Prediction};
+use super::super::expect::{Failure, Prediction};
 use super::super::harness::Observed;
 use super::manifest::Quirk;
 
@@ -83,24 +83,6 @@ pub fn from_client_line(line: &str) -> (Option<V>, PeerObserved) {
     (revision, PeerObserved::Ran(observed))
 }
 
-/// Whether an observation is what the prediction says.
-pub fn matches(prediction: &Prediction, negotiated: &Option<V>, observed: &Observed) -> bool {
-    if *negotiated != prediction.revision {
-        return false;
-    }
-    match (&prediction.expected, observed) {
-        (Expected::Works, Observed::Works(_)) => true,
-        (
-            Expected::Fails(want),
-            Observed::Failed {
-                kind: Some(got), ..
-            },
-        ) => want == got,
-        (Expected::NotApplicable, Observed::Absent(_)) => true,
-        _ => false,
-    }
-}
-
 /// Whether `quirk`'s `observed` describes this observation.
 fn quirk_describes(quirk: &Quirk, observed: &Observed) -> bool {
     matches!(
@@ -124,7 +106,7 @@ pub fn verdict(
         PeerObserved::NotExpressible(why) => return Verdict::NotApplicable(why.clone()),
         PeerObserved::Ran(o) => o,
     };
-    let predicted = matches(prediction, negotiated, observed);
+    let predicted = prediction.matches(negotiated, observed);
     match (predicted, applicable.first()) {
         (true, None) => Verdict::Pass,
         (true, Some(_)) if applicable.iter().all(|q| q.intermittent) => Verdict::Pass,
@@ -139,6 +121,7 @@ pub fn verdict(
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::expect::Expected;
     use super::*;
 
     fn works_on(rev: V) -> Prediction {

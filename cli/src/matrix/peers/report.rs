@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::cells::{PeerCell, layout};
 use super::manifest::Manifest;
 use super::outcome::Verdict;
+use crate::table;
 
 /// The mark of one cell: the negotiated revision, then ✓ (as predicted),
 /// `~N` (N scenarios as a listed quirk says), `n/a N`, `gone N` (quirks
@@ -75,34 +76,7 @@ fn grid(peers: &[Arc<Manifest>], cells: &[PeerCell]) -> (Vec<String>, Vec<Vec<St
 /// The whole report as text (`markdown`: a markdown table).
 pub fn render(peers: &[Arc<Manifest>], cells: &[PeerCell], markdown: bool) -> String {
     let (header, rows) = grid(peers, cells);
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in &rows {
-        for (i, c) in r.iter().enumerate() {
-            widths[i] = widths[i].max(c.chars().count());
-        }
-    }
-    let pad = |s: &str, w: usize| format!("{s}{}", " ".repeat(w - s.chars().count()));
-    let line = |cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| pad(c, widths[i]))
-            .collect();
-        if markdown {
-            format!("| {} |\n", parts.join(" | "))
-        } else {
-            format!("{}\n", parts.join("  "))
-        }
-    };
-    let mut out = String::new();
-    out.push_str(&line(&header));
-    if markdown {
-        let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-        out.push_str(&line(&dashes));
-    }
-    for r in &rows {
-        out.push_str(&line(r));
-    }
+    let mut out = table::render(&header, &rows, table::Style::markdown_if(markdown));
     let all: Vec<_> = cells
         .iter()
         .flat_map(|c| c.scenarios.iter().map(move |s| (c, s)))

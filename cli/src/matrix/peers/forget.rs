@@ -1,0 +1,163 @@
+//! `check-client`'s session-forgetting front: a loopback proxy before our
+//! reference server that makes the server forget the client's session in
+//! the middle of the `call` scenario, for the check "re-initializes after
+//! 404" (2025-03-26 .. 2025-11-25 Transports, "Session Management" 3–4).
+//!
+//! Every request is forwarded as it is. When the client's second
+//! `tools/call` on a session arrives, the proxy first terminates that
+//! session on the server with a `DELETE` (the server "MAY terminate the
+//! session at any time"), then forwards the call: the server itself
+//! answers it 404, and a conforming client starts a new session.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use mcp_http_edge::headers;
+use serde_json::Value;
+
+/// Request bodies read at most (the proxy parses them).
+const MAX_BODY: usize = 4 * 1024 * 1024;
+/// How long one forwarded exchange may take at most.
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Default)]
+struct Seen {
+    /// The session whose first `tools/call` went through.
+    called: Option<String>,
+    /// The session terminated (once per run).
+    forgotten: Option<String>,
+}
+
+#[derive(Clone)]
+struct Proxy {
+    upstream: SocketAddr,
+    http: reqwest::Client,
+    seen: Arc<Mutex<Seen>>,
+}
+
+/// A running proxy: its address, and the session it made the server forget.
+pub struct Forgetting {
+    /// Where the client connects.
+    pub addr: SocketAddr,
+    seen: Arc<Mutex<Seen>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Forgetting {
+    /// The session terminated mid-run, if the client got that far.
+    pub fn forgotten(&self) -> Option<String> {
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .forgotten
+            .clone()
+    }
+}
+
+impl Drop for Forgetting {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts the proxy in front of `upstream` on a free 127.0.0.1 port.
+pub async fn start(upstream: SocketAddr) -> std::io::Result<Forgetting> {
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(FORWARD_TIMEOUT)
+        .build()
+        .map_err(std::io::Error::other)?;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let proxy = Proxy {
+        upstream,
+        http,
+        seen: seen.clone(),
+    };
+    let app = axum::Router::new().fallback(forward).with_state(proxy);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let addr = listener.local_addr()?;
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(Forgetting { addr, seen, task })
+}
+
+fn is_tools_call(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).is_ok_and(|v| v["method"] == "tools/call")
+}
+
+fn copy_headers(from: &HeaderMap) -> HeaderMap {
+    let mut h = from.clone();
+    h.remove(axum::http::header::HOST);
+    h.remove(axum::http::header::CONTENT_LENGTH);
+    h
+}
+
+async fn forward(State(p): State<Proxy>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "body too large").into_response();
+    };
+    let session = parts
+        .headers
+        .get(headers::SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let url = format!(
+        "http://{}{}",
+        p.upstream,
+        parts
+            .uri
+            .path_and_query()
+            .map(|q| q.as_str())
+            .unwrap_or("/")
+    );
+    if let (Some(s), true) = (
+        &session,
+        parts.method == Method::POST && is_tools_call(&body),
+    ) {
+        let forget = {
+            let mut seen = p.seen.lock().unwrap_or_else(PoisonError::into_inner);
+            if seen.forgotten.is_none() && seen.called.as_deref() == Some(s.as_str()) {
+                seen.forgotten = Some(s.clone());
+                true
+            } else {
+                seen.called.get_or_insert_with(|| s.clone());
+                false
+            }
+        };
+        if forget {
+            let _ = p
+                .http
+                .delete(&url)
+                .headers(copy_headers(&parts.headers))
+                .send()
+                .await;
+        }
+    }
+    let sent = p
+        .http
+        .request(parts.method.clone(), &url)
+        .headers(copy_headers(&parts.headers))
+        .body(body)
+        .send()
+        .await;
+    match sent {
+        Ok(resp) => {
+            let mut out = Response::builder().status(resp.status());
+            if let Some(h) = out.headers_mut() {
+                *h = resp.headers().clone();
+                h.remove(axum::http::header::CONTENT_LENGTH);
+                h.remove(axum::http::header::TRANSFER_ENCODING);
+            }
+            out.body(Body::from_stream(resp.bytes_stream()))
+                .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+        }
+        Err(e) => (StatusCode::BAD_GATEWAY, format!("upstream: {e}")).into_response(),
+    }
+}
