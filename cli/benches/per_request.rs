@@ -4,6 +4,8 @@
 //! ```sh
 //! cargo bench -p mcp-compat --bench per_request            # allocations table, then criterion
 //! PER_REQUEST_ALLOCS_ONLY=1 cargo bench -p mcp-compat --bench per_request
+//! # what an idle session and a pending polled request keep allocated
+//! PER_REQUEST_RETAINED_ONLY=1 cargo bench -p mcp-compat --bench per_request
 //! # instructions per request: run N requests of one case under callgrind
 //! # (twice, with different N, and take the difference: set-up cancels out)
 //! PER_REQUEST_LOOP=modern-json:2000 valgrind --tool=callgrind \
@@ -19,7 +21,7 @@ use std::alloc::System;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use mcp_compat::bench::inproc::{Case, Harness};
+use mcp_compat::bench::inproc::{Case, Harness, Retention};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -68,6 +70,81 @@ fn allocations() {
     }
 }
 
+/// Idle sessions measured, and pending polled requests.
+const RETAINED: usize = 1_000;
+/// Polled requests per session (a session keeps at most 256 streams).
+const PER_SESSION: usize = 100;
+
+/// Bytes (and live blocks) that `n` runs of `step` leave allocated.
+fn retained_by(n: usize, mut step: impl FnMut(usize)) -> (f64, f64) {
+    let region = Region::new(GLOBAL);
+    for i in 0..n {
+        step(i);
+    }
+    let s = region.change();
+    let bytes = s.bytes_allocated as f64 + s.bytes_reallocated as f64 - s.bytes_deallocated as f64;
+    let blocks = s.allocations as f64 - s.deallocations as f64;
+    (bytes / n as f64, blocks / n as f64)
+}
+
+/// What one idle 2025-11-25 session and one pending request under
+/// SEP-1699 polling (between polls) keep allocated on the server: bytes
+/// requested from the allocator and not freed, per session / request
+/// (the allocator's own per-block overhead, 8–16 bytes with glibc, comes
+/// on top of each live block).
+fn retained() {
+    let rt = runtime();
+    println!("retained on the server ({RETAINED} of each; bytes requested and not freed)");
+    println!("| what | bytes retained | live blocks |");
+    println!("| --- | --- | --- |");
+    let idle = |what: &str, args: &[&str], distinct: bool| {
+        let server = rt
+            .block_on(async { Retention::new(args) })
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Warm-up: the registry, the sweeper task, the event store's maps.
+        for i in 0..8 {
+            rt.block_on(server.open_session(distinct.then_some(i)))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let (bytes, blocks) = retained_by(RETAINED, |i| {
+            rt.block_on(server.open_session(distinct.then_some(i + 8)))
+                .unwrap_or_else(|e| panic!("{e}"));
+        });
+        println!("| {what} | {bytes:.0} | {blocks:.1} |");
+    };
+    idle("idle 2025-11-25 session (`serve`)", &[], false);
+    idle("the same, every client's `clientInfo` different", &[], true);
+    idle(
+        "the same, `serve --no-legacy-tasks`",
+        &["--no-legacy-tasks"],
+        true,
+    );
+
+    let mut server = rt
+        .block_on(async {
+            Retention::new(&["--disconnect", "after-priming", "--retry-ms", "60000"])
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sessions: Vec<String> = (0..=RETAINED / PER_SESSION)
+        .map(|_| {
+            rt.block_on(server.open_session(None))
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect();
+    // Warm-up in a session of its own (the last one).
+    for _ in 0..8 {
+        rt.block_on(server.start_polled(&sessions[sessions.len() - 1], 600_000))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (bytes, blocks) = retained_by(RETAINED, |i| {
+        rt.block_on(server.start_polled(&sessions[i / PER_SESSION], 600_000))
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
+    println!(
+        "| pending `tools/call`, SEP-1699 polling, between polls | {bytes:.0} | {blocks:.1} |"
+    );
+}
+
 /// Criterion's time per request of every case.
 fn times(c: &mut Criterion) {
     let rt = runtime();
@@ -103,7 +180,12 @@ fn main() {
         rt.block_on(h.many(n)).unwrap_or_else(|e| panic!("{e}"));
         return;
     }
+    if std::env::var_os("PER_REQUEST_RETAINED_ONLY").is_some() {
+        retained();
+        return;
+    }
     allocations();
+    retained();
     if std::env::var_os("PER_REQUEST_ALLOCS_ONLY").is_some() {
         return;
     }

@@ -46,6 +46,12 @@ pub struct MatrixArgs {
     /// Where the peer manifests are; commands run in its parent directory.
     #[arg(long, default_value = "peers")]
     pub peers_dir: PathBuf,
+    /// Where the two instances of the `s-cluster` column share their state:
+    /// `memory` (in-process stores, the default) or `redis://HOST:PORT/DB`
+    /// (each instance its own connection to that Redis; the column is then
+    /// named `s-cluster-redis`).
+    #[arg(long, default_value = "memory")]
+    pub store: String,
 }
 
 /// `--peer` / `--peers`: the peer cells, rendered.
@@ -132,6 +138,7 @@ pub async fn run(args: MatrixArgs) -> Result<bool, String> {
     if args.peers || !args.peer.is_empty() {
         return peers(&args).await;
     }
+    crate::matrix::cluster::set_store(&args.store)?;
     let parts = filter_parts(args.filter.as_deref());
     let keep = move |c: ClientKind, s: ServerKind, sc: Scenario| {
         let name = result_name(c, s, sc);

@@ -19,10 +19,11 @@ use mcp_rev_2025_11_25::{
 use mcp_rev_2026_07_28::server::{ModernConfig, TasksConfig};
 use mcp_store_redis::{
     RedisConnection, RedisConnectionConfig, RedisEventStore, RedisEventStoreConfig,
-    RedisSessionStore, RedisSignalBus, RedisTaskStore,
+    RedisLeaseStore, RedisSessionStore, RedisSignalBus, RedisTaskStore,
 };
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
+use mcp_transport_core::lease::{DEFAULT_LEASE_RENEW, DEFAULT_LEASE_TTL, Leases};
 use mcp_transport_core::session_store::MemorySessionStoreConfig;
 use mcp_transport_core::task_store::MemoryTaskStoreConfig;
 
@@ -103,6 +104,17 @@ pub struct ServeArgs {
     /// while Redis is down, requests that need it get 503).
     #[arg(long, default_value = "memory")]
     pub store: String,
+    /// With `--store redis://…`: how long a lease on a running request or
+    /// task lives without renewal, in ms (default 10000). When the
+    /// instance running it dies, a client waiting through another instance
+    /// gets a `-32603` error (or the task `failed`) after about this long.
+    #[arg(long)]
+    pub lease_ttl_ms: Option<u64>,
+    /// With `--store redis://…`: how often a running request's lease is
+    /// renewed, and how often an instance following another's request
+    /// checks it, in ms (default 3000; below `--lease-ttl-ms`).
+    #[arg(long)]
+    pub lease_renew_ms: Option<u64>,
     /// A file holding the 32-byte key that seals 2026-07-28 `requestState`
     /// (64 hex digits, e.g. from `openssl rand -hex 32`). Instances behind
     /// one load balancer need the same key, so that an input round issued
@@ -278,20 +290,27 @@ pub fn build(cfg: MultiConfig) -> Result<MultiServer, String> {
     Ok(server)
 }
 
-/// Puts the stores `--store` names into `cfg` (2025-11-25's experimental
-/// tasks stay in memory): nothing for `memory`; for `redis://…`, a
-/// [`RedisEventStore`], a [`RedisSessionStore`] and a [`RedisSignalBus`]
-/// for the legacy sessions (shared between instances) and a
-/// [`RedisTaskStore`], with the in-memory stores' default bounds, after
-/// checking that Redis answers (a clear error at startup rather than 503s
-/// later).
+/// Puts the stores `--store` names into `cfg`: nothing for `memory`; for
+/// `redis://…`, a [`RedisEventStore`], a [`RedisSessionStore`] and a
+/// [`RedisSignalBus`] for the legacy sessions (shared between instances;
+/// the bus also carries change notifications to both eras' listeners on
+/// other instances), a [`RedisTaskStore`] for the 2026-07-28 tasks and for
+/// 2025-11-25's experimental tasks (unless `--no-legacy-tasks`), with the
+/// in-memory stores' default bounds, and a [`RedisLeaseStore`] behind all
+/// of them (`--lease-ttl-ms`, `--lease-renew-ms`), after checking that
+/// Redis answers (a clear error at startup rather than 503s later).
 ///
 /// # Errors
 ///
-/// A URL that is neither `memory` nor `redis://`/`rediss://`, or a Redis
-/// that does not answer.
-pub async fn with_store(mut cfg: MultiConfig, store: &str) -> Result<MultiConfig, String> {
+/// A URL that is neither `memory` nor `redis://`/`rediss://`, a Redis
+/// that does not answer, lease flags without Redis or with a renewal
+/// interval not below the TTL.
+pub async fn with_store(mut cfg: MultiConfig, args: &ServeArgs) -> Result<MultiConfig, String> {
+    let store = args.store.as_str();
     if store == "memory" {
+        if args.lease_ttl_ms.is_some() || args.lease_renew_ms.is_some() {
+            return Err("--lease-ttl-ms and --lease-renew-ms mean nothing with --store memory: leases matter only between instances sharing a Redis store".into());
+        }
         return Ok(cfg);
     }
     if !(store.starts_with("redis://") || store.starts_with("rediss://")) {
@@ -309,13 +328,32 @@ pub async fn with_store(mut cfg: MultiConfig, store: &str) -> Result<MultiConfig
         .ready()
         .await
         .map_err(|e| format!("--store {store}: {e}"))?;
+    let leases = Leases::new(Arc::new(RedisLeaseStore::new(conn.clone()))).with_timing(
+        args.lease_ttl_ms
+            .map_or(DEFAULT_LEASE_TTL, Duration::from_millis),
+        args.lease_renew_ms
+            .map_or(DEFAULT_LEASE_RENEW, Duration::from_millis),
+    )?;
+    let signals: Arc<dyn mcp_transport_core::session_store::SignalBus> = Arc::new(signals);
     cfg.legacy = cfg
         .legacy
         .with_event_store(Arc::new(events))
         .with_session_store(Arc::new(sessions))
-        .with_signals(Arc::new(signals));
+        .with_signals(signals.clone())
+        .with_leases(leases.clone());
+    // Change notifications reach the listen streams other instances hold.
+    cfg.modern = cfg.modern.with_signals(Some(signals));
+    let task_store = Arc::new(RedisTaskStore::new(conn, MemoryTaskStoreConfig::default()));
+    if !args.no_legacy_tasks && cfg.revisions.contains(&ProtocolVersion::V2025_11_25) {
+        cfg.legacy = cfg.legacy.with_tasks(LegacyTasksConfig {
+            store: task_store.clone(),
+            leases: Some(leases.clone()),
+            ..LegacyTasksConfig::default()
+        });
+    }
     let tasks = TasksConfig {
-        store: Arc::new(RedisTaskStore::new(conn, MemoryTaskStoreConfig::default())),
+        store: task_store,
+        leases: Some(leases),
         ..TasksConfig::default()
     };
     cfg.modern = cfg.modern.with_tasks(Some(tasks));
@@ -326,7 +364,7 @@ pub async fn with_store(mut cfg: MultiConfig, store: &str) -> Result<MultiConfig
 /// (see [`shutdown_signal`]) and returns `Ok`. Prints
 /// `listening on http://HOST:PORT/PATH` as the first stdout line.
 pub async fn run(args: ServeArgs) -> Result<(), String> {
-    let cfg = with_store(config(&args)?, &args.store).await?;
+    let cfg = with_store(config(&args)?, &args).await?;
     let limits = conn_limits(&args)?;
     let server = build(cfg)?;
     let app = server.route(&args.path);

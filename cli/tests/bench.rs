@@ -82,6 +82,12 @@ fn quick_bench_reports_every_figure() {
         positive(cancel, key, "cancel-by-close");
     }
 
+    let resume = &report["resume_after_disconnect"];
+    assert_eq!(resume["trials"], 50, "quick mode's resume trials: {resume}");
+    for key in ["p50_us", "p99_us", "max_us"] {
+        positive(resume, key, "resume after disconnect");
+    }
+
     let long = report["long_running"]
         .as_array()
         .expect("long-running rows");

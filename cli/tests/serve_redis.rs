@@ -17,8 +17,9 @@ const EXT: &str = "io.modelcontextprotocol/tasks";
 
 /// A `serve` instance on 127.0.0.1:0 with `--store URL`.
 async fn instance(store: &str) -> TestServer {
-    let args = common::serve_args();
-    let cfg = with_store(config(&args).unwrap(), store).await.unwrap();
+    let mut args = common::serve_args();
+    args.store = store.to_owned();
+    let cfg = with_store(config(&args).unwrap(), &args).await.unwrap();
     let server = build(cfg).unwrap();
     TestServer::serve(server.route("/mcp")).await
 }

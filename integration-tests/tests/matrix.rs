@@ -98,6 +98,9 @@ macro_rules! servers {
         mod s_all {
             scenarios!($c, ServerKind::All);
         }
+        mod s_cluster {
+            scenarios!($c, ServerKind::Cluster);
+        }
     };
 }
 
@@ -131,5 +134,5 @@ mod c_all {
 fn scenario_list_is_complete() {
     assert_eq!(Scenario::ALL.len(), 15);
     assert_eq!(ClientKind::ALL.len(), 8);
-    assert_eq!(ServerKind::ALL.len(), 9);
+    assert_eq!(ServerKind::ALL.len(), 10);
 }

@@ -4,7 +4,9 @@
 //! `EventStore`), [`RedisTaskStore`] (`TaskStore`) and [`RedisSessionStore`]
 //! (`SessionStore`), and [`RedisSignalBus`] (`SignalBus`, over Redis
 //! pub/sub: a cancel or a client's answer arriving at one instance reaches
-//! the one running the request).
+//! the one running the request), and [`RedisLeaseStore`] (`LeaseStore`:
+//! the running instance's lease on a request, so that another instance
+//! notices when it died).
 //!
 //! Both go through one [`RedisConnection`]: a `redis` crate
 //! `ConnectionManager` (one multiplexed connection, reconnected in the
@@ -16,7 +18,8 @@
 //!
 //! Every key of a session carries the session tag as a Redis Cluster hash
 //! tag (`PREFIX:{SID}:meta`, `PREFIX:{SID}:fin`, `PREFIX:{SID}:s:N`), every
-//! key of a task its id (`PREFIX:task:{ID}`), and each has a TTL, renewed
+//! key of a task its id (`PREFIX:task:{ID}`), every lease its key
+//! (`PREFIX:lease:{KEY}`), and each has a TTL, renewed
 //! on every write. The store-wide bounds (session count, byte budget, task
 //! count and bytes) are kept in a few store-wide keys (`PREFIX:sessions`,
 //! `PREFIX:sbytes`, `PREFIX:bytes`, `PREFIX:budget`, `PREFIX:tasks`,
@@ -32,6 +35,7 @@
 mod connection;
 mod error;
 mod event_store;
+mod lease_store;
 mod session_store;
 mod signals;
 mod task_store;
@@ -39,6 +43,7 @@ mod task_store;
 pub use connection::{RedisConnection, RedisConnectionConfig};
 pub use error::RedisStoreError;
 pub use event_store::{RedisEventStore, RedisEventStoreConfig};
+pub use lease_store::{LEASE_KEEP, RedisLeaseStore};
 pub use session_store::RedisSessionStore;
 pub use signals::RedisSignalBus;
 pub use task_store::{EXPIRED_GRACE, RedisTaskStore};

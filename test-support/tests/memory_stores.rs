@@ -4,9 +4,11 @@
 use std::sync::Arc;
 
 use mcp_test_support::conformance::event_store::EventStoreMaker;
+use mcp_test_support::conformance::lease_store::LeaseStoreMaker;
 use mcp_test_support::conformance::session_store::SessionStoreMaker;
 use mcp_test_support::conformance::task_store::TaskStoreMaker;
 use mcp_transport_core::event_log::{EventStore, MemoryEventStore, MemoryEventStoreConfig};
+use mcp_transport_core::lease::{LeaseStore, MemoryLeaseStore};
 use mcp_transport_core::session_store::{
     MemorySessionStore, MemorySessionStoreConfig, SessionStore,
 };
@@ -45,4 +47,55 @@ impl SessionStoreMaker for Memory {
 
 mod session_store {
     mcp_test_support::session_store_suite!(super::Memory);
+}
+
+/// Makes [`MemoryLeaseStore`]s and remembers the last, to tell it which
+/// holder "died".
+#[derive(Default)]
+struct MemoryLeases {
+    last: std::sync::Mutex<Option<Arc<MemoryLeaseStore>>>,
+}
+
+#[async_trait::async_trait]
+impl LeaseStoreMaker for MemoryLeases {
+    async fn make(&self) -> Arc<dyn LeaseStore> {
+        let s = Arc::new(MemoryLeaseStore::default());
+        *self.last.lock().unwrap() = Some(s.clone());
+        s
+    }
+
+    fn short_ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(1)
+    }
+
+    async fn lapse(&self, _store: &dyn LeaseStore, holder: &str, _key: &str) {
+        let s = self.last.lock().unwrap().clone().unwrap();
+        assert!(s.lapse_holder(holder) > 0);
+    }
+}
+
+mod lease_store {
+    mcp_test_support::lease_store_suite!(super::MemoryLeases::default());
+
+    /// The in-process store never lets a lease lapse by itself, and is
+    /// bounded.
+    #[tokio::test]
+    async fn memory_leases_never_lapse_by_themselves_and_are_bounded() {
+        use mcp_transport_core::lease::{LeaseError, LeaseStore, MemoryLeaseStore};
+        use std::time::Duration;
+        let s = MemoryLeaseStore::new(2);
+        assert!(s.acquire("a", "h", "", Duration::ZERO).await.unwrap());
+        assert!(s.acquire("b", "h", "", Duration::ZERO).await.unwrap());
+        assert!(matches!(
+            s.acquire("c", "h", "", Duration::ZERO).await,
+            Err(LeaseError::Full { max: 2 })
+        ));
+        assert!(
+            s.get("a").await.unwrap().unwrap().held,
+            "a zero TTL is ignored"
+        );
+        assert_eq!(s.take_over("a", "x", Duration::ZERO).await.unwrap(), None);
+        assert!(s.release("a", "h").await.unwrap());
+        assert!(s.acquire("c", "h", "", Duration::ZERO).await.unwrap());
+    }
 }

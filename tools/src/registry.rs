@@ -159,6 +159,14 @@ struct CallParams {
     arguments: Option<Value>,
 }
 
+/// The name a `tools/call` names, all [`Tools::execution`] reads: the
+/// other members (the arguments above all) are skipped, not parsed.
+#[derive(Deserialize)]
+struct CalledName<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+}
+
 /// A registry of typed tools (and prompts and resources). It is a
 /// [`Handler`]: `tools/list` lists the tools in registration order on the
 /// request's revision's terms, `tools/call` runs one; once a prompt is
@@ -405,7 +413,7 @@ impl Tools {
         if request.method != "tools/call" {
             return None;
         }
-        let p: CallParams = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
+        let p: CalledName<'_> = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
         self.get(&p.name)
     }
 }

@@ -22,6 +22,7 @@
 //! | [`event_id`] | session-unique event ids that name their stream and position |
 //! | [`event_log`] | the bounded per-stream replay log behind the [`event_log::EventStore`] trait |
 //! | [`task_store`] | task state (the Tasks extension and 2025-11-25 tasks) behind the [`task_store::TaskStore`] trait, with a bounded in-memory store |
+//! | [`lease`] | liveness across instances: leases on running requests behind the [`lease::LeaseStore`] trait, with an in-process store |
 //! | [`session_store`] | shared session records (revision, capabilities, principal, idle expiry) behind the [`session_store::SessionStore`] trait, with a bounded in-memory store |
 //! | [`cancel`] | a runtime-free cancellation token |
 //! | [`endpoint`] | `Origin`/`Host` allowlists, `Accept` and `Content-Type` rules every server applies |
@@ -36,6 +37,7 @@ pub mod event_id;
 pub mod event_log;
 pub mod handler;
 pub mod jsonrpc;
+pub mod lease;
 pub mod negotiation;
 pub mod session_store;
 pub mod sse;

@@ -97,7 +97,8 @@ fn request_bytes(addr: std::net::SocketAddr) -> Vec<u8> {
     out
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p` quantile of sorted values (nearest rank).
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

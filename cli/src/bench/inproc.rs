@@ -209,7 +209,15 @@ impl Harness {
 
 /// Opens a 2025-11-25 session in memory; returns its id.
 async fn open_session(router: &Router) -> Result<String, String> {
-    let Ok(resp) = router.clone().oneshot(wire::initialize(ADDR, PATH)).await;
+    open_session_with(router, wire::initialize(ADDR, PATH)).await
+}
+
+/// Opens a 2025-11-25 session in memory with this `initialize`.
+async fn open_session_with(
+    router: &Router,
+    initialize: http::Request<http_body_util::Full<bytes::Bytes>>,
+) -> Result<String, String> {
+    let Ok(resp) = router.clone().oneshot(initialize).await;
     let session = resp
         .headers()
         .get("mcp-session-id")
@@ -231,4 +239,82 @@ async fn open_session(router: &Router) -> Result<String, String> {
         ));
     }
     Ok(session)
+}
+
+/// A 2025-11-25 server built as `mcp-compat serve ARGS` builds it, for what
+/// an idle session and a pending polled request retain (the counting
+/// allocator of `cli/benches/per_request.rs` does the counting; this only
+/// drives the server and checks its answers).
+pub struct Retention {
+    router: Router,
+    next_id: u64,
+    /// Keeps the dispatcher alive.
+    _server: MultiServer,
+}
+
+impl Retention {
+    /// The server of `mcp-compat serve ARGS` (`args` without `serve`).
+    /// Must run inside a tokio runtime.
+    pub fn new(args: &[&str]) -> Result<Retention, String> {
+        let argv = std::iter::once("serve").chain(args.iter().copied());
+        let args = ServeCli::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .args;
+        let server = serve::build(serve::config(&args)?)?;
+        Ok(Retention {
+            router: server.route(PATH),
+            next_id: 0,
+            _server: server,
+        })
+    }
+
+    /// Opens one 2025-11-25 session (`initialize`, then
+    /// `notifications/initialized`) and returns its id; the connection's
+    /// parts are all dropped, so the session is idle. With `client`, the
+    /// `clientInfo` version is that number (clients that differ).
+    pub async fn open_session(&self, client: Option<usize>) -> Result<String, String> {
+        match client {
+            None => open_session(&self.router).await,
+            Some(n) => {
+                open_session_with(
+                    &self.router,
+                    wire::initialize_as(ADDR, PATH, &n.to_string()),
+                )
+                .await
+            }
+        }
+    }
+
+    /// Starts `slow {ms}` in `session` and reads its POST's answer to the
+    /// end: under `--disconnect after-priming` the stream closes after the
+    /// priming event and its `retry`, leaving the request pending on the
+    /// server between polls. Checks that the answer is that and no more.
+    pub async fn start_polled(&mut self, session: &str, ms: u64) -> Result<(), String> {
+        self.next_id += 1;
+        let args = format!(r#"{{"ms":{ms}}}"#);
+        let mut req =
+            Template::legacy_call(ADDR, PATH, session, "slow", &args, None).request(self.next_id);
+        let length = http::HeaderValue::from(req.body().size_hint().exact().unwrap_or(0));
+        req.headers_mut()
+            .insert(http::header::CONTENT_LENGTH, length);
+        let Ok(resp) = self.router.clone().oneshot(req).await;
+        let status = resp.status();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("body: {e}"))?
+            .to_bytes();
+        let text = String::from_utf8_lossy(&body);
+        if status != StatusCode::OK || !text.contains("retry:") || text.contains("\"result\"") {
+            return Err(format!(
+                "polled request: unexpected answer {status}: {text}"
+            ));
+        }
+        // Let the request's task reach the handler's wait.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        Ok(())
+    }
 }

@@ -162,6 +162,7 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
         ]),
         Mode::Tasks => args.extend(["--revisions", MODERN, "--json-response"]),
     }
+    args.extend(super::store_args());
     let server = ServerChild::start(&args).await?;
     let (addr, path) = (server.addr, server.path.clone());
     let url = format!("http://{addr}{path}");

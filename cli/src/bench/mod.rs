@@ -9,6 +9,8 @@
 //!   to the floor measured in the same run;
 //! * memory per idle 2025-11-25 session ([`idle`]);
 //! * cancel-by-close latency on 2026-07-28 ([`edges`], server in process);
+//! * resume latency after a server-initiated disconnect on 2025-11-25
+//!   ([`resume`], server in process);
 //! * (in `cli/benches/per_request.rs`, not this command) allocations,
 //!   instructions and time per request in process ([`inproc`]);
 //! * N long-running requests at once, held, polled (SEP-1699) or run as
@@ -27,6 +29,7 @@ pub mod load;
 pub mod long;
 pub mod proc;
 pub mod report;
+pub mod resume;
 pub mod throughput;
 pub mod wire;
 
@@ -52,7 +55,7 @@ pub struct BenchArgs {
     pub connections: usize,
     /// Workloads to run (comma-separated): floor, modern-json, modern-sse,
     /// legacy-json, legacy-sse, legacy-sse-shared, idle, held-2025,
-    /// held-2026, polling, tasks, cancel; `all`, `rate` (the request-rate
+    /// held-2026, polling, tasks, cancel, resume; `all`, `rate` (the request-rate
     /// ones) or `long` (the long-running ones). The floor runs with any request-rate
     /// workload.
     #[arg(long, default_value = "all", value_delimiter = ',')]
@@ -77,12 +80,15 @@ pub struct BenchArgs {
     pub pool_idle: usize,
     /// A few seconds in all: 300 ms per rate workload on 4 connections,
     /// 200 idle sessions, 20 long requests of 1 s, retry 500 ms, 50
-    /// cancel-by-close trials (overrides those options).
+    /// cancel-by-close and 50 resume trials (overrides those options).
     #[arg(long)]
     pub quick: bool,
     /// Cancel-by-close trials (`cancel`).
     #[arg(long, default_value_t = 1_000)]
     pub cancel_trials: usize,
+    /// Resume trials (`resume`).
+    #[arg(long, default_value_t = 1_000)]
+    pub resume_trials: usize,
     /// Output format.
     #[arg(long, default_value = "table", value_parser = ["table", "json"])]
     pub format: String,
@@ -92,6 +98,22 @@ pub struct BenchArgs {
     /// Run the floor server instead (used by the benchmark itself).
     #[arg(long, hide = true)]
     pub floor_server: bool,
+    /// Where the `serve` children keep their state (`serve --store`):
+    /// `memory` (the default) or `redis://HOST:PORT/DB`, to measure the
+    /// Redis store's cost against the in-memory one.
+    #[arg(long, default_value = "memory")]
+    pub store: String,
+}
+
+static STORE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The `--store URL` arguments every `serve` child of this run gets
+/// (none for the in-memory default).
+pub fn store_args() -> Vec<&'static str> {
+    match STORE.get() {
+        Some(url) if url != "memory" => vec!["--store", url.as_str()],
+        _ => Vec::new(),
+    }
 }
 
 /// Everything one run measured.
@@ -107,6 +129,9 @@ pub struct Report {
     pub long_running: Vec<long::LongFigures>,
     /// Cancel-by-close latency on 2026-07-28, when run.
     pub cancel_by_close: Option<edges::CancelFigures>,
+    /// Resume latency after a server-initiated disconnect on 2025-11-25,
+    /// when run.
+    pub resume_after_disconnect: Option<resume::ResumeFigures>,
     /// Polling's completion p50 minus held-2025's, ms (when both ran).
     pub polling_extra_latency_p50_ms: Option<f64>,
     /// The same at p99, ms.
@@ -135,12 +160,15 @@ pub struct Machine {
     pub retry_ms: u64,
     /// Idle connections the long-running client keeps.
     pub pool_idle: usize,
+    /// Where the `serve` children keep their state (`--store`).
+    pub store: String,
 }
 
 struct Selection {
     rate: Vec<Workload>,
     idle: bool,
     cancel: bool,
+    resume: bool,
     long: Vec<Mode>,
 }
 
@@ -149,6 +177,7 @@ fn select(names: &[String]) -> Result<Selection, String> {
         rate: Vec::new(),
         idle: false,
         cancel: false,
+        resume: false,
         long: Vec::new(),
     };
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
@@ -178,9 +207,13 @@ fn select(names: &[String]) -> Result<Selection, String> {
             known = true;
             s.cancel = true;
         }
+        if all || name == "resume" {
+            known = true;
+            s.resume = true;
+        }
         if !known {
             return Err(format!(
-                "unknown workload {name:?}: expected all, rate, long, idle, cancel, or one of {}, {}",
+                "unknown workload {name:?}: expected all, rate, long, idle, cancel, resume, or one of {}, {}",
                 Workload::ALL.map(Workload::name).join(", "),
                 Mode::ALL.map(Mode::name).join(", ")
             ));
@@ -203,6 +236,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         args.long_seconds = 1;
         args.retry_ms = 500;
         args.cancel_trials = 50;
+        args.resume_trials = 50;
     }
     if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 {
         return Err("--connections, --duration-ms and --long-seconds must be at least 1".into());
@@ -211,6 +245,9 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         return Err("--idle-sessions must be between 1 and 4000 (the server keeps 4,096)".into());
     }
     let selection = select(&args.workloads)?;
+    if STORE.get_or_init(|| args.store.clone()) != &args.store {
+        return Err("the benchmark's store is already set to another URL".into());
+    }
     let load_average = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next()?.parse().ok())
@@ -246,6 +283,14 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     } else {
         None
     };
+    let resume_after_disconnect = if selection.resume {
+        if args.resume_trials == 0 {
+            return Err("--resume-trials must be at least 1".into());
+        }
+        Some(resume::resume_after_disconnect(args.resume_trials).await?)
+    } else {
+        None
+    };
     let spec = long::Spec {
         requests: args.long_requests,
         seconds: args.long_seconds,
@@ -272,6 +317,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
             long_seconds: args.long_seconds,
             retry_ms: args.retry_ms,
             pool_idle: args.pool_idle,
+            store: args.store.clone(),
         },
         throughput,
         idle_sessions,
@@ -279,6 +325,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         polling_extra_latency_p99_ms: extra(|l| l.completion_p99_ms),
         long_running,
         cancel_by_close,
+        resume_after_disconnect,
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     if let Some(path) = &args.json_output {

@@ -10,8 +10,8 @@ pub fn table(r: &Report) -> String {
     let m = &r.machine;
     let _ = writeln!(
         out,
-        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop)",
-        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms
+        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop); store: {}",
+        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms, m.store
     );
     if !r.throughput.is_empty() {
         let _ = writeln!(
@@ -54,6 +54,13 @@ pub fn table(r: &Report) -> String {
         let _ = writeln!(
             out,
             "\ncancel-by-close (2026-07-28, server in process): {} trials, client close → handler's token p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
+            c.trials, c.p50_us, c.p99_us, c.max_us
+        );
+    }
+    if let Some(c) = &r.resume_after_disconnect {
+        let _ = writeln!(
+            out,
+            "\nresume after disconnect (2025-11-25, retry 0, server in process): {} trials, end of stream → first resumed event p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
             c.trials, c.p50_us, c.p99_us, c.max_us
         );
     }

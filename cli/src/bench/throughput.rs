@@ -95,6 +95,7 @@ const MCP_ARGS: &[&str] = &[
 
 async fn mcp(json: bool) -> Result<ServerChild, String> {
     let mut args = MCP_ARGS.to_vec();
+    args.extend(super::store_args());
     if json {
         args.push("--json-response");
     }

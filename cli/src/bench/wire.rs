@@ -218,11 +218,16 @@ pub async fn exchange(
 
 /// The `initialize` request that opens a 2025-11-25 session.
 pub fn initialize(addr: SocketAddr, path: &str) -> Request<Full<Bytes>> {
+    initialize_as(addr, path, "1")
+}
+
+/// The same, from a client whose `clientInfo.version` is `version`.
+pub fn initialize_as(addr: SocketAddr, path: &str, version: &str) -> Request<Full<Bytes>> {
     Template::new(addr, path)
         .body(
             "initialize",
             &format!(
-                r#"{{"protocolVersion":"{LEGACY}","capabilities":{{}},"clientInfo":{{"name":"mcp-compat-bench","version":"1"}}}}"#
+                r#"{{"protocolVersion":"{LEGACY}","capabilities":{{}},"clientInfo":{{"name":"mcp-compat-bench","version":"{version}"}}}}"#
             ),
         )
         .request(0)

@@ -61,7 +61,7 @@ pub fn revision_has_tasks(revision: &V) -> bool {
 /// the tool allows them), so nothing is required of the client there.
 pub fn configured(server: ServerKind, revision: &V) -> Declared {
     Declared {
-        server: revision_has_tasks(revision) && server == ServerKind::All,
+        server: revision_has_tasks(revision) && server.predicted_as() == ServerKind::All,
         client: revision.is_modern(),
     }
 }
@@ -173,6 +173,7 @@ mod tests {
     #[test]
     fn only_s_all_is_configured_with_tasks() {
         assert!(configured(ServerKind::All, &V::V2026_07_28).both());
+        assert!(configured(ServerKind::Cluster, &V::V2026_07_28).both());
         assert!(!configured(ServerKind::S0728, &V::V2026_07_28).server);
         // s-all serves 2025-11-25's experimental tasks; augmenting a call
         // is the client's own choice, so nothing is required of it.

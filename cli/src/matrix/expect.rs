@@ -195,7 +195,7 @@ pub fn negotiated_by(client: &ClientModel, served: &[V]) -> (Option<V>, &'static
 /// The revision a cell of our own matrix negotiates, or `None` when it
 /// must fail, with the spec text behind it.
 pub fn negotiated(client: ClientKind, server: ServerKind) -> (Option<V>, &'static str) {
-    negotiated_by(&ClientModel::of(client), &server.revisions())
+    negotiated_by(&ClientModel::of(client), &server.predicted_as().revisions())
 }
 
 /// What a scenario does on a negotiated revision, with the spec text.
@@ -417,7 +417,7 @@ pub fn on_http_sse(scenario: Scenario) -> (Expected, &'static str) {
 /// the revision: `s-legacy-405` takes the other branch the legacy
 /// revisions allow for GET and DELETE.
 pub fn on_server(server: ServerKind, scenario: Scenario) -> Option<(Expected, &'static str)> {
-    match (server, scenario) {
+    match (server.predicted_as(), scenario) {
         (ServerKind::Legacy405, Scenario::Get405) => Some((
             Expected::Works,
             "Transports, \"Listening for Messages from the Server\" 3: \"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that the server does not offer an SSE stream at this endpoint\"",
@@ -449,6 +449,7 @@ pub fn expected_given(
     scenario: Scenario,
     seen: Option<Declared>,
 ) -> Prediction {
+    let server = server.predicted_as();
     match negotiated(client, server) {
         (None, spec) => Prediction {
             revision: None,

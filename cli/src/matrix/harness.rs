@@ -46,6 +46,9 @@ pub(crate) enum Served {
     Multi(MultiServer),
     /// The deprecated HTTP+SSE transport.
     HttpSse(HttpSseServer),
+    /// Several instances sharing their state behind a balancer
+    /// (`s-cluster`, see [`super::cluster`]).
+    Cluster(Vec<MultiServer>),
 }
 
 impl Served {
@@ -54,15 +57,42 @@ impl Served {
         match self {
             Served::Multi(m) => m.publish(note).await,
             Served::HttpSse(h) => h.publish(note),
+            Served::Cluster(all) => super::cluster::publish(all, note).await,
         }
     }
 
-    /// The session-based engine, if any.
+    /// The session-based engine, if any (a cluster's first instance's).
     pub(crate) fn legacy(&self) -> Option<&LegacyServer> {
         match self {
             Served::Multi(m) => m.legacy(),
             Served::HttpSse(_) => None,
+            Served::Cluster(all) => all.first().and_then(MultiServer::legacy),
         }
+    }
+
+    /// Every session-based engine (one per instance).
+    fn legacies(&self) -> Vec<&LegacyServer> {
+        match self {
+            Served::Multi(m) => m.legacy().into_iter().collect(),
+            Served::HttpSse(_) => Vec::new(),
+            Served::Cluster(all) => all.iter().filter_map(MultiServer::legacy).collect(),
+        }
+    }
+
+    /// Ends every session on every instance (their shared records too), as
+    /// an idle expiry does; how many copies were ended.
+    pub(crate) async fn terminate_all(&self) -> usize {
+        let mut n = 0;
+        for l in self.legacies() {
+            n += l.terminate_all().await;
+        }
+        n
+    }
+
+    /// The sessions the instances hold (a session adopted by two instances
+    /// counts twice).
+    pub(crate) fn session_count(&self) -> usize {
+        self.legacies().iter().map(|l| l.session_count()).sum()
     }
 }
 
@@ -79,6 +109,9 @@ pub(crate) struct Harness {
     pub(crate) faults: Faults,
     /// The server task, aborted when the harness is dropped.
     pub(crate) task: tokio::task::JoinHandle<()>,
+    /// `s-cluster`: the instances and the balancer at
+    /// [`addr`](Self::addr), kept running until the harness is dropped.
+    pub(crate) _cluster: Option<super::cluster::Running>,
 }
 
 /// The `retry` (ms) the disconnect scenario's server sends: long enough

@@ -8,6 +8,7 @@
 //! the mechanism is observed to be absent.
 
 mod checks;
+pub mod cluster;
 pub mod declared;
 pub mod expect;
 mod harness;
@@ -85,6 +86,10 @@ pub enum ServerKind {
     /// JSON-RPC `-32601` (the era-ambiguous answer of 2026-07-28
     /// *Versioning*; a modern server says 404 with `-32601`).
     Legacy200,
+    /// Two instances of [`All`](Self::All) sharing their state (in process,
+    /// or in Redis with `matrix --store`) behind a round-robin balancer
+    /// without stickiness ([`cluster`]); predicted as `s-all`.
+    Cluster,
 }
 
 impl ClientKind {
@@ -143,7 +148,7 @@ impl ClientKind {
 
 impl ServerKind {
     /// Every server configuration, in table order.
-    pub const ALL: [ServerKind; 9] = [
+    pub const ALL: [ServerKind; 10] = [
         ServerKind::S1105,
         ServerKind::S0326,
         ServerKind::S0618,
@@ -153,6 +158,7 @@ impl ServerKind {
         ServerKind::Legacy405,
         ServerKind::Legacy200,
         ServerKind::All,
+        ServerKind::Cluster,
     ];
 
     /// The revisions served.
@@ -167,7 +173,7 @@ impl ServerKind {
             ServerKind::Legacy | ServerKind::Legacy405 | ServerKind::Legacy200 => {
                 vec![V::V2025_03_26, V::V2025_06_18, V::V2025_11_25]
             }
-            ServerKind::All => vec![
+            ServerKind::All | ServerKind::Cluster => vec![
                 V::V2025_03_26,
                 V::V2025_06_18,
                 V::V2025_11_25,
@@ -188,6 +194,18 @@ impl ServerKind {
             ServerKind::All => "s-all",
             ServerKind::Legacy405 => "s-legacy-405",
             ServerKind::Legacy200 => "s-legacy-200",
+            ServerKind::Cluster if cluster::store().is_some() => "s-cluster-redis",
+            ServerKind::Cluster => "s-cluster",
+        }
+    }
+
+    /// The configuration whose predictions this one has: a cluster must
+    /// behave exactly as the single server it is made of, so `s-cluster`
+    /// is predicted as `s-all`; every other configuration as itself.
+    pub fn predicted_as(self) -> ServerKind {
+        match self {
+            ServerKind::Cluster => ServerKind::All,
+            other => other,
         }
     }
 

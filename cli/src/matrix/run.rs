@@ -215,44 +215,36 @@ pub(crate) async fn spawn_server(
     faults: Faults,
 ) -> std::io::Result<Harness> {
     let handler = Arc::new(ReferenceHandler::new());
-    let json = scenario == Scenario::Json;
-    let mut legacy = legacy_config()
-        .with_json_response(json)
-        .with_retry_ms(20)
-        .with_keepalive(None);
-    if scenario == Scenario::Disconnect {
-        legacy = legacy
-            .with_retry_ms(DISCONNECT_RETRY_MS)
-            .with_disconnect(DisconnectPolicy::AfterEvents(DISCONNECT_AFTER_EVENTS));
-    }
-    if task_scenario(scenario) && declared::configured(server, &ProtocolVersion::V2025_11_25).server
-    {
-        legacy = legacy.with_tasks(LegacyTasksConfig {
-            poll_interval_ms: TASK_POLL_MS,
-            ..LegacyTasksConfig::default()
-        });
-    }
-    if server == ServerKind::Legacy405 {
-        legacy = legacy.with_get_stream(false).with_allow_delete(false);
-    }
-    legacy.http.faults = faults;
-    let mut modern = ModernConfig::default()
-        .with_json_response(json)
-        .with_keepalive(None);
-    modern.http.faults = faults;
-    if task_scenario(scenario) && declared::configured(server, &ProtocolVersion::V2026_07_28).server
-    {
-        modern.tasks = Some(TasksConfig {
-            poll_interval_ms: TASK_POLL_MS,
-            ..TasksConfig::default()
-        });
-    }
-    let config = MultiConfig {
-        revisions: server.revisions(),
-        legacy,
-        modern,
-    };
     let wire = Wire::default();
+    if server == ServerKind::Cluster {
+        // One handler (the application) behind every instance; each
+        // instance its own engines over the shared stores.
+        let stores = super::cluster::stores()
+            .await
+            .map_err(std::io::Error::other)?;
+        let mut servers = Vec::new();
+        let mut apps = Vec::new();
+        for st in &stores {
+            let multi = MultiServer::new(
+                handler.clone(),
+                server_config(server, scenario, faults, Some(st)),
+            );
+            apps.push(wire.wrap(multi.route("/mcp")));
+            servers.push(multi);
+        }
+        let running = super::cluster::serve(apps).await?;
+        return Ok(Harness {
+            server: Served::Cluster(servers),
+            handler,
+            addr: running.balancer.addr(),
+            wire,
+            client,
+            faults,
+            task: tokio::spawn(std::future::ready(())),
+            _cluster: Some(running),
+        });
+    }
+    let config = server_config(server, scenario, faults, None);
     let (served, mut app) = if server == ServerKind::S1105 {
         let h = HttpSseServer::new(handler.clone(), "/messages");
         let app = h.router("/mcp");
@@ -282,7 +274,74 @@ pub(crate) async fn spawn_server(
         client,
         faults,
         task,
+        _cluster: None,
     })
+}
+
+/// The configuration of one server (one instance of `s-cluster`, whose
+/// shared state `stores` gives) for `scenario`.
+fn server_config(
+    server: ServerKind,
+    scenario: Scenario,
+    faults: Faults,
+    stores: Option<&super::cluster::Stores>,
+) -> MultiConfig {
+    let json = scenario == Scenario::Json;
+    let mut legacy = legacy_config()
+        .with_json_response(json)
+        .with_retry_ms(20)
+        .with_keepalive(None);
+    if scenario == Scenario::Disconnect {
+        legacy = legacy
+            .with_retry_ms(DISCONNECT_RETRY_MS)
+            .with_disconnect(DisconnectPolicy::AfterEvents(DISCONNECT_AFTER_EVENTS));
+    }
+    if let Some(st) = stores {
+        legacy = legacy
+            .with_event_store(st.events.clone())
+            .with_session_store(st.sessions.clone())
+            .with_signals(st.signals.clone());
+    }
+    if task_scenario(scenario) && declared::configured(server, &ProtocolVersion::V2025_11_25).server
+    {
+        let mut tasks = LegacyTasksConfig {
+            poll_interval_ms: TASK_POLL_MS,
+            ..LegacyTasksConfig::default()
+        };
+        if let Some(st) = stores {
+            tasks.store = st.tasks.clone();
+        }
+        legacy = legacy.with_tasks(tasks);
+    }
+    if server == ServerKind::Legacy405 {
+        legacy = legacy.with_get_stream(false).with_allow_delete(false);
+    }
+    legacy.http.faults = faults;
+    let mut modern = ModernConfig::default()
+        .with_json_response(json)
+        .with_keepalive(None);
+    modern.http.faults = faults;
+    if task_scenario(scenario) && declared::configured(server, &ProtocolVersion::V2026_07_28).server
+    {
+        let mut tasks = TasksConfig {
+            poll_interval_ms: TASK_POLL_MS,
+            ..TasksConfig::default()
+        };
+        if let Some(st) = stores {
+            tasks.store = st.tasks.clone();
+        }
+        modern.tasks = Some(tasks);
+    }
+    if let Some(st) = stores {
+        modern = modern
+            .with_state_key(Some(st.state_key))
+            .with_signals(Some(st.signals.clone()));
+    }
+    MultiConfig {
+        revisions: server.revisions(),
+        legacy,
+        modern,
+    }
 }
 
 /// `s-legacy-200`: a `server/discover` without a session id is answered

@@ -25,6 +25,8 @@ pub fn serve_args() -> ServeArgs {
         max_connections: 768,
         shutdown_grace_ms: 10_000,
         store: "memory".into(),
+        lease_ttl_ms: None,
+        lease_renew_ms: None,
         state_key_file: None,
     }
 }

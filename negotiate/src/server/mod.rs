@@ -34,11 +34,11 @@ use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
-use mcp_transport_core::jsonrpc::Notification;
+use mcp_transport_core::jsonrpc::{self, Message, Notification};
 use tower::ServiceExt;
 use tracing::Instrument;
 
-pub use route::{Probe, Target, route};
+pub use route::{Probe, Target, route, route_parsed};
 
 /// Configuration of a [`MultiServer`].
 #[derive(Clone, Debug)]
@@ -228,9 +228,13 @@ impl MultiServer {
     }
 
     /// Serves one request: reads what routing needs, then forwards the
-    /// request, unchanged, to the chosen engine.
+    /// request to the chosen engine. When both eras are served, a POST
+    /// body holding one well-formed request or notification is parsed here
+    /// once and handed down (the [`Message`] in the request's
+    /// extensions), so the engine does not parse it again; anything else
+    /// is routed from the raw body and parsed by the engine, as before.
     pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         let bytes = if parts.method == http::Method::POST {
             // One pre-sized copy, `Content-Length` checked before anything
             // is read (so `Expect: 100-continue` gets 413, not 100).
@@ -251,11 +255,25 @@ impl MultiServer {
             version_header,
             body: bytes.as_deref(),
         };
-        let target = route(
+        let both = self.engines.legacy.is_some() && self.engines.modern.is_some();
+        let parsed = bytes
+            .as_deref()
+            .filter(|b| both && b.iter().find(|c| !c.is_ascii_whitespace()) != Some(&b'['))
+            .and_then(|b| match jsonrpc::parse_body(b, false) {
+                Ok(jsonrpc::Body::Single(m @ (Message::Request(_) | Message::Notification(_)))) => {
+                    Some(m)
+                }
+                _ => None,
+            });
+        let target = route_parsed(
             &probe,
+            parsed.as_ref(),
             self.engines.legacy.is_some(),
             self.engines.modern.is_some(),
         );
+        if let Some(message) = parsed {
+            parts.extensions.insert(message);
+        }
         let span = request_span(&parts, target, bytes.as_deref());
         tracing::trace!(parent: &span, "routed");
         let body = bytes.map(Body::from).unwrap_or_else(Body::empty);

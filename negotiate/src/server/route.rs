@@ -23,6 +23,7 @@
 
 use http::Method;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::jsonrpc::Message;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -87,8 +88,23 @@ fn body_kind(body: &[u8]) -> BodyKind {
     let Ok(env) = serde_json::from_slice::<Envelope<'_>>(body) else {
         return BodyKind::Other;
     };
-    let modern = env
-        .params
+    kind_of(env.method.as_deref(), env.params)
+}
+
+/// The same read from a message already parsed (a request or a
+/// notification: the members routing reads are the ones the lenient
+/// envelope reads); `None` for a response, which routing reads from the
+/// body.
+fn message_kind(message: &Message) -> Option<BodyKind> {
+    match message {
+        Message::Request(r) => Some(kind_of(Some(&r.method), r.params.as_deref())),
+        Message::Notification(n) => Some(kind_of(Some(&n.method), n.params.as_deref())),
+        Message::Response(_) => None,
+    }
+}
+
+fn kind_of(method: Option<&str>, params: Option<&RawValue>) -> BodyKind {
+    let modern = params
         .and_then(|p| serde_json::from_str::<Params<'_>>(p.get()).ok())
         .and_then(|p| p.meta)
         .and_then(|m| m.version)
@@ -97,7 +113,7 @@ fn body_kind(body: &[u8]) -> BodyKind {
     // request for a method 2026-07-28 removed, and gets its 404.
     if modern {
         BodyKind::ModernMeta
-    } else if env.method.as_deref() == Some("initialize") {
+    } else if method == Some("initialize") {
         BodyKind::Initialize
     } else {
         BodyKind::Other
@@ -107,13 +123,27 @@ fn body_kind(body: &[u8]) -> BodyKind {
 /// Chooses the engine for one request, given which eras are configured.
 /// At least one of `has_legacy` / `has_modern` must be true.
 pub fn route(probe: &Probe<'_>, has_legacy: bool, has_modern: bool) -> Target {
+    route_parsed(probe, None, has_legacy, has_modern)
+}
+
+/// [`route()`], reading the body's era from `message` when the body has
+/// already been parsed into it (the same decision: see `message_kind`).
+pub fn route_parsed(
+    probe: &Probe<'_>,
+    message: Option<&Message>,
+    has_legacy: bool,
+    has_modern: bool,
+) -> Target {
     match (has_legacy, has_modern) {
         (true, false) => return Target::Legacy,
         (false, true) => return Target::Modern,
         _ => {}
     }
     let kind = (*probe.method == Method::POST)
-        .then(|| probe.body.map(body_kind))
+        .then(|| match message.and_then(message_kind) {
+            Some(kind) => Some(kind),
+            None => probe.body.map(body_kind),
+        })
         .flatten();
     if kind == Some(BodyKind::ModernMeta) {
         return Target::Modern;
@@ -209,6 +239,33 @@ mod tests {
                 Target::Modern
             );
             assert_eq!(route(&p(false, None), true, true), Target::Legacy);
+        }
+    }
+
+    #[test]
+    fn a_parsed_message_routes_as_its_body() {
+        let bodies = [
+            MODERN,
+            INIT,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/x","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"other":1}}}"#,
+        ];
+        for body in bodies {
+            let message = match mcp_transport_core::jsonrpc::parse_body(body.as_bytes(), false) {
+                Ok(mcp_transport_core::jsonrpc::Body::Single(m)) => m,
+                other => panic!("{body}: {other:?}"),
+            };
+            for (header, session) in [(None, false), (Some("2026-07-28"), false), (None, true)] {
+                let probe = post(body, header, session);
+                assert_eq!(
+                    route_parsed(&probe, Some(&message), true, true),
+                    route(&probe, true, true),
+                    "{body} {header:?} {session}"
+                );
+            }
         }
     }
 

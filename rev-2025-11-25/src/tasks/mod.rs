@@ -73,6 +73,12 @@ pub struct TasksConfig {
     pub list_page: usize,
     /// Rounds of client input one task may ask for. Default 8.
     pub max_input_rounds: u32,
+    /// Liveness across instances sharing the store: the instance running
+    /// a task's worker holds a lease on it, and a `tasks/get` or
+    /// `tasks/result` on another instance fails a task whose worker's
+    /// lease lapsed (`mcp_transport_core::task_store::liveness`). Default
+    /// `None`: no lease, as in one process.
+    pub leases: Option<mcp_transport_core::lease::Leases>,
 }
 
 impl Default for TasksConfig {
@@ -84,6 +90,7 @@ impl Default for TasksConfig {
             max_tasks_per_session: 256,
             list_page: 50,
             max_input_rounds: 8,
+            leases: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_transport_core::handler::{InputRequest, InputRequired, Outcome, RequestContext};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request};
-use mcp_transport_core::task_store::{TaskRecord, TaskStatus, TaskStoreError};
+use mcp_transport_core::task_store::{TaskRecord, TaskStatus, TaskStoreError, liveness};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -39,13 +39,20 @@ fn task_id(request: &Request) -> Result<String, ErrorObject> {
     }
 }
 
+/// The task as the session sees it; with leases, a task whose worker's
+/// instance died is failed first (`liveness::fail_if_worker_gone`).
 async fn record(tasks: &Tasks, session: &str, id: &str) -> Result<TaskRecord, ErrorObject> {
-    tasks
-        .config
-        .store
+    let store = &tasks.config.store;
+    let r = store
         .get(id, Some(session), now_ms())
         .await
-        .map_err(store_error)
+        .map_err(store_error)?;
+    Ok(match &tasks.config.leases {
+        Some(l) if tasks.running(id).is_none() => {
+            liveness::fail_if_worker_gone(l, store.as_ref(), r).await
+        }
+        _ => r,
+    })
 }
 
 /// `tasks/get`: the `Task`.

@@ -21,7 +21,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal,
+    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal, follow_store, liveness,
 };
 use serde_json::Value;
 
@@ -146,6 +146,11 @@ pub(crate) async fn start(
         }
     };
     tasks.add_to_session(session, record.id.clone());
+    if let Some(l) = &config.leases
+        && !liveness::start_worker_lease(l, &record.id).await
+    {
+        tracing::warn!(task = %record.id, "cannot take the task's lease; its worker runs without one");
+    }
     let running = tasks.start_running(&record.id);
     // The handler sees the call without the task augmentation.
     let mut params = params_of(&request);
@@ -209,14 +214,48 @@ async fn run(
 ) {
     let store = tasks.config.store.clone();
     let work = drive(&tasks, &session, &inner, request, cx, &id, &running);
+    // Another instance may cancel the task or deliver its input through
+    // the shared store: `follow_store` follows it (with or without leases).
+    // With leases, the lease is renewed beside the work, which stops when
+    // the lease was taken over (this instance was taken for dead).
+    let follow_task = TaskInput {
+        store: store.clone(),
+        id: id.clone(),
+        scope: Some(session.to_string()),
+        max_rounds: 0,
+        wake: running.wake.clone(),
+        cancel: running.cancel.clone(),
+    };
+    let tick = Duration::from_millis(tasks.config.poll_interval_ms.max(10));
+    let leases = tasks.config.leases.clone();
+    let watched = async {
+        let mut work = std::pin::pin!(work);
+        let follow = follow_store(&follow_task, || tokio::time::sleep(tick));
+        let lease_lost = async {
+            match &leases {
+                Some(l) => liveness::watch_worker(l, &id, tokio::time::sleep).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            end = &mut work => end,
+            () = follow => work.await,
+            () = lease_lost => {
+                tracing::debug!(task = %id, "the task's lease was taken over; its handler is cancelled");
+                running.cancel.cancel();
+                let _ = work.await;
+                End::Already
+            }
+        }
+    };
     let end = match expires_at_ms {
         Some(at) => {
             let left = Duration::from_millis(at.saturating_sub(now_ms()));
-            tokio::time::timeout(left, work)
+            tokio::time::timeout(left, watched)
                 .await
                 .unwrap_or(End::Already)
         }
-        None => work.await,
+        None => watched.await,
     };
     running.cancel.cancel();
     if let End::Finish(terminal, message) = end {
@@ -232,6 +271,9 @@ async fn run(
             }
             Err(e) => tracing::debug!(task = %id, error = %e, "the task's outcome is dropped"),
         }
+    }
+    if let Some(l) = &leases {
+        liveness::end_worker_lease(l, &id).await;
     }
     tasks.publish(&id);
     tasks.stop_running(&id);

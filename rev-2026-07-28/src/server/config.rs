@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::session_store::SignalBus;
 use mcp_transport_core::task_store::{MemoryTaskStore, TaskStore};
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +66,13 @@ pub struct TasksConfig {
     /// Task ids one `subscriptions/listen` request may name in
     /// `notifications.taskIds`; more is `-32602`. Default 256.
     pub max_listen_task_ids: usize,
+    /// Liveness across instances sharing the store: the instance running
+    /// a task's worker holds a lease on it (renewed while it runs; also how
+    /// a worker learns that a `tasks/cancel` reached another instance), and
+    /// a `tasks/get` on another instance fails a task whose worker's lease
+    /// lapsed (`mcp_transport_core::task_store::liveness`). Default `None`:
+    /// no lease, as in one process.
+    pub leases: Option<mcp_transport_core::lease::Leases>,
 }
 
 impl Default for TasksConfig {
@@ -74,6 +82,7 @@ impl Default for TasksConfig {
             ttl_ms: Some(60 * 60 * 1000),
             poll_interval_ms: 500,
             max_listen_task_ids: 256,
+            leases: None,
         }
     }
 }
@@ -212,6 +221,13 @@ pub struct ModernConfig {
     /// [`Execution::MayBeLong`]: mcp_transport_core::handler::Execution::MayBeLong
     /// [`Execution::TaskOnly`]: mcp_transport_core::handler::Execution::TaskOnly
     pub tasks: Option<TasksConfig>,
+    /// The bus that carries change notifications between instances: what
+    /// [`ModernServer::publish`](super::ModernServer::publish) delivers
+    /// here is also published on it, and every other instance on the bus
+    /// delivers it to the `subscriptions/listen` streams it holds (*Subscriptions*:
+    /// a listen stream may be held by any instance behind a load balancer).
+    /// `None` (the default): this instance's streams only.
+    pub signals: Option<Arc<dyn SignalBus>>,
 }
 
 impl Default for ModernConfig {
@@ -235,6 +251,7 @@ impl Default for ModernConfig {
             stream_queue: 16,
             principal: None,
             tasks: None,
+            signals: None,
         }
     }
 }
@@ -257,6 +274,7 @@ impl fmt::Debug for ModernConfig {
                 &self.state_key.map(|_| "<redacted>").unwrap_or("<random>"),
             )
             .field("state_ttl", &self.state_ttl)
+            .field("signals", &self.signals.is_some())
             .field("max_input_rounds", &self.max_input_rounds)
             .field("max_listen_streams", &self.max_listen_streams)
             .field("listen_queue", &self.listen_queue)
@@ -380,6 +398,12 @@ impl ModernConfig {
     /// Sets [`principal`](Self::principal).
     pub fn with_principal(mut self, principal: Option<PrincipalFn>) -> Self {
         self.principal = principal;
+        self
+    }
+
+    /// Sets [`signals`](Self::signals).
+    pub fn with_signals(mut self, bus: Option<Arc<dyn SignalBus>>) -> Self {
+        self.signals = bus;
         self
     }
 

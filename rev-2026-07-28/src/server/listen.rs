@@ -299,6 +299,8 @@ pub(crate) async fn open(
     capabilities: &Value,
     scope: Option<&str>,
 ) -> HttpResponse {
+    // Change notifications published on other instances reach this stream.
+    super::fanout::ensure_listener(shared);
     let requested = match read_filter(params) {
         Ok(f) => f,
         Err(r) => {

@@ -112,6 +112,7 @@ mod catalog;
 mod config;
 mod discover;
 mod dup_keys;
+mod fanout;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -162,6 +163,8 @@ pub(crate) struct Shared {
     pub in_flight: AtomicUsize,
     /// The Tasks extension, when configured.
     pub tasks: Option<tasks::Tasks>,
+    /// This instance on the signal bus (`fanout`).
+    pub fanout: fanout::Fanout,
 }
 
 /// The 2026-07-28 Streamable HTTP server. Cheap to clone (a handle).
@@ -228,6 +231,7 @@ impl ModernServer {
                 listeners: Arc::new(Registry::default()),
                 in_flight: AtomicUsize::new(0),
                 tasks,
+                fanout: fanout::Fanout::default(),
             }),
         }
     }
@@ -276,13 +280,15 @@ impl ModernServer {
     /// request-scoped) reaches no stream. Publishing
     /// `notifications/tools/list_changed` also drops the cached tool
     /// definitions used to check `Mcp-Param-*` headers.
+    ///
+    /// With [`ModernConfig::signals`] it is also published to the other
+    /// instances, which deliver it to the listen streams they hold; the
+    /// count is this instance's streams only. Needs a tokio runtime then
+    /// (the publication runs as a task, so this stays synchronous).
     pub fn publish(&self, notification: Notification) -> usize {
-        if notification.method == "notifications/tools/list_changed" {
-            self.shared.catalog.invalidate();
-        }
-        self.shared
-            .listeners
-            .publish(&notification, self.shared.config.listen_queue.max(1))
+        let n = fanout::deliver_local(&self.shared, &notification);
+        fanout::broadcast(&self.shared, &notification);
+        n
     }
 
     /// Ends every open listen stream gracefully (for example before

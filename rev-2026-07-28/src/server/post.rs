@@ -66,7 +66,7 @@ use super::validate::{self, Params, Rejection};
 use super::{Shared, discover, listen, mrtr, tasks};
 
 /// Handles one POST.
-pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> HttpResponse {
+pub(crate) async fn post(shared: &Arc<Shared>, mut parts: Parts, body: Body) -> HttpResponse {
     if let Err(r) = check_post_media(&parts.headers) {
         return r.response();
     }
@@ -74,7 +74,12 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
         Ok(b) => b,
         Err(r) => return r.response(),
     };
-    let message = match jsonrpc::parse_body(&bytes, false) {
+    // Parsed already by the dispatcher in front (`mcp_negotiate`), or here.
+    let parsed = parts.extensions.remove::<Message>();
+    let message = match parsed.map_or_else(
+        || jsonrpc::parse_body(&bytes, false),
+        |m| Ok(jsonrpc::Body::Single(m)),
+    ) {
         Ok(jsonrpc::Body::Single(m)) => m,
         Ok(jsonrpc::Body::Batch(_)) => {
             // Not reachable with `allow_batch = false`; kept total.

@@ -237,7 +237,11 @@ pub(crate) fn ensure_listener(shared: &Arc<Shared>) {
                 () = stop.cancelled() => return,
             };
             let Some(shared) = weak.upgrade() else { return };
-            deliver(&shared, &signal);
+            if signal.broadcast_parts().is_some() {
+                super::fanout::on_broadcast(&shared, &signal).await;
+            } else {
+                deliver(&shared, &signal);
+            }
         }
     });
 }

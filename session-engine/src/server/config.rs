@@ -8,6 +8,7 @@ use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_log::{DEFAULT_MAX_SESSIONS, EventStore, MemoryEventStore};
 use mcp_transport_core::handler::PrincipalFn;
+use mcp_transport_core::lease::Leases;
 use mcp_transport_core::session_store::{SessionStore, SignalBus};
 
 use crate::revision::SessionRevision;
@@ -139,6 +140,17 @@ pub struct ServerConfig {
     /// user-specific information"). 2025-11-25 tasks belong to their
     /// session, so they are bound with it. Default `None`: not bound.
     pub principal: Option<PrincipalFn>,
+    /// Liveness across instances: the instance running a request holds a
+    /// lease on its SSE stream, renewed while it runs; an instance
+    /// following that stream for a resumed client (a stream another
+    /// instance writes) that finds the lease lapsed — the writer died —
+    /// takes it over (one instance wins) and ends the stream with a
+    /// `-32603` error response for each request still unanswered on it.
+    /// Give every instance sharing sessions the same shared lease store.
+    /// Default `None`: no lease is kept, which behaves as the in-process
+    /// `MemoryLeaseStore` does (in one process a request's runner and its
+    /// followers live and die together) without its bookkeeping.
+    pub leases: Option<Leases>,
 }
 
 /// The default [`ServerConfig::sse_write_timeout`]: 30 s.
@@ -170,6 +182,7 @@ impl Default for ServerConfig {
             session_store: None,
             signals: None,
             principal: None,
+            leases: None,
         }
     }
 }
@@ -199,6 +212,7 @@ impl fmt::Debug for ServerConfig {
             .field("shared_sessions", &self.session_store.is_some())
             .field("signals", &self.signals.is_some())
             .field("principal", &self.principal.as_ref().map(|_| "<fn>"))
+            .field("leases", &self.leases)
             .finish_non_exhaustive()
     }
 }
@@ -342,6 +356,12 @@ impl ServerConfig {
     /// Sets [`signals`](Self::signals).
     pub fn with_signals(mut self, bus: Arc<dyn SignalBus>) -> Self {
         self.signals = Some(bus);
+        self
+    }
+
+    /// Sets [`leases`](Self::leases).
+    pub fn with_leases(mut self, leases: Leases) -> Self {
+        self.leases = Some(leases);
         self
     }
 

@@ -254,8 +254,14 @@ impl Connection {
         self.end(SseEnd::Closed);
     }
 
-    fn finish(&mut self, buf: BytesMut) -> Option<Bytes> {
+    fn finish(&mut self, mut buf: BytesMut) -> Option<Bytes> {
         self.end(SseEnd::Finished);
+        // The response the event store refused (Redis down): delivered
+        // here, without an id, since no resume could replay it.
+        if let Some(message) = self.stream.take_unstored() {
+            let data = String::from_utf8_lossy(&message);
+            let _ = sse::write_event(&mut buf, None, None, &data);
+        }
         (!buf.is_empty()).then(|| buf.freeze())
     }
 
@@ -469,7 +475,9 @@ impl Connection {
 
 /// Waits until the event store has something after `cursor` on a stream
 /// another instance writes, or the stream finished, and publishes that to
-/// the stream's live state (which wakes the connection).
+/// the stream's live state (which wakes the connection). While nothing
+/// comes, checks the writer's lease (`lease`): a dead writer's stream is
+/// ended with an error here.
 async fn follow(
     shared: &Shared,
     session: &Session,
@@ -477,6 +485,7 @@ async fn follow(
     cursor: u64,
 ) -> Result<(), ReplayError> {
     let last = EventId::new(session.tag, stream.id, cursor);
+    let mut checked = Instant::now();
     loop {
         let r = shared
             .config
@@ -486,6 +495,12 @@ async fn follow(
         if r.finished || r.last_seq > cursor {
             stream.observed(r.last_seq, r.finished);
             return Ok(());
+        }
+        // The writer's lease lapsed (it died): end the stream for it.
+        if super::lease::check_due(shared, &mut checked)
+            && super::lease::end_if_writer_gone(shared, session, stream.id).await
+        {
+            continue;
         }
         tokio::time::sleep(TAIL_PAUSE).await;
     }

@@ -261,6 +261,10 @@ async fn standalone(shared: &Arc<Shared>, session: &Arc<Session>) -> HttpRespons
         }
     };
     let state = StreamState::new(id);
+    // Leased like a request stream, with no request on it: if this
+    // instance dies, a client following the stream elsewhere sees it end
+    // (and opens a new one) instead of waiting forever (`lease`).
+    super::lease::hold_stream(shared, session, &state, &[]).await;
     let generation = state.attach(EventId::PRIMING_SEQ);
     session.add_stream(state.clone());
     if let Some(old) = slot.replace(state.clone()) {

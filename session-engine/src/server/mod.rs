@@ -127,10 +127,12 @@ mod config;
 mod connection;
 mod delete;
 mod drain;
+mod fanout;
 mod get;
 mod group;
 mod initialize;
 mod input;
+mod lease;
 mod open;
 mod outlet;
 mod post;
@@ -168,6 +170,8 @@ pub(crate) struct Shared {
     listener_running: AtomicBool,
     /// Fired when the server is dropped: the signal listener ends.
     stop: tokio_util::sync::CancellationToken,
+    /// A random id naming this instance in its broadcasts (`fanout`).
+    pub origin: String,
 }
 
 impl Drop for Shared {
@@ -383,6 +387,7 @@ impl LegacyServer {
                 draining: AtomicBool::new(false),
                 listener_running: AtomicBool::new(false),
                 stop: tokio_util::sync::CancellationToken::new(),
+                origin: format!("{:032x}", rand::random::<u128>()),
             }),
         }
     }
@@ -396,15 +401,19 @@ impl LegacyServer {
     /// anything else is 405). `Origin` and `Host` are checked first.
     pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
         let shared = &self.shared;
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         if let Err(r) = shared.config.http.origins.check(&parts) {
             return r.response();
         }
         match parts.method {
             Method::POST => {
+                // The message the dispatcher in front parsed, if it did
+                // (`mcp_negotiate`): taken out before the parts are kept
+                // for the handler, so it is neither cloned nor retained.
+                let parsed = parts.extensions.remove::<Message>();
                 let http = Arc::new(parts.clone());
                 request::HTTP_PARTS
-                    .scope(http, post::post(shared, parts, body))
+                    .scope(http, post::post(shared, parts, parsed, body))
                     .await
             }
             Method::GET => get::get(shared, &parts).await,
@@ -475,12 +484,22 @@ impl LegacyServer {
     }
 
     /// [`notify_session`](Self::notify_session) for every session; returns
-    /// on how many (current) standalone streams it was logged.
+    /// on how many (current) standalone streams of this instance it was
+    /// logged. With [`ServerConfig::signals`] it is also published to the
+    /// other instances, which log it on the standalone streams they hold
+    /// (not counted here).
     pub async fn notify_all(&self, notification: &Notification) -> usize {
-        let message = Message::Notification(notification.clone());
+        let n = fanout::notify_local(&self.shared, notification).await;
+        fanout::broadcast(&self.shared, notification).await;
+        n
+    }
+
+    /// How many sessions have a standalone GET stream on this instance
+    /// (where [`notify_all`](Self::notify_all) logs here).
+    pub async fn standalone_streams(&self) -> usize {
         let mut n = 0;
         for s in self.shared.sessions.all() {
-            if self.shared.notify(&s, &message).await {
+            if s.standalone().lock().await.is_some() {
                 n += 1;
             }
         }

@@ -23,7 +23,7 @@ use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::StoreError;
 use mcp_transport_core::handler::{LogLevel, RequestSink, SendError};
-use mcp_transport_core::jsonrpc::{Message, Notification, Response};
+use mcp_transport_core::jsonrpc::{Message, Notification, RequestId, Response};
 use tokio::sync::oneshot;
 
 use super::Shared;
@@ -54,6 +54,9 @@ pub(crate) struct Outlet {
     /// The batch this request belongs to: its stream and its answer are
     /// the group's.
     group: Option<Arc<Group>>,
+    /// The request whose stream this outlet opens late (`json_response`
+    /// mode): the stream's lease names it (`lease`).
+    request: Option<RequestId>,
 }
 
 impl Outlet {
@@ -69,15 +72,18 @@ impl Outlet {
         Arc::new(o)
     }
 
-    /// An outlet in `json_response` mode; the POST handler waits on the
-    /// returned receiver.
+    /// An outlet in `json_response` mode for request `id`; the POST
+    /// handler waits on the returned receiver.
     pub fn json(
         shared: &Arc<Shared>,
         session: &Arc<Session>,
         cancel: CancellationToken,
+        id: RequestId,
     ) -> (Arc<Self>, oneshot::Receiver<Answer>) {
         let (tx, rx) = oneshot::channel();
-        (Arc::new(Self::new(shared, session, cancel, Some(tx))), rx)
+        let mut o = Self::new(shared, session, cancel, Some(tx));
+        o.request = Some(id);
+        (Arc::new(o), rx)
     }
 
     /// An outlet of one request of a batch: related messages go to the
@@ -108,6 +114,7 @@ impl Outlet {
             answer: Mutex::new(answer),
             done: AtomicBool::new(false),
             group: None,
+            request: None,
         }
     }
 
@@ -131,6 +138,15 @@ impl Outlet {
         let (state, priming) = open_request_stream(&self.shared, &self.session)
             .await
             .map_err(|e| SendError::Queue(e.to_string()))?;
+        if let Some(id) = &self.request {
+            super::lease::hold_stream(
+                &self.shared,
+                &self.session,
+                &state,
+                std::slice::from_ref(id),
+            )
+            .await;
+        }
         let _ = self.stream.set(state.clone());
         if let Some(tx) = lock(&self.answer).take() {
             let _ = tx.send(Answer::Stream(state.clone(), priming));
@@ -184,12 +200,12 @@ impl Outlet {
         match self.stream.get() {
             Some(stream) => {
                 let store = self.shared.config.event_store.as_ref();
-                let json = Message::Response(response).to_json();
-                if let Err(e) = stream
-                    .append(store, &self.session.tag, Bytes::from(json))
-                    .await
-                {
-                    tracing::warn!(session = %self.session.id, error = %e, "could not log a response");
+                let json = Bytes::from(Message::Response(response).to_json());
+                if let Err(e) = stream.append(store, &self.session.tag, json.clone()).await {
+                    // The event store is out of reach (Redis down): the
+                    // attached connection still delivers it, without an id.
+                    tracing::warn!(session = %self.session.id, error = %e, "could not log a response; delivering it directly");
+                    stream.keep_unstored(json);
                 }
                 stream.finish(store, &self.session.tag).await;
                 self.session.reap(stream);

@@ -39,8 +39,14 @@ use super::reply::{self, HttpResponse, Reject};
 use super::session::Session;
 use super::{Shared, batch, checks, cluster, initialize, request};
 
-/// Handles one POST.
-pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> HttpResponse {
+/// Handles one POST; `parsed` is its body's message when the dispatcher in
+/// front already parsed it (`mcp_negotiate`), else the body is parsed here.
+pub(crate) async fn post(
+    shared: &Arc<Shared>,
+    parts: Parts,
+    parsed: Option<Message>,
+    body: Body,
+) -> HttpResponse {
     if let Err(r) = checks::check_post_media(&parts.headers) {
         return r.response();
     }
@@ -65,7 +71,10 @@ pub(crate) async fn post(shared: &Arc<Shared>, parts: Parts, body: Body) -> Http
         Some(s) => s.revision.batches(),
         None => shared.config.served_revisions().iter().any(|r| r.batches()),
     };
-    let message = match jsonrpc::parse_body(&bytes, batches) {
+    let message = match parsed.map_or_else(
+        || jsonrpc::parse_body(&bytes, batches),
+        |m| Ok(jsonrpc::Body::Single(m)),
+    ) {
         Ok(jsonrpc::Body::Single(m)) => m,
         Ok(jsonrpc::Body::Batch(items)) => {
             return batch::post(shared, &parts.headers, session_id, session, items).await;

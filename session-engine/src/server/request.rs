@@ -55,12 +55,13 @@ pub(crate) async fn serve(
                 );
             }
         };
+        super::lease::hold_stream(shared, session, &state, std::slice::from_ref(&request.id)).await;
         let generation = state.attach(0);
         let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
         spawn(shared, session, request, cancel, outlet);
         return connection::respond_new(shared, session, state, generation, priming);
     }
-    let (outlet, answer) = Outlet::json(shared, session, cancel.clone());
+    let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
     spawn(shared, session, request, cancel, outlet);
     match answer.await {
         Ok(Answer::Json(response)) => reply::json_response(response),
@@ -139,7 +140,10 @@ async fn run(
             () = cancel.cancelled() => None,
         };
         let Some(outcome) = outcome else {
-            outlet.abandon().await;
+            // Boxed, as `input::ask` below: rare paths with large futures
+            // would otherwise size every request's task (it is sized for
+            // its largest state) while it waits for its handler.
+            Box::pin(outlet.abandon()).await;
             // Let the handler see `cx.cancelled()` and wind down.
             let _ = fut.await;
             break;
@@ -179,13 +183,13 @@ async fn run(
                     break;
                 }
                 let state = input.state.clone();
-                match input::ask(&shared, &session, &outlet, &cancel, input).await {
+                match Box::pin(input::ask(&shared, &session, &outlet, &cancel, input)).await {
                     Ok(answers) => {
                         cx.input_responses = Some(answers);
                         cx.request_state = state;
                     }
                     Err(AskError::Cancelled) => {
-                        outlet.abandon().await;
+                        Box::pin(outlet.abandon()).await;
                         break;
                     }
                     Err(AskError::Failed(e)) => {

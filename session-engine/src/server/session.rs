@@ -9,7 +9,11 @@
 //! named by the standalone slot), its in-flight requests' cancellation
 //! tokens and its pending server-to-client requests.
 //! An idle session owns no task, channel or timer; one sweeper task per
-//! server ends idle sessions.
+//! server ends idle sessions. What only a busy session needs is made on
+//! first use (the shutdown token), and sessions whose clients describe
+//! themselves alike share one client description ([`Registry::client`]):
+//! an idle session is the struct, its id, and its entries in the registry
+//! and the event store.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -76,7 +80,72 @@ pub(crate) struct Session {
     /// Running requests plus attached connections: a busy session is never idle.
     busy: AtomicUsize,
     /// Fired when the session ends.
-    pub shutdown: tokio_util::sync::CancellationToken,
+    pub shutdown: Shutdown,
+}
+
+/// The end of a session, as a token connections and requests wait on. The
+/// token is made on first use: an idle session never needs one (a
+/// `tokio_util` token is a heap node of its own).
+pub(crate) struct Shutdown {
+    slot: Mutex<ShutdownSlot>,
+}
+
+enum ShutdownSlot {
+    /// Nobody has waited yet, and the session has not ended.
+    Unused,
+    /// Someone waits (or waited) on this token.
+    Token(tokio_util::sync::CancellationToken),
+    /// The session has ended.
+    Fired,
+}
+
+impl Shutdown {
+    fn new() -> Self {
+        Shutdown {
+            slot: Mutex::new(ShutdownSlot::Unused),
+        }
+    }
+
+    /// The token, made now if nobody asked before (already cancelled when
+    /// the session has ended).
+    fn token(&self) -> tokio_util::sync::CancellationToken {
+        let mut slot = lock(&self.slot);
+        match &*slot {
+            ShutdownSlot::Token(t) => t.clone(),
+            ShutdownSlot::Fired => {
+                let t = tokio_util::sync::CancellationToken::new();
+                t.cancel();
+                t
+            }
+            ShutdownSlot::Unused => {
+                let t = tokio_util::sync::CancellationToken::new();
+                *slot = ShutdownSlot::Token(t.clone());
+                t
+            }
+        }
+    }
+
+    /// Completes when the session ends (at once if it has).
+    pub fn cancelled(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.token().cancelled_owned()
+    }
+
+    /// Whether the session has ended.
+    pub fn is_cancelled(&self) -> bool {
+        match &*lock(&self.slot) {
+            ShutdownSlot::Unused => false,
+            ShutdownSlot::Token(t) => t.is_cancelled(),
+            ShutdownSlot::Fired => true,
+        }
+    }
+
+    /// Ends the session: every waiter wakes.
+    pub fn cancel(&self) {
+        let before = std::mem::replace(&mut *lock(&self.slot), ShutdownSlot::Fired);
+        if let ShutdownSlot::Token(t) = before {
+            t.cancel();
+        }
+    }
 }
 
 impl Session {
@@ -92,7 +161,7 @@ impl Session {
         tag: SessionTag,
         version: ProtocolVersion,
         revision: Arc<dyn SessionRevision>,
-        client: ClientDescription,
+        client: impl Into<Arc<ClientDescription>>,
         server_handler: Arc<dyn Handler>,
         now_ms: u64,
     ) -> Self {
@@ -102,7 +171,7 @@ impl Session {
             tag,
             version,
             revision,
-            client: Arc::new(client),
+            client: client.into(),
             handler,
             principal: None,
             log_level: AtomicU8::new(level_to_u8(LogLevel::Debug)),
@@ -115,7 +184,7 @@ impl Session {
             pending: Mutex::default(),
             last_active: AtomicU64::new(now_ms),
             busy: AtomicUsize::new(0),
-            shutdown: tokio_util::sync::CancellationToken::new(),
+            shutdown: Shutdown::new(),
         }
     }
 
@@ -375,9 +444,29 @@ pub(crate) struct Full {
 #[derive(Default)]
 pub(crate) struct Registry {
     map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// The client description of the latest session (not kept alive by
+    /// this): a new session whose client describes itself the same way
+    /// shares it.
+    last_client: Mutex<Weak<ClientDescription>>,
 }
 
 impl Registry {
+    /// `client` as a new session keeps it: the latest session's own when
+    /// both are equal (clients of one kind send the same `clientInfo` and
+    /// capabilities, and a session only ever reads them), else a new one.
+    pub fn client(&self, client: ClientDescription) -> Arc<ClientDescription> {
+        let mut last = lock(&self.last_client);
+        if let Some(known) = last.upgrade()
+            && known.info == client.info
+            && known.capabilities == client.capabilities
+        {
+            return known;
+        }
+        let client = Arc::new(client);
+        *last = Arc::downgrade(&client);
+        client
+    }
+
     /// Registers a session unless `max` are already registered.
     pub fn insert(&self, session: Arc<Session>, max: usize) -> Result<(), Full> {
         let mut map = lock(&self.map);

@@ -23,6 +23,8 @@ use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{EventStore, StoreError};
 use tokio::sync::watch;
 
+use super::lease::HeldLease;
+
 /// What producers and control calls publish to connections.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Live {
@@ -56,6 +58,13 @@ pub(crate) struct StreamState {
     pub remote: bool,
     live: watch::Sender<Live>,
     delivery: watch::Sender<Delivery>,
+    /// This instance's lease on the stream while it writes it
+    /// (`ServerConfig::leases`); released when the stream finishes.
+    lease: std::sync::Mutex<Option<HeldLease>>,
+    /// The stream's final message when the event store refused it (Redis
+    /// down during the answer): the attached connection delivers it
+    /// without an id before it ends (`keep_unstored`).
+    unstored: std::sync::Mutex<Option<Bytes>>,
 }
 
 impl StreamState {
@@ -66,6 +75,8 @@ impl StreamState {
             remote: false,
             live: watch::Sender::new(Live::default()),
             delivery: watch::Sender::new(Delivery::default()),
+            lease: std::sync::Mutex::new(None),
+            unstored: std::sync::Mutex::new(None),
         })
     }
 
@@ -88,6 +99,8 @@ impl StreamState {
             remote: true,
             live: watch::Sender::new(Live::default()),
             delivery: watch::Sender::new(Delivery::default()),
+            lease: std::sync::Mutex::new(None),
+            unstored: std::sync::Mutex::new(None),
         });
         s.live.send_modify(|l| l.last_seq = last_seq);
         s
@@ -236,12 +249,55 @@ impl StreamState {
         Ok(id)
     }
 
-    /// Ends the stream (after its last event was appended).
+    /// Ends the stream (after its last event was appended), and releases
+    /// this instance's lease on it.
+    ///
+    /// When the store cannot record the end (Redis down), the lease is not
+    /// released but left to lapse: the stream is unfinished in the log, so
+    /// a client resuming it later, anywhere, gets the lapsed lease's error
+    /// instead of following it forever.
     pub async fn finish(&self, store: &dyn EventStore, tag: &SessionTag) {
-        if let Err(e) = store.finish_stream(tag, self.id).await {
+        let recorded = store.finish_stream(tag, self.id).await;
+        if let Err(e) = &recorded {
             tracing::debug!(stream = %self.id, error = %e, "finish_stream failed");
         }
         self.live.send_modify(|l| l.finished = true);
+        let held = self
+            .lease
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(held) = held
+            && recorded.is_ok()
+        {
+            held.release().await;
+        }
+    }
+
+    /// Keeps the stream's final message, which the event store refused,
+    /// for the attached connection to deliver directly.
+    pub fn keep_unstored(&self, message: Bytes) {
+        *self
+            .unstored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(message);
+    }
+
+    /// The final message the event store refused, if any (taken once).
+    pub fn take_unstored(&self) -> Option<Bytes> {
+        self.unstored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// Keeps `held`, this instance's lease on the stream, until it
+    /// finishes.
+    pub fn set_lease(&self, held: HeldLease) {
+        *self
+            .lease
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held);
     }
 
     /// Asks the attached connection (if any) to close after a `retry`.

@@ -37,7 +37,9 @@ mod memory;
 mod signals;
 
 pub use memory::{MemorySessionStore, MemorySessionStoreConfig};
-pub use signals::{LocalSignalBus, SessionSignal, SignalBus, SignalFanout, SignalSubscription};
+pub use signals::{
+    BROADCAST_MARK, LocalSignalBus, SessionSignal, SignalBus, SignalFanout, SignalSubscription,
+};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

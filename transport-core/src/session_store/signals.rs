@@ -41,6 +41,35 @@ pub struct SessionSignal {
     pub message: Bytes,
 }
 
+/// The first character of a broadcast signal's [`SessionSignal::session_id`]:
+/// session ids are visible ASCII minted by the server (`initialize`), never
+/// starting with `*`, so a broadcast is never taken for a session's signal.
+pub const BROADCAST_MARK: char = '*';
+
+impl SessionSignal {
+    /// A signal for every instance rather than one session: a server
+    /// notification (a `notifications/tools/list_changed`, a
+    /// `notifications/resources/updated`, ...) that the listeners held by
+    /// every instance should receive. `scope` names the engine kind it is
+    /// for (`legacy`, `modern`), `origin` the publishing instance (which
+    /// has delivered it locally already and skips it). The session id
+    /// becomes `*SCOPE/ORIGIN`.
+    pub fn broadcast(scope: &str, origin: &str, message: Bytes) -> SessionSignal {
+        SessionSignal {
+            session_id: format!("{BROADCAST_MARK}{scope}/{origin}"),
+            message,
+        }
+    }
+
+    /// `(scope, origin)` of a [`broadcast`](Self::broadcast), `None` for a
+    /// session's signal.
+    pub fn broadcast_parts(&self) -> Option<(&str, &str)> {
+        self.session_id
+            .strip_prefix(BROADCAST_MARK)
+            .and_then(|rest| rest.split_once('/'))
+    }
+}
+
 /// A bus every instance of a cluster publishes to and hears from.
 /// Object safe; `publish` is async so that a networked bus (Redis pub/sub)
 /// can implement it.
@@ -181,6 +210,13 @@ mod tests {
             session_id: format!("s{n}"),
             message: Bytes::from(format!("{{\"n\":{n}}}")),
         }
+    }
+
+    #[test]
+    fn broadcasts_are_told_apart_from_session_signals() {
+        let b = SessionSignal::broadcast("legacy", "abc", Bytes::from_static(b"{}"));
+        assert_eq!(b.broadcast_parts(), Some(("legacy", "abc")));
+        assert_eq!(signal(1).broadcast_parts(), None);
     }
 
     #[test]

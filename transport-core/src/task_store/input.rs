@@ -180,3 +180,35 @@ impl InputRounds {
             .collect())
     }
 }
+
+/// Follows a running task's record in a store other instances share, so
+/// that what another instance does to the task reaches the worker running
+/// it here: a `tasks/cancel` that instance recorded (the task is terminal)
+/// cancels the worker's token — the handler sees the cancellation, as
+/// *Tasks* "Cancellation" asks of the receiver — and answers it delivered
+/// (the task is `working` again, or anything else changed) wake an
+/// [`InputRounds::exchange`] waiting here. Re-reads the record after each
+/// `tick()` (the caller's timer: this crate has none); returns once the
+/// task is terminal or gone. A store out of reach is tried again at the
+/// next tick. Cost: one `get` per tick while the worker runs.
+pub async fn follow_store<F, Fut>(task: &TaskInput, mut tick: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    loop {
+        tick().await;
+        match task
+            .store
+            .get(&task.id, task.scope.as_deref(), now_ms())
+            .await
+        {
+            Ok(r) if r.status.is_terminal() => break,
+            Err(TaskStoreError::NotFound { .. } | TaskStoreError::Expired { .. }) => break,
+            Ok(r) if r.status != TaskStatus::InputRequired => task.wake.notify(),
+            _ => {}
+        }
+    }
+    task.cancel.cancel();
+    task.wake.notify();
+}

@@ -50,10 +50,11 @@
 //! the server. [`MemoryTaskStore`] is the bounded in-memory default.
 
 mod input;
+pub mod liveness;
 mod memory;
 mod state;
 
-pub use input::{InputEnd, InputRounds, InputWake, TaskInput, now_ms};
+pub use input::{InputEnd, InputRounds, InputWake, TaskInput, follow_store, now_ms};
 pub use memory::{MemoryTaskStore, MemoryTaskStoreConfig};
 pub use state::{InputMap, TaskState, unique_input_key};
 

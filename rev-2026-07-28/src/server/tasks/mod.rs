@@ -56,7 +56,7 @@ use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::jsonrpc::{
     self, ErrorObject, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RequestId,
 };
-use mcp_transport_core::task_store::{InputWake, NewTask, TaskRecord, TaskStoreError};
+use mcp_transport_core::task_store::{InputWake, NewTask, TaskRecord, TaskStoreError, liveness};
 use rand::RngCore;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -191,7 +191,15 @@ pub(crate) async fn method(
     let info = shared.server_info.as_deref();
     match method {
         "tasks/get" => match store.get(&task_id, scope, now_ms()).await {
-            Ok(r) => result(id, wire::get_result(&r, info)),
+            Ok(r) => {
+                let r = match &tasks.config.leases {
+                    Some(l) if tasks.running(&task_id).is_none() => {
+                        liveness::fail_if_worker_gone(l, store.as_ref(), r).await
+                    }
+                    _ => r,
+                };
+                result(id, wire::get_result(&r, info))
+            }
             Err(e) => store_error(id, &e),
         },
         "tasks/update" => {
@@ -290,6 +298,11 @@ pub(crate) async fn start(
         cancel: CancellationToken::new(),
         wake: Arc::new(InputWake::new()),
     };
+    if let Some(l) = &tasks.config.leases
+        && !liveness::start_worker_lease(l, &record.id).await
+    {
+        tracing::warn!(task = %record.id, "cannot take the task's lease; its worker runs without one");
+    }
     tasks.lock().insert(record.id.clone(), running.clone());
     let answer = wire::create_result(&record, shared.server_info.as_deref());
     tokio::spawn(worker::run(shared.clone(), prepared, record, running));

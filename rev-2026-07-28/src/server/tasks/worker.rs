@@ -24,7 +24,7 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal,
+    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal, follow_store, liveness,
 };
 use serde_json::Value;
 
@@ -106,15 +106,49 @@ pub(super) async fn run(
         .expires_at_ms()
         .map(|at| Duration::from_millis(at.saturating_sub(now_ms())));
     let work = drive(&shared, prepared, &record, &running);
+    // Another instance may cancel the task or deliver its input through
+    // the shared store: `follow_store` follows it (with or without leases).
+    // With leases, the lease is renewed beside the work, which stops when
+    // the lease was taken over (this instance was taken for dead).
+    let follow_task = TaskInput {
+        store: store.clone(),
+        id: id.clone(),
+        scope: record.scope.clone(),
+        max_rounds: 0,
+        wake: running.wake.clone(),
+        cancel: running.cancel.clone(),
+    };
+    let tick = Duration::from_millis(tasks.config.poll_interval_ms.max(10));
+    let leases = tasks.config.leases.clone();
+    let watched = async {
+        let mut work = std::pin::pin!(work);
+        let follow = follow_store(&follow_task, || tokio::time::sleep(tick));
+        let lease_lost = async {
+            match &leases {
+                Some(l) => liveness::watch_worker(l, &id, tokio::time::sleep).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            end = &mut work => end,
+            () = follow => work.await,
+            () = lease_lost => {
+                tracing::debug!(task = %id, "the task's lease was taken over; its handler is cancelled");
+                running.cancel.cancel();
+                let _ = work.await;
+                End::Already
+            }
+        }
+    };
     let end = match until_expiry {
-        Some(left) => match tokio::time::timeout(left, work).await {
+        Some(left) => match tokio::time::timeout(left, watched).await {
             Ok(end) => end,
             Err(_) => {
                 tracing::debug!(task = %id, "task expired while running; its handler is cancelled");
                 End::Already
             }
         },
-        None => work.await,
+        None => watched.await,
     };
     running.cancel.cancel();
     if let End::Finish(terminal, message) = end {
@@ -135,6 +169,9 @@ pub(super) async fn run(
             }
             Err(e) => tracing::warn!(task = %id, error = %e, "could not record the task's end"),
         }
+    }
+    if let Some(l) = &leases {
+        liveness::end_worker_lease(l, &id).await;
     }
     tasks.lock().remove(&id);
 }

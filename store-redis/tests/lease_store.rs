@@ -1,0 +1,61 @@
+//! `RedisLeaseStore` against a real `redis-server` passes the same
+//! `LeaseStore` suite as the in-memory store; its leases lapse by Redis's
+//! clock.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use mcp_store_redis::{RedisConnection, RedisConnectionConfig, RedisLeaseStore};
+use mcp_test_support::conformance::lease_store::LeaseStoreMaker;
+use mcp_test_support::{RedisServer, within};
+use mcp_transport_core::lease::LeaseStore;
+
+/// One server per test; each store it makes gets its own key prefix.
+struct Redis {
+    server: RedisServer,
+    next: AtomicU64,
+}
+
+impl Redis {
+    fn start() -> Redis {
+        Redis {
+            server: RedisServer::start(),
+            next: AtomicU64::new(0),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl LeaseStoreMaker for Redis {
+    async fn make(&self) -> Arc<dyn LeaseStore> {
+        let mut config = RedisConnectionConfig::new(self.server.url());
+        config.prefix = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let conn = RedisConnection::connect(&config).await.unwrap();
+        Arc::new(RedisLeaseStore::new(conn))
+    }
+
+    fn short_ttl(&self) -> Duration {
+        Duration::from_millis(150)
+    }
+
+    /// Polls until the lease reads lapsed (bounded by `within`, which only
+    /// keeps a broken store from hanging the test).
+    async fn lapse(&self, store: &dyn LeaseStore, holder: &str, key: &str) {
+        within("the lease lapses", async {
+            loop {
+                let l = store.get(key).await.unwrap().expect("the lease exists");
+                assert_eq!(l.holder, holder);
+                if !l.held {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+    }
+}
+
+mod suite {
+    mcp_test_support::lease_store_suite!(super::Redis::start());
+}
