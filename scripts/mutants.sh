@@ -6,17 +6,33 @@
 # usage:
 #   scripts/mutants.sh            every critical file, one after another
 #   scripts/mutants.sh FILE...    only these (paths as in the table below)
-#   scripts/mutants.sh --list     the files and the packages whose tests run
+#   scripts/mutants.sh --list     the files, packages and test targets
+#   scripts/mutants.sh FILE -- ARGS...
+#                                 extra cargo-mutants arguments, e.g. a first
+#                                 pass on the lines that matter
+#                                 (`--re 'is_decimal|numeric_eq'`), or
+#                                 `--iterate` (skip the mutants the last run
+#                                 of this file caught: re-check survivors
+#                                 after adding tests)
+#   MUTANTS_ALL_TARGETS=1 scripts/mutants.sh FILE
+#                                 every test target of the packages, not
+#                                 only the ones listed for the file
 #
 # What it does, per file: `cargo mutants --in-place --file FILE` with the
-# tests of the packages that exercise it (`--test-package`), one job, no
+# tests of the packages that exercise it (`--test-package`), restricted to
+# the test targets listed for the file (`--cargo-arg`, which reaches both
+# the build and the test command: `--cargo-test-arg` reaches only the
+# latter, so cargo-mutants would still build every integration test of the
+# packages for each mutant, 16 binaries for rev-2026-07-28), one job, no
 # debug info, a timeout scaled from the baseline run (`--in-place` runs
 # one mutant at a time; cargo-mutants refuses `--jobs` with it). `--in-place` mutates
 # the working tree (no copy of the workspace, which would not fit a small
 # disk) and puts each file back after its mutant; do not edit or build in
-# this tree while it runs, and check `git status` if it was killed. Results
-# go to target/mutants/<file with / as _>/ (cargo-mutants' mutants.out:
-# caught.txt, missed.txt, timeout.txt, unviable.txt).
+# this tree while it runs (a build with another CARGO_TARGET_DIR of a crate
+# that does not depend on the mutated one is safe), and check `git status`
+# if it was killed (stop it with SIGINT: cargo-mutants then restores the
+# file). Results go to target/mutants/<file with / as _>/ (cargo-mutants'
+# mutants.out: caught.txt, missed.txt, timeout.txt, unviable.txt).
 #
 # Score = caught / (caught + missed); timeouts are left out and listed.
 set -euo pipefail
@@ -25,16 +41,22 @@ MUTANTS_VERSION=27.1.0
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
-# file | packages whose tests run against its mutants
+# file | packages whose tests run against its mutants | their test targets
+# that exercise it (cargo target selection). cargo-mutants passes the
+# list to the build of the mutated file's package and to the test run of
+# every test package, so each `--test NAME` must exist in all of them: a
+# file whose tests live in two packages (memory.rs, connection.rs, whose
+# SEP-1699 timing tests are rev-2025-11-25's) lists none and runs every
+# target of both, which is slow (2-3 min a mutant on 2 shared cores).
 CRITICAL=(
-  "transport-core/src/sse/decoder.rs|mcp-transport-core"
-  "transport-core/src/event_id.rs|mcp-transport-core"
-  "transport-core/src/event_log/memory.rs|mcp-transport-core,mcp-test-support"
-  "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25"
-  "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25"
-  "session-engine/src/client/resume.rs|mcp-session-engine,mcp-rev-2025-11-25"
-  "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28"
-  "negotiate/src/server/route.rs|mcp-negotiate"
+  "transport-core/src/sse/decoder.rs|mcp-transport-core|--lib --test sse_decoder"
+  "transport-core/src/event_id.rs|mcp-transport-core|--lib --test event_id"
+  "transport-core/src/event_log/memory.rs|mcp-transport-core,mcp-test-support|"
+  "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25|--lib --test connection_timing --test delivery"
+  "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25|"
+  "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
+  "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
+  "negotiate/src/server/route.rs|mcp-negotiate|--lib --test eras --test fallback --test bad_input"
 )
 
 if [[ ${1:-} == --list ]]; then
@@ -48,7 +70,8 @@ fi
 
 export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=false CARGO_PROFILE_TEST_DEBUG=false
 
-packages_of() {
+# "packages|targets" of a critical file.
+entry_of() {
   local entry
   for entry in "${CRITICAL[@]}"; do
     if [[ ${entry%%|*} == "$1" ]]; then
@@ -60,20 +83,46 @@ packages_of() {
   exit 2
 }
 
-files=("$@")
+files=()
+extra=()
+while (($# > 0)); do
+  if [[ $1 == -- ]]; then
+    shift
+    extra=("$@")
+    break
+  fi
+  files+=("$1")
+  shift
+done
 if ((${#files[@]} == 0)); then
   for entry in "${CRITICAL[@]}"; do files+=("${entry%%|*}"); done
 fi
 
 status=0
 for file in "${files[@]}"; do
-  packages=$(packages_of "$file")
+  rest=$(entry_of "$file")
+  packages=${rest%%|*}
+  targets=${rest#*|}
   out="target/mutants/${file//\//_}"
   mkdir -p "$out"
-  printf '\n=== %s (tests of %s) ===\n' "$file" "$packages"
+  if [[ -n ${MUTANTS_ALL_TARGETS:-} ]]; then targets=""; fi
+  printf '\n=== %s (tests of %s: %s) ===\n' "$file" "$packages" "${targets:-all targets}"
   args=(--in-place --file "$file" --timeout-multiplier 3 --output "$out")
   IFS=',' read -ra pkgs <<<"$packages"
   for p in "${pkgs[@]}"; do args+=(--test-package "$p"); done
+  read -ra tgts <<<"$targets"
+  # `--lib --test x` become `--cargo-arg=--lib --cargo-arg=--test=x`.
+  i=0
+  while ((i < ${#tgts[@]})); do
+    if [[ ${tgts[i]} == --test ]]; then
+      args+=("--cargo-arg=--test=${tgts[i + 1]}")
+      i=$((i + 2))
+    else
+      args+=("--cargo-arg=${tgts[i]}")
+      i=$((i + 1))
+    fi
+  done
+  args+=("${extra[@]}")
   rc=0
   cargo mutants "${args[@]}" || rc=$?
   dir="$out/mutants.out"

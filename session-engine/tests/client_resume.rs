@@ -13,7 +13,7 @@ use http::StatusCode;
 use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::transport::{
-    RequestOptions, ResumeFailure, StreamEvent, Transport, TransportError,
+    Misbehaviour, RequestOptions, ResumeFailure, StreamEvent, Transport, TransportError,
 };
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -583,4 +583,45 @@ async fn a_long_poll_that_primes_each_connection_is_not_cut_short() {
     let events = collect(&client).await.unwrap();
     assert!(matches!(events.as_slice(), [StreamEvent::Response(_)]));
     assert_eq!(fake.seen_where(Seen::is_get).len(), polls + 1);
+}
+
+/// A resumption GET answered 200 with something other than an event
+/// stream: the error names the stream being resumed, the media type
+/// received (none when the answer has no `Content-Type`) and the one
+/// expected.
+#[tokio::test(start_paused = true)]
+async fn a_resumption_answered_with_another_media_type_names_both() {
+    for content_type in [Some("text/plain"), None] {
+        let fake = legacy_fake("2025-11-25", move |seen| {
+            if seen.is_rpc("tools/call") {
+                return Some(sse(vec![priming("m0", Some(1))], Ending::Eof, None));
+            }
+            seen.is_get().then(|| {
+                let mut answer = http::Response::builder();
+                if let Some(ct) = content_type {
+                    answer = answer.header("content-type", ct);
+                }
+                answer.body(axum::body::Body::from("hello")).unwrap()
+            })
+        })
+        .await;
+        let client = LegacyClient::connect(ClientConfig::new(&fake.url))
+            .await
+            .unwrap();
+        let (_, err) = collect(&client).await.unwrap_err();
+        let call = &fake.seen_where(|s| s.is_rpc("tools/call"))[0];
+        let id = call.rpc_id().unwrap().clone();
+        match err {
+            TransportError::PeerMisbehaved(Misbehaviour::WrongContentType {
+                what,
+                got,
+                expected,
+            }) => {
+                assert_eq!(what, format!("GET resuming the stream of request {id}"));
+                assert_eq!(got.as_deref(), content_type);
+                assert_eq!(expected, "text/event-stream");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -207,3 +207,85 @@ async fn per_stream_evictions_keep_the_accounting_exact() {
     assert_eq!(store.retained_events(), 4);
     assert_eq!(store.retained_bytes(), 20);
 }
+
+/// The default server-wide budget is the documented 512 MiB, exactly:
+/// 128 events of 4 MiB (the default per-stream maximum, 4 streams per
+/// session filling the default 16 MiB per session) are all retained, and
+/// one byte more evicts the oldest. The payload is one shared buffer, so
+/// the test holds 4 MiB, not 512.
+#[tokio::test]
+async fn the_default_budget_is_512_mib() {
+    let config = MemoryEventStoreConfig::default();
+    assert_eq!(config.max_bytes_per_stream, 4 << 20);
+    assert_eq!(config.max_bytes_per_session, 16 << 20);
+    let store = MemoryEventStore::default();
+    let big = Bytes::from(vec![b'x'; 4 << 20]);
+    let mut first = None;
+    for n in 1..=32 {
+        let t = sess(n);
+        store.open_session(&t).await.unwrap();
+        for s in 1..=4 {
+            let primed = store.open_stream(&t, StreamId(s)).await.unwrap();
+            first.get_or_insert(primed);
+            store.append(&t, StreamId(s), big.clone()).await.unwrap();
+        }
+    }
+    assert_eq!(store.retained_bytes(), 512 << 20);
+    assert_eq!(store.retained_events(), 128);
+    let first = first.unwrap();
+    assert_eq!(
+        seqs(&store.replay_after(&first.session, &first).await.unwrap()),
+        [1]
+    );
+
+    let t = sess(33);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    store.append(&t, S1, msg("x")).await.unwrap();
+    assert_eq!(store.retained_bytes(), (508 << 20) + 1);
+    assert_eq!(store.retained_events(), 128);
+    assert!(matches!(
+        store.replay_after(&first.session, &first).await,
+        Err(ReplayError::Expired { .. })
+    ));
+}
+
+/// `config()` reports the limits the store was made with.
+#[test]
+fn config_reports_the_limits_given() {
+    let config = MemoryEventStoreConfig {
+        max_events_per_stream: 3,
+        max_bytes_per_stream: 5,
+        max_streams_per_session: 7,
+        max_bytes_per_session: 11,
+        max_sessions: 13,
+        max_bytes_total: 17,
+    };
+    assert_eq!(MemoryEventStore::new(config.clone()).config(), &config);
+    assert_eq!(
+        MemoryEventStore::default().config(),
+        &MemoryEventStoreConfig::default()
+    );
+}
+
+/// `max_events_per_stream: 0` retains nothing, and ids are still issued
+/// (the field's docs): a resume from the last id finds the stream caught
+/// up, one from before it has expired.
+#[tokio::test]
+async fn zero_events_per_stream_retains_nothing_but_issues_ids() {
+    let (store, t) = store_with_streams(small(0, 1024)).await;
+    let primed = EventId::priming(t, S1);
+    let mut last = primed;
+    for seq in 1..=3 {
+        last = store.append(&t, S1, msg("m")).await.unwrap();
+        assert_eq!(last.seq, seq);
+    }
+    assert_eq!((store.retained_events(), store.retained_bytes()), (0, 0));
+    let caught_up = store.replay_after(&t, &last).await.unwrap();
+    assert!(caught_up.events.is_empty());
+    assert_eq!(caught_up.last_seq, 3);
+    assert!(matches!(
+        store.replay_after(&t, &primed).await,
+        Err(ReplayError::Expired { .. })
+    ));
+}

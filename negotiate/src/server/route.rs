@@ -277,4 +277,19 @@ mod tests {
         );
         assert_eq!(route(&post(INIT, None, false), false, true), Target::Modern);
     }
+
+    /// A JSON array is a batch, legacy whatever the version header says
+    /// (2026-07-28 has no batches), with or without whitespace before it.
+    #[test]
+    fn a_batch_is_legacy_even_with_a_modern_header() {
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#;
+        let spaced = " \r\n\t[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}]";
+        for body in [batch, spaced] {
+            assert_eq!(
+                route(&post(body, Some("2026-07-28"), false), true, true),
+                Target::Legacy,
+                "{body:?}"
+            );
+        }
+    }
 }

@@ -536,3 +536,50 @@ impl EventStore for MemoryEventStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queued(store: &MemoryEventStore) -> usize {
+        lock(&store.budget.order).len()
+    }
+
+    /// The budget's queue holds at most twice the retained events plus
+    /// 1024 (the type's docs), also after many retained events go at once:
+    /// here a finished stream of 3,000 events evicted for the session's
+    /// byte bound leaves 3,000 stale entries, which the next append drops.
+    #[tokio::test]
+    async fn the_budget_queue_is_compacted_after_a_mass_eviction() {
+        let store = MemoryEventStore::new(MemoryEventStoreConfig {
+            max_events_per_stream: 4096,
+            max_bytes_per_session: 3000,
+            ..Default::default()
+        });
+        let t = SessionTag::from_u64(1);
+        let (s1, s2) = (StreamId(1), StreamId(2));
+        store.open_session(&t).await.unwrap();
+        store.open_stream(&t, s1).await.unwrap();
+        for _ in 0..3000 {
+            store
+                .append(&t, s1, Bytes::from_static(b"x"))
+                .await
+                .unwrap();
+        }
+        assert_eq!((store.retained_events(), queued(&store)), (3000, 3000));
+        store.finish_stream(&t, s1).await.unwrap();
+        store.open_stream(&t, s2).await.unwrap();
+        let big = Bytes::from(vec![b'y'; 1000]);
+        for n in 1..=2000 {
+            store.append(&t, s2, big.clone()).await.unwrap();
+            let bound = 2 * store.retained_events() + 1024;
+            assert!(
+                queued(&store) <= bound,
+                "after append {n}: {} > {bound}",
+                queued(&store)
+            );
+        }
+        // Three 1000-byte events fit in the session's 3000 bytes.
+        assert_eq!(store.retained_events(), 3);
+    }
+}
