@@ -11,6 +11,8 @@
 
 use mcp_transport_core::ProtocolVersion as V;
 
+pub use super::failure::Failure;
+
 use super::declared::{self, Declared};
 use super::harness::Observed;
 use super::{ClientKind, ServerKind, scenario::Scenario};
@@ -26,31 +28,6 @@ pub enum Expected {
     /// runs and checks that the mechanism is absent (no priming event, no
     /// early close, 405, no session id, ...).
     NotApplicable,
-}
-
-/// A predicted failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Failure {
-    /// No revision both sides speak: negotiation ends in an error that names
-    /// both sides.
-    NoMutualRevision,
-    /// The request's stream broke and the revision cannot resume it: a clear
-    /// error, no hang (and, on 2026-07-28, the server cancelled the request).
-    NotResumable,
-    /// The handler asked for a kind of client input the revision does not
-    /// have: the call ends with a tool execution error (`isError: true`),
-    /// no hang.
-    InputUnavailable,
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Failure::NoMutualRevision => "fails: no mutually supported revision",
-            Failure::NotResumable => "fails: stream not resumable",
-            Failure::InputUnavailable => "fails: tool error, input kind not in this revision",
-        })
-    }
 }
 
 /// A prediction and the spec text it comes from.

@@ -18,7 +18,7 @@ use mcp_transport_core::transport::{ResumeFailure, TransportError};
 use serde_json::json;
 
 use super::ClientKind;
-use super::expect::Failure;
+use super::failure::Failure;
 use super::wire::Wire;
 use crate::reference::ReferenceHandler;
 

@@ -11,6 +11,7 @@ mod checks;
 pub mod cluster;
 pub mod declared;
 pub mod expect;
+mod failure;
 mod harness;
 pub mod html;
 mod long_running;

@@ -33,41 +33,11 @@ use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, StreamId};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Message, RequestId, Response};
 use mcp_transport_core::lease::Leases;
-use tokio::task::AbortHandle;
 
 use super::Shared;
+use super::held_lease::HeldLease;
 use super::session::Session;
 use super::stream::StreamState;
-
-/// A lease this instance holds on a stream it writes; released when the
-/// stream finishes (`StreamState::finish`).
-#[derive(Debug)]
-pub(crate) struct HeldLease {
-    leases: Leases,
-    key: String,
-    renewer: AbortHandle,
-}
-
-impl HeldLease {
-    /// Stops renewing and deletes the lease.
-    pub async fn release(self) {
-        self.renewer.abort();
-        if let Err(e) = self
-            .leases
-            .store
-            .release(&self.key, &self.leases.holder)
-            .await
-        {
-            tracing::debug!(lease = %self.key, error = %e, "could not release a lease; it will lapse");
-        }
-    }
-}
-
-impl Drop for HeldLease {
-    fn drop(&mut self) {
-        self.renewer.abort();
-    }
-}
 
 /// The message of the error a follower writes for a dead writer's request.
 pub(crate) const WRITER_GONE: &str = "Internal error: the server instance running this request stopped (its lease lapsed); the request's outcome is unknown";
@@ -121,11 +91,7 @@ pub(crate) async fn hold_stream(
             }
         }
     });
-    state.set_lease(HeldLease {
-        leases,
-        key,
-        renewer: renewer.abort_handle(),
-    });
+    state.set_lease(HeldLease::new(leases, key, renewer.abort_handle()));
 }
 
 /// Whether a follower should check the lease now (every `renew_every`

@@ -130,6 +130,7 @@ mod drain;
 mod fanout;
 mod get;
 mod group;
+mod held_lease;
 mod initialize;
 mod input;
 mod lease;

@@ -23,7 +23,7 @@ use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{EventStore, StoreError};
 use tokio::sync::watch;
 
-use super::lease::HeldLease;
+use super::held_lease::HeldLease;
 
 /// What producers and control calls publish to connections.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,0 +1,28 @@
+//! The ways a scenario is predicted to fail ([`Failure`]), apart from the
+//! predictions (`expect`) so the harness that classifies errors needs no
+//! prediction machinery.
+
+/// A predicted failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// No revision both sides speak: negotiation ends in an error that names
+    /// both sides.
+    NoMutualRevision,
+    /// The request's stream broke and the revision cannot resume it: a clear
+    /// error, no hang (and, on 2026-07-28, the server cancelled the request).
+    NotResumable,
+    /// The handler asked for a kind of client input the revision does not
+    /// have: the call ends with a tool execution error (`isError: true`),
+    /// no hang.
+    InputUnavailable,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Failure::NoMutualRevision => "fails: no mutually supported revision",
+            Failure::NotResumable => "fails: stream not resumable",
+            Failure::InputUnavailable => "fails: tool error, input kind not in this revision",
+        })
+    }
+}

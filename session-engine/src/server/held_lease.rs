@@ -1,0 +1,46 @@
+//! [`HeldLease`]: a lease this instance holds on a stream it writes (taken
+//! and renewed by `lease.rs`, kept in the stream's state until it
+//! finishes). Its own module so the stream state does not depend on the
+//! lease logic, which depends on the stream state.
+
+use mcp_transport_core::lease::Leases;
+use tokio::task::AbortHandle;
+
+/// A lease this instance holds on a stream it writes; released when the
+/// stream finishes (`StreamState::finish`).
+#[derive(Debug)]
+pub(crate) struct HeldLease {
+    leases: Leases,
+    key: String,
+    renewer: AbortHandle,
+}
+
+impl HeldLease {
+    /// A lease taken on `key`, kept alive by the task behind `renewer`.
+    pub fn new(leases: Leases, key: String, renewer: AbortHandle) -> Self {
+        HeldLease {
+            leases,
+            key,
+            renewer,
+        }
+    }
+
+    /// Stops renewing and deletes the lease.
+    pub async fn release(self) {
+        self.renewer.abort();
+        if let Err(e) = self
+            .leases
+            .store
+            .release(&self.key, &self.leases.holder)
+            .await
+        {
+            tracing::debug!(lease = %self.key, error = %e, "could not release a lease; it will lapse");
+        }
+    }
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        self.renewer.abort();
+    }
+}
