@@ -42,8 +42,8 @@ pub enum Fault {
     DropLastBeforeClose,
     /// 2026-07-28 server (Tasks extension): `tasks/cancel` is acknowledged
     /// and the stored task marked cancelled, but the running work is never
-    /// told (a cancellation "MUST be treated" as such; here the handler
-    /// runs on).
+    /// told, neither by its token nor by following the store (a
+    /// cancellation "MUST be treated" as such; here the handler runs on).
     IgnoreTaskCancel,
 }
 

@@ -123,7 +123,20 @@ pub(super) async fn run(
     let leases = tasks.config.leases.clone();
     let watched = async {
         let mut work = std::pin::pin!(work);
-        let follow = follow_store(&follow_task, || tokio::time::sleep(tick));
+        // Self-test fault `IgnoreTaskCancel`: the work is never told of a
+        // cancel, not even through the store.
+        let ignore_cancel = shared
+            .config
+            .http
+            .faults
+            .has(mcp_http_edge::faults::Fault::IgnoreTaskCancel);
+        let follow = async {
+            if ignore_cancel {
+                std::future::pending().await
+            } else {
+                follow_store(&follow_task, || tokio::time::sleep(tick)).await
+            }
+        };
         let lease_lost = async {
             match &leases {
                 Some(l) => liveness::watch_worker(l, &id, tokio::time::sleep).await,
