@@ -335,7 +335,12 @@ impl Connection {
                 }
                 let written = self.write_events(&mut buf, &replay.events);
                 let caught_up = self.cursor >= replay.last_seq;
-                if (replay.finished || live.finished) && caught_up {
+                // A resume's prefetched replay may predate the stream's
+                // last events: `live` finished says nothing about events
+                // after the replay, so it ends the connection only once
+                // the cursor has reached what `live` has seen.
+                if (replay.finished && caught_up) || (live.finished && self.cursor >= live.last_seq)
+                {
                     return self.finish(buf);
                 }
                 if self.remaining() == Some(0) {
