@@ -309,6 +309,7 @@ impl Connection {
                 self.close_with_retry(&mut buf);
                 return Some(buf.freeze());
             }
+            let prefetched = self.prefetched.is_some();
             let replay = match self.prefetched.take() {
                 Some(r) => Some(r),
                 None if live.last_seq > self.cursor => match self.fetch().await {
@@ -353,6 +354,12 @@ impl Connection {
                 }
                 if written > 0 {
                     return Some(buf.freeze());
+                }
+                if prefetched && self.cursor < live.last_seq {
+                    // The stale replay had nothing new, but `live` has
+                    // seen more (already marked seen, so `wait` would not
+                    // wake for it): read it now.
+                    continue;
                 }
             } else if live.finished {
                 return self.finish(buf);
