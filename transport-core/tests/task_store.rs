@@ -119,3 +119,156 @@ async fn byte_bounds_per_task_and_in_total() {
         .unwrap();
     assert_eq!(s.total_bytes(), 82);
 }
+
+fn with_message(id: &str, ttl: Option<u64>, message: &str) -> NewTask {
+    NewTask {
+        status_message: Some(message.to_owned()),
+        ..new(id, ttl)
+    }
+}
+
+#[test]
+fn config_reports_the_limits_given() {
+    let limits = MemoryTaskStoreConfig {
+        max_tasks: 3,
+        max_task_bytes: 10,
+        max_total_bytes: 20,
+        max_ttl_ms: None,
+    };
+    assert_eq!(MemoryTaskStore::new(limits.clone()).config(), &limits);
+}
+
+#[tokio::test]
+async fn len_and_is_empty_count_stored_tasks() {
+    let s = store();
+    assert_eq!((s.len(), s.is_empty()), (0, true));
+    s.create(new("a", None), 0).await.unwrap();
+    assert_eq!((s.len(), s.is_empty()), (1, false));
+    s.create(new("b", None), 0).await.unwrap();
+    assert_eq!((s.len(), s.is_empty()), (2, false));
+}
+
+/// `total_bytes` is the sum of the live tasks' payloads (status message,
+/// input requests and responses with their keys, result, error) and the
+/// input keys they used, through every way a task grows, shrinks or goes.
+#[tokio::test]
+async fn total_bytes_follow_every_change_and_removal() {
+    let s = store();
+    s.create(with_message("a", None, "abcd"), 0).await.unwrap();
+    assert_eq!(s.total_bytes(), 4);
+    s.create(with_message("b", Some(10), "xy"), 0)
+        .await
+        .unwrap();
+    assert_eq!(s.total_bytes(), 6);
+    // A task's change replaces its old size.
+    s.set_message("a", Some("abcdefgh".into()), 1)
+        .await
+        .unwrap();
+    assert_eq!(s.total_bytes(), 10);
+    s.set_message("a", Some("a".into()), 2).await.unwrap();
+    assert_eq!(s.total_bytes(), 3);
+    // Input: the request (key + value) and the key used, for the task's
+    // life; the response replaces the request.
+    let requests = [("k1".to_owned(), raw("{}"))].into_iter().collect();
+    s.require_input("a", requests, 3).await.unwrap();
+    assert_eq!(s.total_bytes(), 1 + (2 + 2) + 2 + 2);
+    let responses = [("k1".to_owned(), raw("[1]"))].into_iter().collect();
+    s.deliver_input("a", None, responses, 4).await.unwrap();
+    assert_eq!(s.total_bytes(), 1 + (2 + 3) + 2 + 2);
+    s.take_input("a", 5).await.unwrap();
+    assert_eq!(s.total_bytes(), 1 + 2 + 2);
+    // Expired and reported by `get`: its bytes go with it.
+    assert!(matches!(
+        s.get("b", None, 10).await,
+        Err(TaskStoreError::Expired { .. })
+    ));
+    assert_eq!(s.total_bytes(), 3);
+    // Expired and reported by a change.
+    s.create(with_message("c", Some(10), "zzz"), 20)
+        .await
+        .unwrap();
+    assert_eq!(s.total_bytes(), 6);
+    assert!(matches!(
+        s.finish("c", Terminal::Cancelled, None, 30).await,
+        Err(TaskStoreError::Expired { .. })
+    ));
+    assert_eq!(s.total_bytes(), 3);
+    // Purged: only the expired task's bytes go.
+    s.create(with_message("d", Some(10), "12345"), 40)
+        .await
+        .unwrap();
+    assert_eq!(s.total_bytes(), 8);
+    assert_eq!(s.purge_expired(50).await.unwrap(), 1);
+    assert_eq!(s.total_bytes(), 3);
+    assert_eq!(s.len(), 1);
+}
+
+/// The bounds are maxima: a task of exactly `max_task_bytes`, and a store
+/// of exactly `max_total_bytes`, are accepted; one byte more is refused,
+/// and the error names the size that broke the bound (the task's for the
+/// per-task bound, the store's total for the total one).
+#[tokio::test]
+async fn byte_bounds_are_inclusive_and_report_the_size() {
+    let s = MemoryTaskStore::new(MemoryTaskStoreConfig {
+        max_task_bytes: 10,
+        max_total_bytes: 15,
+        ..Default::default()
+    });
+    assert!(matches!(
+        s.create(with_message("big", None, "12345678901"), 0).await,
+        Err(TaskStoreError::TooLarge { size: 11, max: 10 })
+    ));
+    s.create(with_message("a", None, "1234567890"), 0)
+        .await
+        .unwrap();
+    assert_eq!(s.total_bytes(), 10);
+    s.create(new("b", None), 0).await.unwrap();
+    assert!(matches!(
+        s.set_message("b", Some("123456".into()), 1).await,
+        Err(TaskStoreError::TooLarge { size: 16, max: 15 })
+    ));
+    s.set_message("b", Some("12345".into()), 2).await.unwrap();
+    assert_eq!(s.total_bytes(), 15);
+    assert!(matches!(
+        s.set_message("a", Some("12345678901".into()), 3).await,
+        Err(TaskStoreError::TooLarge { size: 11, max: 10 })
+    ));
+    // The refused changes left everything as it was.
+    assert_eq!(s.total_bytes(), 15);
+    let a = s.get("a", None, 4).await.unwrap();
+    assert_eq!(a.status_message.as_deref(), Some("1234567890"));
+}
+
+/// Creating a task is bounded by the task count and the per-task bound
+/// only, so a store may hold more than `max_total_bytes`; a change that
+/// does not grow a task is then still accepted (a task can always end),
+/// and one that grows it is refused.
+#[tokio::test]
+async fn over_the_total_only_growth_is_refused() {
+    let s = MemoryTaskStore::new(MemoryTaskStoreConfig {
+        max_task_bytes: 10,
+        max_total_bytes: 15,
+        ..Default::default()
+    });
+    for id in ["a", "b", "c"] {
+        s.create(with_message(id, None, "1234567890"), 0)
+            .await
+            .unwrap();
+    }
+    assert_eq!(s.total_bytes(), 30);
+    // The same size, then smaller (still over the total): accepted.
+    s.set_message("a", Some("abcdefghij".into()), 1)
+        .await
+        .unwrap();
+    s.finish("a", Terminal::Completed(raw("1")), None, 2)
+        .await
+        .unwrap();
+    assert_eq!(s.total_bytes(), 21);
+    // Growing while over the total: refused.
+    s.create(with_message("d", None, "12345"), 3).await.unwrap();
+    assert_eq!(s.total_bytes(), 26);
+    assert!(matches!(
+        s.set_message("d", Some("123456".into()), 4).await,
+        Err(TaskStoreError::TooLarge { size: 27, max: 15 })
+    ));
+}
