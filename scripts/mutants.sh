@@ -17,6 +17,12 @@
 #   MUTANTS_ALL_TARGETS=1 scripts/mutants.sh FILE
 #                                 every test target of the packages, not
 #                                 only the ones listed for the file
+#   MUTANTS_COPY=1 scripts/mutants.sh FILE
+#                                 mutate a copy of the workspace (in
+#                                 $TMPDIR, built from scratch once, about
+#                                 1-2 GB) instead of this tree, so that
+#                                 editing and building here go on while it
+#                                 runs
 #
 # What it does, per file: `cargo mutants --in-place --file FILE` with the
 # tests of the packages that exercise it (`--test-package`), restricted to
@@ -45,15 +51,22 @@ cd "$ROOT"
 # that exercise it (cargo target selection). cargo-mutants passes the
 # list to the build of the mutated file's package and to the test run of
 # every test package, so each `--test NAME` must exist in all of them: a
-# file whose tests live in two packages (memory.rs, connection.rs, whose
-# SEP-1699 timing tests are rev-2025-11-25's) lists none and runs every
-# target of both, which is slow (2-3 min a mutant on 2 shared cores).
+# file whose tests live in two packages (memory.rs, whose shared store
+# suite runs in test-support's `memory_stores`) lists none and runs every
+# target of both (cargo builds the mutated package alone with the list
+# first, and a `--test` naming another package's target fails there).
+# The SEP-1699 timing tests are session-engine's (`server_connection_timing`,
+# the 2025-11-25 policies through the engine), so connection.rs needs only
+# the engine's server tests; policy.rs, in rev-2025-11-25, runs every
+# target of both packages to include them.
 CRITICAL=(
   "transport-core/src/sse/decoder.rs|mcp-transport-core|--lib --test sse_decoder"
   "transport-core/src/event_id.rs|mcp-transport-core|--lib --test event_id"
   "transport-core/src/event_log/memory.rs|mcp-transport-core,mcp-test-support|"
-  "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25|--lib --test connection_timing --test delivery"
-  "session-engine/src/server/connection.rs|mcp-session-engine,mcp-rev-2025-11-25|"
+  "transport-core/src/task_store/state.rs|mcp-transport-core,mcp-test-support|"
+  "transport-core/src/task_store/memory.rs|mcp-transport-core,mcp-test-support|"
+  "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25,mcp-session-engine|"
+  "session-engine/src/server/connection.rs|mcp-session-engine|--lib --test server_*"
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
   "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
   "negotiate/src/server/route.rs|mcp-negotiate|--lib --test eras --test fallback --test bad_input"
@@ -107,7 +120,8 @@ for file in "${files[@]}"; do
   mkdir -p "$out"
   if [[ -n ${MUTANTS_ALL_TARGETS:-} ]]; then targets=""; fi
   printf '\n=== %s (tests of %s: %s) ===\n' "$file" "$packages" "${targets:-all targets}"
-  args=(--in-place --file "$file" --timeout-multiplier 3 --output "$out")
+  args=(--file "$file" --timeout-multiplier 3 --output "$out")
+  if [[ -z ${MUTANTS_COPY:-} ]]; then args+=(--in-place); fi
   IFS=',' read -ra pkgs <<<"$packages"
   for p in "${pkgs[@]}"; do args+=(--test-package "$p"); done
   read -ra tgts <<<"$targets"

@@ -6,8 +6,12 @@
 //! SEP-1699: the server "MAY close the connection" after the priming event
 //! and a `retry` field; *Transports*, "Resumability and Redelivery": a new
 //! connection resuming a stream takes it over.
+//!
+//! The connection code is the engine's (`connection.rs`), the policies
+//! 2025-11-25's: the tests live here so that the engine's own test targets
+//! are all a mutation run of `connection.rs` needs (`scripts/mutants.sh`).
 
-mod common;
+mod server_common;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +24,16 @@ use mcp_rev_2025_11_25::{self as rev, LegacyServer, PollingExt, ServerConfig};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use tower::ServiceExt;
+
+/// The `retry` the test servers send.
+const RETRY_MS: u64 = 50;
+
+/// 2025-11-25 with a short `retry` and no keep-alive comments.
+fn test_config() -> ServerConfig {
+    rev::server_config()
+        .with_retry_ms(RETRY_MS)
+        .with_keepalive(None)
+}
 
 /// The tool's run time: far longer than anything the tests wait for, so
 /// the stream stays idle (no event) while they watch it.
@@ -50,7 +64,7 @@ fn resume(session: &str, last_event_id: &str) -> Request<Body> {
 
 /// A server with `config` and an initialized session.
 async fn session(config: ServerConfig) -> (LegacyServer, String) {
-    let server = rev::server(Arc::new(common::test_handler()), config);
+    let server = rev::server(Arc::new(server_common::test_handler()), config);
     let init = json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {
@@ -111,7 +125,7 @@ fn priming_id(frame: &Bytes) -> String {
 #[tokio::test(start_paused = true)]
 async fn keepalive_comments_go_out_when_due() {
     let every = Duration::from_millis(100);
-    let (server, id) = session(common::test_config().with_keepalive(Some(every))).await;
+    let (server, id) = session(test_config().with_keepalive(Some(every))).await;
     let mut body = slow_call(&server, &id).await;
     let first = body.next().await.unwrap();
     assert!(text(&first).contains("id:"), "{:?}", text(&first));
@@ -127,7 +141,7 @@ async fn keepalive_comments_go_out_when_due() {
 /// has nothing to deliver, with `retry` so the client comes back.
 #[tokio::test(start_paused = true)]
 async fn an_after_ms_connection_ends_at_its_deadline_on_an_idle_stream() {
-    let config = common::test_config().with_disconnect("after-ms:500".parse().unwrap());
+    let config = test_config().with_disconnect("after-ms:500".parse().unwrap());
     let (server, id) = session(config).await;
     let start = Instant::now();
     let mut body = slow_call(&server, &id).await;
@@ -137,7 +151,7 @@ async fn an_after_ms_connection_ends_at_its_deadline_on_an_idle_stream() {
     }
     assert_eq!(Instant::now() - start, Duration::from_millis(500));
     assert!(
-        seen.ends_with(&format!("retry: {}\n\n", common::RETRY_MS)),
+        seen.ends_with(&format!("retry: {}\n\n", RETRY_MS)),
         "{seen:?}"
     );
     assert!(!seen.contains("\"result\""), "{seen:?}");
@@ -148,7 +162,7 @@ async fn an_after_ms_connection_ends_at_its_deadline_on_an_idle_stream() {
 /// `retry`.
 #[tokio::test(start_paused = true)]
 async fn a_connection_taken_over_ends_at_once_on_an_idle_stream() {
-    let (server, id) = session(common::test_config()).await;
+    let (server, id) = session(test_config()).await;
     let mut first = slow_call(&server, &id).await;
     let priming = first.next().await.unwrap();
     let last = priming_id(&priming);
@@ -160,7 +174,7 @@ async fn a_connection_taken_over_ends_at_once_on_an_idle_stream() {
     // (issue 13, item 5: its owner waits instead of reconnecting at once).
     let last_frame = first.next().await.expect("a retry before the end");
     assert!(
-        text(&last_frame).ends_with(&format!("retry: {}\n\n", common::RETRY_MS)),
+        text(&last_frame).ends_with(&format!("retry: {}\n\n", RETRY_MS)),
         "{:?}",
         text(&last_frame)
     );
