@@ -50,21 +50,21 @@ cd "$ROOT"
 # file | packages whose tests run against its mutants | their test targets
 # that exercise it (cargo target selection). cargo-mutants passes the
 # list to the build of the mutated file's package and to the test run of
-# every test package, so each `--test NAME` must exist in all of them: a
-# file whose tests live in two packages (memory.rs, whose shared store
-# suite runs in test-support's `memory_stores`) lists none and runs every
-# target of both (cargo builds the mutated package alone with the list
-# first, and a `--test` naming another package's target fails there).
-# The SEP-1699 timing tests are session-engine's (`server_connection_timing`,
-# the 2025-11-25 policies through the engine), so connection.rs needs only
-# the engine's server tests; policy.rs, in rev-2025-11-25, runs every
-# target of both packages to include them.
+# every test package, so each `--test NAME` must exist in the mutated
+# file's package (cargo builds it alone with the list first, and a
+# `--test` naming another package's target fails there); a file whose
+# tests live in two packages lists none and runs every target of both,
+# which is slow. So the tests a critical file needs live in its package:
+# the stores' shared suites run in transport-core's `memory_stores`, the
+# SEP-1699 timing tests (the 2025-11-25 policies through the engine) in
+# session-engine's `server_connection_timing`. policy.rs, in
+# rev-2025-11-25, runs every target of both packages to include the latter.
 CRITICAL=(
   "transport-core/src/sse/decoder.rs|mcp-transport-core|--lib --test sse_decoder"
   "transport-core/src/event_id.rs|mcp-transport-core|--lib --test event_id"
-  "transport-core/src/event_log/memory.rs|mcp-transport-core,mcp-test-support|"
-  "transport-core/src/task_store/state.rs|mcp-transport-core,mcp-test-support|"
-  "transport-core/src/task_store/memory.rs|mcp-transport-core,mcp-test-support|"
+  "transport-core/src/event_log/memory.rs|mcp-transport-core|--lib --test memory_stores --test event_log"
+  "transport-core/src/task_store/state.rs|mcp-transport-core|--lib --test memory_stores --test task_store --test task_input"
+  "transport-core/src/task_store/memory.rs|mcp-transport-core|--lib --test memory_stores --test task_store --test task_input"
   "rev-2025-11-25/src/policy.rs|mcp-rev-2025-11-25,mcp-session-engine|"
   "session-engine/src/server/connection.rs|mcp-session-engine|--lib --test server_*"
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"

@@ -1,7 +1,7 @@
 //! What is particular to `MemoryEventStore`: its own byte accounting, shared
 //! payload buffers and `block_on` use. The `EventStore` contract itself is the shared suite in
 //! `mcp-test-support` (`conformance::event_store`), run against this store by
-//! `test-support/tests/memory_stores.rs` and against Redis by `store-redis`.
+//! `transport-core/tests/memory_stores.rs` and against Redis by `store-redis`.
 
 use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};

@@ -1,7 +1,7 @@
 //! `MemoryTaskStore`'s own accounting (`len`, `total_bytes`) through expiry,
 //! purges and the byte bounds. The `TaskStore` contract itself is the shared
 //! suite in `mcp-test-support` (`conformance::task_store`), run against this
-//! store by `test-support/tests/memory_stores.rs` and against Redis by
+//! store by `transport-core/tests/memory_stores.rs` and against Redis by
 //! `store-redis`.
 
 use serde_json::value::RawValue;

@@ -1,5 +1,5 @@
 //! The [`LeaseStore`] contract as a suite every implementation runs: the
-//! in-memory store (`test-support/tests/memory_stores.rs`) and the Redis
+//! in-memory store (`transport-core/tests/memory_stores.rs`) and the Redis
 //! store (`store-redis/tests/lease_store.rs`).
 //!
 //! A lease lapses by the store's own means: the maker's

@@ -1,5 +1,5 @@
 //! The [`TaskStore`] contract as a suite every implementation runs: the
-//! in-memory store (`test-support/tests/memory_stores.rs`) and the Redis
+//! in-memory store (`transport-core/tests/memory_stores.rs`) and the Redis
 //! store (`store-redis/tests/`) pass the same cases, with explicit times
 //! (the stores read no clock).
 //!
