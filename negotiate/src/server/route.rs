@@ -269,6 +269,44 @@ mod tests {
         }
     }
 
+    /// `route_parsed` reads the era from the parsed message, not from the
+    /// body: a probe that carries no body still routes by its message.
+    #[test]
+    fn a_parsed_message_is_read_without_the_body() {
+        let no_body = Probe {
+            method: &Method::POST,
+            has_session: false,
+            version_header: None,
+            body: None,
+        };
+        for (body, target) in [(MODERN, Target::Modern), (INIT, Target::Legacy)] {
+            let Ok(mcp_transport_core::jsonrpc::Body::Single(message)) =
+                mcp_transport_core::jsonrpc::parse_body(body.as_bytes(), false)
+            else {
+                panic!("{body}");
+            };
+            assert_eq!(
+                route_parsed(&no_body, Some(&message), true, true),
+                target,
+                "{body}"
+            );
+        }
+        // With a session, only modern `_meta` in the message overrides it.
+        let with_session = Probe {
+            has_session: true,
+            ..no_body
+        };
+        let Ok(mcp_transport_core::jsonrpc::Body::Single(modern)) =
+            mcp_transport_core::jsonrpc::parse_body(MODERN.as_bytes(), false)
+        else {
+            panic!("{MODERN}");
+        };
+        assert_eq!(
+            route_parsed(&with_session, Some(&modern), true, true),
+            Target::Modern
+        );
+    }
+
     #[test]
     fn single_era_takes_everything() {
         assert_eq!(
