@@ -289,3 +289,93 @@ async fn zero_events_per_stream_retains_nothing_but_issues_ids() {
         Err(ReplayError::Expired { .. })
     ));
 }
+
+/// Over the server-wide budget the oldest retained event goes, and only
+/// as many as it takes: the next event of the same stream stays, and a
+/// resume from the evicted one's id gets everything after it.
+#[tokio::test]
+async fn the_byte_budget_evicts_exactly_what_it_must() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_bytes_total: 30,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    for _ in 0..4 {
+        store.append(&t, S1, msg("0123456789")).await.unwrap();
+    }
+    assert_eq!((store.retained_bytes(), store.retained_events()), (30, 3));
+    let rest = store
+        .replay_after(&t, &EventId::new(t, S1, 1))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&rest), [2, 3, 4]);
+    assert!(matches!(
+        store.replay_after(&t, &EventId::priming(t, S1)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+}
+
+/// The budget's queue, compacted after many per-stream evictions, keeps
+/// the entries of every event still retained, in order: the next time the
+/// store goes over budget it still evicts the store's oldest event (here
+/// on another stream than the busy one), not the busy stream's.
+#[tokio::test]
+async fn the_byte_budget_still_evicts_the_oldest_after_compaction() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_events_per_stream: 4,
+        max_bytes_total: 70,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    store.open_stream(&t, S2).await.unwrap();
+    for _ in 0..3 {
+        store.append(&t, S1, msg("0123456789")).await.unwrap();
+    }
+    // Stream 2 keeps its last 4: 1,496 stale entries in the queue, which
+    // compacts once it holds more than 2 × 7 + 1024.
+    for _ in 0..1500 {
+        store.append(&t, S2, msg("abcdefghij")).await.unwrap();
+    }
+    assert_eq!((store.retained_bytes(), store.retained_events()), (70, 7));
+    // Over budget: stream 1's first event is the oldest retained.
+    store.append(&t, S1, msg("0123456789")).await.unwrap();
+    assert_eq!(store.retained_bytes(), 70);
+    let s1 = store
+        .replay_after(&t, &EventId::new(t, S1, 1))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&s1), [2, 3, 4]);
+    let s2 = store
+        .replay_after(&t, &EventId::new(t, S2, 1496))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&s2), [1497, 1498, 1499, 1500]);
+}
+
+/// A finished stream evicted to make room for a new one (the per-session
+/// stream bound) gives back its events and bytes to the store's counts.
+#[tokio::test]
+async fn a_stream_evicted_for_the_stream_bound_releases_its_events() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_streams_per_session: 2,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    for _ in 0..3 {
+        store.append(&t, S1, msg("abc")).await.unwrap();
+    }
+    store.finish_stream(&t, S1).await.unwrap();
+    store.open_stream(&t, S2).await.unwrap();
+    for _ in 0..2 {
+        store.append(&t, S2, msg("de")).await.unwrap();
+    }
+    assert_eq!((store.retained_bytes(), store.retained_events()), (13, 5));
+    store.open_stream(&t, StreamId(3)).await.unwrap();
+    assert_eq!((store.retained_bytes(), store.retained_events()), (4, 2));
+}
