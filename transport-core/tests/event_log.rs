@@ -379,3 +379,28 @@ async fn a_stream_evicted_for_the_stream_bound_releases_its_events() {
     store.open_stream(&t, StreamId(3)).await.unwrap();
     assert_eq!((store.retained_bytes(), store.retained_events()), (4, 2));
 }
+
+/// A finished stream dropped for the per-session byte bound gives back its
+/// events, not only its bytes, to the store's counts.
+#[tokio::test]
+async fn a_stream_dropped_for_the_session_bound_releases_its_events() {
+    let store = MemoryEventStore::new(MemoryEventStoreConfig {
+        max_bytes_per_session: 10,
+        ..Default::default()
+    });
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, S1).await.unwrap();
+    for _ in 0..2 {
+        store.append(&t, S1, msg("abcd")).await.unwrap();
+    }
+    store.finish_stream(&t, S1).await.unwrap();
+    store.open_stream(&t, S2).await.unwrap();
+    for _ in 0..2 {
+        store.append(&t, S2, msg("a")).await.unwrap();
+    }
+    assert_eq!((store.retained_bytes(), store.retained_events()), (10, 4));
+    // One byte over: the finished stream goes, with its two events.
+    store.append(&t, S2, msg("a")).await.unwrap();
+    assert_eq!((store.retained_bytes(), store.retained_events()), (3, 3));
+}
