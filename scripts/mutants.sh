@@ -17,6 +17,10 @@
 #   MUTANTS_ALL_TARGETS=1 scripts/mutants.sh FILE
 #                                 every test target of the packages, not
 #                                 only the ones listed for the file
+#   MUTANTS_TARGETS='--test x' scripts/mutants.sh FILE
+#                                 these test targets instead of the listed
+#                                 ones (a quicker pass: e.g. without `--lib`,
+#                                 which builds the mutated crate twice)
 #   MUTANTS_COPY=1 scripts/mutants.sh FILE
 #                                 mutate a copy of the workspace (in
 #                                 $TMPDIR, built from scratch once, about
@@ -118,6 +122,7 @@ for file in "${files[@]}"; do
   targets=${rest#*|}
   out="target/mutants/${file//\//_}"
   mkdir -p "$out"
+  if [[ -n ${MUTANTS_TARGETS:-} ]]; then targets=$MUTANTS_TARGETS; fi
   if [[ -n ${MUTANTS_ALL_TARGETS:-} ]]; then targets=""; fi
   printf '\n=== %s (tests of %s: %s) ===\n' "$file" "$packages" "${targets:-all targets}"
   args=(--file "$file" --timeout-multiplier 3 --output "$out")
