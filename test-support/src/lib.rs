@@ -32,6 +32,7 @@ pub mod http_sse_server;
 pub mod input;
 pub mod process;
 pub mod proxy;
+pub mod proxy_record;
 pub mod redis;
 pub mod server;
 pub mod sse;
