@@ -42,7 +42,9 @@ impl LegacyServer {
     ///   to resume from, then `retry`. The requests go on; their events
     ///   wait in the event store, so a client resuming on another instance
     ///   that shares the store gets them. A connection opened after this
-    ///   call is closed the same way after its priming event.
+    ///   call is closed the same way after its priming event. (With
+    ///   leases, [`abandon_after`](Self::abandon_after) then bounds how
+    ///   long they go on.)
     /// * On earlier revisions, which cannot tell a client when to come back,
     ///   only the standalone GET streams (no request in flight on them) are
     ///   ended; request streams run until their response or the end of the
