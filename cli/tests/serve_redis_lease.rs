@@ -351,6 +351,7 @@ async fn a_gracefully_stopped_instance_s_request_ends_with_its_error_at_once_on_
     let mut via_b = resume(&b.url, &sid, priming.id()).await;
 
     a.signal("TERM");
+    let stopped = std::time::Instant::now();
     // A's drain closes the client's connection after a `retry`, with no
     // response (SEP-1699: resume elsewhere).
     let closed = within("A's connection closes", on_a.rest()).await;
@@ -366,6 +367,8 @@ async fn a_gracefully_stopped_instance_s_request_ends_with_its_error_at_once_on_
     );
 
     let got = messages(&within("B's stream ends", via_b.rest()).await);
+    // A figure for the report, not a check (grace 300 ms, TTL 10 min).
+    eprintln!("B: the error arrived {:?} after SIGTERM", stopped.elapsed());
     assert_eq!(got.len(), 1, "exactly one message: {got:?}");
     assert_eq!(got[0]["id"], 2, "{}", got[0]);
     assert_eq!(got[0]["error"]["code"], -32603, "{}", got[0]);

@@ -118,7 +118,7 @@ async fn start(method: &'static str, hold: usize) -> Fixture {
 
 async fn client(f: &Fixture, attempts: u32) -> LegacyClient {
     LegacyClient::connect(
-        rev::client_config(&f.proxy.url())
+        rev::client_config(f.proxy.url())
             .with_capabilities(json!({ "tasks": {} }))
             .with_reconnect_backoff(Duration::from_millis(20))
             .with_max_resume_attempts(attempts)
