@@ -381,15 +381,36 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     // without it Nagle's algorithm and delayed ACKs add ~40 ms to each) and
     // bounds every connection (header, body and idle timeouts, a connection
     // cap, the shutdown's grace period).
-    let stop = async move {
-        let name = signal.await;
-        eprintln!("{name}: shutting down");
-        let ended = server.drain().await;
-        tracing::info!(signal = name, streams_ended = ended, "shutting down");
+    let grace = limits.shutdown_grace;
+    let signalled = Arc::new(std::sync::OnceLock::new());
+    let stop = {
+        let (server, signalled) = (server.clone(), signalled.clone());
+        async move {
+            let name = signal.await;
+            let _ = signalled.set(tokio::time::Instant::now());
+            eprintln!("{name}: shutting down");
+            let ended = server.drain().await;
+            tracing::info!(signal = name, streams_ended = ended, "shutting down");
+        }
     };
     serve_with_shutdown(listener, app, limits, stop)
         .await
-        .map_err(|e| format!("server failed: {e}"))
+        .map_err(|e| format!("server failed: {e}"))?;
+    // With shared stores (leases), requests still running get what is left
+    // of the grace period, then are abandoned with an error that clients
+    // waiting through other instances see at once.
+    let left = signalled
+        .get()
+        .map_or(Duration::ZERO, |at: &tokio::time::Instant| {
+            grace.saturating_sub(at.elapsed())
+        });
+    let abandoned = server.abandon_after(left).await;
+    if abandoned > 0 {
+        eprintln!(
+            "shutdown: {abandoned} stream(s) abandoned, their requests answered with an error"
+        );
+    }
+    Ok(())
 }
 
 /// A future that completes with the signal's name on the first SIGTERM or
