@@ -40,10 +40,12 @@ mod session_store;
 mod signals;
 mod task_store;
 
-pub use connection::{RedisConnection, RedisConnectionConfig};
+pub use connection::{
+    CLUSTER_SCHEME, Layout, RedisConnection, RedisConnectionConfig, is_store_url,
+};
 pub use error::RedisStoreError;
 pub use event_store::{RedisEventStore, RedisEventStoreConfig};
 pub use lease_store::{LEASE_KEEP, RedisLeaseStore};
 pub use session_store::RedisSessionStore;
 pub use signals::RedisSignalBus;
-pub use task_store::{EXPIRED_GRACE, RedisTaskStore};
+pub use task_store::{CLUSTER_MAX_TTL_MS, EXPIRED_GRACE, RedisTaskStore};
