@@ -437,7 +437,8 @@ fn ids(page: &TaskPage) -> Vec<&str> {
 /// Case: `list` pages one scope's tasks in creation order (expired ones
 /// left out), with the last id of a page as the next cursor; a cursor
 /// outside the scope's index is refused; the per-scope bound refuses until
-/// one of the scope's tasks expires; unscoped tasks are not listed.
+/// one of the scope's tasks expires; unscoped tasks are not listed. (Ids
+/// not in alphabetical order, so an order by id is told apart.)
 pub async fn list_pages_by_scope_in_creation_order(m: &dyn TaskStoreMaker) {
     let s = m
         .make(MemoryTaskStoreConfig {
@@ -445,16 +446,16 @@ pub async fn list_pages_by_scope_in_creation_order(m: &dyn TaskStoreMaker) {
             ..Default::default()
         })
         .await;
-    s.create(scoped("a", "s1", Some(1_000)), 0).await.unwrap();
+    s.create(scoped("m", "s1", Some(1_000)), 0).await.unwrap();
     s.create(scoped("b", "s2", Some(1_000)), 0).await.unwrap();
     s.create(scoped("c", "s1", Some(10)), 0).await.unwrap();
-    s.create(scoped("d", "s1", None), 0).await.unwrap();
+    s.create(scoped("x", "s1", None), 0).await.unwrap();
     s.create(new("e", None), 0).await.unwrap();
     let p = s.list("s1", None, 2, 1).await.unwrap();
-    assert_eq!(ids(&p), ["a", "c"]);
+    assert_eq!(ids(&p), ["m", "c"]);
     assert_eq!(p.next_cursor.as_deref(), Some("c"));
     let p = s.list("s1", Some("c"), 2, 1).await.unwrap();
-    assert_eq!(ids(&p), ["d"]);
+    assert_eq!(ids(&p), ["x"]);
     assert_eq!(p.next_cursor, None);
     assert_eq!(ids(&s.list("s2", None, 10, 1).await.unwrap()), ["b"]);
     let none = s.list("nobody", None, 10, 1).await.unwrap();
@@ -476,7 +477,7 @@ pub async fn list_pages_by_scope_in_creation_order(m: &dyn TaskStoreMaker) {
     s.create(scoped("f", "s1", Some(1_000)), 10).await.unwrap();
     assert_eq!(
         ids(&s.list("s1", None, 10, 10).await.unwrap()),
-        ["a", "d", "f"]
+        ["m", "x", "f"]
     );
     assert!(matches!(
         s.list("s1", Some("c"), 2, 10).await,
@@ -485,11 +486,11 @@ pub async fn list_pages_by_scope_in_creation_order(m: &dyn TaskStoreMaker) {
     // A limit of 0 is taken as 1; a page that ends on the last task has no
     // next cursor.
     let p = s.list("s1", None, 0, 10).await.unwrap();
-    assert_eq!((ids(&p), p.next_cursor.as_deref()), (vec!["a"], Some("a")));
-    let p = s.list("s1", Some("d"), 1, 10).await.unwrap();
+    assert_eq!((ids(&p), p.next_cursor.as_deref()), (vec!["m"], Some("m")));
+    let p = s.list("s1", Some("x"), 1, 10).await.unwrap();
     assert_eq!((ids(&p), p.next_cursor.as_deref()), (vec!["f"], None));
     // What the task's own operations see is what the list shows.
-    s.cancel("a", Some("s1"), 11).await.unwrap();
+    s.cancel("m", Some("s1"), 11).await.unwrap();
     let p = s.list("s1", None, 1, 11).await.unwrap();
     assert_eq!(p.tasks[0].status, TaskStatus::Cancelled);
 }
