@@ -48,11 +48,11 @@ if op == 'remove' then
 end
 
 if op == 'page' then
-  -- ARGV: cursor ('' for the first page), count, now
+  -- ARGV: '' for the first page or '>' followed by the cursor, count, now
   prune(ARGV[4])
   local from = '-inf'
   if ARGV[2] ~= '' then
-    local score = redis.call('ZSCORE', IDX, ARGV[2])
+    local score = redis.call('ZSCORE', IDX, string.sub(ARGV[2], 2))
     if not score then return {'unknown_cursor'} end
     from = '(' .. score
   end

@@ -238,7 +238,7 @@ impl RedisTaskStore {
                 "page",
                 scope,
                 &[
-                    cursor.unwrap_or("").to_owned(),
+                    cursor.map_or_else(String::new, |c| format!(">{c}")),
                     count.to_string(),
                     now_ms.to_string(),
                 ],

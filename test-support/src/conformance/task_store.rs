@@ -460,7 +460,7 @@ pub async fn list_pages_by_scope_in_creation_order(m: &dyn TaskStoreMaker) {
     assert_eq!(ids(&s.list("s2", None, 10, 1).await.unwrap()), ["b"]);
     let none = s.list("nobody", None, 10, 1).await.unwrap();
     assert!(none.tasks.is_empty() && none.next_cursor.is_none());
-    for cursor in ["b", "e", "zzz"] {
+    for cursor in ["b", "e", "zzz", ""] {
         assert!(
             matches!(
                 s.list("s1", Some(cursor), 2, 1).await,
