@@ -353,7 +353,8 @@ async fn store_wide_bounds_are_not_kept_and_every_key_has_a_ttl() {
     }
     // Three sessions' meta, fin and stream keys, three tasks, their
     // scope's index (two keys), two sessions, one lease.
-    assert!(keys >= 9 + 3 + 2 + 2 + 1, "only {keys} keys");
+    let least = 3 * 3 + 3 + 2 + 2 + 1;
+    assert!(keys >= least, "only {keys} of at least {least} keys");
 }
 
 /// The single-Redis layout's scripts do cross slots: against one node of
