@@ -101,7 +101,11 @@ pub struct ServeArgs {
     /// Where the legacy sessions' replay logs and the 2026-07-28 tasks
     /// live: `memory` (the default: in-process, nothing to install) or
     /// `redis://HOST:PORT/DB` (shared by every instance using that Redis;
-    /// while Redis is down, requests that need it get 503).
+    /// while Redis is down, requests that need it get 503), or
+    /// `redis+cluster://HOST:PORT[,HOST:PORT…]` for a Redis Cluster (any of
+    /// its nodes; every store operation then touches one hash slot, and
+    /// the store-wide bounds are Redis's `maxmemory` with a `volatile-*`
+    /// eviction policy: configure the cluster so).
     #[arg(long, default_value = "memory")]
     pub store: String,
     /// With `--store redis://…`: how long a lease on a running request or
@@ -313,9 +317,9 @@ pub async fn with_store(mut cfg: MultiConfig, args: &ServeArgs) -> Result<MultiC
         }
         return Ok(cfg);
     }
-    if !(store.starts_with("redis://") || store.starts_with("rediss://")) {
+    if !mcp_store_redis::is_store_url(store) {
         return Err(format!(
-            "--store must be `memory` or a redis://HOST:PORT/DB URL, got {store:?}"
+            "--store must be `memory`, a redis://HOST:PORT/DB URL or a redis+cluster://HOST:PORT[,HOST:PORT…] URL, got {store:?}"
         ));
     }
     let conn = RedisConnection::connect(&RedisConnectionConfig::new(store))
