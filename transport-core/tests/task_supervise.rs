@@ -2,6 +2,7 @@
 //! `follow_store` and the lease watch, within the task's TTL, and the
 //! task's end written once (on tokio's paused clock).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -82,6 +83,26 @@ async fn until_cancelled(cancel: CancellationToken, saw: Arc<AtomicBool>) -> Wor
     WorkEnd::Finish(Terminal::Cancelled, Some("cancelled".into()))
 }
 
+/// Runs [`until_cancelled`] work under `sup` beside `other` (what another
+/// instance does): how the run ended, and whether the work saw the
+/// cancellation.
+async fn run_beside(
+    f: &Fixture,
+    sup: &Supervision,
+    other: impl Future<Output = ()>,
+) -> (Exit, bool) {
+    let saw = Arc::new(AtomicBool::new(false));
+    let work = until_cancelled(f.cancel.clone(), saw.clone());
+    let (exit, ()) = tokio::join!(supervise(sup, work, tokio::time::sleep), other);
+    (exit, saw.load(Ordering::SeqCst))
+}
+
+/// Another instance cancels the task a second in.
+async fn cancel_elsewhere(f: &Fixture) {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    f.store.cancel("t", Some("s"), now_ms()).await.unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_finished_work_is_recorded_and_the_lease_released() {
     let f = Fixture::new(MemoryTaskStoreConfig::default(), None).await;
@@ -104,19 +125,10 @@ async fn a_finished_work_is_recorded_and_the_lease_released() {
 #[tokio::test(start_paused = true)]
 async fn a_cancel_recorded_by_another_instance_reaches_the_work() {
     let f = Fixture::new(MemoryTaskStoreConfig::default(), None).await;
-    let saw = Arc::new(AtomicBool::new(false));
     // A TTL, so that a worker deaf to it ends (expired) instead of hanging.
     let sup = f.supervision(true, Some(now_ms() + 60_000));
-    let work = until_cancelled(f.cancel.clone(), saw.clone());
-    let other = async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        f.store.cancel("t", Some("s"), now_ms()).await.unwrap();
-    };
-    let (exit, ()) = tokio::join!(supervise(&sup, work, tokio::time::sleep), other);
-    assert!(
-        saw.load(Ordering::SeqCst),
-        "the handler saw the cancellation"
-    );
+    let (exit, saw) = run_beside(&f, &sup, cancel_elsewhere(&f)).await;
+    assert!(saw, "the handler saw the cancellation");
     assert!(
         matches!(exit, Exit::NotRecorded(_)),
         "the cancel won: {exit:?}"
@@ -127,27 +139,18 @@ async fn a_cancel_recorded_by_another_instance_reaches_the_work() {
 #[tokio::test(start_paused = true)]
 async fn without_following_the_store_the_work_runs_until_the_ttl() {
     let f = Fixture::new(MemoryTaskStoreConfig::default(), Some(600_000)).await;
-    let saw = Arc::new(AtomicBool::new(false));
-    let expires = now_ms() + 10_000;
-    let sup = f.supervision(false, Some(expires));
-    let work = until_cancelled(f.cancel.clone(), saw.clone());
-    let other = async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        f.store.cancel("t", Some("s"), now_ms()).await.unwrap();
-    };
-    let (exit, ()) = tokio::join!(supervise(&sup, work, tokio::time::sleep), other);
+    let sup = f.supervision(false, Some(now_ms() + 10_000));
+    let (exit, saw) = run_beside(&f, &sup, cancel_elsewhere(&f)).await;
     assert!(matches!(exit, Exit::Expired), "{exit:?}");
-    assert!(!saw.load(Ordering::SeqCst), "the work was never told");
+    assert!(!saw, "the work was never told");
     assert!(!f.lease_held().await);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_lost_lease_cancels_the_work_and_writes_nothing() {
     let f = Fixture::new(MemoryTaskStoreConfig::default(), None).await;
-    let saw = Arc::new(AtomicBool::new(false));
     // A TTL, so that a worker deaf to it ends (expired) instead of hanging.
     let sup = f.supervision(true, Some(now_ms() + 60_000));
-    let work = until_cancelled(f.cancel.clone(), saw.clone());
     let other = async {
         tokio::time::sleep(Duration::from_secs(1)).await;
         // Another instance took it for dead and took the lease over.
@@ -159,9 +162,9 @@ async fn a_lost_lease_cancels_the_work_and_writes_nothing() {
             .unwrap();
         assert!(taken.is_some());
     };
-    let (exit, ()) = tokio::join!(supervise(&sup, work, tokio::time::sleep), other);
+    let (exit, saw) = run_beside(&f, &sup, other).await;
     assert!(matches!(exit, Exit::LeaseLost), "{exit:?}");
-    assert!(saw.load(Ordering::SeqCst), "the handler was cancelled");
+    assert!(saw, "the handler was cancelled");
     assert_eq!(f.status().await, TaskStatus::Working, "nothing written");
 }
 
