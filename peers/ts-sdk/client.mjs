@@ -19,6 +19,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
+import { firstText, isOneToN, offerVersion, recordingFetch } from './shared.mjs';
+
 const [url, scenario, revision] = process.argv.slice(2);
 const out = { outcome: 'fail', reason: '', revision: null, stage: 'connect' };
 function done(outcome, reason, extra = {}) {
@@ -33,24 +35,10 @@ if (!url || !scenario || !revision) {
 if (!['call', 'progress', 'input', 'disconnect'].includes(scenario)) done('n/a', `unknown scenario ${scenario}`);
 if (revision === '2026-07-28') done('n/a', 'the TypeScript SDK 1.32.2 has no 2026-07-28');
 
-const firstText = r => (r?.content?.[0]?.type === 'text' ? r.content[0].text : undefined);
-const isOneToN = (got, n) => got.length === n && got.every((p, i) => p === i + 1);
-
 async function main() {
   const http = [];
-  const recordingFetch = async (input, init) => {
-    const headers = new Headers(init?.headers);
-    http.push({ method: init?.method ?? 'GET', lastEventId: headers.get('last-event-id') });
-    return fetch(input, init);
-  };
-  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch });
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    if (message?.method === 'initialize' && message.params) {
-      message = { ...message, params: { ...message.params, protocolVersion: revision } };
-    }
-    return send(message, options);
-  };
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(http) });
+  offerVersion(transport, revision);
   const client = new Client({ name: 'mcp-compat-peer-ts-sdk', version: '1.32.2' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Ada' } }));
   try {
