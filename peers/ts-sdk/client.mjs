@@ -17,7 +17,7 @@
 // every progress once, "resumed" says whether a GET with Last-Event-ID was sent).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 
 import { firstText, isOneToN, offerVersion, recordingFetch } from './shared.mjs';
 
@@ -73,7 +73,13 @@ async function main() {
       break;
     }
     case 'input': {
-      const r = await call('ask_name', {});
+      // A JSON-RPC error instead of a question: what a server that cannot
+      // send requests answers (a manifest's back_channel = false).
+      // Not the SDK's own errors for a lost connection or a timeout.
+      const r = await call('ask_name', {}).catch(e => {
+        if (e?.code === ErrorCode.ConnectionClosed || e?.code === ErrorCode.RequestTimeout) throw e;
+        done('fail', `JSON-RPC error: ${e?.message ?? e}`, { kind: 'no_back_channel' });
+      });
       const t = firstText(r);
       if (r.isError) done('fail', `tool error: ${t}`, { kind: 'input_unavailable' });
       if (!t?.includes('Ada')) done('fail', `ask_name answered ${JSON.stringify(r)}`);
