@@ -167,6 +167,15 @@ mod tests {
                 ..
             })
         ));
+        let (_, o) =
+            from_client_line(r#"{"outcome":"fail","reason":"x","kind":"no_back_channel"}"#);
+        assert!(matches!(
+            o,
+            PeerObserved::Ran(Observed::Failed {
+                kind: Some(Failure::NoBackChannel),
+                ..
+            })
+        ));
         let (_, o) = from_client_line("not json");
         assert!(matches!(
             o,

@@ -86,6 +86,7 @@ pub fn predict(
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::harness::Observed;
     use super::*;
 
     fn model(offers: &[V], accepts: &[V]) -> ClientModel {
@@ -119,6 +120,29 @@ mod tests {
         let modern = model(&[V::V2026_07_28], &[]);
         assert_eq!(negotiated(&modern, &LEGACY).0, None);
         assert_eq!(negotiated(&modern, &all).0, Some(V::V2026_07_28));
+    }
+
+    #[test]
+    fn a_no_back_channel_prediction_takes_either_error_form_but_not_a_hang() {
+        let rev = Some(V::V2025_11_25);
+        let p = Prediction {
+            revision: rev.clone(),
+            expected: Expected::Fails(Failure::NoBackChannel),
+            spec: "",
+        };
+        let failed = |kind| Observed::Failed {
+            kind,
+            message: String::new(),
+        };
+        assert!(p.matches(&rev, &failed(Some(Failure::NoBackChannel))));
+        assert!(p.matches(&rev, &failed(Some(Failure::InputUnavailable))));
+        assert!(!p.matches(&rev, &failed(None)), "a hang or another failure");
+        assert!(!p.matches(&rev, &Observed::Works(String::new())));
+        let tool_error = Prediction {
+            expected: Expected::Fails(Failure::InputUnavailable),
+            ..p
+        };
+        assert!(!tool_error.matches(&rev, &failed(Some(Failure::NoBackChannel))));
     }
 
     #[test]
