@@ -5,7 +5,7 @@
 //
 // usage: node scripts/ts-interop/client.mjs URL [--protocol-version REV]
 //          [--expect-version REV] [--count N] [--interval-ms N] [--close-ms N]
-//          [--timeout-ms N]
+//          [--timeout-ms N] [--silent-ms N]
 //
 // Connects, calls `echo`, `countdown {n, interval_ms}` with an onprogress
 // callback, and `close_stream {ms}` (with onprogress too), terminates the
@@ -42,14 +42,14 @@ import { firstText, isOneToN, offerVersion, recordingFetch, resumptionsSince } f
 function usage(why) {
   process.stderr.write(
     `client.mjs: ${why}\nusage: node client.mjs URL [--protocol-version REV] [--expect-version REV] ` +
-      '[--count N] [--interval-ms N] [--close-ms N] [--timeout-ms N]\n'
+      '[--count N] [--interval-ms N] [--close-ms N] [--timeout-ms N] [--silent-ms N]\n'
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const opts = { count: 5, intervalMs: 20, closeMs: 100, timeoutMs: 30_000 };
-  const ints = { '--count': 'count', '--interval-ms': 'intervalMs', '--close-ms': 'closeMs', '--timeout-ms': 'timeoutMs' };
+  const ints = { '--count': 'count', '--interval-ms': 'intervalMs', '--close-ms': 'closeMs', '--timeout-ms': 'timeoutMs', '--silent-ms': 'silentMs' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--protocol-version') opts.protocolVersion = argv[++i];
@@ -136,6 +136,16 @@ async function main() {
     resumptions: resumptionsSince(http, httpBefore)
   };
   if (closed.isError) fail(`close_stream answered ${JSON.stringify(closed)}`);
+
+  // slow (with --silent-ms): a call that sends no event for that long, so
+  // a policy that closes connections without events (after-priming,
+  // after-ms, idle) makes the SDK resume while nothing new has happened.
+  if (opts.silentMs !== undefined) {
+    httpBefore = http.length;
+    const slow = await client.callTool({ name: 'slow', arguments: { ms: opts.silentMs } }, undefined, callOpts);
+    summary.slow = { text: firstText(slow), resumptions: resumptionsSince(httpBefore) };
+    if (summary.slow.text !== `slept ${opts.silentMs} ms`) fail(`slow answered ${JSON.stringify(slow)}`);
+  }
 
   // DELETE, then close
   httpBefore = http.length;
