@@ -143,7 +143,7 @@ async function main() {
   if (opts.silentMs !== undefined) {
     httpBefore = http.length;
     const slow = await client.callTool({ name: 'slow', arguments: { ms: opts.silentMs } }, undefined, callOpts);
-    summary.slow = { text: firstText(slow), resumptions: resumptionsSince(httpBefore) };
+    summary.slow = { text: firstText(slow), resumptions: resumptionsSince(http, httpBefore) };
     if (summary.slow.text !== `slept ${opts.silentMs} ms`) fail(`slow answered ${JSON.stringify(slow)}`);
   }
 
