@@ -53,10 +53,12 @@ mod input;
 pub mod liveness;
 mod memory;
 mod state;
+mod supervise;
 
 pub use input::{InputEnd, InputRounds, InputWake, TaskInput, follow_store, now_ms};
 pub use memory::{MemoryTaskStore, MemoryTaskStoreConfig};
 pub use state::{InputMap, TaskState, unique_input_key};
+pub use supervise::{Exit, Supervision, WorkEnd, supervise};
 
 use std::collections::BTreeMap;
 
