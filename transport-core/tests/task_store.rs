@@ -134,6 +134,7 @@ fn config_reports_the_limits_given() {
         max_task_bytes: 10,
         max_total_bytes: 20,
         max_ttl_ms: None,
+        max_tasks_per_scope: 2,
     };
     assert_eq!(MemoryTaskStore::new(limits.clone()).config(), &limits);
 }
