@@ -8,16 +8,18 @@
 //! (`--lease-ttl-ms 1000 --lease-renew-ms 200`); the bounds below
 //! (`within`, 30 s) only keep a broken build from hanging the test.
 
+mod common;
+
 use std::process::Command;
 use std::time::Duration;
 
+use common::cluster::{legacy, message, modern, session};
 use mcp_test_support::process::Listening;
 use mcp_test_support::sse::{Rec, SseReader};
 use mcp_test_support::{RedisServer, within};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-compat");
-const EXT: &str = "io.modelcontextprotocol/tasks";
 
 /// `mcp-compat serve` on a free port, sharing `redis`, with short leases.
 fn instance(redis: &RedisServer, name: &str) -> Listening {
@@ -28,43 +30,9 @@ fn instance(redis: &RedisServer, name: &str) -> Listening {
     Listening::spawn(name, &mut cmd, Duration::from_secs(20))
 }
 
-fn client() -> reqwest::Client {
-    reqwest::Client::new()
-}
-
-/// A legacy (2025-11-25) POST in session `sid` (none for `initialize`).
-fn legacy(url: &str, sid: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-    let mut r = client()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some(sid) = sid {
-        r = r
-            .header("mcp-session-id", sid)
-            .header("mcp-protocol-version", "2025-11-25");
-    }
-    r
-}
-
-/// A 2025-11-25 session created on `url`, initialized.
-async fn session(url: &str) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}});
-    let r = legacy(url, None, &init).send().await.unwrap();
-    assert_eq!(r.status(), 200);
-    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let _ = r.text().await;
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = legacy(url, Some(&sid), &note).send().await.unwrap();
-    assert_eq!(r.status(), 202);
-    sid
-}
-
 /// `GET` with `Last-Event-ID: last` on `url`: the resumed stream.
 async fn resume(url: &str, sid: &str, last: &str) -> SseReader {
-    let r = client()
+    let r = reqwest::Client::new()
         .get(url)
         .header("accept", "text/event-stream")
         .header("mcp-session-id", sid)
@@ -97,7 +65,7 @@ async fn a_killed_instance_s_request_ends_with_one_error_on_the_streams_others_f
     let redis = RedisServer::start();
     let mut a = instance(&redis, "A");
     let (b, c) = (instance(&redis, "B"), instance(&redis, "C"));
-    let sid = session(&a.url).await;
+    let sid = session(&a.url, json!({})).await;
 
     // A runs a minute-long request; the client keeps only its priming id.
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -137,43 +105,6 @@ async fn a_killed_instance_s_request_ends_with_one_error_on_the_streams_others_f
     assert!(is_writer_gone(&got[0], 2), "{}", got[0]);
 }
 
-/// A 2026-07-28 request declaring the Tasks extension.
-fn modern(url: &str, method: &str, mut params: Value) -> reqwest::RequestBuilder {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}},
-    });
-    let name = params["name"]
-        .as_str()
-        .or_else(|| params["taskId"].as_str())
-        .map(str::to_owned);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut r = client()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method)
-        .body(body.to_string());
-    if let Some(n) = name {
-        r = r.header("mcp-name", n);
-    }
-    r
-}
-
-/// The JSON-RPC message of a response (JSON, or the last SSE data line).
-async fn message(r: reqwest::Response) -> Value {
-    assert_eq!(r.status(), 200);
-    let text = r.text().await.unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|_| {
-        text.lines()
-            .rev()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .unwrap_or_else(|| panic!("no JSON-RPC message in {text}"))
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_instance_s_tasks_fail_when_polled_through_another() {
     let redis = RedisServer::start();
@@ -197,7 +128,7 @@ async fn a_killed_instance_s_tasks_fail_when_polled_through_another() {
         .or_else(|| created["result"]["taskId"].as_str())
         .unwrap_or_else(|| panic!("no task id in {created}"))
         .to_owned();
-    let sid = session(&a.url).await;
+    let sid = session(&a.url, json!({})).await;
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "slow", "arguments": {"ms": 60_000}, "task": {}}});
     let created = message(legacy(&a.url, Some(&sid), &call).send().await.unwrap()).await;
@@ -340,7 +271,7 @@ async fn a_gracefully_stopped_instance_s_request_ends_with_its_error_at_once_on_
     let redis = RedisServer::start();
     let mut a = long_lease_instance(&redis, "A");
     let b = long_lease_instance(&redis, "B");
-    let sid = session(&a.url).await;
+    let sid = session(&a.url, json!({})).await;
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "slow", "arguments": {"ms": 60_000}}});
     let mut on_a = SseReader::new(legacy(&a.url, Some(&sid), &call).send().await.unwrap());

@@ -138,24 +138,8 @@ mod py_client_vs_serve {
         assert!(resumptions(&s).is_empty(), "{s:#}");
     }
 
-    macro_rules! closing_policies {
-        ($($name:ident: $policy:literal, silent_call_resumes: $slow:literal;)*) => {$(
-            /// A policy that closes connections early: both calls complete,
-            /// and the SDK resumed with `Last-Event-ID` during the countdown
-            /// (and during the silent call, where the policy closes
-            /// connections that carry no event).
-            #[test]
-            #[ignore = "needs Python and the Python SDK: run scripts/py-interop.sh"]
-            fn $name() {
-                let s = run_under($policy);
-                assert!(s["countdown"]["resumptions"].as_u64() >= Some(1), "{s:#}");
-                let slow = s["slow"]["resumptions"].as_u64().unwrap_or(0);
-                assert_eq!(slow >= 1, $slow, "{s:#}");
-            }
-        )*};
-    }
-
-    closing_policies! {
+    crate::peers::closing_policies! {
+        "needs Python and the Python SDK: run scripts/py-interop.sh", run_under;
         after_priming: "after-priming", silent_call_resumes: true;
         // Closes after two message events: a call that sends none keeps
         // its connection.

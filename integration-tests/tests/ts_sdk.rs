@@ -626,25 +626,8 @@ mod ts_client_vs_serve {
         assert_eq!(s["slow"]["resumptions"], 0, "{s:#}");
     }
 
-    macro_rules! closing_policies {
-        ($($name:ident: $policy:literal, silent_call_resumes: $slow:literal;)*) => {$(
-            /// A policy that closes connections early: every call completes,
-            /// the SDK resumed with `Last-Event-ID` during the countdown, and
-            /// during the silent call where the policy closes connections
-            /// that carry no event (each such close carries a fresh id, so
-            /// the SDK's per-connection id never goes missing).
-            #[test]
-            #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
-            fn $name() {
-                let s = run_under($policy);
-                assert!(s["countdown"]["resumptions"].as_u64() >= Some(1), "{s:#}");
-                let slow = s["slow"]["resumptions"].as_u64().unwrap_or(0);
-                assert_eq!(slow >= 1, $slow, "{s:#}");
-            }
-        )*};
-    }
-
-    closing_policies! {
+    crate::peers::closing_policies! {
+        "needs node and the TypeScript SDK: run scripts/ts-interop.sh", run_under;
         policy_after_priming: "after-priming", silent_call_resumes: true;
         // Closes after two message events: a call that sends none keeps
         // its connection.

@@ -148,3 +148,27 @@ impl Ran {
         }
     }
 }
+
+/// One ignored `#[test]` per SEP-1699 disconnect policy that closes
+/// connections early (issue 18, "Real clients under every policy"): `run`
+/// serves 2025-11-25 under the policy, runs the SDK client (a countdown
+/// with events spaced wider than `retry`, then a call silent for several
+/// `retry`s) and returns its summary, having checked that every call
+/// completed with every progress event once; each test then checks that
+/// the SDK resumed with `Last-Event-ID` during the countdown, and during
+/// the silent call exactly when the policy closes connections that carry
+/// no event.
+macro_rules! closing_policies {
+    ($why:literal, $run:path; $($name:ident: $policy:literal, silent_call_resumes: $slow:literal;)*) => {$(
+        #[doc = concat!("`--disconnect ", $policy, "`: every call completes; the SDK resumed.")]
+        #[test]
+        #[ignore = $why]
+        fn $name() {
+            let s = $run($policy);
+            assert!(s["countdown"]["resumptions"].as_u64() >= Some(1), "{s:#}");
+            let slow = s["slow"]["resumptions"].as_u64().unwrap_or(0);
+            assert_eq!(slow >= 1, $slow, "{s:#}");
+        }
+    )*};
+}
+pub(crate) use closing_policies;

@@ -119,6 +119,13 @@ async fn run(url: &str, scenario: &str, revision: &str, out: &mut Value) {
                 done(out, "fail", format!("tool error: {}", text_of(&r)));
             }
             Ok(r) if text_of(&r).contains("Ada") => done(out, "pass", format!("ask_name answered {:?}", text_of(&r))),
+            // A JSON-RPC error instead of a question: what a server that
+            // cannot send requests answers (a manifest's back_channel =
+            // false); not rmcp's own transport or timeout errors.
+            Err(rmcp::ServiceError::McpError(e)) => {
+                out["kind"] = json!("no_back_channel");
+                done(out, "fail", format!("JSON-RPC error {}: {}", e.code.0, e.message));
+            }
             other => done(out, "fail", format!("ask_name answered {other:?}")),
         },
         other => done(out, "n/a", format!("unknown scenario {other}")),
