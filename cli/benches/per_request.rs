@@ -103,7 +103,10 @@ fn retained_by(n: usize, mut step: impl FnMut(usize)) -> (f64, f64) {
 fn retained() {
     // `PER_REQUEST_RETAINED_ONLY=NAME` runs that row alone.
     let only = std::env::var("PER_REQUEST_RETAINED_ONLY").unwrap_or_default();
-    let runs = |name: &str| !["idle", "idle-distinct", "idle-no-tasks", "polled"].contains(&only.as_str()) || only == name;
+    let runs = |name: &str| {
+        !["idle", "idle-distinct", "idle-no-tasks", "polled"].contains(&only.as_str())
+            || only == name
+    };
     let rt = runtime();
     println!("retained on the server ({RETAINED} of each; bytes requested and not freed)");
     println!("| what | bytes retained | live blocks |");

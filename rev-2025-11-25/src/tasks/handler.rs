@@ -149,14 +149,18 @@ impl Handler for TaskHandler {
                 let execution = self.inner.execution(&request);
                 let task = params_of(&request).get("task").cloned();
                 match (task, execution) {
-                    (Some(_), Execution::Immediate) => Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
-                        METHOD_NOT_FOUND,
-                        "Method not found: this tool cannot run as a task (execution.taskSupport is forbidden)",
-                    )))),
-                    (None, Execution::TaskOnly) => Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
-                        METHOD_NOT_FOUND,
-                        "Method not found: this tool must be called as a task (execution.taskSupport is required); add params.task",
-                    )))),
+                    (Some(_), Execution::Immediate) => {
+                        Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
+                            METHOD_NOT_FOUND,
+                            "Method not found: this tool cannot run as a task (execution.taskSupport is forbidden)",
+                        ))))
+                    }
+                    (None, Execution::TaskOnly) => {
+                        Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
+                            METHOD_NOT_FOUND,
+                            "Method not found: this tool must be called as a task (execution.taskSupport is required); add params.task",
+                        ))))
+                    }
                     (Some(task), _) => Box::pin(async move {
                         worker::start(&self.tasks, &self.session, &self.inner, request, task, &cx)
                             .await

@@ -116,7 +116,10 @@ mod tests {
         };
         assert!(Arc::ptr_eq(a, b));
         let other = last.keep(&client("2"));
-        assert!(matches!(other, ClientKeep::Text(_)), "a different client is text");
+        assert!(
+            matches!(other, ClientKeep::Text(_)),
+            "a different client is text"
+        );
         // Every form reads back as the client described itself.
         for (keep, version) in [(&first, "1"), (&second, "1"), (&other, "2")] {
             let c = keep.get();

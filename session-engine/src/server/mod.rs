@@ -122,8 +122,8 @@
 
 mod batch;
 mod checks;
-mod cluster;
 mod client_info;
+mod cluster;
 mod config;
 mod connection;
 mod delete;

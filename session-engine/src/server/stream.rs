@@ -250,7 +250,8 @@ impl StreamState {
     pub async fn wait_for_room(&self, limit: usize, stall: Option<std::time::Duration>) {
         let limit = u64::try_from(limit.max(1)).unwrap_or(u64::MAX);
         let room = |s: &Both| {
-            s.delivery.attached.is_none() || s.live.last_seq.saturating_sub(s.delivery.delivered) < limit
+            s.delivery.attached.is_none()
+                || s.live.last_seq.saturating_sub(s.delivery.delivered) < limit
         };
         if room(&self.state.borrow()) {
             return;
