@@ -47,9 +47,10 @@ pub struct MatrixArgs {
     #[arg(long, default_value = "peers")]
     pub peers_dir: PathBuf,
     /// Where the two instances of the `s-cluster` column share their state:
-    /// `memory` (in-process stores, the default) or `redis://HOST:PORT/DB`
-    /// (each instance its own connection to that Redis; the column is then
-    /// named `s-cluster-redis`).
+    /// `memory` (in-process stores, the default), `redis://HOST:PORT/DB` or
+    /// `redis+cluster://HOST:PORT[,HOST:PORT…]` (each instance its own
+    /// connection to that Redis or Redis Cluster; the column is then named
+    /// `s-cluster-redis`).
     #[arg(long, default_value = "memory")]
     pub store: String,
 }

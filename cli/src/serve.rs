@@ -101,7 +101,11 @@ pub struct ServeArgs {
     /// Where the legacy sessions' replay logs and the 2026-07-28 tasks
     /// live: `memory` (the default: in-process, nothing to install) or
     /// `redis://HOST:PORT/DB` (shared by every instance using that Redis;
-    /// while Redis is down, requests that need it get 503).
+    /// while Redis is down, requests that need it get 503), or
+    /// `redis+cluster://HOST:PORT[,HOST:PORT…]` for a Redis Cluster (any of
+    /// its nodes; every store operation then touches one hash slot, and
+    /// the store-wide bounds are Redis's `maxmemory` with a `volatile-*`
+    /// eviction policy: configure the cluster so).
     #[arg(long, default_value = "memory")]
     pub store: String,
     /// With `--store redis://…`: how long a lease on a running request or
@@ -313,9 +317,9 @@ pub async fn with_store(mut cfg: MultiConfig, args: &ServeArgs) -> Result<MultiC
         }
         return Ok(cfg);
     }
-    if !(store.starts_with("redis://") || store.starts_with("rediss://")) {
+    if !mcp_store_redis::is_store_url(store) {
         return Err(format!(
-            "--store must be `memory` or a redis://HOST:PORT/DB URL, got {store:?}"
+            "--store must be `memory`, a redis://HOST:PORT/DB URL or a redis+cluster://HOST:PORT[,HOST:PORT…] URL, got {store:?}"
         ));
     }
     let conn = RedisConnection::connect(&RedisConnectionConfig::new(store))
@@ -381,15 +385,36 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     // without it Nagle's algorithm and delayed ACKs add ~40 ms to each) and
     // bounds every connection (header, body and idle timeouts, a connection
     // cap, the shutdown's grace period).
-    let stop = async move {
-        let name = signal.await;
-        eprintln!("{name}: shutting down");
-        let ended = server.drain().await;
-        tracing::info!(signal = name, streams_ended = ended, "shutting down");
+    let grace = limits.shutdown_grace;
+    let signalled = Arc::new(std::sync::OnceLock::new());
+    let stop = {
+        let (server, signalled) = (server.clone(), signalled.clone());
+        async move {
+            let name = signal.await;
+            let _ = signalled.set(tokio::time::Instant::now());
+            eprintln!("{name}: shutting down");
+            let ended = server.drain().await;
+            tracing::info!(signal = name, streams_ended = ended, "shutting down");
+        }
     };
     serve_with_shutdown(listener, app, limits, stop)
         .await
-        .map_err(|e| format!("server failed: {e}"))
+        .map_err(|e| format!("server failed: {e}"))?;
+    // With shared stores (leases), requests still running get what is left
+    // of the grace period, then are abandoned with an error that clients
+    // waiting through other instances see at once.
+    let left = signalled
+        .get()
+        .map_or(Duration::ZERO, |at: &tokio::time::Instant| {
+            grace.saturating_sub(at.elapsed())
+        });
+    let abandoned = server.abandon_after(left).await;
+    if abandoned > 0 {
+        eprintln!(
+            "shutdown: {abandoned} stream(s) abandoned, their requests answered with an error"
+        );
+    }
+    Ok(())
 }
 
 /// A future that completes with the signal's name on the first SIGTERM or

@@ -316,3 +316,62 @@ fn lease_flags_are_refused_without_redis_or_with_a_renewal_not_below_the_ttl() {
     assert!(!out.ok(), "{out:?}");
     assert!(out.stderr.contains("below its TTL"), "{}", out.stderr);
 }
+
+/// Like [`instance`], with a lease TTL of ten minutes (no test waits that
+/// long: only an instance ending its requests itself can end them in time)
+/// and a 300 ms shutdown grace period.
+fn long_lease_instance(redis: &RedisServer, name: &str) -> Listening {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--bind", "127.0.0.1:0", "--store", &redis.url()])
+        .args(["--lease-ttl-ms", "600000", "--lease-renew-ms", "200"])
+        .args(["--shutdown-grace-ms", "300"])
+        .env_remove("RUST_LOG");
+    Listening::spawn(name, &mut cmd, Duration::from_secs(20))
+}
+
+/// Issue 15, graceful shutdown: A is stopped (SIGTERM) while a request
+/// runs and the client follows its stream through B. A's drain closes the
+/// client's connection to A; after the grace period A abandons the request
+/// — a `-32603` error in the stream, its lease released — and exits 0. B
+/// delivers that error and ends the stream well before the lease's TTL
+/// (ten minutes) could have run out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gracefully_stopped_instance_s_request_ends_with_its_error_at_once_on_b() {
+    let redis = RedisServer::start();
+    let mut a = long_lease_instance(&redis, "A");
+    let b = long_lease_instance(&redis, "B");
+    let sid = session(&a.url).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"ms": 60_000}}});
+    let mut on_a = SseReader::new(legacy(&a.url, Some(&sid), &call).send().await.unwrap());
+    let priming = within("the priming event", on_a.next())
+        .await
+        .expect("a priming event");
+    assert!(priming.is_priming(), "{priming:?}");
+    let mut via_b = resume(&b.url, &sid, priming.id()).await;
+
+    a.signal("TERM");
+    let stopped = std::time::Instant::now();
+    // A's drain closes the client's connection after a `retry`, with no
+    // response (SEP-1699: resume elsewhere).
+    let closed = within("A's connection closes", on_a.rest()).await;
+    assert!(messages(&closed).is_empty(), "{closed:?}");
+    let status = a.wait_exit(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "exit status {status}");
+    assert!(
+        a.stderr_lines()
+            .iter()
+            .any(|l| l.contains("1 stream(s) abandoned")),
+        "{:?}",
+        a.stderr_lines()
+    );
+
+    let got = messages(&within("B's stream ends", via_b.rest()).await);
+    // A figure for the report, not a check (grace 300 ms, TTL 10 min).
+    eprintln!("B: the error arrived {:?} after SIGTERM", stopped.elapsed());
+    assert_eq!(got.len(), 1, "exactly one message: {got:?}");
+    assert_eq!(got[0]["id"], 2, "{}", got[0]);
+    assert_eq!(got[0]["error"]["code"], -32603, "{}", got[0]);
+    let text = got[0]["error"]["message"].as_str().unwrap_or_default();
+    assert!(text.contains("shut down"), "{text}");
+}

@@ -8,111 +8,41 @@
 
 mod common;
 
-use std::time::Duration;
-
-use mcp_compat::serve::{build, config, with_store};
-use mcp_test_support::server::TestServer;
+use common::cluster::{
+    instance, legacy, message, modern, request, session, task_id, until, until_one_cancelled,
+};
 use mcp_test_support::sse::SseReader;
 use mcp_test_support::{RedisServer, within};
 use serde_json::{Value, json};
 
-/// A `serve` instance on 127.0.0.1:0 over `redis`, with short leases (a
-/// worker learns of a cancel or an answer given through another instance
-/// at each renewal).
-async fn instance(redis: &RedisServer) -> TestServer {
-    let mut args = common::serve_args();
-    args.store = redis.url();
-    args.lease_ttl_ms = Some(2_000);
-    args.lease_renew_ms = Some(100);
-    let cfg = with_store(config(&args).unwrap(), &args).await.unwrap();
-    TestServer::serve(build(cfg).unwrap().route("/mcp")).await
-}
+/// Short leases: a worker learns of a cancel or an answer given through
+/// another instance at each renewal.
+const LEASES: Option<(u64, u64)> = Some((2_000, 100));
 
-fn post(server: &TestServer, sid: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-    let mut r = reqwest::Client::new()
-        .post(server.url())
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some(sid) = sid {
-        r = r
-            .header("mcp-session-id", sid)
-            .header("mcp-protocol-version", "2025-11-25");
-    }
-    r
-}
-
-/// The JSON-RPC message of a response (JSON, or the last SSE data line).
-async fn message(r: reqwest::Response) -> Value {
-    assert_eq!(r.status(), 200);
-    let text = r.text().await.unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|_| {
-        text.lines()
-            .rev()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .unwrap_or_else(|| panic!("no JSON-RPC message in {text}"))
-    })
-}
-
-/// A 2025-11-25 session (declaring elicitation) created on `server`.
-async fn session(server: &TestServer) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-        "clientInfo": {"name": "t", "version": "1"}}});
-    let r = post(server, None, &init).send().await.unwrap();
-    assert_eq!(r.status(), 200);
-    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let _ = r.text().await;
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(
-        post(server, Some(&sid), &note)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        202
-    );
-    sid
-}
-
-fn request(id: i64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// Starts tool `name` with `args` as a task on `server`; the task id.
-async fn task(server: &TestServer, sid: &str, name: &str, args: Value) -> String {
+/// Starts tool `name` with `args` as a task on `url`; the task id.
+async fn task(url: &str, sid: &str, name: &str, args: Value) -> String {
     let call = request(
         2,
         "tools/call",
         json!({"name": name, "arguments": args, "task": {}}),
     );
-    let created = message(post(server, Some(sid), &call).send().await.unwrap()).await;
-    created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no task id in {created}"))
-        .to_owned()
+    task_id(&message(legacy(url, Some(sid), &call).send().await.unwrap()).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_task_created_on_a_is_polled_answered_and_cancelled_through_b() {
     let redis = RedisServer::start();
-    let (a, b) = (instance(&redis).await, instance(&redis).await);
-    let sid = session(&a).await;
+    let (sa, sb) = (
+        instance(&redis, LEASES).await,
+        instance(&redis, LEASES).await,
+    );
+    let (a, b) = (sa.url(), sb.url());
+    let sid = session(&a, json!({"elicitation": {}})).await;
 
     // Created on A, polled through B.
     let id = task(&a, &sid, "slow_ask", json!({"ms": 10})).await;
-    let got = message(
-        post(
-            &b,
-            Some(&sid),
-            &request(3, "tasks/get", json!({"taskId": id})),
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
+    let get = request(3, "tasks/get", json!({"taskId": id}));
+    let got = message(legacy(&b, Some(&sid), &get).send().await.unwrap()).await;
     assert!(
         ["working", "input_required"].contains(&got["result"]["status"].as_str().unwrap_or("")),
         "{got}"
@@ -120,14 +50,8 @@ async fn a_legacy_task_created_on_a_is_polled_answered_and_cancelled_through_b()
 
     // `tasks/result` through B carries the task's input request; the
     // client's answer lands on A, which hands it to B.
-    let waiting = post(
-        &b,
-        Some(&sid),
-        &request(4, "tasks/result", json!({"taskId": id})),
-    )
-    .send()
-    .await
-    .unwrap();
+    let result = request(4, "tasks/result", json!({"taskId": id}));
+    let waiting = legacy(&b, Some(&sid), &result).send().await.unwrap();
     let mut waiting = SseReader::new(waiting);
     let ask = within("the input request", async {
         loop {
@@ -141,10 +65,8 @@ async fn a_legacy_task_created_on_a_is_polled_answered_and_cancelled_through_b()
     .await;
     let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
         "result": {"action": "accept", "content": {"name": "Ada"}}});
-    assert_eq!(
-        post(&a, Some(&sid), &answer).send().await.unwrap().status(),
-        202
-    );
+    let r = legacy(&a, Some(&sid), &answer).send().await.unwrap();
+    assert_eq!(r.status(), 202);
     let done = within("the task's result through B", async {
         loop {
             let m = waiting
@@ -162,110 +84,30 @@ async fn a_legacy_task_created_on_a_is_polled_answered_and_cancelled_through_b()
 
     // Another task on A, cancelled through B: its handler on A stops.
     let id = task(&a, &sid, "slow", json!({"ms": 60_000})).await;
-    let cancelled = message(
-        post(
-            &b,
-            Some(&sid),
-            &request(5, "tasks/cancel", json!({"taskId": id})),
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
+    let cancel = request(5, "tasks/cancel", json!({"taskId": id}));
+    let cancelled = message(legacy(&b, Some(&sid), &cancel).send().await.unwrap()).await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
-    within("the handler on A sees the cancel", async {
-        loop {
-            let count = message(
-                post(
-                    &a,
-                    Some(&sid),
-                    &request(
-                        6,
-                        "tools/call",
-                        json!({"name": "cancelled_count", "arguments": {}}),
-                    ),
-                )
-                .send()
-                .await
-                .unwrap(),
-            )
-            .await;
-            if count["result"]["content"][0]["text"] == "1" {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-}
-
-/// A 2026-07-28 request declaring the Tasks extension and elicitation.
-fn modern(server: &TestServer, method: &str, mut params: Value) -> reqwest::RequestBuilder {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {
-            "elicitation": {},
-            "extensions": {"io.modelcontextprotocol/tasks": {}},
-        },
-    });
-    let name = params["name"]
-        .as_str()
-        .or_else(|| params["taskId"].as_str())
-        .map(str::to_owned);
-    let mut r = reqwest::Client::new()
-        .post(server.url())
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method)
-        .body(request(1, method, params).to_string());
-    if let Some(n) = name {
-        r = r.header("mcp-name", n);
-    }
-    r
-}
-
-/// Polls `tasks/get` on `server` until the task's status is `status`.
-async fn until(server: &TestServer, id: &str, status: &str) -> Value {
-    within(&format!("task {id} {status}"), async {
-        loop {
-            let got = message(
-                modern(server, "tasks/get", json!({"taskId": id}))
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await;
-            if got["result"]["status"] == status {
-                return got["result"].clone();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
+    let count = request(
+        6,
+        "tools/call",
+        json!({"name": "cancelled_count", "arguments": {}}),
+    );
+    until_one_cancelled(|| async { legacy(&a, Some(&sid), &count).send().await.unwrap() }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_modern_task_on_a_takes_input_and_a_cancel_given_through_b() {
     let redis = RedisServer::start();
-    let (a, b) = (instance(&redis).await, instance(&redis).await);
-    let created = message(
-        modern(
-            &a,
-            "tools/call",
-            json!({"name": "slow_ask", "arguments": {"ms": 10}}),
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .or_else(|| created["result"]["taskId"].as_str())
-        .unwrap_or_else(|| panic!("no task id in {created}"))
-        .to_owned();
+    let (sa, sb) = (
+        instance(&redis, LEASES).await,
+        instance(&redis, LEASES).await,
+    );
+    let (a, b) = (sa.url(), sb.url());
+    let call = |name: &str, args: Value| {
+        modern(&a, "tools/call", json!({"name": name, "arguments": args}))
+    };
+    let created = message(call("slow_ask", json!({"ms": 10})).send().await.unwrap()).await;
+    let id = task_id(&created);
     let asked = until(&b, &id, "input_required").await;
     let key = asked["inputRequests"]
         .as_object()
@@ -280,49 +122,12 @@ async fn a_modern_task_on_a_takes_input_and_a_cancel_given_through_b() {
     assert_eq!(done["result"]["content"][0]["text"], "hello, Ada", "{done}");
 
     // Another task on A, cancelled through B: its handler on A stops (it
-    // hears of the cancel at its lease's next renewal).
-    let created = message(
-        modern(
-            &a,
-            "tools/call",
-            json!({"name": "slow", "arguments": {"ms": 60_000}}),
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .or_else(|| created["result"]["taskId"].as_str())
-        .unwrap_or_else(|| panic!("no task id in {created}"))
-        .to_owned();
-    let ack = message(
-        modern(&b, "tasks/cancel", json!({"taskId": id}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    // hears of the cancel when it next reads the store).
+    let created = message(call("slow", json!({"ms": 60_000})).send().await.unwrap()).await;
+    let id = task_id(&created);
+    let cancel = modern(&b, "tasks/cancel", json!({"taskId": id}));
+    let ack = message(cancel.send().await.unwrap()).await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
-    within("the handler on A sees the cancel", async {
-        loop {
-            let count = message(
-                modern(
-                    &a,
-                    "tools/call",
-                    json!({"name": "cancelled_count", "arguments": {}}),
-                )
-                .send()
-                .await
-                .unwrap(),
-            )
-            .await;
-            if count["result"]["content"][0]["text"] == "1" {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
+    until_one_cancelled(|| async { call("cancelled_count", json!({})).send().await.unwrap() })
+        .await;
 }

@@ -9,11 +9,19 @@
 //!   engines: when instance A "dies" (cut off from the store, its leases
 //!   lapse: `MemoryLeaseStore::cut_off`), the client following A's stream
 //!   through B gets one `-32603` error response and the stream ends; A,
-//!   back and finding its lease taken over, cancels the request.
+//!   back and finding its lease taken over, cancels the request. The same
+//!   for a 2025-03-26 batch's stream (one error per unanswered request of
+//!   the batch), in SSE and in `json_response` mode.
+//! * **Graceful shutdown** with leases: instance A, shutting down, lets a
+//!   request finish within the grace period (B's follower gets the
+//!   result), and abandons one still running after it — B's follower gets
+//!   A's `-32603` error at once, with a lease TTL of an hour, so only the
+//!   abandonment (not the lease lapsing) can have ended it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_rev_2025_03_26 as rev_2025_03_26;
 use mcp_rev_2025_11_25::{self as rev};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_store_redis::{
@@ -60,16 +68,29 @@ fn handler(gate: Arc<Semaphore>, cancelled: Arc<Semaphore>) -> Arc<TestHandler> 
 }
 
 async fn serve(config: ServerConfig, h: Arc<TestHandler>) -> TestServer {
-    let server: LegacyServer = rev::server(h, config);
+    serve_engine(rev::server(h, config)).await
+}
+
+async fn serve_engine(server: LegacyServer) -> TestServer {
     TestServer::serve(axum::Router::new().nest_service("/mcp", server.router())).await
 }
 
 fn post(url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    post_at("2025-11-25", url, session, body)
+}
+
+/// A POST at protocol revision `version`.
+fn post_at(
+    version: &str,
+    url: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> reqwest::RequestBuilder {
     let mut r = reqwest::Client::new()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-protocol-version", version)
         .body(body.to_string());
     if let Some(s) = session {
         r = r.header("mcp-session-id", s);
@@ -78,14 +99,26 @@ fn post(url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuild
 }
 
 fn initialize() -> Value {
+    initialize_at("2025-11-25")
+}
+
+fn initialize_at(version: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
+        "protocolVersion": version, "capabilities": {},
         "clientInfo": {"name": "robustness-test", "version": "1"}}})
 }
 
 /// `initialize` on `url`: the session id (`None` when not 200).
 async fn session(url: &str) -> Option<String> {
-    let r = post(url, None, &initialize()).send().await.unwrap();
+    session_at("2025-11-25", url).await
+}
+
+/// `initialize` at `version` on `url`: the session id (`None` when not 200).
+async fn session_at(version: &str, url: &str) -> Option<String> {
+    let r = post_at(version, url, None, &initialize_at(version))
+        .send()
+        .await
+        .unwrap();
     (r.status() == 200).then(|| r.headers()["mcp-session-id"].to_str().unwrap().to_owned())
 }
 
@@ -177,33 +210,89 @@ async fn leased_pair(
     cancelled: &Arc<Semaphore>,
     json_response: bool,
 ) -> (Vec<TestServer>, Vec<String>) {
-    let events = Arc::new(MemoryEventStore::default());
-    let sessions = Arc::new(MemorySessionStore::new(MemorySessionStoreConfig::default()));
-    let bus = Arc::new(LocalSignalBus::default());
-    let mut instances = Vec::new();
-    let mut holders = Vec::new();
-    for _ in 0..2 {
-        let l = Leases::new(leases.clone())
-            .with_timing(Duration::from_secs(1), Duration::from_millis(50))
-            .unwrap();
-        holders.push(l.holder.clone());
-        let config = rev::server_config()
-            .with_event_store(events.clone())
-            .with_session_store(sessions.clone())
-            .with_signals(bus.clone())
-            .with_leases(l)
-            .with_json_response(json_response);
-        instances.push(serve(config, handler(gate.clone(), cancelled.clone())).await);
+    let pair = Pair::start(leases, gate, cancelled, Era::V2025_11_25, |c| {
+        c.with_json_response(json_response)
+    })
+    .await;
+    (pair.servers, pair.holders)
+}
+
+/// Which engine a [`Pair`] runs.
+#[derive(Clone, Copy)]
+enum Era {
+    V2025_11_25,
+    V2025_03_26,
+}
+
+/// Two leased engines sharing in-process stores, with their `LegacyServer`
+/// handles (for the shutdown).
+struct Pair {
+    servers: Vec<TestServer>,
+    engines: Vec<LegacyServer>,
+    holders: Vec<String>,
+}
+
+impl Pair {
+    /// Lease TTL 1 s, renewed every 50 ms, unless `configure` says
+    /// otherwise.
+    async fn start(
+        leases: &Arc<MemoryLeaseStore>,
+        gate: &Arc<Semaphore>,
+        cancelled: &Arc<Semaphore>,
+        era: Era,
+        configure: impl Fn(ServerConfig) -> ServerConfig,
+    ) -> Pair {
+        let events = Arc::new(MemoryEventStore::default());
+        let sessions = Arc::new(MemorySessionStore::new(MemorySessionStoreConfig::default()));
+        let bus = Arc::new(LocalSignalBus::default());
+        let mut pair = Pair {
+            servers: Vec::new(),
+            engines: Vec::new(),
+            holders: Vec::new(),
+        };
+        for _ in 0..2 {
+            let l = Leases::new(leases.clone())
+                .with_timing(Duration::from_secs(1), Duration::from_millis(50))
+                .unwrap();
+            let base = match era {
+                Era::V2025_11_25 => rev::server_config(),
+                Era::V2025_03_26 => rev_2025_03_26::server_config(rev_2025_03_26::Profile::Both),
+            };
+            let config = configure(
+                base.with_event_store(events.clone())
+                    .with_session_store(sessions.clone())
+                    .with_signals(bus.clone())
+                    .with_leases(l),
+            );
+            let holder = config.leases.as_ref().unwrap().holder.clone();
+            let h = handler(gate.clone(), cancelled.clone());
+            let engine = match era {
+                Era::V2025_11_25 => rev::server(h, config),
+                Era::V2025_03_26 => rev_2025_03_26::server(h, config),
+            };
+            pair.holders.push(holder);
+            pair.servers.push(serve_engine(engine.clone()).await);
+            pair.engines.push(engine);
+        }
+        pair
     }
-    (instances, holders)
+
+    fn url(&self, i: usize) -> String {
+        self.servers[i].url()
+    }
 }
 
 /// A resume (`GET` + `Last-Event-ID`) on `url`.
 async fn resume(url: &str, sid: &str, last: &str) -> SseReader {
+    resume_at("2025-11-25", url, sid, last).await
+}
+
+/// A resume at protocol revision `version`.
+async fn resume_at(version: &str, url: &str, sid: &str, last: &str) -> SseReader {
     let r = reqwest::Client::new()
         .get(url)
         .header("accept", "text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-protocol-version", version)
         .header("mcp-session-id", sid)
         .header("last-event-id", last)
         .send()
@@ -318,4 +407,177 @@ async fn in_process_leases_a_json_mode_stream_opened_late_is_leased_too() {
         .expect("a message");
     assert_eq!(last["id"], 9, "{last}");
     assert_eq!(last["error"]["code"], -32603, "{last}");
+}
+
+/// The messages of `recs` (events with data).
+fn messages_of(recs: &[Rec]) -> Vec<Value> {
+    recs.iter()
+        .filter(|r| matches!(r, Rec::Event { data, .. } if !data.is_empty()))
+        .map(Rec::json)
+        .collect()
+}
+
+/// The ids of `messages` that are `-32603` error responses, sorted.
+fn errored_ids(messages: &[Value]) -> Vec<i64> {
+    let mut ids: Vec<i64> = messages
+        .iter()
+        .filter(|m| m["error"]["code"] == -32603)
+        .filter_map(|m| m["id"].as_i64())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// A 2025-03-26 batch: two `gated` calls (7, 8) and a `ping` (9).
+fn gated_batch() -> Value {
+    json!([gated_call(7), gated_call(8), {"jsonrpc": "2.0", "id": 9, "method": "ping"}])
+}
+
+/// A 2025-03-26 batch's SSE stream is leased with the ids of its handler
+/// requests: when its writer dies, a follower on B writes one error for
+/// each of them (none for the `ping` answered already) and ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_leases_a_dead_writer_s_batch_stream_ends_with_one_error_per_request_on_b() {
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let (gate, cancelled) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    let pair = Pair::start(&leases, &gate, &cancelled, Era::V2025_03_26, |c| c).await;
+    let v = "2025-03-26";
+    let sid = session_at(v, &pair.url(0)).await.unwrap();
+    let answer = post_at(v, &pair.url(0), Some(&sid), &gated_batch())
+        .send()
+        .await
+        .unwrap();
+    let mut on_a = SseReader::new(answer);
+    let first = within("the ping's response", on_a.next_message())
+        .await
+        .unwrap();
+    assert_eq!(first.json()["id"], 9, "{:?}", first.json());
+    let last = first.id().to_owned();
+    assert!(!last.is_empty(), "the batch's events carry ids");
+    drop(on_a);
+    assert_eq!(leases.len(), 1, "A holds the batch stream's lease");
+    let mut on_b = resume_at(v, &pair.url(1), &sid, &last).await;
+    assert_eq!(leases.cut_off(&pair.holders[0]), 1);
+    let rest = within("B's stream ends", on_b.rest()).await;
+    let messages = messages_of(&rest);
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(errored_ids(&messages), [7, 8], "{messages:?}");
+    // A, back, finds its lease taken over and cancels both runs.
+    leases.reconnect(&pair.holders[0]);
+    within("A's runs are cancelled", cancelled.acquire_many(2))
+        .await
+        .unwrap()
+        .forget();
+}
+
+/// In `json_response` mode a batch's stream opens when a request first
+/// streams; it is leased all the same, with every request of the batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_leases_a_json_mode_batch_stream_opened_late_is_leased_too() {
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let (gate, cancelled) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    let pair = Pair::start(&leases, &gate, &cancelled, Era::V2025_03_26, |c| {
+        c.with_json_response(true)
+    })
+    .await;
+    let v = "2025-03-26";
+    let sid = session_at(v, &pair.url(0)).await.unwrap();
+    let batch = json!([gated_call(7), gated_call(8)]);
+    let answer = tokio::spawn(post_at(v, &pair.url(0), Some(&sid), &batch).send());
+    gate.add_permits(1); // one tick makes the answer an SSE stream
+    let mut on_a = SseReader::new(answer.await.unwrap().unwrap());
+    let tick = within("a tick", on_a.next_message()).await.unwrap();
+    assert_eq!(
+        tick.json()["params"]["data"]["tick"],
+        1,
+        "{:?}",
+        tick.json()
+    );
+    let last = tick.id().to_owned();
+    drop(on_a);
+    assert_eq!(leases.len(), 1, "A holds the late batch stream's lease");
+    let mut on_b = resume_at(v, &pair.url(1), &sid, &last).await;
+    assert_eq!(leases.cut_off(&pair.holders[0]), 1);
+    let rest = within("B's stream ends", on_b.rest()).await;
+    let messages = messages_of(&rest);
+    assert_eq!(errored_ids(&messages), [7, 8], "{messages:?}");
+}
+
+/// Instance A shuts down while a request runs; the client follows its
+/// stream through B. A's lease TTL is an hour: B could only notice a dead
+/// writer after it. `abandon_after` lets the request finish if it can,
+/// and otherwise ends the stream with A's error at once.
+async fn shutdown_pair(
+    leases: &Arc<MemoryLeaseStore>,
+    gate: &Arc<Semaphore>,
+    cancelled: &Arc<Semaphore>,
+) -> (Pair, String, SseReader) {
+    let pair = Pair::start(leases, gate, cancelled, Era::V2025_11_25, |c| {
+        let l = c.leases.clone().unwrap();
+        c.with_leases(
+            l.with_timing(Duration::from_secs(3600), Duration::from_millis(50))
+                .unwrap(),
+        )
+    })
+    .await;
+    let sid = session(&pair.url(0)).await.unwrap();
+    let mut on_a = SseReader::new(
+        post(&pair.url(0), Some(&sid), &gated_call(7))
+            .send()
+            .await
+            .unwrap(),
+    );
+    let priming = within("priming", on_a.next()).await.unwrap();
+    let priming = priming.id().to_owned();
+    // The drain closes A's connection; the client resumes on B.
+    assert_eq!(pair.engines[0].drain().await, 1);
+    let closed = within("A's connection closes", on_a.rest()).await;
+    assert!(messages_of(&closed).is_empty(), "{closed:?}");
+    let on_b = resume(&pair.url(1), &sid, &priming).await;
+    (pair, sid, on_b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_shutdown_abandons_a_request_still_running_and_b_s_follower_errors_at_once() {
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let (gate, cancelled) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    let (pair, _sid, mut on_b) = shutdown_pair(&leases, &gate, &cancelled).await;
+    assert_eq!(leases.len(), 1, "A holds the stream's lease");
+    // The grace period is over: A abandons the request.
+    assert_eq!(pair.engines[0].abandon_after(Duration::ZERO).await, 1);
+    let rest = within("B's stream ends", on_b.rest()).await;
+    let messages = messages_of(&rest);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["id"], 7);
+    assert_eq!(messages[0]["error"]["code"], -32603);
+    let text = messages[0]["error"]["message"].as_str().unwrap();
+    assert!(text.contains("shut down"), "{text}");
+    // A's run saw the cancellation; the lease is released, not left to lapse.
+    within("A's run is cancelled", cancelled.acquire())
+        .await
+        .unwrap()
+        .forget();
+    assert!(leases.is_empty(), "the lease was released");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_shutdown_lets_a_request_finish_within_the_grace_period() {
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let (gate, cancelled) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    let (pair, _sid, mut on_b) = shutdown_pair(&leases, &gate, &cancelled).await;
+    let mut settling = Box::pin(pair.engines[0].abandon_after(Duration::from_secs(3600)));
+    assert!(
+        futures_util::poll!(&mut settling).is_pending(),
+        "A waits for the request"
+    );
+    gate.add_permits(3);
+    let rest = within("B's stream ends", on_b.rest()).await;
+    let messages = messages_of(&rest);
+    let last = messages.last().expect("a message");
+    assert_eq!(last["id"], 7, "{last}");
+    assert_eq!(last["result"]["done"], 3, "{last}");
+    let abandoned = within("A's shutdown ends", settling).await;
+    assert_eq!(abandoned, 0, "nothing was left to abandon");
+    assert!(leases.is_empty());
+    assert_eq!(cancelled.available_permits(), 0, "not cancelled");
 }

@@ -579,6 +579,80 @@ mod ts_client_vs_serve {
         );
     }
 
+    /// Serves 2025-11-25 under `policy` (`retry` 100 ms) and runs the SDK
+    /// client with a countdown whose events are spaced wider than `retry`
+    /// (4 × 250 ms) and a call that stays silent for ten `retry`s
+    /// (`slow`, 1 s): every call completes, every progress event arrives
+    /// exactly once (`check_ts_run`); returns the summary.
+    fn run_under(policy: &str) -> Value {
+        let server = serve(&[
+            "--revisions",
+            "2025-11-25",
+            "--disconnect",
+            policy,
+            "--retry-ms",
+            "100",
+        ]);
+        let ran = ts_client(
+            &server.url,
+            &[
+                "--count",
+                "4",
+                "--interval-ms",
+                "250",
+                "--silent-ms",
+                "1000",
+                "--timeout-ms",
+                "30000",
+            ],
+        );
+        check_ts_run(&ran, &ProtocolVersion::V2025_11_25, 4, CloseStream::Resumed);
+        assert_eq!(
+            ran.summary["slow"]["text"], "slept 1000 ms",
+            "{:#}",
+            ran.summary
+        );
+        ran.summary
+    }
+
+    /// `never`: no connection is closed by the policy, so neither the
+    /// countdown nor the silent call is resumed (close_stream still is: the
+    /// tool closes its own stream).
+    #[test]
+    #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+    fn policy_never() {
+        let s = run_under("never");
+        assert_eq!(s["countdown"]["resumptions"], 0, "{s:#}");
+        assert_eq!(s["slow"]["resumptions"], 0, "{s:#}");
+    }
+
+    macro_rules! closing_policies {
+        ($($name:ident: $policy:literal, silent_call_resumes: $slow:literal;)*) => {$(
+            /// A policy that closes connections early: every call completes,
+            /// the SDK resumed with `Last-Event-ID` during the countdown, and
+            /// during the silent call where the policy closes connections
+            /// that carry no event (each such close carries a fresh id, so
+            /// the SDK's per-connection id never goes missing).
+            #[test]
+            #[ignore = "needs node and the TypeScript SDK: run scripts/ts-interop.sh"]
+            fn $name() {
+                let s = run_under($policy);
+                assert!(s["countdown"]["resumptions"].as_u64() >= Some(1), "{s:#}");
+                let slow = s["slow"]["resumptions"].as_u64().unwrap_or(0);
+                assert_eq!(slow >= 1, $slow, "{s:#}");
+            }
+        )*};
+    }
+
+    closing_policies! {
+        policy_after_priming: "after-priming", silent_call_resumes: true;
+        // Closes after two message events: a call that sends none keeps
+        // its connection.
+        policy_after_events: "after-events:2", silent_call_resumes: false;
+        policy_after_ms: "after-ms:300", silent_call_resumes: true;
+        policy_idle: "idle:200", silent_call_resumes: true;
+    }
+
     /// A known bug of the SDK client (1.32.2): `_handleSseStream` keeps the
     /// last event id per *connection*, so after a resumed connection that
     /// carried no event with an id (a poll that found nothing new) its next

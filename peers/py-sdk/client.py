@@ -24,6 +24,8 @@ import anyio
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 SCENARIOS = ("call", "progress", "input", "disconnect")
@@ -102,7 +104,15 @@ async def scenario_of(client, scenario, http_log):
             return Done("fail", f"progress {progress}, not 1..{n} once each", **extra)
         how = ", resumed by GET with Last-Event-ID" if resumed else ""
         return Done("pass", f"progress 1..{n} once each{how}", **extra)
-    result = await client.call_tool("ask_name", {})
+    try:
+        result = await client.call_tool("ask_name", {})
+    except MCPError as e:
+        # A JSON-RPC error instead of a question: what a server that cannot
+        # send requests answers (a manifest's back_channel = false). Not the
+        # SDK's own errors for a timeout or a lost connection.
+        if e.error.code in (REQUEST_TIMEOUT, CONNECTION_CLOSED):
+            raise
+        return Done("fail", f"JSON-RPC error {e.error.code}: {e.error.message}", kind="no_back_channel")
     t = text_of(result)
     if result.is_error:
         return Done("fail", f"tool error: {t}", kind="input_unavailable")

@@ -17,7 +17,9 @@
 // every progress once, "resumed" says whether a GET with Last-Event-ID was sent).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+
+import { firstText, isOneToN, offerVersion, recordingFetch } from './shared.mjs';
 
 const [url, scenario, revision] = process.argv.slice(2);
 const out = { outcome: 'fail', reason: '', revision: null, stage: 'connect' };
@@ -33,24 +35,10 @@ if (!url || !scenario || !revision) {
 if (!['call', 'progress', 'input', 'disconnect'].includes(scenario)) done('n/a', `unknown scenario ${scenario}`);
 if (revision === '2026-07-28') done('n/a', 'the TypeScript SDK 1.32.2 has no 2026-07-28');
 
-const firstText = r => (r?.content?.[0]?.type === 'text' ? r.content[0].text : undefined);
-const isOneToN = (got, n) => got.length === n && got.every((p, i) => p === i + 1);
-
 async function main() {
   const http = [];
-  const recordingFetch = async (input, init) => {
-    const headers = new Headers(init?.headers);
-    http.push({ method: init?.method ?? 'GET', lastEventId: headers.get('last-event-id') });
-    return fetch(input, init);
-  };
-  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch });
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    if (message?.method === 'initialize' && message.params) {
-      message = { ...message, params: { ...message.params, protocolVersion: revision } };
-    }
-    return send(message, options);
-  };
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(http) });
+  offerVersion(transport, revision);
   const client = new Client({ name: 'mcp-compat-peer-ts-sdk', version: '1.32.2' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Ada' } }));
   try {
@@ -85,7 +73,13 @@ async function main() {
       break;
     }
     case 'input': {
-      const r = await call('ask_name', {});
+      // A JSON-RPC error instead of a question: what a server that cannot
+      // send requests answers (a manifest's back_channel = false).
+      // Not the SDK's own errors for a lost connection or a timeout.
+      const r = await call('ask_name', {}).catch(e => {
+        if (e?.code === ErrorCode.ConnectionClosed || e?.code === ErrorCode.RequestTimeout) throw e;
+        done('fail', `JSON-RPC error: ${e?.message ?? e}`, { kind: 'no_back_channel' });
+      });
       const t = firstText(r);
       if (r.isError) done('fail', `tool error: ${t}`, { kind: 'input_unavailable' });
       if (!t?.includes('Ada')) done('fail', `ask_name answered ${JSON.stringify(r)}`);

@@ -5,7 +5,7 @@
 //
 // usage: node scripts/ts-interop/client.mjs URL [--protocol-version REV]
 //          [--expect-version REV] [--count N] [--interval-ms N] [--close-ms N]
-//          [--timeout-ms N]
+//          [--timeout-ms N] [--silent-ms N]
 //
 // Connects, calls `echo`, `countdown {n, interval_ms}` with an onprogress
 // callback, and `close_stream {ms}` (with onprogress too), terminates the
@@ -37,17 +37,19 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
+import { firstText, isOneToN, offerVersion, recordingFetch, resumptionsSince } from '../../peers/ts-sdk/shared.mjs';
+
 function usage(why) {
   process.stderr.write(
     `client.mjs: ${why}\nusage: node client.mjs URL [--protocol-version REV] [--expect-version REV] ` +
-      '[--count N] [--interval-ms N] [--close-ms N] [--timeout-ms N]\n'
+      '[--count N] [--interval-ms N] [--close-ms N] [--timeout-ms N] [--silent-ms N]\n'
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const opts = { count: 5, intervalMs: 20, closeMs: 100, timeoutMs: 30_000 };
-  const ints = { '--count': 'count', '--interval-ms': 'intervalMs', '--close-ms': 'closeMs', '--timeout-ms': 'timeoutMs' };
+  const ints = { '--count': 'count', '--interval-ms': 'intervalMs', '--close-ms': 'closeMs', '--timeout-ms': 'timeoutMs', '--silent-ms': 'silentMs' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--protocol-version') opts.protocolVersion = argv[++i];
@@ -72,43 +74,11 @@ function fail(why) {
   throw new Error(why);
 }
 
-function firstText(result) {
-  const block = result?.content?.[0];
-  return block?.type === 'text' ? block.text : undefined;
-}
-
-/** Whether `got` is exactly 1, 2, …, n. */
-function isOneToN(got, n) {
-  return got.length === n && got.every((p, i) => p === i + 1);
-}
-
 async function main() {
   const http = [];
   summary.http = http;
-  const recordingFetch = async (input, init) => {
-    const headers = new Headers(init?.headers);
-    const entry = {
-      method: init?.method ?? 'GET',
-      status: null,
-      lastEventId: headers.get('last-event-id'),
-      protocolVersion: headers.get('mcp-protocol-version')
-    };
-    http.push(entry);
-    const response = await fetch(input, init);
-    entry.status = response.status;
-    return response;
-  };
-  const resumptionsSince = start => http.slice(start).filter(e => e.method === 'GET' && e.lastEventId !== null).length;
-  const transport = new StreamableHTTPClientTransport(new URL(opts.url), { fetch: recordingFetch });
-  if (opts.protocolVersion !== undefined) {
-    const send = transport.send.bind(transport);
-    transport.send = (message, options) => {
-      if (message?.method === 'initialize' && message.params) {
-        message = { ...message, params: { ...message.params, protocolVersion: opts.protocolVersion } };
-      }
-      return send(message, options);
-    };
-  }
+  const transport = new StreamableHTTPClientTransport(new URL(opts.url), { fetch: recordingFetch(http) });
+  if (opts.protocolVersion !== undefined) offerVersion(transport, opts.protocolVersion);
   const client = new Client({ name: 'ts-sdk-interop-client', version: '1.32.2' }, { capabilities: {} });
   // Resumption shows up here too ("SSE stream disconnected: …" when a
   // connection ends without the response): informational, not a failure.
@@ -145,7 +115,7 @@ async function main() {
     text: firstText(countdown),
     progress,
     logs: logs.length - logsBefore,
-    resumptions: resumptionsSince(httpBefore)
+    resumptions: resumptionsSince(http, httpBefore)
   };
   if (summary.countdown.text !== 'done') fail(`countdown answered ${JSON.stringify(countdown)}`);
   if (!isOneToN(progress, opts.count)) fail(`countdown progress ${JSON.stringify(progress)}, expected 1..${opts.count}`);
@@ -163,9 +133,19 @@ async function main() {
     text: firstText(closed),
     progress,
     logs: logs.length - logsBefore,
-    resumptions: resumptionsSince(httpBefore)
+    resumptions: resumptionsSince(http, httpBefore)
   };
   if (closed.isError) fail(`close_stream answered ${JSON.stringify(closed)}`);
+
+  // slow (with --silent-ms): a call that sends no event for that long, so
+  // a policy that closes connections without events (after-priming,
+  // after-ms, idle) makes the SDK resume while nothing new has happened.
+  if (opts.silentMs !== undefined) {
+    httpBefore = http.length;
+    const slow = await client.callTool({ name: 'slow', arguments: { ms: opts.silentMs } }, undefined, callOpts);
+    summary.slow = { text: firstText(slow), resumptions: resumptionsSince(http, httpBefore) };
+    if (summary.slow.text !== `slept ${opts.silentMs} ms`) fail(`slow answered ${JSON.stringify(slow)}`);
+  }
 
   // DELETE, then close
   httpBefore = http.length;

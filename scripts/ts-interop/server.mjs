@@ -35,9 +35,8 @@
 // The InMemoryEventStore orders events by `${streamId}_${Date.now()}_${random}`
 // (docs/INTEROP.md): events stored in the same millisecond replay in random
 // order, so the tools leave a few milliseconds between the events they send.
-
-import { randomUUID } from 'node:crypto';
-import http from 'node:http';
+// The HTTP plumbing and the tool helpers are peers/ts-sdk/shared.mjs's (the
+// matrix's TypeScript peer adapters use them too).
 
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -48,11 +47,17 @@ import {
   ListToolsRequestSchema
 } from '@modelcontextprotocol/sdk/types.js';
 
-const PATH = '/mcp';
-/** The least time between two events of one stream (see the header). */
-const EVENT_GAP_MS = 3;
-const MAX_WAIT_MS = 30_000;
-const MAX_COUNT = 1000;
+import {
+  EVENT_GAP_MS,
+  MAX_COUNT,
+  MAX_WAIT_MS,
+  intArg,
+  serveSessions,
+  sleep,
+  text,
+  toolError,
+  toolErrors
+} from '../../peers/ts-sdk/shared.mjs';
 
 function parseArgs(argv) {
   const opts = { retryMs: 200 };
@@ -79,8 +84,6 @@ function log(event) {
   process.stderr.write(JSON.stringify(event) + '\n');
 }
 
-const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
-
 const TOOLS = [
   {
     name: 'echo',
@@ -106,24 +109,6 @@ const TOOLS = [
   }
 ];
 
-function text(t) {
-  return { content: [{ type: 'text', text: t }] };
-}
-
-function toolError(t) {
-  return { content: [{ type: 'text', text: t }], isError: true };
-}
-
-function intArg(args, key, dflt, max) {
-  const v = args?.[key];
-  if (v === undefined) {
-    if (dflt === undefined) throw new Error(`missing argument ${key}`);
-    return dflt;
-  }
-  if (!Number.isInteger(v) || v < 0 || v > max) throw new Error(`${key} must be an integer in 0..=${max}`);
-  return v;
-}
-
 /** One session's server: the tools, with `transport` for `force`. */
 function makeServer(transport) {
   const server = new Server(
@@ -147,7 +132,7 @@ function makeServer(transport) {
       await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger, data } });
       await sleep(EVENT_GAP_MS);
     };
-    try {
+    return toolErrors(async () => {
       switch (request.params.name) {
         case 'echo':
           if (typeof args.text !== 'string') return toolError('missing string argument text');
@@ -185,100 +170,25 @@ function makeServer(transport) {
         default:
           return toolError(`unknown tool ${request.params.name}`);
       }
-    } catch (e) {
-      return toolError(e instanceof Error ? e.message : String(e));
-    }
+    });
   });
   return server;
 }
 
-const eventStore = new InMemoryEventStore();
-/** session id -> transport */
-const sessions = new Map();
-
-function jsonError(res, status, code, message) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-async function readBody(req) {
-  const chunks = [];
-  for await (const c of req) chunks.push(c);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function handle(req, res) {
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  const sessionId = req.headers['mcp-session-id'];
-  log({
-    event: 'request',
-    method: req.method,
-    session: sessionId ?? null,
-    lastEventId: req.headers['last-event-id'] ?? null,
-    protocolVersion: req.headers['mcp-protocol-version'] ?? null
-  });
-  res.on('close', () => log({ event: 'response', method: req.method, session: sessionId ?? null, status: res.statusCode }));
-  if (url.pathname !== PATH) return jsonError(res, 404, -32000, `no endpoint at ${url.pathname}`);
-
-  let body;
-  if (req.method === 'POST') {
-    const raw = await readBody(req);
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      return jsonError(res, 400, -32700, 'Parse error: Invalid JSON');
-    }
+serveSessions({
+  Transport: StreamableHTTPServerTransport,
+  isInitializeRequest,
+  transportOptions: { eventStore: new InMemoryEventStore(), retryInterval: opts.retryMs },
+  makeServer,
+  log,
+  onRequest: (req, res, { sessionId }) => {
+    log({
+      event: 'request',
+      method: req.method,
+      session: sessionId ?? null,
+      lastEventId: req.headers['last-event-id'] ?? null,
+      protocolVersion: req.headers['mcp-protocol-version'] ?? null
+    });
+    res.on('close', () => log({ event: 'response', method: req.method, session: sessionId ?? null, status: res.statusCode }));
   }
-
-  if (sessionId !== undefined) {
-    const transport = sessions.get(sessionId);
-    if (!transport) return jsonError(res, 404, -32001, 'Session not found');
-    return transport.handleRequest(req, res, body);
-  }
-  if (req.method !== 'POST' || !isInitializeRequest(body)) {
-    return jsonError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id and not an initialize request');
-  }
-
-  const transport = new StreamableHTTPServerTransport({
-    sessionIdGenerator: () => randomUUID(),
-    eventStore,
-    retryInterval: opts.retryMs,
-    onsessioninitialized: id => {
-      sessions.set(id, transport);
-      log({ event: 'session-initialized', session: id, requested: body.params?.protocolVersion ?? null });
-    },
-    onsessionclosed: id => {
-      log({ event: 'session-deleted', session: id });
-    }
-  });
-  transport.onclose = () => {
-    const id = transport.sessionId;
-    if (id !== undefined) sessions.delete(id);
-    log({ event: 'transport-closed', session: id ?? null });
-  };
-  const server = makeServer(transport);
-  server.onerror = e => log({ event: 'error', message: String(e) });
-  await server.connect(transport);
-  await transport.handleRequest(req, res, body);
-}
-
-const httpServer = http.createServer((req, res) => {
-  handle(req, res).catch(e => {
-    log({ event: 'error', message: String(e?.stack ?? e) });
-    if (!res.headersSent) jsonError(res, 500, -32603, 'Internal error');
-    else res.destroy();
-  });
 });
-
-httpServer.listen(0, '127.0.0.1', () => {
-  const { port } = httpServer.address();
-  process.stdout.write(`listening on http://127.0.0.1:${port}${PATH}\n`);
-});
-
-const stop = () => {
-  for (const t of sessions.values()) t.close().catch(() => {});
-  httpServer.close();
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);

@@ -17,19 +17,16 @@
 //                    completes with "Hello, <name>"
 // - stderr: one JSON object per line: {"event":"request","method","body"}.
 
-import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTaskStore, InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
-const PATH = '/mcp';
+import { serveSessions } from '../../peers/ts-sdk/shared.mjs';
+
 const taskStore = new InMemoryTaskStore();
 const taskMessageQueue = new InMemoryTaskMessageQueue();
-const sessions = new Map();
 
 function log(event) {
   process.stderr.write(JSON.stringify(event) + '\n');
@@ -111,67 +108,10 @@ function makeServer() {
   return server;
 }
 
-async function readBody(req) {
-  const chunks = [];
-  for await (const c of req) chunks.push(c);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function jsonError(res, status, code, message) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-async function handle(req, res) {
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  if (url.pathname !== PATH) return jsonError(res, 404, -32000, `no endpoint at ${url.pathname}`);
-  const sessionId = req.headers['mcp-session-id'];
-  let body;
-  if (req.method === 'POST') {
-    try {
-      body = JSON.parse(await readBody(req));
-    } catch {
-      return jsonError(res, 400, -32700, 'Parse error: Invalid JSON');
-    }
-  }
-  log({ event: 'request', method: req.method, body: body ?? null });
-  if (sessionId !== undefined) {
-    const transport = sessions.get(sessionId);
-    if (!transport) return jsonError(res, 404, -32001, 'Session not found');
-    return transport.handleRequest(req, res, body);
-  }
-  if (req.method !== 'POST' || !isInitializeRequest(body)) {
-    return jsonError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id and not an initialize request');
-  }
-  const transport = new StreamableHTTPServerTransport({
-    sessionIdGenerator: () => randomUUID(),
-    onsessioninitialized: id => sessions.set(id, transport)
-  });
-  transport.onclose = () => {
-    if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-  };
-  const server = makeServer();
-  await server.connect(transport);
-  await transport.handleRequest(req, res, body);
-}
-
-const httpServer = http.createServer((req, res) => {
-  handle(req, res).catch(e => {
-    log({ event: 'error', message: String(e?.stack ?? e) });
-    if (!res.headersSent) jsonError(res, 500, -32603, 'Internal error');
-    else res.destroy();
-  });
+serveSessions({
+  Transport: StreamableHTTPServerTransport,
+  isInitializeRequest,
+  makeServer,
+  log,
+  onRequest: (req, _res, { body }) => log({ event: 'request', method: req.method, body: body ?? null })
 });
-
-httpServer.listen(0, '127.0.0.1', () => {
-  const { port } = httpServer.address();
-  process.stdout.write(`listening on http://127.0.0.1:${port}${PATH}\n`);
-});
-
-const stop = () => {
-  for (const t of sessions.values()) t.close().catch(() => {});
-  httpServer.close();
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);

@@ -3,9 +3,12 @@
 -- KEYS[3] the stream's Redis Stream (or the meta hash again), KEYS[4..7]
 -- the store-wide keys: sessions (zset sid -> expiry ms), sbytes (hash sid
 -- -> bytes), bytes (total), budget (stream of appends, oldest first).
+-- On the cluster layout only KEYS[1..3] are given (one hash slot, the
+-- session's): the store-wide bounds are not kept (WIDE is false).
 -- ARGV: prefix, op, sid, ttl_ms, then the op's arguments.
 local P, op, sid, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local SESS, SBYTES, TOTAL, BUDGET = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local WIDE = #KEYS >= 7
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
@@ -16,6 +19,7 @@ local function hnum(key, field) return num(redis.call('HGET', key, field)) end
 
 -- Syncs session s's byte count into the store-wide total.
 local function account(s)
+  if not WIDE then return end
   local new = hnum(k(s, 'meta'), 'bytes')
   local old = num(redis.call('HGET', SBYTES, s))
   if new ~= old then redis.call('INCRBY', TOTAL, new - old) end
@@ -27,7 +31,7 @@ end
 local function touch(s)
   redis.call('PEXPIRE', k(s, 'meta'), ttl)
   redis.call('PEXPIRE', k(s, 'fin'), ttl)
-  redis.call('ZADD', SESS, now + ttl, s)
+  if WIDE then redis.call('ZADD', SESS, now + ttl, s) end
 end
 
 -- Drops stream n of session s whole.
@@ -73,6 +77,7 @@ local function remove(s)
     if n then redis.call('DEL', k(s, 's:' .. n)) end
   end
   redis.call('DEL', meta, k(s, 'fin'))
+  if not WIDE then return end
   local old = num(redis.call('HGET', SBYTES, s))
   if old ~= 0 then redis.call('INCRBY', TOTAL, -old) end
   redis.call('HDEL', SBYTES, s)
@@ -81,6 +86,7 @@ end
 
 -- Forgets sessions whose keys have expired (at most 100 per call).
 local function prune()
+  if not WIDE then return end
   for _, s in ipairs(redis.call('ZRANGEBYSCORE', SESS, '-inf', now, 'LIMIT', 0, 100)) do
     remove(s)
   end
@@ -91,7 +97,7 @@ local meta, fin = KEYS[1], KEYS[2]
 if op == 'open_session' then
   prune()
   if redis.call('EXISTS', meta) == 1 then return {'session_exists'} end
-  if redis.call('ZCARD', SESS) >= tonumber(ARGV[5]) then return {'too_many_sessions'} end
+  if WIDE and redis.call('ZCARD', SESS) >= tonumber(ARGV[5]) then return {'too_many_sessions'} end
   redis.call('HSET', meta, 'hw', -1, 'bytes', 0, 'events', 0, 'streams', 0)
   touch(sid)
   account(sid)
@@ -162,6 +168,7 @@ if op == 'append' then
   touch(sid)
   account(sid)
   -- The store-wide budget: the oldest appends of the whole store go first.
+  if not WIDE then return {'ok', seq} end
   redis.call('XADD', BUDGET, '*', 's', sid, 'n', n, 'q', int(seq))
   while num(redis.call('GET', TOTAL)) > max_total or redis.call('XLEN', BUDGET) > cap do
     local e = redis.call('XRANGE', BUDGET, '-', '+', 'COUNT', 1)

@@ -9,6 +9,12 @@
 //! (streams, bytes), sessions, and the store-wide byte budget (oldest
 //! append first, whichever session). An evicted event is reported as
 //! `ReplayError::Expired`, as is one whose key Redis expired.
+//!
+//! On the [`Layout::Cluster`] layout (a `redis+cluster://` connection)
+//! each call touches the session's `{SID}` keys only: the per-stream and
+//! per-session bounds hold, the session count and the byte budget
+//! (`max_sessions`, `max_bytes_total`) are left to Redis's `maxmemory`
+//! with a `volatile-*` policy (every key has the session TTL).
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -20,7 +26,7 @@ use mcp_transport_core::event_log::{
 };
 use redis::Value;
 
-use crate::connection::RedisConnection;
+use crate::connection::{Layout, RedisConnection};
 use crate::error::RedisStoreError;
 
 static SCRIPT: LazyLock<redis::Script> =
@@ -31,6 +37,9 @@ static SCRIPT: LazyLock<redis::Script> =
 pub struct RedisEventStoreConfig {
     /// The bounds, with the in-memory store's meaning (per stream, per
     /// session, sessions, `max_bytes_total` over the whole key prefix).
+    /// On [`Layout::Cluster`] `max_sessions` and `max_bytes_total` are not
+    /// kept: bound the cluster with `maxmemory` and a `volatile-*` eviction
+    /// policy (every key has [`session_ttl`](Self::session_ttl)).
     pub limits: MemoryEventStoreConfig,
     /// The TTL of every key of a session, renewed on each write: a session
     /// left without `remove_session` (its instance died) disappears after
@@ -136,14 +145,14 @@ impl RedisEventStore {
         };
         let ttl = u64::try_from(self.config.session_ttl.as_millis()).unwrap_or(u64::MAX);
         let mut inv = SCRIPT.prepare_invoke();
-        inv.key(&meta)
-            .key(self.key(session, "fin"))
-            .key(stream_key)
-            .key(format!("{p}:sessions"))
-            .key(format!("{p}:sbytes"))
-            .key(format!("{p}:bytes"))
-            .key(format!("{p}:budget"))
-            .arg(p.as_str())
+        inv.key(&meta).key(self.key(session, "fin")).key(stream_key);
+        if self.conn.layout() == Layout::Single {
+            inv.key(format!("{p}:sessions"))
+                .key(format!("{p}:sbytes"))
+                .key(format!("{p}:bytes"))
+                .key(format!("{p}:budget"));
+        }
+        inv.arg(p.as_str())
             .arg(op)
             .arg(session.to_string())
             .arg(ttl);

@@ -20,10 +20,22 @@
 //! tag (`PREFIX:{SID}:meta`, `PREFIX:{SID}:fin`, `PREFIX:{SID}:s:N`), every
 //! key of a task its id (`PREFIX:task:{ID}`), every lease its key
 //! (`PREFIX:lease:{KEY}`), and each has a TTL, renewed
-//! on every write. The store-wide bounds (session count, byte budget, task
-//! count and bytes) are kept in a few store-wide keys (`PREFIX:sessions`,
-//! `PREFIX:sbytes`, `PREFIX:bytes`, `PREFIX:budget`, `PREFIX:tasks`,
-//! `PREFIX:tbytes`, `PREFIX:tasks:bytes`), each bounded by the limits.
+//! on every write; a scope's task index (for `tasks/list`) is under the
+//! scope (`PREFIX:tasks:{SCOPE}:idx`, `…:exp`). On one Redis
+//! ([`Layout::Single`]) the store-wide bounds (session count, byte budget,
+//! task count and bytes) are kept in a few store-wide keys
+//! (`PREFIX:sessions`, `PREFIX:sbytes`, `PREFIX:bytes`, `PREFIX:budget`,
+//! `PREFIX:tasks`, `PREFIX:tbytes`, `PREFIX:tasks:bytes`,
+//! `PREFIX:sessrec`), each bounded by the limits.
+//!
+//! # Redis Cluster
+//!
+//! A `redis+cluster://HOST:PORT[,HOST:PORT…]` URL connects with the cluster
+//! client and selects [`Layout::Cluster`]: every script is given the keys of
+//! one hash slot only and the store-wide keys are not used, so those
+//! bounds are not kept — bound the cluster with `maxmemory` and a
+//! `volatile-*` eviction policy instead (every key has a TTL). See
+//! [`Layout`].
 //!
 //! # When Redis is down
 //!
@@ -40,10 +52,12 @@ mod session_store;
 mod signals;
 mod task_store;
 
-pub use connection::{RedisConnection, RedisConnectionConfig};
+pub use connection::{
+    CLUSTER_SCHEME, Layout, RedisConnection, RedisConnectionConfig, is_store_url,
+};
 pub use error::RedisStoreError;
 pub use event_store::{RedisEventStore, RedisEventStoreConfig};
 pub use lease_store::{LEASE_KEEP, RedisLeaseStore};
 pub use session_store::RedisSessionStore;
 pub use signals::RedisSignalBus;
-pub use task_store::{EXPIRED_GRACE, RedisTaskStore};
+pub use task_store::{CLUSTER_MAX_TTL_MS, EXPIRED_GRACE, RedisTaskStore};

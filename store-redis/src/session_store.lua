@@ -2,16 +2,21 @@
 -- KEYS[1] the session's hash (j: the record's JSON without last-seen,
 -- seen: last seen ms, idle: idle timeout ms), KEYS[2] the store-wide zset
 -- id -> expiry (ms since the epoch, caller's clock).
+-- On the cluster layout only KEYS[1] is given (one hash slot, the
+-- session's): no index, so no count bound (WIDE is false).
 -- ARGV: prefix, op, id, then the op's arguments.
 local P, op, id = ARGV[1], ARGV[2], ARGV[3]
 local sess, INDEX = KEYS[1], KEYS[2]
+local WIDE = #KEYS >= 2
 
 local function remove(i)
+  if not WIDE then return redis.call('DEL', sess) end
   redis.call('ZREM', INDEX, i)
   return redis.call('DEL', P .. ':session:{' .. i .. '}')
 end
 
 local function purge(now)
+  if not WIDE then return 0 end
   local gone = redis.call('ZRANGEBYSCORE', INDEX, '-inf', now)
   for _, i in ipairs(gone) do remove(i) end
   return #gone
@@ -23,16 +28,23 @@ if op == 'remove' then return {'ok', remove(id)} end
 if op == 'create' then
   -- ARGV: json, max_sessions, now, idle, pexpire
   local now, idle = tonumber(ARGV[6]), tonumber(ARGV[7])
-  local score = redis.call('ZSCORE', INDEX, id)
+  local score
+  if WIDE then
+    score = redis.call('ZSCORE', INDEX, id)
+  else
+    -- No index: the record's own last-seen and idle timeout say it.
+    local seen, idle = unpack(redis.call('HMGET', sess, 'seen', 'idle'))
+    if seen then score = tonumber(seen) + tonumber(idle) end
+  end
   if score and tonumber(score) > now then return {'exists'} end
   if score then remove(id) end
-  if redis.call('ZCARD', INDEX) >= tonumber(ARGV[5]) then
+  if WIDE and redis.call('ZCARD', INDEX) >= tonumber(ARGV[5]) then
     purge(now)
     if redis.call('ZCARD', INDEX) >= tonumber(ARGV[5]) then return {'too_many_sessions'} end
   end
   redis.call('HSET', sess, 'j', ARGV[4], 'seen', ARGV[6], 'idle', ARGV[7])
   redis.call('PEXPIRE', sess, ARGV[8])
-  redis.call('ZADD', INDEX, now + idle, id)
+  if WIDE then redis.call('ZADD', INDEX, now + idle, id) end
   return {'ok'}
 end
 
@@ -41,7 +53,7 @@ if op == 'touch' then
   local now, grace = tonumber(ARGV[4]), tonumber(ARGV[5])
   local seen, idle = unpack(redis.call('HMGET', sess, 'seen', 'idle'))
   if not seen then
-    redis.call('ZREM', INDEX, id)
+    if WIDE then redis.call('ZREM', INDEX, id) end
     return {'not_found'}
   end
   seen, idle = tonumber(seen), tonumber(idle)
@@ -52,7 +64,7 @@ if op == 'touch' then
   if now > seen then seen = now end
   redis.call('HSET', sess, 'seen', string.format('%d', seen))
   redis.call('PEXPIRE', sess, seen + idle - now + grace)
-  redis.call('ZADD', INDEX, seen + idle, id)
+  if WIDE then redis.call('ZADD', INDEX, seen + idle, id) end
   return {'ok', redis.call('HGET', sess, 'j'), seen}
 end
 

@@ -7,6 +7,11 @@
 //! id → expiry. The key's TTL is the idle timeout left plus
 //! [`EXPIRED_GRACE`](crate::EXPIRED_GRACE), so an expired session is
 //! reported expired for a while, then not found.
+//!
+//! On [`Layout::Cluster`] there is no index: each call touches the
+//! session's one key, `max_sessions` is not kept (Redis's `maxmemory` with
+//! a `volatile-*` policy bounds the cluster; every session key has a TTL),
+//! and [`SessionStore::purge_expired`] returns 0 (Redis expires the keys).
 
 use std::sync::LazyLock;
 
@@ -16,7 +21,7 @@ use mcp_transport_core::session_store::{
 use redis::Value;
 use serde::{Deserialize, Serialize};
 
-use crate::connection::RedisConnection;
+use crate::connection::{Layout, RedisConnection};
 use crate::error::RedisStoreError;
 use crate::task_store::EXPIRED_GRACE;
 
@@ -79,11 +84,11 @@ impl RedisSessionStore {
     ) -> Result<Vec<Value>, SessionStoreError> {
         let p = &self.conn.prefix;
         let mut inv = SCRIPT.prepare_invoke();
-        inv.key(self.key(id))
-            .key(format!("{p}:sessrec"))
-            .arg(p.as_str())
-            .arg(op)
-            .arg(id);
+        inv.key(self.key(id));
+        if self.conn.layout() == Layout::Single {
+            inv.key(format!("{p}:sessrec"));
+        }
+        inv.arg(p.as_str()).arg(op).arg(id);
         for a in args {
             inv.arg(a.as_str());
         }
@@ -199,6 +204,9 @@ impl SessionStore for RedisSessionStore {
     }
 
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, SessionStoreError> {
+        if self.conn.layout() == Layout::Cluster {
+            return Ok(0);
+        }
         let reply = self.call("purge", "", &[now_ms.to_string()]).await?;
         usize::try_from(int(reply.get(1))?).map_err(|_| bad("count".into()))
     }

@@ -10,6 +10,11 @@
 //! cancel or an answer that finds nobody is dropped, as it would be in one
 //! process.
 //!
+//! On Redis Cluster, classic pub/sub reaches the subscribers of every
+//! node, whichever node a `PUBLISH` reached: the subscription is held on
+//! one configured node (the next one after a loss), and publishing goes
+//! through the cluster connection.
+//!
 //! The subscription is re-established by itself after Redis went away
 //! (every [`RESUBSCRIBE_PAUSE`]); signals published meanwhile are lost to
 //! this instance. Publishing goes through the shared multiplexed
@@ -93,9 +98,9 @@ impl Drop for RedisSignalBus {
 /// after a loss.
 async fn listen(conn: RedisConnection, fanout: Arc<SignalFanout>, subscribed: watch::Sender<bool>) {
     let prefix = format!("{}:sig:", conn.prefix);
-    loop {
-        let ps =
-            tokio::time::timeout(conn.connection_timeout, conn.client.get_async_pubsub()).await;
+    // On a cluster, each attempt tries the next configured node.
+    for client in conn.clients.iter().cycle() {
+        let ps = tokio::time::timeout(conn.connection_timeout, client.get_async_pubsub()).await;
         if let Ok(Ok(mut ps)) = ps
             && ps.psubscribe(format!("{prefix}*")).await.is_ok()
         {

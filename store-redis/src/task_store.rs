@@ -8,24 +8,49 @@
 //! and tasks in total); a lost race is retried. The key lives until the
 //! task's TTL has passed plus [`EXPIRED_GRACE`] (so a late `tasks/get` hears
 //! "expired" before "not found"); an unlimited task's key has no TTL.
+//!
+//! A task created with a scope (the requestor) is also entered in the
+//! scope's index for [`TaskStore::list`]: two sorted sets under the
+//! scope's hash tag, `PREFIX:tasks:{SCOPE}:idx` (id → creation order) and
+//! `PREFIX:tasks:{SCOPE}:exp` (id → expiry), bounded by
+//! `max_tasks_per_scope`, expired entries dropped on every call, the keys
+//! living as long as the longest-lived task in them. The index is written
+//! by its own call before the task's (they are in different hash slots):
+//! an instance dying between the two leaves an entry whose task does not
+//! exist, which the next listing drops.
+//!
+//! On [`Layout::Cluster`] every call touches one hash slot: the task's
+//! key, or the scope's index. The count and total-bytes bounds
+//! (`max_tasks`, `max_total_bytes`) are not kept (Redis's `maxmemory` with
+//! a `volatile-*` policy is the store-wide bound), the per-task and
+//! per-scope bounds are; an unlimited TTL is shortened to 24 h when
+//! `max_ttl_ms` is `None`, so every key can expire; and
+//! [`TaskStore::purge_expired`] returns 0 (Redis expires the keys).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use mcp_transport_core::task_store::{
-    InputMap, MemoryTaskStoreConfig, NewTask, TaskRecord, TaskState, TaskStatus, TaskStore,
-    TaskStoreError, Terminal,
+    InputMap, MemoryTaskStoreConfig, NewTask, TaskPage, TaskRecord, TaskState, TaskStatus,
+    TaskStore, TaskStoreError, Terminal,
 };
 use redis::Value;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::connection::RedisConnection;
+use crate::connection::{Layout, RedisConnection};
 use crate::error::RedisStoreError;
 
 static SCRIPT: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("task_store.lua")));
+
+static INDEX: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("task_index.lua")));
+
+/// The TTL cap of tasks on [`Layout::Cluster`] when the configuration has
+/// none (every key there must be able to expire).
+pub const CLUSTER_MAX_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// How long an expired task's key outlives its TTL, so that it is reported
 /// `Expired` rather than `NotFound` for a while.
@@ -120,8 +145,14 @@ fn int(v: Option<&Value>) -> Result<usize, TaskStoreError> {
 }
 
 impl RedisTaskStore {
-    /// A store over `conn` with these limits.
-    pub fn new(conn: RedisConnection, config: MemoryTaskStoreConfig) -> Self {
+    /// A store over `conn` with these limits. On [`Layout::Cluster`],
+    /// `max_tasks` and `max_total_bytes` are not kept and a `max_ttl_ms`
+    /// of `None` becomes [`CLUSTER_MAX_TTL_MS`] (see the module
+    /// documentation).
+    pub fn new(conn: RedisConnection, mut config: MemoryTaskStoreConfig) -> Self {
+        if conn.layout() == Layout::Cluster && config.max_ttl_ms.is_none() {
+            config.max_ttl_ms = Some(CLUSTER_MAX_TTL_MS);
+        }
         RedisTaskStore { conn, config }
     }
 
@@ -142,13 +173,13 @@ impl RedisTaskStore {
     ) -> Result<(String, Vec<Value>), TaskStoreError> {
         let p = &self.conn.prefix;
         let mut inv = SCRIPT.prepare_invoke();
-        inv.key(self.task_key(id))
-            .key(format!("{p}:tasks"))
-            .key(format!("{p}:tbytes"))
-            .key(format!("{p}:tasks:bytes"))
-            .arg(p.as_str())
-            .arg(op)
-            .arg(id);
+        inv.key(self.task_key(id));
+        if self.conn.layout() == Layout::Single {
+            inv.key(format!("{p}:tasks"))
+                .key(format!("{p}:tbytes"))
+                .key(format!("{p}:tasks:bytes"));
+        }
+        inv.arg(p.as_str()).arg(op).arg(id);
         for a in args {
             inv.arg(a.as_str());
         }
@@ -163,6 +194,101 @@ impl RedisTaskStore {
             other => return Err(bad(format!("expected a status, got {other:?}"))),
         };
         Ok((status, it.collect()))
+    }
+
+    /// Runs one operation of the scope index script.
+    async fn index(
+        &self,
+        op: &str,
+        scope: &str,
+        args: &[String],
+    ) -> Result<Vec<Value>, TaskStoreError> {
+        let p = &self.conn.prefix;
+        let mut inv = INDEX.prepare_invoke();
+        inv.key(format!("{p}:tasks:{{{scope}}}:idx"))
+            .key(format!("{p}:tasks:{{{scope}}}:exp"))
+            .arg(op);
+        for a in args {
+            inv.arg(a.as_str());
+        }
+        let mut m = self.conn.manager.clone();
+        inv.invoke_async(&mut m)
+            .await
+            .map_err(|e| backend(e.into()))
+    }
+
+    /// Drops `id` from the scope's index.
+    async fn unindex(&self, scope: &str, id: &str) -> Result<(), TaskStoreError> {
+        self.index("remove", scope, &[id.to_owned()])
+            .await
+            .map(drop)
+    }
+
+    /// Up to `count` ids of the scope's index after `cursor`; `None` when
+    /// the cursor is not in the index.
+    async fn index_page(
+        &self,
+        scope: &str,
+        cursor: Option<&str>,
+        count: usize,
+        now_ms: u64,
+    ) -> Result<Option<Vec<String>>, TaskStoreError> {
+        let reply = self
+            .index(
+                "page",
+                scope,
+                &[
+                    cursor.map_or_else(String::new, |c| format!(">{c}")),
+                    count.to_string(),
+                    now_ms.to_string(),
+                ],
+            )
+            .await?;
+        let mut it = reply.into_iter().map(|v| match v {
+            Value::BulkString(s) => Ok(String::from_utf8_lossy(&s).into_owned()),
+            other => Err(bad(format!("expected an id, got {other:?}"))),
+        });
+        match it.next().transpose()?.as_deref() {
+            Some("ok") => Ok(Some(it.collect::<Result<_, _>>()?)),
+            Some("unknown_cursor") => Ok(None),
+            other => Err(bad(format!("unexpected index status {other:?}"))),
+        }
+    }
+
+    /// The `create` script: stores the task within the bounds.
+    async fn create_task(
+        &self,
+        record: &TaskRecord,
+        json: String,
+        bytes: usize,
+        expires: String,
+        now_ms: u64,
+        pexpire: u64,
+    ) -> Result<(), TaskStoreError> {
+        let (status, _) = self
+            .call(
+                "create",
+                &record.id,
+                &[
+                    json,
+                    bytes.to_string(),
+                    self.config.max_tasks.to_string(),
+                    expires,
+                    now_ms.to_string(),
+                    pexpire.to_string(),
+                ],
+            )
+            .await?;
+        match status.as_str() {
+            "ok" => Ok(()),
+            "exists" => Err(TaskStoreError::Exists {
+                id: record.id.clone(),
+            }),
+            "too_many_tasks" => Err(TaskStoreError::TooManyTasks {
+                max: self.config.max_tasks,
+            }),
+            other => Err(bad(format!("unexpected status {other}"))),
+        }
     }
 
     /// Reads the task: its version and contents, `None` when absent.
@@ -279,28 +405,43 @@ impl TaskStore for RedisTaskStore {
         let pexpire = Self::pexpire(&record, now_ms);
         let json = serde_json::to_string(&Stored::from_record(record.clone(), BTreeSet::new()))
             .map_err(|e| backend(RedisStoreError::Corrupt(e)))?;
-        let (status, _) = self
-            .call(
-                "create",
-                &record.id,
-                &[
-                    json,
-                    bytes.to_string(),
-                    self.config.max_tasks.to_string(),
-                    expires,
-                    now_ms.to_string(),
-                    pexpire.to_string(),
-                ],
-            )
-            .await?;
-        match status.as_str() {
-            "ok" => Ok(record),
-            "exists" => Err(TaskStoreError::Exists { id: record.id }),
-            "too_many_tasks" => Err(TaskStoreError::TooManyTasks {
-                max: self.config.max_tasks,
-            }),
-            other => Err(bad(format!("unexpected status {other}"))),
+        if let Some(scope) = &record.scope {
+            let reply = self
+                .index(
+                    "add",
+                    scope,
+                    &[
+                        record.id.clone(),
+                        self.config.max_tasks_per_scope.to_string(),
+                        expires.clone(),
+                        now_ms.to_string(),
+                        pexpire.to_string(),
+                    ],
+                )
+                .await?;
+            match reply.first() {
+                Some(Value::BulkString(s)) if s == b"ok" => {}
+                Some(Value::BulkString(s)) if s == b"exists" => {
+                    return Err(TaskStoreError::Exists { id: record.id });
+                }
+                Some(Value::BulkString(s)) if s == b"full" => {
+                    return Err(TaskStoreError::TooManyForScope {
+                        max: self.config.max_tasks_per_scope,
+                    });
+                }
+                other => return Err(bad(format!("unexpected index status {other:?}"))),
+            }
         }
+        let created = self
+            .create_task(&record, json, bytes, expires, now_ms, pexpire)
+            .await;
+        if created.is_err()
+            && let Some(scope) = &record.scope
+        {
+            // Best effort: a leftover entry is dropped by the next listing.
+            let _ = self.unindex(scope, &record.id).await;
+        }
+        created.map(|()| record)
     }
 
     async fn get(
@@ -371,10 +512,70 @@ impl TaskStore for RedisTaskStore {
     }
 
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
+        if self.conn.layout() == Layout::Cluster {
+            return Ok(0);
+        }
         let (status, rest) = self.call("purge", "", &[now_ms.to_string()]).await?;
         if status != "ok" {
             return Err(bad(format!("unexpected status {status}")));
         }
         int(rest.first())
+    }
+
+    async fn list(
+        &self,
+        scope: &str,
+        cursor: Option<&str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<TaskPage, TaskStoreError> {
+        let limit = limit.max(1);
+        let mut tasks: Vec<TaskRecord> = Vec::new();
+        // Where the next read of the index starts: the cursor, then the
+        // last live task read (entries of gone tasks are dropped).
+        let mut after = cursor.map(str::to_owned);
+        let mut first = true;
+        loop {
+            let want = limit - tasks.len() + 1;
+            let Some(ids) = self
+                .index_page(scope, after.as_deref(), want, now_ms)
+                .await?
+            else {
+                if first {
+                    return Err(TaskStoreError::UnknownCursor {
+                        cursor: cursor.unwrap_or_default().to_owned(),
+                    });
+                }
+                // Our own position expired meanwhile: end the listing here.
+                return Ok(TaskPage {
+                    tasks,
+                    next_cursor: None,
+                });
+            };
+            first = false;
+            let fetched = ids.len();
+            for id in ids {
+                if tasks.len() == limit {
+                    let next_cursor = tasks.last().map(|t| t.id.clone());
+                    return Ok(TaskPage { tasks, next_cursor });
+                }
+                match self.get(&id, Some(scope), now_ms).await {
+                    Ok(r) => {
+                        after = Some(r.id.clone());
+                        tasks.push(r);
+                    }
+                    Err(TaskStoreError::NotFound { .. } | TaskStoreError::Expired { .. }) => {
+                        self.unindex(scope, &id).await?;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if fetched < want {
+                return Ok(TaskPage {
+                    tasks,
+                    next_cursor: None,
+                });
+            }
+        }
     }
 }

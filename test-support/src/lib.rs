@@ -15,6 +15,7 @@
 //! | [`client`] | helpers for tests that drive a client: params, a request's events, results, notification descriptions |
 //! | [`process`] | child processes: run one to its end with a bound ([`process::run_to_end`]), or keep one running that announces its endpoint ([`process::Listening`]) |
 //! | [`redis`] | [`RedisServer`]: a real `redis-server` on a free loopback port in a temp dir, no persistence, stoppable and restartable, stopped on drop |
+//! | [`redis_cluster`] | [`RedisCluster`]: a real three-master Redis Cluster from `redis-server` binaries on free loopback ports, no persistence, stopped on drop |
 //! | [`tls`] | [`TlsServer`]: any router over HTTPS with a self-signed certificate made at start |
 //! | [`wait`] | [`eventually`], [`within`] and the [`WAIT`] bound |
 //!
@@ -32,7 +33,9 @@ pub mod http_sse_server;
 pub mod input;
 pub mod process;
 pub mod proxy;
+pub mod proxy_record;
 pub mod redis;
+pub mod redis_cluster;
 pub mod server;
 pub mod sse;
 pub mod tls;
@@ -44,6 +47,7 @@ pub use handler::TestHandler;
 pub use input::ScriptedInput;
 pub use proxy::Proxy;
 pub use redis::RedisServer;
+pub use redis_cluster::RedisCluster;
 pub use server::{EngineServer, Hits, TestServer};
 pub use sse::SseReader;
 pub use tls::TlsServer;

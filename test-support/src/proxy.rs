@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use crate::proxy_record::{ConnRecord, Recorder};
+
 /// Most connections tracked at once; finished ones are pruned first, and a
 /// connection beyond the bound is refused (closed at once).
 const MAX_TRACKED: usize = 512;
@@ -20,12 +22,25 @@ pub struct Proxy {
     live: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accepted: Arc<AtomicUsize>,
     accept: JoinHandle<()>,
+    recorder: Option<Recorder>,
 }
 
 impl Proxy {
     /// Starts a proxy on 127.0.0.1:0 forwarding to `target` (a loopback
     /// address). Both sockets of every connection get `TCP_NODELAY`.
     pub async fn start(target: SocketAddr) -> std::io::Result<Proxy> {
+        Self::start_with(target, None).await
+    }
+
+    /// [`start`](Self::start), and remember what went through each of the
+    /// last connections and when ([`records_since`](Self::records_since)):
+    /// for tests that must tell where a request that got no answer
+    /// stopped. Forwards with its own copy loops (slower than `start`'s).
+    pub async fn start_recorded(target: SocketAddr) -> std::io::Result<Proxy> {
+        Self::start_with(target, Some(Recorder::default())).await
+    }
+
+    async fn start_with(target: SocketAddr, recorder: Option<Recorder>) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let live: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
@@ -33,16 +48,27 @@ impl Proxy {
         let accept = {
             let live = live.clone();
             let accepted = accepted.clone();
+            let recorder = recorder.clone();
             tokio::spawn(async move {
-                while let Ok((mut inbound, _)) = listener.accept().await {
+                while let Ok((mut inbound, peer)) = listener.accept().await {
                     accepted.fetch_add(1, Ordering::SeqCst);
                     let _ = inbound.set_nodelay(true);
+                    let record = recorder.as_ref().map(|r| r.open(peer));
                     let conn = tokio::spawn(async move {
+                        let _ended = record.clone().map(crate::proxy_record::EndGuard::new);
                         let Ok(mut outbound) = TcpStream::connect(target).await else {
                             return;
                         };
                         let _ = outbound.set_nodelay(true);
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        match record {
+                            Some(record) => {
+                                crate::proxy_record::forward(inbound, outbound, record).await
+                            }
+                            None => {
+                                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound)
+                                    .await;
+                            }
+                        }
                     });
                     let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
                     live.retain(|h| !h.is_finished());
@@ -59,6 +85,7 @@ impl Proxy {
             live,
             accepted,
             accept,
+            recorder,
         })
     }
 
@@ -96,6 +123,14 @@ impl Proxy {
             let _ = conn.await;
         }
         live
+    }
+
+    /// What a [`start_recorded`](Self::start_recorded) proxy saw of the
+    /// connections it accepted at or after `since` (empty otherwise).
+    pub fn records_since(&self, since: std::time::Instant) -> Vec<ConnRecord> {
+        self.recorder
+            .as_ref()
+            .map_or_else(Vec::new, |r| r.since(since))
     }
 
     /// How many connections were accepted so far (cut or not).

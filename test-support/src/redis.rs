@@ -151,7 +151,7 @@ impl Drop for RedisServer {
 /// Makes sure `redis-server` is on `PATH`: when it is not, runs
 /// `scripts/ensure-redis.sh` (once per process) and panics with [`MISSING`]
 /// and the script's words if that did not help.
-fn ensure_installed() {
+pub(crate) fn ensure_installed() {
     static RESULT: OnceLock<Result<(), String>> = OnceLock::new();
     let result = RESULT.get_or_init(|| {
         let on_path = |_: ()| {
@@ -182,7 +182,7 @@ fn ensure_installed() {
 }
 
 /// A port that was free a moment ago.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -191,9 +191,16 @@ fn free_port() -> u16 {
 
 /// Starts `redis-server` on `port` and waits for its `PONG`; an error (with
 /// the server's output) when it exits or does not answer in time.
-fn spawn(dir: &Path, port: u16) -> Result<Child, String> {
+pub(crate) fn spawn(dir: &Path, port: u16) -> Result<Child, String> {
+    spawn_with(dir, port, &[])
+}
+
+/// [`spawn`] with `extra` arguments for `redis-server` (the cluster
+/// fixture's `--cluster-enabled yes …`).
+pub(crate) fn spawn_with(dir: &Path, port: u16, extra: &[&str]) -> Result<Child, String> {
     let mut child = Command::new(PROGRAM)
         .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args(extra)
         .args(["--save", "", "--appendonly", "no"])
         .arg("--dir")
         .arg(dir)
@@ -254,10 +261,10 @@ fn read_line(s: &mut TcpStream) -> std::io::Result<String> {
 
 /// A directory under the system's temporary directory, removed on drop.
 #[derive(Debug)]
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> TempDir {
+    pub(crate) fn new() -> TempDir {
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
         let path = std::env::temp_dir().join(format!(
@@ -269,7 +276,7 @@ impl TempDir {
         TempDir(path)
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }

@@ -38,3 +38,42 @@ fn two_servers_get_two_ports() {
     a.command("SET only-a 1");
     assert_eq!(b.command("EXISTS only-a"), ":0");
 }
+
+/// The cluster fixture: three masters covering every slot, a
+/// `redis+cluster://` URL naming them, keys spread over the nodes, and
+/// every node gone after drop.
+#[test]
+fn a_cluster_starts_covers_every_slot_and_stops() {
+    let cluster = mcp_test_support::RedisCluster::start();
+    let ports: Vec<u16> = cluster.ports().collect();
+    assert_eq!(ports.len(), 3);
+    let info = cluster.node_command(ports[0], &["CLUSTER", "INFO"]);
+    assert!(info.contains("cluster_slots_assigned:16384"), "{info}");
+    assert!(info.contains("cluster_known_nodes:3"), "{info}");
+    assert_eq!(
+        cluster.url(),
+        format!(
+            "redis+cluster://127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
+            ports[0], ports[1], ports[2]
+        )
+    );
+    for i in 0..30 {
+        assert_eq!(
+            cluster.command(&["SET", &format!("k{i}"), "v"]).trim(),
+            "OK"
+        );
+    }
+    assert_eq!(cluster.dbsize(), 30);
+    let holding = ports
+        .iter()
+        .filter(|p| cluster.node_command(**p, &["DBSIZE"]).trim() != "0")
+        .count();
+    assert_eq!(holding, 3, "keys land on every master");
+    drop(cluster);
+    for p in ports {
+        assert!(
+            TcpStream::connect(("127.0.0.1", p)).is_err(),
+            "node {p} still listening"
+        );
+    }
+}

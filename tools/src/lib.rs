@@ -54,6 +54,7 @@ mod registry;
 mod resources;
 mod revision;
 mod schema;
+mod typed;
 
 pub use context::{Elicitation, ToolContext};
 pub use output::{

@@ -13,7 +13,6 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use mcp_transport_core::jsonrpc::ErrorObject;
 use schemars::JsonSchema;
@@ -23,10 +22,10 @@ use serde_json::{Map, Value, json};
 use crate::context::ToolContext;
 use crate::revision::Dialect;
 use crate::schema::Schemas;
+use crate::typed::typed_fn;
 
-type PromptFn = dyn Fn(Map<String, Value>, ToolContext) -> BoxFuture<'static, Result<Value, ErrorObject>>
-    + Send
-    + Sync;
+type PromptFn =
+    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<Value, ErrorObject>> + Send + Sync;
 
 /// Who says a prompt message (`Role`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,17 +167,11 @@ impl Prompt {
     {
         let name = name.into();
         let prompt = name.clone();
-        let run = move |args: Map<String, Value>, cx: ToolContext| match serde_json::from_value::<A>(
-            Value::Object(args),
-        ) {
-            Ok(a) => f(a, cx).map(IntoPrompt::into_prompt).boxed(),
-            Err(e) => {
-                let e = ErrorObject::invalid_params(format!(
-                    "invalid arguments for prompt {prompt}: {e}"
-                ));
-                async move { Err(e) }.boxed()
-            }
-        };
+        let run = typed_fn(f, IntoPrompt::into_prompt, move |e| {
+            Err(ErrorObject::invalid_params(format!(
+                "invalid arguments for prompt {prompt}: {e}"
+            )))
+        });
         let schema = Schemas::input::<A>();
         Prompt {
             name,
@@ -219,7 +212,7 @@ impl Prompt {
         arguments: Map<String, Value>,
         cx: ToolContext,
     ) -> Result<Value, ErrorObject> {
-        (self.run)(arguments, cx).await
+        (self.run)(Value::Object(arguments), cx).await
     }
 }
 

@@ -8,7 +8,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use mcp_transport_core::handler::{Execution, Handler, Outcome, RequestContext, ServerDescription};
 use mcp_transport_core::jsonrpc::{ErrorObject, INVALID_PARAMS, Notification, Request};
@@ -23,6 +22,7 @@ use crate::prompts::{IntoPrompt, Prompt};
 use crate::resources::{Resource, resource_not_found};
 use crate::revision::ToolRules;
 use crate::schema::Schemas;
+use crate::typed::{lookup, typed_fn};
 
 type RunFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Reply> + Send + Sync;
 
@@ -63,17 +63,9 @@ impl Tool {
     {
         let name = name.into();
         let tool_name = name.clone();
-        let run = move |args: Value, cx: ToolContext| -> BoxFuture<'static, Reply> {
-            match serde_json::from_value::<A>(args) {
-                Ok(a) => f(a, cx).map(IntoToolResult::into_reply).boxed(),
-                Err(e) => {
-                    let reply = Reply::InvalidArguments(format!(
-                        "Invalid arguments for tool {tool_name}: {e}"
-                    ));
-                    async move { reply }.boxed()
-                }
-            }
-        };
+        let run = typed_fn(f, IntoToolResult::into_reply, move |e| {
+            Reply::InvalidArguments(format!("Invalid arguments for tool {tool_name}: {e}"))
+        });
         Tool {
             name,
             title: None,
@@ -338,15 +330,14 @@ impl Tools {
     /// object). Arguments that fail the tool's type are reported per
     /// revision ([`ToolRules::invalid_arguments_are_tool_errors`]).
     pub async fn call(&self, params: Option<&str>, cx: RequestContext) -> Outcome {
-        let p = match serde_json::from_str::<CallParams>(params.unwrap_or("{}")) {
-            Ok(p) => p,
-            Err(e) => return Outcome::Error(ErrorObject::invalid_params(e)),
-        };
-        let Some(tool) = self.get(&p.name) else {
-            return Outcome::Error(ErrorObject::new(
-                INVALID_PARAMS,
-                format!("Unknown tool: {}", p.name),
-            ));
+        let found = lookup(
+            params,
+            |p: &CallParams| self.get(&p.name),
+            |p| ErrorObject::new(INVALID_PARAMS, format!("Unknown tool: {}", p.name)),
+        );
+        let (p, tool) = match found {
+            Ok(found) => found,
+            Err(e) => return Outcome::Error(e),
         };
         let arguments = match p.arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
@@ -369,15 +360,14 @@ impl Tools {
             #[serde(default)]
             arguments: Option<Map<String, Value>>,
         }
-        let p = match serde_json::from_str::<GetParams>(params.unwrap_or("{}")) {
-            Ok(p) => p,
-            Err(e) => return Outcome::Error(ErrorObject::invalid_params(e)),
-        };
-        let Some(prompt) = self.prompts.iter().find(|x| x.name() == p.name) else {
-            return Outcome::Error(ErrorObject::new(
-                INVALID_PARAMS,
-                format!("Invalid prompt name: {}", p.name),
-            ));
+        let found = lookup(
+            params,
+            |p: &GetParams| self.prompts.iter().find(|x| x.name() == p.name),
+            |p| ErrorObject::new(INVALID_PARAMS, format!("Invalid prompt name: {}", p.name)),
+        );
+        let (p, prompt) = match found {
+            Ok(found) => found,
+            Err(e) => return Outcome::Error(e),
         };
         match prompt
             .get(p.arguments.unwrap_or_default(), ToolContext::new(cx))
@@ -395,12 +385,14 @@ impl Tools {
         struct ReadParams {
             uri: String,
         }
-        let p = match serde_json::from_str::<ReadParams>(params.unwrap_or("{}")) {
-            Ok(p) => p,
-            Err(e) => return Outcome::Error(ErrorObject::invalid_params(e)),
-        };
-        let Some(resource) = self.resources.iter().find(|r| r.uri() == p.uri) else {
-            return Outcome::Error(resource_not_found(&p.uri, &cx.revision));
+        let found = lookup(
+            params,
+            |p: &ReadParams| self.resources.iter().find(|r| r.uri() == p.uri),
+            |p| resource_not_found(&p.uri, &cx.revision),
+        );
+        let resource = match found {
+            Ok((_, resource)) => resource,
+            Err(e) => return Outcome::Error(e),
         };
         match resource.read(ToolContext::new(cx)).await {
             Ok(result) => Outcome::json(&result),

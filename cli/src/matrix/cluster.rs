@@ -56,9 +56,9 @@ pub fn set_store(url: &str) -> Result<(), String> {
     if url == "memory" {
         return Ok(());
     }
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+    if !mcp_store_redis::is_store_url(url) {
         return Err(format!(
-            "--store must be `memory` or a redis://HOST:PORT/DB URL, got {url:?}"
+            "--store must be `memory`, a redis://HOST:PORT/DB URL or a redis+cluster://HOST:PORT[,HOST:PORT…] URL, got {url:?}"
         ));
     }
     STORE.get_or_init(|| url.to_owned());

@@ -15,6 +15,12 @@ pub enum Failure {
     /// have: the call ends with a tool execution error (`isError: true`),
     /// no hang.
     InputUnavailable,
+    /// The server cannot send requests to the client in its configuration
+    /// (no session to carry the answer: a manifest's `back_channel =
+    /// false`), so it does not ask: the call ends with an error — a
+    /// JSON-RPC error or a tool execution error —, no input request, no
+    /// hang.
+    NoBackChannel,
 }
 
 impl std::fmt::Display for Failure {
@@ -23,6 +29,7 @@ impl std::fmt::Display for Failure {
             Failure::NoMutualRevision => "fails: no mutually supported revision",
             Failure::NotResumable => "fails: stream not resumable",
             Failure::InputUnavailable => "fails: tool error, input kind not in this revision",
+            Failure::NoBackChannel => "fails: an error, the server cannot ask in this mode",
         })
     }
 }

@@ -184,6 +184,7 @@ fn failure_id(f: Failure) -> &'static str {
         Failure::NoMutualRevision => "no-mutual-revision",
         Failure::NotResumable => "not-resumable",
         Failure::InputUnavailable => "input-unavailable",
+        Failure::NoBackChannel => "no-back-channel",
     }
 }
 

@@ -21,7 +21,12 @@ pub(crate) async fn input(conn: &Connection) -> Outcome {
     let resp = call_raw(conn, "ask_name", json!({}))
         .await
         .map_err(|e| from_error(&e))?;
-    let v = result_value(&resp).map_err(failed)?;
+    // A JSON-RPC error instead of a question: what a server without a
+    // back-channel answers (a tool error is the other form).
+    let v = result_value(&resp).map_err(|message| Observed::Failed {
+        kind: Some(Failure::NoBackChannel),
+        message,
+    })?;
     let text = v["content"][0]["text"].as_str().unwrap_or_default();
     if v["isError"] == true {
         return Err(Observed::Failed {

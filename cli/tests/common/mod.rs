@@ -3,6 +3,8 @@
 
 use mcp_compat::serve::ServeArgs;
 
+pub mod cluster;
+
 /// The options of `mcp-compat serve` with nothing set.
 pub fn serve_args() -> ServeArgs {
     ServeArgs {

@@ -323,6 +323,21 @@ impl MultiServer {
         }
         n
     }
+
+    /// Ends a graceful shutdown once the HTTP layer is done (after
+    /// [`drain`](Self::drain) and `serve_with_shutdown`): the legacy
+    /// requests this instance runs under leases get up to `within` to
+    /// finish, and those still running are then abandoned with a `-32603`
+    /// error in their stream and their leases released, so clients waiting
+    /// through other instances learn at once
+    /// ([`LegacyServer::abandon_after`](mcp_session_engine::server::LegacyServer::abandon_after)).
+    /// Returns how many streams were abandoned.
+    pub async fn abandon_after(&self, within: std::time::Duration) -> usize {
+        match &self.legacy {
+            Some(l) => l.abandon_after(within).await,
+            None => 0,
+        }
+    }
 }
 
 /// The span of one HTTP request to the endpoint (`mcp.request`), entered

@@ -31,8 +31,11 @@
 //! tasks are cancelled.
 //!
 //! What is process-local: the worker, its cancellation token, its
-//! wake-ups and the session's list of its task ids (the session itself
-//! lives in this process). The task state is the [`TaskStore`]'s.
+//! wake-ups and the session's list of the task ids created here (for the
+//! per-session bound and for cancelling them when the session ends). The
+//! task state is the [`TaskStore`]'s, and so is the per-session index
+//! `tasks/list` reads (`TaskStore::list`): a task created through another
+//! instance sharing the store is listed too.
 //!
 //! [`Handler::execution`]: mcp_transport_core::handler::Handler::execution
 

@@ -67,19 +67,15 @@ pub(crate) async fn get(tasks: &Tasks, session: &str, request: &Request) -> Outc
     }
 }
 
-/// `tasks/list`: the session's tasks, oldest first, a page at a time; the
+/// `tasks/list`: the session's tasks, oldest first, a page at a time,
+/// through the store's per-requestor index (`TaskStore::list`), so a task
+/// created through another instance sharing the store is listed too; the
 /// cursor is the last task id of the previous page ("Invalid or
 /// nonexistent cursor in `tasks/list`: `-32602`").
 pub(crate) async fn list(tasks: &Tasks, session: &str, request: &Request) -> Outcome {
-    let ids = tasks.session_tasks(session);
-    let start = match params_of(request).get("cursor") {
-        None | Some(Value::Null) => 0,
-        Some(Value::String(c)) => match ids.iter().position(|id| id == c) {
-            Some(i) => i + 1,
-            None => {
-                return Outcome::Error(ErrorObject::invalid_params("unknown tasks/list cursor"));
-            }
-        },
+    let cursor = match params_of(request).get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c.clone()),
         Some(_) => {
             return Outcome::Error(ErrorObject::invalid_params(
                 "params.cursor must be a string",
@@ -87,30 +83,21 @@ pub(crate) async fn list(tasks: &Tasks, session: &str, request: &Request) -> Out
         }
     };
     let page = tasks.config.list_page.max(1);
-    let mut out = Vec::new();
-    let mut gone = Vec::new();
-    let mut next = None;
-    for id in ids.iter().skip(start) {
-        if out.len() == page {
-            next = out
-                .last()
-                .and_then(|t: &Value| t.get("taskId").and_then(Value::as_str))
-                .map(str::to_owned);
-            break;
+    let listed = tasks
+        .config
+        .store
+        .list(session, cursor.as_deref(), page, now_ms())
+        .await;
+    let page = match listed {
+        Ok(p) => p,
+        Err(TaskStoreError::UnknownCursor { .. }) => {
+            return Outcome::Error(ErrorObject::invalid_params("unknown tasks/list cursor"));
         }
-        match tasks.config.store.get(id, Some(session), now_ms()).await {
-            Ok(r) => out.push(wire::task(&r)),
-            Err(TaskStoreError::NotFound { .. } | TaskStoreError::Expired { .. }) => {
-                gone.push(id.clone());
-            }
-            Err(e) => return Outcome::Error(ErrorObject::internal(e)),
-        }
-    }
-    // A cursor naming a task forgotten here stays valid: the page ended on
-    // a live task, which is forgotten only once gone.
-    tasks.forget(session, &gone);
+        Err(e) => return Outcome::Error(ErrorObject::internal(e)),
+    };
+    let out: Vec<Value> = page.tasks.iter().map(wire::task).collect();
     let mut result = serde_json::json!({ "tasks": out });
-    if let Some(n) = next {
+    if let Some(n) = page.next_cursor {
         result["nextCursor"] = n.into();
     }
     Outcome::json(&result)

@@ -21,7 +21,8 @@ use mcp_transport_core::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, Request, to_raw,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, NewTask, TaskInput, TaskStoreError, Terminal, follow_store, liveness,
+    Exit, InputEnd, InputRounds, NewTask, Supervision, TaskInput, TaskStoreError, Terminal,
+    WorkEnd, liveness, supervise,
 };
 use serde_json::Value;
 
@@ -187,20 +188,6 @@ pub(crate) async fn start(
     Outcome::json(&serde_json::json!({ "task": wire::task(&record) }))
 }
 
-/// How the run ended.
-enum End {
-    Finish(Terminal, Option<String>),
-    Already,
-}
-
-fn failed(error: ErrorObject) -> End {
-    let message = error.message.clone();
-    match to_raw(&error) {
-        Ok(raw) => End::Finish(Terminal::Failed(raw), Some(message)),
-        Err(_) => End::Already,
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 async fn run(
     tasks: Arc<Tasks>,
@@ -212,68 +199,32 @@ async fn run(
     expires_at_ms: Option<u64>,
     running: Running,
 ) {
-    let store = tasks.config.store.clone();
     let work = drive(&tasks, &session, &inner, request, cx, &id, &running);
-    // Another instance may cancel the task or deliver its input through
-    // the shared store: `follow_store` follows it (with or without leases).
-    // With leases, the lease is renewed beside the work, which stops when
-    // the lease was taken over (this instance was taken for dead).
-    let follow_task = TaskInput {
-        store: store.clone(),
-        id: id.clone(),
-        scope: Some(session.to_string()),
-        max_rounds: 0,
-        wake: running.wake.clone(),
-        cancel: running.cancel.clone(),
+    // Beside the work: `follow_store` (what another instance does to the
+    // task) and, with leases, the lease's renewal (the work stops when it
+    // was taken over), within the task's TTL.
+    let supervision = Supervision {
+        task: TaskInput {
+            store: tasks.config.store.clone(),
+            id: id.clone(),
+            scope: Some(session.to_string()),
+            max_rounds: 0,
+            wake: running.wake.clone(),
+            cancel: running.cancel.clone(),
+        },
+        leases: tasks.config.leases.clone(),
+        tick: Duration::from_millis(tasks.config.poll_interval_ms.max(10)),
+        expires_at_ms,
+        follow_store: true,
     };
-    let tick = Duration::from_millis(tasks.config.poll_interval_ms.max(10));
-    let leases = tasks.config.leases.clone();
-    let watched = async {
-        let mut work = std::pin::pin!(work);
-        let follow = follow_store(&follow_task, || tokio::time::sleep(tick));
-        let lease_lost = async {
-            match &leases {
-                Some(l) => liveness::watch_worker(l, &id, tokio::time::sleep).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            end = &mut work => end,
-            () = follow => work.await,
-            () = lease_lost => {
-                tracing::debug!(task = %id, "the task's lease was taken over; its handler is cancelled");
-                running.cancel.cancel();
-                let _ = work.await;
-                End::Already
-            }
+    match supervise(&supervision, work, tokio::time::sleep).await {
+        Exit::Finished(_) | Exit::Ended | Exit::Expired => {}
+        Exit::LeaseLost => {
+            tracing::debug!(task = %id, "the task's lease was taken over; its handler was cancelled");
         }
-    };
-    let end = match expires_at_ms {
-        Some(at) => {
-            let left = Duration::from_millis(at.saturating_sub(now_ms()));
-            tokio::time::timeout(left, watched)
-                .await
-                .unwrap_or(End::Already)
+        Exit::NotRecorded(e) => {
+            tracing::debug!(task = %id, error = %e, "the task's outcome is dropped");
         }
-        None => watched.await,
-    };
-    running.cancel.cancel();
-    if let End::Finish(terminal, message) = end {
-        match store.finish(&id, terminal, message, now_ms()).await {
-            Ok(_) => {}
-            Err(TaskStoreError::TooLarge { size, max }) => {
-                let e = ErrorObject::internal(format!(
-                    "the task's result of {size} bytes exceeds the task store's limit of {max}"
-                ));
-                if let End::Finish(t, m) = failed(e) {
-                    let _ = store.finish(&id, t, m, now_ms()).await;
-                }
-            }
-            Err(e) => tracing::debug!(task = %id, error = %e, "the task's outcome is dropped"),
-        }
-    }
-    if let Some(l) = &leases {
-        liveness::end_worker_lease(l, &id).await;
     }
     tasks.publish(&id);
     tasks.stop_running(&id);
@@ -298,7 +249,7 @@ async fn drive(
     mut cx: RequestContext,
     id: &str,
     running: &Running,
-) -> End {
+) -> WorkEnd {
     let mut rounds = InputRounds::new(TaskInput {
         store: tasks.config.store.clone(),
         id: id.to_owned(),
@@ -312,12 +263,12 @@ async fn drive(
             .catch_unwind()
             .await;
         if running.cancel.is_cancelled() {
-            return End::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
+            return WorkEnd::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
         }
         let input = match outcome {
             Err(_) => {
                 tracing::error!(task = %id, "the handler panicked");
-                return failed(ErrorObject::new(
+                return WorkEnd::failed(ErrorObject::new(
                     INTERNAL_ERROR,
                     "Internal error: the handler failed",
                 ));
@@ -328,22 +279,22 @@ async fn drive(
                 // `failed` status"; `tasks/result` still returns the result.
                 let is_error = wire::parsed(&raw).get("isError") == Some(&Value::Bool(true));
                 return if is_error {
-                    End::Finish(
+                    WorkEnd::Finish(
                         Terminal::Failed(raw),
                         Some("the tool reported an error (isError)".to_owned()),
                     )
                 } else {
-                    End::Finish(Terminal::Completed(raw), None)
+                    WorkEnd::Finish(Terminal::Completed(raw), None)
                 };
             }
-            Ok(Outcome::Error(e)) => return failed(e),
+            Ok(Outcome::Error(e)) => return WorkEnd::failed(e),
             Ok(Outcome::InputRequired(input)) => input,
         };
         for req in input.requests.values() {
             if let Some(cap) = capability_for(&req.method)
                 && !cx.client.has_capability(cap)
             {
-                return failed(
+                return WorkEnd::failed(
                     ErrorObject::new(
                         MISSING_REQUIRED_CLIENT_CAPABILITY,
                         format!("Missing required client capability: the task needs {cap}, which the client did not declare in initialize"),
@@ -355,8 +306,8 @@ async fn drive(
         let answers = rounds.exchange(&input, |_| tasks.publish(id)).await;
         let answers = match answers {
             Ok(a) => a,
-            Err(InputEnd::Fail(e)) => return failed(e),
-            Err(InputEnd::Ended) => return End::Already,
+            Err(InputEnd::Fail(e)) => return WorkEnd::failed(e),
+            Err(InputEnd::Ended) => return WorkEnd::Already,
         };
         cx.input_responses = Some(answers);
         cx.request_state = input.state;

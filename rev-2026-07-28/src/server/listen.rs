@@ -47,7 +47,6 @@ use std::time::Duration;
 use axum::body::Body;
 use bytes::Bytes;
 use http::StatusCode;
-use mcp_http_edge::trace::{self, SseEnd};
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, RequestId, to_raw};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -368,12 +367,7 @@ pub(crate) async fn open(
     };
     let mut pending = VecDeque::new();
     pending.push_back(reply::event(&tagged(&ack, &id)));
-    let span = tracing::info_span!(
-        "mcp.stream",
-        rpc.id = %id,
-        sse.events = tracing::field::Empty,
-        sse.end = tracing::field::Empty,
-    );
+    let tally = reply::StreamTally::new(&id);
     let flow = ListenFlow {
         rx,
         pending,
@@ -382,16 +376,14 @@ pub(crate) async fn open(
         id,
         queue,
         server_info: shared.server_info.clone(),
-        done: false,
-        span,
-        events: 0,
+        tally,
         _guard: EntryGuard {
             registry: shared.listeners.clone(),
             key,
         },
     };
     reply::sse(Body::from_stream(futures_util::stream::unfold(flow, |f| {
-        let span = f.span.clone();
+        let span = f.tally.span.clone();
         next(f).instrument(span)
     })))
 }
@@ -404,48 +396,29 @@ struct ListenFlow {
     id: RequestId,
     queue: usize,
     server_info: Option<Box<RawValue>>,
-    done: bool,
-    /// The stream's `mcp.stream` span ([`mcp_http_edge::trace`]).
-    span: tracing::Span,
-    /// Events sent, the acknowledgement included (`sse.events`).
-    events: u64,
+    /// The stream's span, events and end (`done`: the server ended the
+    /// subscription; its last event went out).
+    tally: reply::StreamTally,
     _guard: EntryGuard,
-}
-
-impl Drop for ListenFlow {
-    fn drop(&mut self) {
-        // `done`: the server ended the subscription (its last event went
-        // out); otherwise the client closed the stream.
-        let how = if self.done {
-            SseEnd::Finished
-        } else {
-            SseEnd::Detached
-        };
-        trace::record_sse_end(&self.span, self.events, how);
-    }
 }
 
 async fn next(mut f: ListenFlow) -> Option<(Result<Bytes, Infallible>, ListenFlow)> {
     if let Some(b) = f.pending.pop_front() {
-        f.events += 1;
+        f.tally.events += 1;
         return Some((Ok(b), f));
     }
-    if f.done {
+    if f.tally.done {
         return None;
     }
-    let item = match f.keepalive {
-        Some(every) => match tokio::time::timeout(every, f.rx.recv()).await {
-            Ok(item) => item,
-            Err(_) => return Some((Ok(reply::comment()), f)),
-        },
-        None => f.rx.recv().await,
+    let Some(item) = reply::next_or_keepalive(&mut f.rx, f.keepalive).await else {
+        return Some((Ok(reply::comment()), f));
     };
     if let Some(b) = item {
-        f.events += 1;
+        f.tally.events += 1;
         return Some((Ok(b), f));
     }
     // The entry is gone: say why, then close.
-    f.done = true;
+    f.tally.done = true;
     let last = match f.end.load(Ordering::Acquire) {
         ENDED => jsonrpc::Response::result(
             f.id.clone(),
@@ -461,7 +434,7 @@ async fn next(mut f: ListenFlow) -> Option<(Result<Bytes, Infallible>, ListenFlo
         ),
         _ => return None,
     };
-    f.events += 1;
+    f.tally.events += 1;
     Some((Ok(reply::event(&reply::response_json(last))), f))
 }
 

@@ -13,6 +13,7 @@
 
 use bytes::{Bytes, BytesMut};
 use http::StatusCode;
+use mcp_http_edge::trace;
 use mcp_transport_core::jsonrpc::{
     ErrorObject, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
@@ -98,6 +99,60 @@ pub(crate) fn comment() -> Bytes {
     // Empty text: nothing to validate, so this cannot fail.
     let _ = sse::write_comment(&mut buf, "");
     buf.freeze()
+}
+
+/// What a response or listen stream records of itself in its `mcp.stream`
+/// span ([`mcp_http_edge::trace`]): the message events sent
+/// (`sse.events`) and, when the stream is dropped, how it ended
+/// (`sse.end`): `finished` when the server sent its last event (`done`),
+/// `detached` when the client closed it first.
+pub(crate) struct StreamTally {
+    /// The stream's span.
+    pub span: tracing::Span,
+    /// Message events sent.
+    pub events: u64,
+    /// The server sent the stream's last event.
+    pub done: bool,
+}
+
+impl StreamTally {
+    /// The tally of the stream answering request `id`, in a new span.
+    pub fn new(id: &mcp_transport_core::jsonrpc::RequestId) -> Self {
+        StreamTally {
+            span: tracing::info_span!(
+                "mcp.stream",
+                rpc.id = %id,
+                sse.events = tracing::field::Empty,
+                sse.end = tracing::field::Empty,
+            ),
+            events: 0,
+            done: false,
+        }
+    }
+}
+
+/// The next item of a stream's channel (`None`: the channel closed), or
+/// `None` when `keepalive` passed first: the caller then sends a
+/// [`comment`] to keep the connection alive.
+pub(crate) async fn next_or_keepalive<T>(
+    rx: &mut tokio::sync::mpsc::Receiver<T>,
+    keepalive: Option<std::time::Duration>,
+) -> Option<Option<T>> {
+    match keepalive {
+        Some(every) => tokio::time::timeout(every, rx.recv()).await.ok(),
+        None => Some(rx.recv().await),
+    }
+}
+
+impl Drop for StreamTally {
+    fn drop(&mut self) {
+        let how = if self.done {
+            trace::SseEnd::Finished
+        } else {
+            trace::SseEnd::Detached
+        };
+        trace::record_sse_end(&self.span, self.events, how);
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@
 //! Nothing about the request outlives it: the task, the queue and the
 //! guard are all it has.
 
-use mcp_http_edge::trace::{self, SseEnd};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
@@ -349,24 +348,10 @@ struct Flow {
     guard: Option<DropGuard>,
     first: Option<Bytes>,
     keepalive: Option<Duration>,
-    done: bool,
-    /// The stream's `mcp.stream` span ([`mcp_http_edge::trace`]).
-    span: tracing::Span,
-    /// Message events sent (`sse.events`).
-    events: u64,
-}
-
-impl Drop for Flow {
-    fn drop(&mut self) {
-        // Gone before the final answer: the client closed the stream, which
-        // cancelled the request (the guard's drop).
-        let how = if self.done {
-            SseEnd::Finished
-        } else {
-            SseEnd::Detached
-        };
-        trace::record_sse_end(&self.span, self.events, how);
-    }
+    /// The stream's span, events and end (`done`: the final answer went
+    /// out; gone before it, the client closed the stream, which cancelled
+    /// the request through the guard's drop).
+    tally: reply::StreamTally,
 }
 
 fn stream(
@@ -381,40 +366,30 @@ fn stream(
         guard: Some(guard),
         first: Some(first),
         keepalive,
-        done: false,
-        span: tracing::info_span!(
-            "mcp.stream",
-            rpc.id = %id,
-            sse.events = tracing::field::Empty,
-            sse.end = tracing::field::Empty,
-        ),
-        events: 0,
+        tally: reply::StreamTally::new(id),
     };
     let chunks = futures_util::stream::unfold(flow, |mut f| {
-        let span = f.span.clone();
+        let span = f.tally.span.clone();
         async move {
             if let Some(first) = f.first.take() {
-                f.events += u64::from(first.starts_with(b"data:") || first.starts_with(b"event:"));
+                f.tally.events +=
+                    u64::from(first.starts_with(b"data:") || first.starts_with(b"event:"));
                 return Some((Ok::<Bytes, Infallible>(first), f));
             }
-            if f.done {
+            if f.tally.done {
                 return None;
             }
-            let item = match f.keepalive {
-                Some(every) => match tokio::time::timeout(every, f.rx.recv()).await {
-                    Ok(item) => item,
-                    Err(_) => return Some((Ok(reply::comment()), f)),
-                },
-                None => f.rx.recv().await,
+            let Some(item) = reply::next_or_keepalive(&mut f.rx, f.keepalive).await else {
+                return Some((Ok(reply::comment()), f));
             };
             match item {
                 Some(Item::Notification(event)) => {
-                    f.events += 1;
+                    f.tally.events += 1;
                     Some((Ok(event), f))
                 }
                 Some(Item::Final(fin)) => {
-                    f.done = true;
-                    f.events += 1;
+                    f.tally.done = true;
+                    f.tally.events += 1;
                     if let Some(g) = f.guard.take() {
                         g.disarm();
                     }

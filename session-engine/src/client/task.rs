@@ -13,6 +13,19 @@
 //! request's id. A `tasks/result` that breaks (timeout, resumption given
 //! up) is sent again, up to [`MAX_BROKEN`] times in a row.
 //!
+//! A `tasks/get` or `tasks/result` POST that gets no answer at all — the
+//! connection cut while it was sent or before the status line came back,
+//! or the server briefly unavailable (HTTP 408, 429, 5xx) — is sent again
+//! too, after the reconnection backoff and within the client's resumption
+//! budget (`ClientConfig::max_resume_attempts` and `max_resume_time`, the
+//! bounds a broken stream's reconnections have): the task lives on the
+//! server whatever happens to one of its polls (2025-11-25 *Tasks*,
+//! "Task Polling" and "Result Retrieval": the requestor polls, and
+//! `tasks/result` may be retried; *Transports*, "Sending Messages to the
+//! Server" 6: "Disconnection SHOULD NOT be interpreted as the client
+//! cancelling its request"). Only when the budget is spent does the stream
+//! end with `ResumeFailed`, naming the last failure.
+//!
 //! Dropping the stream before the end cancels the task with `tasks/cancel`
 //! (the request itself has already been answered), unless the caller
 //! [detached](mcp_transport_core::transport::ResponseStream::detach_task)
@@ -30,7 +43,9 @@ use mcp_transport_core::transport::{
 use serde_json::Value;
 
 use super::request;
+use super::resume::Resumer;
 use super::shared::Shared;
+use super::sse_reader::End;
 
 /// `tasks/result` attempts in a row that may break before the stream ends
 /// with the error.
@@ -80,6 +95,9 @@ struct Follow {
     task_id: Option<String>,
     timeout: Option<std::time::Duration>,
     broken: u32,
+    /// The budget for `tasks/get` and `tasks/result` POSTs that got no
+    /// answer (see the module documentation).
+    resend: Resumer,
 }
 
 /// Follows the creating request's stream, and the task if it became one.
@@ -90,13 +108,14 @@ pub(crate) fn follow(
 ) -> ResponseStream {
     let link = TaskLink::new();
     start(Follow {
-        shared,
         phase: Phase::Creating(first),
         link: link.clone(),
         id: None,
         task_id: None,
         timeout: options.timeout,
         broken: 0,
+        resend: Resumer::new(&shared.config),
+        shared,
     })
     .with_task_link(link)
 }
@@ -106,13 +125,14 @@ pub(crate) fn resume(shared: Arc<Shared>, task_id: &str) -> ResponseStream {
     let link = TaskLink::new();
     link.set_id(task_id);
     start(Follow {
-        shared,
         phase: Phase::Get,
         link: link.clone(),
         id: None,
         task_id: Some(task_id.to_owned()),
         timeout: None,
         broken: 0,
+        resend: Resumer::new(&shared.config),
+        shared,
     })
     .with_task_link(link)
 }
@@ -133,6 +153,34 @@ impl Follow {
         RequestOptions {
             timeout: self.timeout,
             ..RequestOptions::default()
+        }
+    }
+
+    /// A `method` POST got no answer (`error`): waits the backoff when the
+    /// failure is transient and the budget allows another attempt (the
+    /// caller then sends it again), else returns the error to end with.
+    async fn unanswered(
+        &mut self,
+        method: &str,
+        error: TransportError,
+    ) -> Result<(), TransportError> {
+        if !transient(&error) {
+            return Err(error);
+        }
+        let what = format!(
+            "{method} of task {}",
+            self.task_id.as_deref().unwrap_or("?")
+        );
+        let wait = self.resend.next_wait(
+            tokio::time::Instant::now(),
+            None,
+            &what,
+            &End::Broken(error.to_string()),
+        )?;
+        tracing::debug!(task = ?self.task_id, %error, ?wait, "{method} got no answer; sending it again");
+        tokio::select! {
+            () = tokio::time::sleep(wait) => Ok(()),
+            () = self.shared.closed.cancelled() => Err(TransportError::Closed),
         }
     }
 
@@ -187,6 +235,9 @@ impl Follow {
                         Ok(s) => s.response().await,
                         Err(e) => Err(e),
                     };
+                    if got.is_ok() {
+                        self.resend.progress();
+                    }
                     match got {
                         Ok(r) => match &r.payload {
                             Ok(raw) => {
@@ -198,8 +249,10 @@ impl Follow {
                             Err(_) => return Some(Ok(self.end(r))),
                         },
                         Err(e) => {
-                            self.phase = Phase::Done;
-                            return Some(Err(e));
+                            if let Err(e) = self.unanswered("tasks/get", e).await {
+                                self.phase = Phase::Done;
+                                return Some(Err(e));
+                            }
                         }
                     }
                 }
@@ -213,10 +266,15 @@ impl Follow {
                     )
                     .await
                     {
-                        Ok(s) => self.phase = Phase::Result(s),
+                        Ok(s) => {
+                            self.resend.progress();
+                            self.phase = Phase::Result(s);
+                        }
                         Err(e) => {
-                            self.phase = Phase::Done;
-                            return Some(Err(e));
+                            if let Err(e) = self.unanswered("tasks/result", e).await {
+                                self.phase = Phase::Done;
+                                return Some(Err(e));
+                            }
                         }
                     }
                 }
@@ -255,6 +313,18 @@ impl Follow {
                 }
             }
         }
+    }
+}
+
+/// Whether a poll that failed with `error` may be sent again: the network
+/// failed, or the server (or a proxy in front of it) was briefly
+/// unavailable. Not a timeout (the caller's deadline), a lost session (its
+/// tasks are gone with it) or anything the server said about the request.
+fn transient(error: &TransportError) -> bool {
+    match error {
+        TransportError::Connection(_) => true,
+        TransportError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
+        _ => false,
     }
 }
 

@@ -25,6 +25,13 @@
 //! | handler requests, `json_response` mode | 200, one JSON array of every response, unless a request sends a related message (or needs client input) first: then the answer becomes the SSE stream above, starting with the responses collected so far |
 //! | every handler request cancelled, nothing else to answer | an SSE body that ends at once (as for a cancelled single request) |
 //!
+//! The batch's stream is leased like a single request's
+//! (`ServerConfig::leases`, see `lease.rs`), with the ids of the batch's
+//! handler requests as the lease's data: if this instance dies, a client
+//! following the stream through another instance gets one `-32603` error
+//! per request still unanswered, and the stream ends. In `json_response`
+//! mode the lease is taken when a related message opens the stream.
+//!
 //! Responses are in the order they are ready (JSON-RPC 2.0: "The Response
 //! objects being returned from a batch call MAY be returned in any order";
 //! the client matches them by id).
@@ -55,7 +62,8 @@ use http::{HeaderMap, StatusCode};
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::jsonrpc::{
-    BatchElementError, BodyError, ErrorObject, INVALID_REQUEST, Message, Request, Response,
+    BatchElementError, BodyError, ErrorObject, INVALID_REQUEST, Message, Request, RequestId,
+    Response,
 };
 
 use super::connection;
@@ -151,7 +159,7 @@ pub(crate) async fn post(
         };
     }
     if shared.config.json_response {
-        let (group, answer) = Group::collecting(shared, &session, runs.len(), answers);
+        let (group, answer) = Group::collecting(shared, &session, ids_of(&runs), answers);
         start(shared, &session, &group, runs);
         return match answer.await {
             Ok(GroupAnswer::Json(responses)) if !responses.is_empty() => {
@@ -174,13 +182,20 @@ pub(crate) async fn post(
             );
         }
     };
-    let group = Group::streaming(shared, &session, runs.len(), state.clone());
+    let ids = ids_of(&runs);
+    super::lease::hold_stream(shared, &session, &state, &ids).await;
+    let group = Group::streaming(shared, &session, ids, state.clone());
     for response in answers {
         group.append(&state, response).await;
     }
     let response = sse(shared, &session, state, priming);
     start(shared, &session, &group, runs);
     response
+}
+
+/// The ids of the requests a batch runs.
+fn ids_of(runs: &[(Request, CancellationToken)]) -> Vec<RequestId> {
+    runs.iter().map(|(req, _)| req.id.clone()).collect()
 }
 
 fn is_initialize(item: &Result<Message, BatchElementError>) -> bool {

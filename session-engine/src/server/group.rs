@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::handler::SendError;
-use mcp_transport_core::jsonrpc::{Message, Response};
+use mcp_transport_core::jsonrpc::{Message, RequestId, Response};
 use tokio::sync::{Mutex, oneshot};
 
 use super::Shared;
@@ -30,6 +30,9 @@ pub(crate) enum GroupAnswer {
 pub(crate) struct Group {
     shared: Arc<Shared>,
     session: Arc<Session>,
+    /// The ids of the batch's handler requests: the data of the lease a
+    /// stream opened late is held with (`lease::hold_stream`).
+    ids: Vec<RequestId>,
     state: Mutex<GroupState>,
 }
 
@@ -45,11 +48,12 @@ struct GroupState {
 }
 
 impl Group {
-    /// A group answering on `stream` (already open).
+    /// A group of the requests `ids` answering on `stream` (already open,
+    /// and leased by the caller).
     pub(crate) fn streaming(
         shared: &Arc<Shared>,
         session: &Arc<Session>,
-        requests: usize,
+        ids: Vec<RequestId>,
         stream: Arc<StreamState>,
     ) -> Arc<Self> {
         Arc::new(Group {
@@ -58,18 +62,19 @@ impl Group {
             state: Mutex::new(GroupState {
                 stream: Some(stream),
                 collected: Vec::new(),
-                remaining: requests,
+                remaining: ids.len(),
                 answer: None,
             }),
+            ids,
         })
     }
 
-    /// A group collecting responses (starting with `answers`) for one JSON
-    /// answer; the POST waits on the receiver.
+    /// A group of the requests `ids` collecting responses (starting with
+    /// `answers`) for one JSON answer; the POST waits on the receiver.
     pub(crate) fn collecting(
         shared: &Arc<Shared>,
         session: &Arc<Session>,
-        requests: usize,
+        ids: Vec<RequestId>,
         answers: Vec<Response>,
     ) -> (Arc<Self>, oneshot::Receiver<GroupAnswer>) {
         let (tx, rx) = oneshot::channel();
@@ -79,9 +84,10 @@ impl Group {
             state: Mutex::new(GroupState {
                 stream: None,
                 collected: answers,
-                remaining: requests,
+                remaining: ids.len(),
                 answer: Some(tx),
             }),
+            ids,
         });
         (group, rx)
     }
@@ -99,6 +105,7 @@ impl Group {
         let (state, priming) = open_request_stream(&self.shared, &self.session)
             .await
             .map_err(|e| SendError::Queue(e.to_string()))?;
+        super::lease::hold_stream(&self.shared, &self.session, &state, &self.ids).await;
         for response in std::mem::take(&mut st.collected) {
             self.append(&state, response).await;
         }

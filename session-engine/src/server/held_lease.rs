@@ -3,6 +3,7 @@
 //! finishes). Its own module so the stream state does not depend on the
 //! lease logic, which depends on the stream state.
 
+use mcp_transport_core::jsonrpc::RequestId;
 use mcp_transport_core::lease::Leases;
 use tokio::task::AbortHandle;
 
@@ -12,17 +13,27 @@ use tokio::task::AbortHandle;
 pub(crate) struct HeldLease {
     leases: Leases,
     key: String,
+    /// The requests on the stream (the lease's data); empty for a
+    /// standalone stream.
+    ids: Vec<RequestId>,
     renewer: AbortHandle,
 }
 
 impl HeldLease {
-    /// A lease taken on `key`, kept alive by the task behind `renewer`.
-    pub fn new(leases: Leases, key: String, renewer: AbortHandle) -> Self {
+    /// A lease taken on `key` for the requests `ids`, kept alive by the
+    /// task behind `renewer`.
+    pub fn new(leases: Leases, key: String, ids: Vec<RequestId>, renewer: AbortHandle) -> Self {
         HeldLease {
             leases,
             key,
+            ids,
             renewer,
         }
+    }
+
+    /// The requests on the stream.
+    pub fn ids(&self) -> &[RequestId] {
+        &self.ids
     }
 
     /// Stops renewing and deletes the lease.

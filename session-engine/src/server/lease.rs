@@ -22,9 +22,10 @@
 //! A standalone `GET` stream is leased too, with no request ids: a
 //! follower that finds its writer dead just finishes it (the client opens
 //! a new `GET`). In `json_response` mode the stream opened when the
-//! handler first streams is leased the same way. No lease (an instance
-//! without `leases`, a 2025-03-26 batch's stream) is followed as before:
-//! until it ends.
+//! handler first streams is leased the same way, and so is a 2025-03-26
+//! batch's stream, with the ids of every handler request of the batch
+//! (`batch.rs`, `group.rs`). A stream without a lease (an instance without
+//! `leases`) is followed as before: until it ends.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -41,6 +42,10 @@ use super::stream::StreamState;
 
 /// The message of the error a follower writes for a dead writer's request.
 pub(crate) const WRITER_GONE: &str = "Internal error: the server instance running this request stopped (its lease lapsed); the request's outcome is unknown";
+
+/// The message of the error an instance shutting down writes for a request
+/// it abandons (`abandon_stream`).
+pub(crate) const SHUT_DOWN: &str = "Internal error: the server instance running this request shut down before it finished; the request's outcome is unknown";
 
 /// Takes the lease of stream `state`, just opened for the requests `ids`
 /// (none for a standalone stream), and
@@ -74,7 +79,7 @@ pub(crate) async fn hold_stream(
         }
     }
     let weak: Weak<Session> = Arc::downgrade(session);
-    let (l, k, ids) = (leases.clone(), key.clone(), ids.to_vec());
+    let (l, k, cancel) = (leases.clone(), key.clone(), ids.to_vec());
     let stop = session.shutdown.cancelled();
     let renewer = tokio::spawn(async move {
         tokio::select! {
@@ -86,12 +91,17 @@ pub(crate) async fn hold_stream(
         }
         tracing::warn!(lease = %k, "lease taken over by another instance; the request is cancelled here");
         if let Some(session) = weak.upgrade() {
-            for id in &ids {
+            for id in &cancel {
                 session.cancel_request(id);
             }
         }
     });
-    state.set_lease(HeldLease::new(leases, key, renewer.abort_handle()));
+    state.set_lease(HeldLease::new(
+        leases,
+        key,
+        ids.to_vec(),
+        renewer.abort_handle(),
+    ));
 }
 
 /// Whether a follower should check the lease now (every `renew_every`
@@ -144,13 +154,10 @@ pub(crate) async fn end_if_writer_gone(
         }
     };
     tracing::warn!(session = %session.id, %stream, dead = %taken.holder, "the instance writing this stream stopped; ending it with an error");
-    let ids: Vec<RequestId> = serde_json::from_str(&taken.data).unwrap_or_default();
+    let ids = ids_data(&taken.data);
     let store = shared.config.event_store.as_ref();
-    let answered = answered(shared, session, stream).await;
-    for id in ids.into_iter().filter(|id| !answered.contains(id)) {
-        let error = Response::error(Some(id), ErrorObject::new(INTERNAL_ERROR, WRITER_GONE));
-        let json = Message::Response(error).to_json();
-        if let Err(e) = store.append(&session.tag, stream, Bytes::from(json)).await {
+    for error in unanswered_errors(shared, session, stream, &ids, WRITER_GONE).await {
+        if let Err(e) = store.append(&session.tag, stream, error).await {
             tracing::warn!(session = %session.id, %stream, error = %e, "cannot write the error of a dead writer's request");
         }
     }
@@ -159,6 +166,78 @@ pub(crate) async fn end_if_writer_gone(
     }
     let _ = leases.store.release(&key, &leases.holder).await;
     true
+}
+
+/// Abandons stream `state`, which this instance writes under a lease, when
+/// the instance shuts down before its requests finished (see the module
+/// documentation of `drain.rs`): one `-32603` error response
+/// ([`SHUT_DOWN`]) is appended for each request with no response in the
+/// log yet, the stream is finished, the requests are cancelled here, and
+/// the lease released — so a client following the stream through another
+/// instance gets the error at once instead of after the lease's TTL.
+/// Returns whether the stream held a lease (and was abandoned).
+///
+/// The errors go out before the cancellation: a cancelled request's outlet
+/// finishes its stream without a response (`Outlet::respond`), and a
+/// follower that saw that end first would never read the error. A response
+/// the handler completes in the instant between the scan of the log and
+/// the cancellation lands after the error; the client keeps the first
+/// response for an id, the error, and the outcome stays "unknown".
+///
+/// When the log refuses the end (the store out of reach), the lease is not
+/// released but left to lapse: a follower then ends the stream once the
+/// store is back, as for a dead writer.
+pub(crate) async fn abandon_stream(
+    shared: &Shared,
+    session: &Session,
+    state: &StreamState,
+) -> bool {
+    let Some(held) = state.take_lease() else {
+        return false;
+    };
+    let store = shared.config.event_store.as_ref();
+    for error in unanswered_errors(shared, session, state.id, held.ids(), SHUT_DOWN).await {
+        if let Err(e) = state.append(store, &session.tag, error).await {
+            tracing::warn!(session = %session.id, stream = %state.id, error = %e, "cannot write the error of an abandoned request");
+        }
+    }
+    let recorded = store.finish_stream(&session.tag, state.id).await;
+    state.finish(store, &session.tag).await;
+    for id in held.ids() {
+        session.cancel_request(id);
+    }
+    match recorded {
+        Ok(()) => held.release().await,
+        Err(e) => {
+            tracing::warn!(session = %session.id, stream = %state.id, error = %e, "cannot finish an abandoned stream; its lease is left to lapse");
+        }
+    }
+    true
+}
+
+/// The request ids stored as a stream lease's data.
+fn ids_data(data: &str) -> Vec<RequestId> {
+    serde_json::from_str(data).unwrap_or_default()
+}
+
+/// One `-32603` error response (`message`) for each of `ids` with no
+/// response in stream `stream`'s log yet, as event data.
+async fn unanswered_errors(
+    shared: &Shared,
+    session: &Session,
+    stream: StreamId,
+    ids: &[RequestId],
+    message: &str,
+) -> Vec<Bytes> {
+    let answered = answered(shared, session, stream).await;
+    ids.iter()
+        .filter(|id| !answered.contains(id))
+        .map(|id| {
+            let error =
+                Response::error(Some(id.clone()), ErrorObject::new(INTERNAL_ERROR, message));
+            Bytes::from(Message::Response(error).to_json())
+        })
+        .collect()
 }
 
 /// The ids of the responses already in the stream's log.

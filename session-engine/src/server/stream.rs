@@ -380,6 +380,27 @@ impl StreamState {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(held));
     }
 
+    /// The request ids of this instance's lease on the stream (empty for a
+    /// standalone stream); `None` when it holds none (another instance
+    /// writes the stream, or it has finished). For the shutdown
+    /// (`LegacyServer::abandon_after`).
+    pub fn lease_ids(&self) -> Option<Vec<mcp_transport_core::jsonrpc::RequestId>> {
+        self.lease
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|held| held.ids().to_vec())
+    }
+
+    /// Takes this instance's lease on the stream out, so that finishing the
+    /// stream no longer releases it (`lease::abandon_stream`).
+    pub fn take_lease(&self) -> Option<HeldLease> {
+        self.lease
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
     /// Asks the attached connection (if any) to close after a `retry`.
     pub fn request_close(&self) {
         self.state.send_modify(|s| s.live.close_requests += 1);

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use mcp_transport_core::task_store::{
-    MemoryTaskStoreConfig, NewTask, TaskStatus, TaskStore, TaskStoreError, Terminal,
+    MemoryTaskStoreConfig, NewTask, TaskPage, TaskStatus, TaskStore, TaskStoreError, Terminal,
 };
 
 /// Builds fresh, empty stores for the suite.
@@ -423,6 +423,78 @@ pub async fn status_message_updates_touch_last_updated(m: &dyn TaskStoreMaker) {
     assert_eq!(t.last_updated_at_ms, 7);
 }
 
+fn scoped(id: &str, scope: &str, ttl: Option<u64>) -> NewTask {
+    NewTask {
+        scope: Some(scope.to_owned()),
+        ..new(id, ttl)
+    }
+}
+
+fn ids(page: &TaskPage) -> Vec<&str> {
+    page.tasks.iter().map(|t| t.id.as_str()).collect()
+}
+
+/// Case: `list` pages one scope's tasks in creation order (expired ones
+/// left out), with the last id of a page as the next cursor; a cursor
+/// outside the scope's index is refused; the per-scope bound refuses until
+/// one of the scope's tasks expires; unscoped tasks are not listed. (Ids
+/// not in alphabetical order, so an order by id is told apart.)
+pub async fn list_pages_by_scope_in_creation_order(m: &dyn TaskStoreMaker) {
+    let s = m
+        .make(MemoryTaskStoreConfig {
+            max_tasks_per_scope: 3,
+            ..Default::default()
+        })
+        .await;
+    s.create(scoped("m", "s1", Some(1_000)), 0).await.unwrap();
+    s.create(scoped("b", "s2", Some(1_000)), 0).await.unwrap();
+    s.create(scoped("c", "s1", Some(10)), 0).await.unwrap();
+    s.create(scoped("x", "s1", None), 0).await.unwrap();
+    s.create(new("e", None), 0).await.unwrap();
+    let p = s.list("s1", None, 2, 1).await.unwrap();
+    assert_eq!(ids(&p), ["m", "c"]);
+    assert_eq!(p.next_cursor.as_deref(), Some("c"));
+    let p = s.list("s1", Some("c"), 2, 1).await.unwrap();
+    assert_eq!(ids(&p), ["x"]);
+    assert_eq!(p.next_cursor, None);
+    assert_eq!(ids(&s.list("s2", None, 10, 1).await.unwrap()), ["b"]);
+    let none = s.list("nobody", None, 10, 1).await.unwrap();
+    assert!(none.tasks.is_empty() && none.next_cursor.is_none());
+    for cursor in ["b", "e", "zzz", ""] {
+        assert!(
+            matches!(
+                s.list("s1", Some(cursor), 2, 1).await,
+                Err(TaskStoreError::UnknownCursor { .. })
+            ),
+            "cursor {cursor}"
+        );
+    }
+    // The scope holds its maximum until "c" expires (at 10).
+    assert!(matches!(
+        s.create(scoped("f", "s1", Some(1_000)), 5).await,
+        Err(TaskStoreError::TooManyForScope { max: 3 })
+    ));
+    s.create(scoped("f", "s1", Some(1_000)), 10).await.unwrap();
+    assert_eq!(
+        ids(&s.list("s1", None, 10, 10).await.unwrap()),
+        ["m", "x", "f"]
+    );
+    assert!(matches!(
+        s.list("s1", Some("c"), 2, 10).await,
+        Err(TaskStoreError::UnknownCursor { .. })
+    ));
+    // A limit of 0 is taken as 1; a page that ends on the last task has no
+    // next cursor.
+    let p = s.list("s1", None, 0, 10).await.unwrap();
+    assert_eq!((ids(&p), p.next_cursor.as_deref()), (vec!["m"], Some("m")));
+    let p = s.list("s1", Some("x"), 1, 10).await.unwrap();
+    assert_eq!((ids(&p), p.next_cursor.as_deref()), (vec!["f"], None));
+    // What the task's own operations see is what the list shows.
+    s.cancel("m", Some("s1"), 11).await.unwrap();
+    let p = s.list("s1", None, 1, 11).await.unwrap();
+    assert_eq!(p.tasks[0].status, TaskStatus::Cancelled);
+}
+
 /// Expands to one `#[tokio::test]` per case of the [`TaskStore`] suite,
 /// each calling the case with the maker `$maker` evaluates to.
 #[macro_export]
@@ -497,6 +569,11 @@ macro_rules! task_store_suite {
         async fn status_message_updates_touch_last_updated() {
             let maker = $maker;
             $crate::conformance::task_store::status_message_updates_touch_last_updated(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn list_pages_by_scope_in_creation_order() {
+            let maker = $maker;
+            $crate::conformance::task_store::list_pages_by_scope_in_creation_order(&maker).await;
         }
     };
 }

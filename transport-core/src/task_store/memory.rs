@@ -1,9 +1,11 @@
 //! [`MemoryTaskStore`]: the bounded in-memory [`TaskStore`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::{InputMap, NewTask, TaskRecord, TaskState, TaskStore, TaskStoreError, Terminal};
+use super::{
+    InputMap, NewTask, TaskPage, TaskRecord, TaskState, TaskStore, TaskStoreError, Terminal,
+};
 
 /// Limits of a [`MemoryTaskStore`].
 ///
@@ -24,6 +26,11 @@ pub struct MemoryTaskStoreConfig {
     /// it. `None` allows unlimited tasks, which only a count bound then
     /// limits. Default 24 h.
     pub max_ttl_ms: Option<u64>,
+    /// Live tasks of one scope (one requestor) in the index
+    /// [`TaskStore::list`] reads; creating one more is
+    /// [`TaskStoreError::TooManyForScope`] (expired ones are dropped
+    /// first). Tasks without a scope are not indexed. Default 10 000.
+    pub max_tasks_per_scope: usize,
 }
 
 impl Default for MemoryTaskStoreConfig {
@@ -33,6 +40,7 @@ impl Default for MemoryTaskStoreConfig {
             max_task_bytes: 4 * 1024 * 1024,
             max_total_bytes: 64 * 1024 * 1024,
             max_ttl_ms: Some(24 * 60 * 60 * 1000),
+            max_tasks_per_scope: 10_000,
         }
     }
 }
@@ -42,12 +50,54 @@ struct Entry {
     state: TaskState,
     /// Bytes counted against the bounds.
     bytes: usize,
+    /// Creation order (the key of the scope's index).
+    seq: u64,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     tasks: HashMap<String, Entry>,
     total_bytes: usize,
+    /// Each scope's tasks by creation order ([`TaskStore::list`]).
+    scopes: HashMap<String, BTreeMap<u64, String>>,
+    next_seq: u64,
+}
+
+impl Inner {
+    /// Removes task `id` with its bytes and its index entry.
+    fn remove(&mut self, id: &str) {
+        let Some(e) = self.tasks.remove(id) else {
+            return;
+        };
+        self.total_bytes -= e.bytes;
+        if let Some(scope) = &e.state.record.scope
+            && let Some(index) = self.scopes.get_mut(scope)
+        {
+            index.remove(&e.seq);
+            if index.is_empty() {
+                self.scopes.remove(scope);
+            }
+        }
+    }
+
+    /// Removes the scope's expired tasks.
+    fn purge_scope(&mut self, scope: &str, now_ms: u64) {
+        let expired: Vec<String> = self
+            .scopes
+            .get(scope)
+            .into_iter()
+            .flat_map(|index| index.values())
+            .filter(|id| {
+                self.tasks
+                    .get(*id)
+                    .is_some_and(|e| e.state.record.is_expired(now_ms))
+            })
+            .cloned()
+            .collect();
+        for id in expired {
+            self.remove(&id);
+        }
+    }
 }
 
 /// The in-memory [`TaskStore`], bounded by a [`MemoryTaskStoreConfig`].
@@ -112,9 +162,7 @@ impl MemoryTaskStore {
             return Err(TaskStoreError::NotFound { id: id.to_owned() });
         }
         if entry.state.record.is_expired(now_ms) {
-            let bytes = entry.bytes;
-            inner.tasks.remove(id);
-            inner.total_bytes -= bytes;
+            inner.remove(id);
             return Err(TaskStoreError::Expired { id: id.to_owned() });
         }
         let before = entry.state.clone();
@@ -145,17 +193,16 @@ impl MemoryTaskStore {
     }
 
     fn purge(inner: &mut Inner, now_ms: u64) -> usize {
-        let before = inner.tasks.len();
-        let mut freed = 0;
-        inner.tasks.retain(|_, e| {
-            let keep = !e.state.record.is_expired(now_ms);
-            if !keep {
-                freed += e.bytes;
-            }
-            keep
-        });
-        inner.total_bytes -= freed;
-        before - inner.tasks.len()
+        let expired: Vec<String> = inner
+            .tasks
+            .iter()
+            .filter(|(_, e)| e.state.record.is_expired(now_ms))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &expired {
+            inner.remove(id);
+        }
+        expired.len()
     }
 }
 
@@ -183,10 +230,28 @@ impl TaskStore for MemoryTaskStore {
                 max: self.config.max_task_bytes,
             });
         }
+        if let Some(scope) = &record.scope {
+            let max = self.config.max_tasks_per_scope;
+            if inner.scopes.get(scope).map_or(0, BTreeMap::len) >= max {
+                inner.purge_scope(scope, now_ms);
+                if inner.scopes.get(scope).map_or(0, BTreeMap::len) >= max {
+                    return Err(TaskStoreError::TooManyForScope { max });
+                }
+            }
+        }
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        if let Some(scope) = &record.scope {
+            inner
+                .scopes
+                .entry(scope.clone())
+                .or_default()
+                .insert(seq, record.id.clone());
+        }
         inner.total_bytes += bytes;
         inner
             .tasks
-            .insert(record.id.clone(), Entry { state, bytes });
+            .insert(record.id.clone(), Entry { state, bytes, seq });
         Ok(record)
     }
 
@@ -203,9 +268,7 @@ impl TaskStore for MemoryTaskStore {
                 if !e.state.record.is_expired(now_ms) {
                     return Ok(e.state.record.clone());
                 }
-                let bytes = e.bytes;
-                inner.tasks.remove(id);
-                inner.total_bytes -= bytes;
+                inner.remove(id);
                 Err(TaskStoreError::Expired { id: id.to_owned() })
             }
             _ => Err(TaskStoreError::NotFound { id: id.to_owned() }),
@@ -267,5 +330,48 @@ impl TaskStore for MemoryTaskStore {
 
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
         Ok(Self::purge(&mut self.lock(), now_ms))
+    }
+
+    async fn list(
+        &self,
+        scope: &str,
+        cursor: Option<&str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<TaskPage, TaskStoreError> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        inner.purge_scope(scope, now_ms);
+        let Some(index) = inner.scopes.get(scope) else {
+            return match cursor {
+                None => Ok(TaskPage::default()),
+                Some(c) => Err(TaskStoreError::UnknownCursor {
+                    cursor: c.to_owned(),
+                }),
+            };
+        };
+        let from = match cursor {
+            None => 0,
+            Some(c) => match inner.tasks.get(c) {
+                Some(e) if e.state.record.scope.as_deref() == Some(scope) => e.seq + 1,
+                _ => {
+                    return Err(TaskStoreError::UnknownCursor {
+                        cursor: c.to_owned(),
+                    });
+                }
+            },
+        };
+        let limit = limit.max(1);
+        let mut ids = index.range(from..).map(|(_, id)| id);
+        let tasks: Vec<TaskRecord> = ids
+            .by_ref()
+            .take(limit)
+            .filter_map(|id| inner.tasks.get(id).map(|e| e.state.record.clone()))
+            .collect();
+        let next_cursor = match ids.next() {
+            Some(_) => tasks.last().map(|t| t.id.clone()),
+            None => None,
+        };
+        Ok(TaskPage { tasks, next_cursor })
     }
 }

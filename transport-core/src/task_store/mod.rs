@@ -53,10 +53,12 @@ mod input;
 pub mod liveness;
 mod memory;
 mod state;
+mod supervise;
 
 pub use input::{InputEnd, InputRounds, InputWake, TaskInput, follow_store, now_ms};
 pub use memory::{MemoryTaskStore, MemoryTaskStoreConfig};
 pub use state::{InputMap, TaskState, unique_input_key};
+pub use supervise::{Exit, Supervision, WorkEnd, supervise};
 
 use std::collections::BTreeMap;
 
@@ -274,6 +276,20 @@ pub enum TaskStoreError {
         /// The key.
         key: String,
     },
+    /// [`TaskStore::list`] with a cursor the scope's index does not hold.
+    /// On the wire: `-32602` ("Invalid or nonexistent cursor").
+    #[error("unknown task list cursor {cursor}")]
+    UnknownCursor {
+        /// The cursor given.
+        cursor: String,
+    },
+    /// The scope already holds its maximum of listed tasks
+    /// ([`MemoryTaskStoreConfig::max_tasks_per_scope`]).
+    #[error("this requestor already holds its maximum of {max} tasks")]
+    TooManyForScope {
+        /// The configured maximum.
+        max: usize,
+    },
     /// The store's backend failed.
     #[error("task store backend failed")]
     Backend(#[source] BackendError),
@@ -410,4 +426,35 @@ pub trait TaskStore: Send + Sync + 'static {
     ///
     /// [`TaskStoreError::Backend`] only.
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, TaskStoreError>;
+
+    /// One page of the tasks created with `scope` (the requestor: the
+    /// session on 2025-11-25), oldest first, that have not expired: at
+    /// most `limit` (at least one), starting after the task `cursor` (the
+    /// last of the previous page, [`TaskPage::next_cursor`]). Every
+    /// implementation keeps a bounded per-scope index for this, so a task
+    /// created through one instance is listed through any other (*Tasks*,
+    /// "Listing Tasks"). Tasks created without a scope are not listed.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreError::UnknownCursor`] for a cursor that names no task
+    /// of the scope's index (never one, or one that expired since),
+    /// [`TaskStoreError::Backend`].
+    async fn list(
+        &self,
+        scope: &str,
+        cursor: Option<&str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<TaskPage, TaskStoreError>;
+}
+
+/// What [`TaskStore::list`] returns.
+#[derive(Clone, Debug, Default)]
+pub struct TaskPage {
+    /// The page's tasks, oldest first.
+    pub tasks: Vec<TaskRecord>,
+    /// The cursor of the next page (the id of this page's last task), when
+    /// more tasks follow.
+    pub next_cursor: Option<String>,
 }

@@ -11,9 +11,9 @@ use tokio::sync::Semaphore;
 use super::super::expect::{Expected, Prediction};
 use super::super::harness::Observed;
 use super::super::{ClientKind, ServerKind};
-use super::manifest::{Manifest, Quirk, fill, versions};
+use super::manifest::{Manifest, ModeLimits, Quirk, fill, versions};
 use super::outcome::{PeerObserved, Verdict, from_client_line, verdict};
-use super::predict::{ClientModel, predict};
+use super::predict::{ClientModel, ServerMode, predict};
 use super::process::{install, run_client, start_server};
 use super::scenario::PeerScenario;
 
@@ -113,6 +113,23 @@ impl Column {
         match self {
             Column::Ours(_) => "sse",
             Column::Peer { mode, .. } => mode,
+        }
+    }
+
+    /// What the column's server does: JSON answers in a `json` mode, and
+    /// what the peer's manifest says its mode cannot do.
+    fn server_mode(&self) -> ServerMode {
+        let limits = match self {
+            Column::Ours(_) => ModeLimits::default(),
+            Column::Peer { peer, mode, .. } => peer
+                .server
+                .as_ref()
+                .map(|s| s.limits(mode))
+                .unwrap_or_default(),
+        };
+        ServerMode {
+            json: self.mode() == "json",
+            limits,
         }
     }
 }
@@ -320,9 +337,14 @@ async fn peer_client(
 /// The scenarios a cell runs: every one (in the column's mode), or only
 /// `call` where no revision is mutual (the others would fail the same way).
 fn scenarios_of(row: &Row, col: &Column, keep: &dyn Fn(&str) -> bool) -> Vec<PeerScenario> {
-    let none = predict(&row.model(), &col.served(), false, PeerScenario::Call)
-        .revision
-        .is_none();
+    let none = predict(
+        &row.model(),
+        &col.served(),
+        ServerMode::FULL,
+        PeerScenario::Call,
+    )
+    .revision
+    .is_none();
     PeerScenario::ALL
         .into_iter()
         .filter(|s| s.runs_in_mode(col.mode()))
@@ -453,8 +475,7 @@ pub async fn run_peers(
                 let mut results = Vec::new();
                 for sc in scenarios {
                     let _permit = gate.acquire().await;
-                    let json = col.mode() == "json";
-                    let prediction = predict(&row.model(), &col.served(), json, sc);
+                    let prediction = predict(&row.model(), &col.served(), col.server_mode(), sc);
                     let (negotiated, observed) = match (&row, &col, &server) {
                         (Row::Ours(c), _, Some(s)) => {
                             let (r, o) = super::ours::observe(*c, s.addr, sc).await;

@@ -25,7 +25,7 @@ use super::super::wire::Exchange;
 use super::super::{ClientKind, ServerKind};
 use super::manifest::fill;
 use super::outcome::{PeerObserved, from_client_line};
-use super::predict::{ClientModel, predict};
+use super::predict::{ClientModel, ServerMode, predict};
 use super::process::run_client;
 use super::scenario::PeerScenario;
 use crate::check::junit::{Case, CaseOutcome};
@@ -216,7 +216,7 @@ fn predicted(
     run: &Run,
     spec: Option<&'static str>,
 ) -> ClientCheck {
-    let prediction = predict(model, &target.server.revisions(), false, sc);
+    let prediction = predict(model, &target.server.revisions(), ServerMode::FULL, sc);
     let spec = spec.unwrap_or(prediction.spec);
     match &run.observed {
         PeerObserved::NotExpressible(why) => {

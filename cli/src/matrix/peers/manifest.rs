@@ -10,6 +10,9 @@
 //! revisions = ["2025-03-26", "2025-06-18", "2025-11-25"]
 //! modes = ["sse", "json"]                           # one column per mode
 //! command = ["node", "peers/ts-sdk/server.mjs", "--port", "{port}", "--mode", "{mode}"]
+//! [server.mode.stateless]                           # optional: what a mode cannot do
+//! back_channel = false           # no server-to-client requests on legacy revisions
+//! resumption = false             # never closes a stream early for a resumption
 //!
 //! [client]                                          # optional: no client rows
 //! command = ["node", "peers/ts-sdk/client.mjs", "{url}", "{scenario}", "{revision}"]
@@ -29,6 +32,7 @@
 //! root); a server command containing `{revision}` gives one column per
 //! revision and mode, serving only that revision.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use mcp_transport_core::ProtocolVersion;
@@ -68,6 +72,48 @@ pub struct ServerSpec {
     pub modes: Vec<String>,
     /// argv with `{port}`, `{mode}` and optionally `{revision}`.
     pub command: Vec<String>,
+    /// What a mode cannot do, by mode (a mode not named can do
+    /// everything): the prediction follows the spec for such a server.
+    #[serde(default)]
+    pub mode: BTreeMap<String, ModeLimits>,
+}
+
+impl ServerSpec {
+    /// What `mode` can do.
+    pub fn limits(&self, mode: &str) -> ModeLimits {
+        self.mode.get(mode).copied().unwrap_or_default()
+    }
+}
+
+/// What a server mode can do (`[server.mode.NAME]`), for a configuration
+/// that cannot do everything the spec lets a server do — a limit of the
+/// configuration, not a deviation from the spec, so it is not a quirk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeLimits {
+    /// It can send requests to the client (elicitation, ...) on a legacy
+    /// revision; `false` for a server without sessions, which has no way
+    /// to receive the answer. Default `true`.
+    #[serde(default = "yes")]
+    pub back_channel: bool,
+    /// It closes a request's stream early and lets the client resume it
+    /// (SEP-1699, 2025-11-25); `false` for a server without an event
+    /// store. Default `true`.
+    #[serde(default = "yes")]
+    pub resumption: bool,
+}
+
+impl Default for ModeLimits {
+    fn default() -> Self {
+        ModeLimits {
+            back_channel: true,
+            resumption: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A peer's client program.
@@ -153,6 +199,9 @@ impl Manifest {
             }
             if !s.command.iter().any(|a| a.contains("{port}")) {
                 return Err("server.command has no {port}".into());
+            }
+            if let Some(m) = s.mode.keys().find(|m| !s.modes.contains(m)) {
+                return Err(format!("server.mode.{m}: {m:?} is not one of server.modes"));
             }
         }
         if let Some(c) = &m.client {
@@ -299,5 +348,37 @@ what = "never closes"
         );
         let unknown = format!("{GOOD}\nextra = 1\n");
         assert!(Manifest::parse(&unknown).is_err());
+        let unknown_mode = GOOD.replace(
+            "[client]",
+            "[server.mode.stateless]\nresumption = false\n[client]",
+        );
+        assert!(
+            Manifest::parse(&unknown_mode)
+                .unwrap_err()
+                .contains("server.mode.stateless")
+        );
+        let unknown_limit =
+            GOOD.replace("[client]", "[server.mode.sse]\nteleport = false\n[client]");
+        assert!(Manifest::parse(&unknown_limit).is_err());
+    }
+
+    #[test]
+    fn a_mode_declares_what_it_cannot_do() {
+        let text = GOOD.replace(
+            "[client]",
+            "[server.mode.sse]\nback_channel = false\n[client]",
+        );
+        let s = Manifest::parse(&text)
+            .expect("parses")
+            .server
+            .expect("server");
+        assert_eq!(
+            s.limits("sse"),
+            ModeLimits {
+                back_channel: false,
+                resumption: true
+            }
+        );
+        assert_eq!(s.limits("json"), ModeLimits::default());
     }
 }

@@ -70,6 +70,7 @@ pub fn from_client_line(line: &str) -> (Option<V>, PeerObserved) {
             kind: match v["kind"].as_str() {
                 Some("no_mutual_revision") => Some(Failure::NoMutualRevision),
                 Some("input_unavailable") => Some(Failure::InputUnavailable),
+                Some("no_back_channel") => Some(Failure::NoBackChannel),
                 Some("not_resumable") => Some(Failure::NotResumable),
                 _ => None,
             },
@@ -163,6 +164,15 @@ mod tests {
             o,
             PeerObserved::Ran(Observed::Failed {
                 kind: Some(Failure::InputUnavailable),
+                ..
+            })
+        ));
+        let (_, o) =
+            from_client_line(r#"{"outcome":"fail","reason":"x","kind":"no_back_channel"}"#);
+        assert!(matches!(
+            o,
+            PeerObserved::Ran(Observed::Failed {
+                kind: Some(Failure::NoBackChannel),
                 ..
             })
         ));

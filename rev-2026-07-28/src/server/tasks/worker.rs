@@ -21,11 +21,11 @@ use mcp_transport_core::handler::{
     ClientDescription, LogLevel, Outcome, RequestContext, RequestSink, SendError,
 };
 use mcp_transport_core::jsonrpc::{
-    ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification, to_raw,
+    ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Notification,
 };
 use mcp_transport_core::task_store::{
-    InputEnd, InputRounds, TaskInput, TaskRecord, TaskStore, TaskStoreError, Terminal,
-    follow_store, liveness,
+    Exit, InputEnd, InputRounds, Supervision, TaskInput, TaskRecord, TaskStore, TaskStoreError,
+    Terminal, WorkEnd, supervise,
 };
 use serde_json::Value;
 
@@ -74,22 +74,6 @@ impl RequestSink for TaskSink {
     }
 }
 
-/// How the run ended.
-enum End {
-    /// End the task so.
-    Finish(Terminal, Option<String>),
-    /// The task already ended (cancelled by the client) or is gone.
-    Already,
-}
-
-fn failed(error: ErrorObject) -> End {
-    let message = error.message.clone();
-    match to_raw(&error) {
-        Ok(raw) => End::Finish(Terminal::Failed(raw), Some(message)),
-        Err(_) => End::Already,
-    }
-}
-
 /// Runs the task to its end (spawned by [`super::start`]).
 pub(super) async fn run(
     shared: Arc<Shared>,
@@ -101,91 +85,47 @@ pub(super) async fn run(
     let Some(tasks) = shared.tasks.as_ref() else {
         return;
     };
-    let store = tasks.config.store.clone();
     let id = record.id.clone();
-    let until_expiry = record
-        .expires_at_ms()
-        .map(|at| Duration::from_millis(at.saturating_sub(now_ms())));
     let work = drive(&shared, prepared, &record, &running);
-    // Another instance may cancel the task or deliver its input through
-    // the shared store: `follow_store` follows it (with or without leases).
-    // With leases, the lease is renewed beside the work, which stops when
-    // the lease was taken over (this instance was taken for dead).
-    let follow_task = TaskInput {
-        store: store.clone(),
-        id: id.clone(),
-        scope: record.scope.clone(),
-        max_rounds: 0,
-        wake: running.wake.clone(),
-        cancel: running.cancel.clone(),
-    };
-    let tick = Duration::from_millis(tasks.config.poll_interval_ms.max(10));
-    let leases = tasks.config.leases.clone();
-    let watched = async {
-        let mut work = std::pin::pin!(work);
-        // Self-test fault `IgnoreTaskCancel`: the work is never told of a
-        // cancel, not even through the store.
-        let ignore_cancel = shared
-            .config
-            .http
-            .faults
-            .has(mcp_http_edge::faults::Fault::IgnoreTaskCancel);
-        let follow = async {
-            if ignore_cancel {
-                std::future::pending().await
-            } else {
-                follow_store(&follow_task, || tokio::time::sleep(tick)).await
-            }
-        };
-        let lease_lost = async {
-            match &leases {
-                Some(l) => liveness::watch_worker(l, &id, tokio::time::sleep).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            end = &mut work => end,
-            () = follow => work.await,
-            () = lease_lost => {
-                tracing::debug!(task = %id, "the task's lease was taken over; its handler is cancelled");
-                running.cancel.cancel();
-                let _ = work.await;
-                End::Already
-            }
-        }
-    };
-    let end = match until_expiry {
-        Some(left) => match tokio::time::timeout(left, watched).await {
-            Ok(end) => end,
-            Err(_) => {
-                tracing::debug!(task = %id, "task expired while running; its handler is cancelled");
-                End::Already
-            }
+    // Beside the work: `follow_store` (what another instance does to the
+    // task) and, with leases, the lease's renewal (the work stops when it
+    // was taken over), within the task's TTL. Self-test fault
+    // `IgnoreTaskCancel`: the work is never told of a cancel, not even
+    // through the store.
+    let ignore_cancel = shared
+        .config
+        .http
+        .faults
+        .has(mcp_http_edge::faults::Fault::IgnoreTaskCancel);
+    let supervision = Supervision {
+        task: TaskInput {
+            store: tasks.config.store.clone(),
+            id: id.clone(),
+            scope: record.scope.clone(),
+            max_rounds: 0,
+            wake: running.wake.clone(),
+            cancel: running.cancel.clone(),
         },
-        None => watched.await,
+        leases: tasks.config.leases.clone(),
+        tick: Duration::from_millis(tasks.config.poll_interval_ms.max(10)),
+        expires_at_ms: record.expires_at_ms(),
+        follow_store: !ignore_cancel,
     };
-    running.cancel.cancel();
-    if let End::Finish(terminal, message) = end {
-        match store.finish(&id, terminal, message, now_ms()).await {
-            Ok(r) => publish(&shared, &r),
-            Err(TaskStoreError::Terminal { status, .. }) => {
-                tracing::debug!(task = %id, %status, "the task had already ended; its outcome is dropped");
-            }
-            Err(TaskStoreError::TooLarge { size, max }) => {
-                let e = ErrorObject::internal(format!(
-                    "the task's result of {size} bytes exceeds the task store's limit of {max}"
-                ));
-                if let End::Finish(t, m) = failed(e)
-                    && let Ok(r) = store.finish(&id, t, m, now_ms()).await
-                {
-                    publish(&shared, &r);
-                }
-            }
-            Err(e) => tracing::warn!(task = %id, error = %e, "could not record the task's end"),
+    match supervise(&supervision, work, tokio::time::sleep).await {
+        Exit::Finished(r) => publish(&shared, &r),
+        Exit::Ended => {}
+        Exit::Expired => {
+            tracing::debug!(task = %id, "task expired while running; its handler is cancelled");
         }
-    }
-    if let Some(l) = &leases {
-        liveness::end_worker_lease(l, &id).await;
+        Exit::LeaseLost => {
+            tracing::debug!(task = %id, "the task's lease was taken over; its handler was cancelled");
+        }
+        Exit::NotRecorded(TaskStoreError::Terminal { status, .. }) => {
+            tracing::debug!(task = %id, %status, "the task had already ended; its outcome is dropped");
+        }
+        Exit::NotRecorded(e) => {
+            tracing::warn!(task = %id, error = %e, "could not record the task's end");
+        }
     }
     tasks.lock().remove(&id);
 }
@@ -196,9 +136,9 @@ async fn drive(
     prepared: Prepared,
     record: &TaskRecord,
     running: &Running,
-) -> End {
+) -> WorkEnd {
     let Some(tasks) = shared.tasks.as_ref() else {
-        return End::Already;
+        return WorkEnd::Already;
     };
     let store = tasks.config.store.clone();
     let Prepared {
@@ -242,12 +182,12 @@ async fn drive(
             .catch_unwind()
             .await;
         if running.cancel.is_cancelled() {
-            return End::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
+            return WorkEnd::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
         }
         let input = match outcome {
             Err(_) => {
                 tracing::error!(task = %record.id, "the handler panicked");
-                return failed(ErrorObject::new(
+                return WorkEnd::failed(ErrorObject::new(
                     INTERNAL_ERROR,
                     "Internal error: the handler failed",
                 ));
@@ -259,17 +199,17 @@ async fn drive(
                     scope: shared.config.result_cache_scope,
                 };
                 return match result::complete(&raw, &request.method, &deco) {
-                    Ok(r) => End::Finish(Terminal::Completed(r), None),
-                    Err(e) => failed(ErrorObject::internal(e)),
+                    Ok(r) => WorkEnd::Finish(Terminal::Completed(r), None),
+                    Err(e) => WorkEnd::failed(ErrorObject::internal(e)),
                 };
             }
-            Ok(Outcome::Error(e)) => return failed(reply::wire_error(e)),
+            Ok(Outcome::Error(e)) => return WorkEnd::failed(reply::wire_error(e)),
             Ok(Outcome::InputRequired(input)) => input,
         };
         match mrtr::missing_capabilities(&input.requests, &capabilities) {
-            Err(e) => return failed(ErrorObject::internal(e)),
+            Err(e) => return WorkEnd::failed(ErrorObject::internal(e)),
             Ok(Some(missing)) => {
-                return failed(
+                return WorkEnd::failed(
                     ErrorObject::new(
                         MISSING_REQUIRED_CLIENT_CAPABILITY,
                         format!("Missing required client capability: the task needs {missing}, which the creating request did not declare"),
@@ -282,8 +222,8 @@ async fn drive(
         let answers = rounds.exchange(&input, |r| publish(shared, r)).await;
         let answers = match answers {
             Ok(a) => a,
-            Err(InputEnd::Fail(e)) => return failed(e),
-            Err(InputEnd::Ended) => return End::Already,
+            Err(InputEnd::Fail(e)) => return WorkEnd::failed(e),
+            Err(InputEnd::Ended) => return WorkEnd::Already,
         };
         cx.input_responses = Some(answers);
         cx.request_state = input.state;

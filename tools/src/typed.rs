@@ -1,0 +1,59 @@
+//! The two steps every entry of the registry shares: a request's params
+//! parsed into a typed struct and the entry they name looked up
+//! ([`lookup`]: `tools/call`, `prompts/get`, `resources/read`), and a
+//! typed user function behind an untyped one ([`typed_fn`]: a tool's
+//! arguments, a prompt's).
+
+use std::future::Future;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use mcp_transport_core::jsonrpc::ErrorObject;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::ToolContext;
+
+/// Parses `params` (absent: `{}`) into `P` — a failure is `-32602`
+/// (*Tools*, *Prompts*, *Resources*: params that fail the request's schema
+/// are invalid params) — and finds the entry they name with `find`, or
+/// answers `missing(&params)`.
+pub(crate) fn lookup<'a, P, E>(
+    params: Option<&str>,
+    find: impl FnOnce(&P) -> Option<&'a E>,
+    missing: impl FnOnce(&P) -> ErrorObject,
+) -> Result<(P, &'a E), ErrorObject>
+where
+    P: DeserializeOwned,
+{
+    let p =
+        serde_json::from_str::<P>(params.unwrap_or("{}")).map_err(ErrorObject::invalid_params)?;
+    match find(&p) {
+        Some(entry) => Ok((p, entry)),
+        None => Err(missing(&p)),
+    }
+}
+
+/// `f`, taking its arguments as `A`, as a function of JSON arguments:
+/// arguments that do not deserialize are answered `invalid(error)`
+/// without calling `f`; what `f` returns is turned into `T` by `finish`.
+pub(crate) fn typed_fn<A, R, T, F, Fut>(
+    f: F,
+    finish: fn(R) -> T,
+    invalid: impl Fn(serde_json::Error) -> T + Send + Sync + 'static,
+) -> impl Fn(Value, ToolContext) -> BoxFuture<'static, T> + Send + Sync + 'static
+where
+    A: DeserializeOwned + Send + 'static,
+    R: Send + 'static,
+    T: Send + 'static,
+    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+{
+    move |args: Value, cx: ToolContext| match serde_json::from_value::<A>(args) {
+        Ok(a) => f(a, cx).map(finish).boxed(),
+        Err(e) => {
+            let answer = invalid(e);
+            async move { answer }.boxed()
+        }
+    }
+}
