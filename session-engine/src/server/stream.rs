@@ -94,6 +94,17 @@ impl LiveReceiver {
         LiveRef(self.seen)
     }
 
+    /// Completes once the live state satisfies `f` (at once if it does
+    /// now); an error once the stream's state is gone.
+    pub async fn wait_for(
+        &mut self,
+        mut f: impl FnMut(&Live) -> bool,
+    ) -> Result<LiveRef, watch::error::RecvError> {
+        let both = self.rx.wait_for(|b| f(&b.live)).await?;
+        self.seen = both.live;
+        Ok(LiveRef(self.seen))
+    }
+
     /// Completes when the live state differs from the one last marked
     /// seen; an error once the stream's state is gone.
     pub async fn changed(&mut self) -> Result<(), watch::error::RecvError> {
@@ -399,6 +410,7 @@ impl StreamState {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take()
+            .map(|held| *held)
     }
 
     /// Asks the attached connection (if any) to close after a `retry`.
