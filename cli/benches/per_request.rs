@@ -6,6 +6,9 @@
 //! PER_REQUEST_ALLOCS_ONLY=1 cargo bench -p mcp-compat --bench per_request
 //! # what an idle session and a pending polled request keep allocated
 //! PER_REQUEST_RETAINED_ONLY=1 cargo bench -p mcp-compat --bench per_request
+//! # one of those rows only (idle, idle-distinct, idle-no-tasks, polled):
+//! # where its blocks come from, under valgrind's DHAT (`eb` at the end)
+//! PER_REQUEST_RETAINED_ONLY=polled valgrind --tool=dhat target/release/deps/per_request-HASH
 //! # instructions per request: run N requests of one case under callgrind
 //! # (twice, with different N, and take the difference: set-up cancels out)
 //! PER_REQUEST_LOOP=modern-json:2000 valgrind --tool=callgrind \
@@ -64,7 +67,10 @@ fn allocations() {
             case.name(),
             per(s.allocations),
             per(s.reallocations),
-            per(s.bytes_allocated + s.bytes_reallocated.max(0) as usize),
+            // `bytes_allocated` already counts what reallocations grew
+            // by (`stats_alloc` adds the difference to it as well as to
+            // `bytes_reallocated`).
+            per(s.bytes_allocated),
             per(s.bytes_deallocated),
         );
     }
@@ -82,7 +88,9 @@ fn retained_by(n: usize, mut step: impl FnMut(usize)) -> (f64, f64) {
         step(i);
     }
     let s = region.change();
-    let bytes = s.bytes_allocated as f64 + s.bytes_reallocated as f64 - s.bytes_deallocated as f64;
+    // A reallocation's growth (shrinkage) is in `bytes_allocated`
+    // (`bytes_deallocated`) already; `bytes_reallocated` repeats it.
+    let bytes = s.bytes_allocated as f64 - s.bytes_deallocated as f64;
     let blocks = s.allocations as f64 - s.deallocations as f64;
     (bytes / n as f64, blocks / n as f64)
 }
@@ -93,6 +101,12 @@ fn retained_by(n: usize, mut step: impl FnMut(usize)) -> (f64, f64) {
 /// (the allocator's own per-block overhead, 8–16 bytes with glibc, comes
 /// on top of each live block).
 fn retained() {
+    // `PER_REQUEST_RETAINED_ONLY=NAME` runs that row alone.
+    let only = std::env::var("PER_REQUEST_RETAINED_ONLY").unwrap_or_default();
+    let runs = |name: &str| {
+        !["idle", "idle-distinct", "idle-no-tasks", "polled"].contains(&only.as_str())
+            || only == name
+    };
     let rt = runtime();
     println!("retained on the server ({RETAINED} of each; bytes requested and not freed)");
     println!("| what | bytes retained | live blocks |");
@@ -111,14 +125,24 @@ fn retained() {
                 .unwrap_or_else(|e| panic!("{e}"));
         });
         println!("| {what} | {bytes:.0} | {blocks:.1} |");
+        exit_if_alone();
     };
-    idle("idle 2025-11-25 session (`serve`)", &[], false);
-    idle("the same, every client's `clientInfo` different", &[], true);
-    idle(
-        "the same, `serve --no-legacy-tasks`",
-        &["--no-legacy-tasks"],
-        true,
-    );
+    if runs("idle") {
+        idle("idle 2025-11-25 session (`serve`)", &[], false);
+    }
+    if runs("idle-distinct") {
+        idle("the same, every client's `clientInfo` different", &[], true);
+    }
+    if runs("idle-no-tasks") {
+        idle(
+            "the same, `serve --no-legacy-tasks`",
+            &["--no-legacy-tasks"],
+            true,
+        );
+    }
+    if !runs("polled") {
+        return;
+    }
 
     let mut server = rt
         .block_on(async {
@@ -143,6 +167,18 @@ fn retained() {
     println!(
         "| pending `tools/call`, SEP-1699 polling, between polls | {bytes:.0} | {blocks:.1} |"
     );
+    exit_if_alone();
+}
+
+/// With one row selected, exits before anything is dropped, so what the
+/// row retained is still live at the end (DHAT's `eb`).
+fn exit_if_alone() {
+    let only = std::env::var("PER_REQUEST_RETAINED_ONLY").unwrap_or_default();
+    if ["idle", "idle-distinct", "idle-no-tasks", "polled"].contains(&only.as_str()) {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        std::process::exit(0);
+    }
 }
 
 /// Criterion's time per request of every case.

@@ -282,9 +282,19 @@ impl Handler for ReferenceHandler {
         self.tools.execution(request)
     }
 
-    /// `tools/list` and `tools/call`; anything else is `-32601`.
-    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
-        self.tools.handle(request, cx).await
+    /// `tools/list` and `tools/call`; anything else is `-32601`. Written
+    /// out rather than `async`: the tools' own future is returned as is,
+    /// so a pending call holds no boxed future of this layer.
+    fn handle<'life0, 'async_trait>(
+        &'life0 self,
+        request: Request,
+        cx: RequestContext,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
+        self.tools.handle(request, cx)
     }
 }
 

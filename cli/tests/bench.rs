@@ -134,3 +134,52 @@ fn quick_bench_reports_every_figure() {
         assert!(report[key].is_number(), "no {key} in the report");
     }
 }
+
+/// `legacy-sse-rmcp` drives rmcp 3.11's server (the `peers/rmcp` adapter)
+/// with `legacy-sse`'s load in the same run, every answer checked, and
+/// reports the ratio. Runs where the adapter is built: `.ci/run` builds
+/// it (`peers/rmcp/install.sh`, debug) before the tests; `RMCP_PEER_SERVER`
+/// names another build.
+#[test]
+fn quick_bench_against_rmcp() {
+    let exe = std::env::var_os("RMCP_PEER_SERVER")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../.cache/peer-rmcp/debug/rmcp-peer-server")
+        });
+    if !exe.exists() {
+        eprintln!(
+            "skipped: no rmcp adapter at {} (peers/rmcp/install.sh)",
+            exe.display()
+        );
+        return;
+    }
+    let mut cmd = Command::new(BIN);
+    cmd.args([
+        "bench",
+        "--quick",
+        "--format",
+        "json",
+        "--workloads",
+        "legacy-sse,legacy-sse-rmcp",
+        "--rmcp-server",
+    ])
+    .arg(&exe)
+    .env_remove("RUST_LOG");
+    let out = run_to_end("mcp-compat bench against rmcp", &mut cmd, WAIT);
+    assert!(out.status.success(), "bench failed: {}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout));
+    let rows = report["throughput"].as_array().expect("throughput rows");
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["workload"].as_str()).collect();
+    assert_eq!(names, ["floor", "legacy-sse", "legacy-sse-rmcp"]);
+    for r in rows {
+        let what = r["workload"].as_str().unwrap_or("?");
+        positive(r, "requests", what);
+        positive(r, "server_cpu_us_per_request", what);
+        assert_eq!(r["errors"], 0, "{what}: wrong answers: {r}");
+    }
+    positive(&report, "legacy_sse_rate_over_rmcp", "report");
+    positive(&report, "rmcp_server_cpu_over_legacy_sse", "report");
+}

@@ -89,12 +89,12 @@ impl SessionRevision for Revision {
         Some(self)
     }
 
-    fn session_handler(&self, server: Arc<dyn Handler>, session_id: &str) -> Arc<dyn Handler> {
+    fn session_handler(&self, server: Arc<dyn Handler>, session_id: &Arc<str>) -> Arc<dyn Handler> {
         match &self.tasks {
             Some(tasks) => Arc::new(TaskHandler {
                 inner: server,
                 tasks: tasks.clone(),
-                session: session_id.into(),
+                session: session_id.clone(),
             }),
             None => server,
         }

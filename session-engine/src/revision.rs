@@ -81,7 +81,11 @@ pub trait SessionRevision: Send + Sync + fmt::Debug + 'static {
     /// notification of the session then goes through the wrapper, on the
     /// engine's ordinary path (its stream, SEP-1699 polling, resumption,
     /// server-to-client input). Default: `server` unchanged.
-    fn session_handler(&self, server: Arc<dyn Handler>, _session_id: &str) -> Arc<dyn Handler> {
+    fn session_handler(
+        &self,
+        server: Arc<dyn Handler>,
+        _session_id: &Arc<str>,
+    ) -> Arc<dyn Handler> {
         server
     }
 

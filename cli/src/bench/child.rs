@@ -28,6 +28,12 @@ impl ServerChild {
     /// http://HOST:PORT/PATH` line.
     pub async fn start(args: &[&str]) -> Result<Self, String> {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+        Self::start_exe(&exe, args).await
+    }
+
+    /// Starts another server, `EXE ARGS`, that prints the same `listening
+    /// on` line (the rmcp adapter of `peers/rmcp` does).
+    pub async fn start_exe(exe: &std::path::Path, args: &[&str]) -> Result<Self, String> {
         let mut child = Command::new(exe)
             .args(args)
             .stdin(std::process::Stdio::null())

@@ -54,7 +54,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 64)]
     pub connections: usize,
     /// Workloads to run (comma-separated): floor, modern-json, modern-sse,
-    /// legacy-json, legacy-sse, legacy-sse-shared, idle, held-2025,
+    /// legacy-json, legacy-sse, legacy-sse-shared, legacy-sse-rmcp (rmcp's
+    /// server, `--rmcp-server`; only when named), idle, held-2025,
     /// held-2026, polling, tasks, cancel, resume; `all`, `rate` (the request-rate
     /// ones) or `long` (the long-running ones). The floor runs with any request-rate
     /// workload.
@@ -98,6 +99,12 @@ pub struct BenchArgs {
     /// Run the floor server instead (used by the benchmark itself).
     #[arg(long, hide = true)]
     pub floor_server: bool,
+    /// The rmcp 3.11 server adapter (`peers/rmcp`) that `legacy-sse-rmcp`
+    /// drives, run as `EXE --port 0 --mode sse`. For figures build it
+    /// optimised: `CARGO_TARGET_DIR=.cache/peer-rmcp cargo build --release
+    /// --locked --manifest-path peers/rmcp/Cargo.toml`.
+    #[arg(long, default_value = ".cache/peer-rmcp/release/rmcp-peer-server")]
+    pub rmcp_server: std::path::PathBuf,
     /// Where the `serve` children keep their state (`serve --store`):
     /// `memory` (the default) or `redis://HOST:PORT/DB`, to measure the
     /// Redis store's cost against the in-memory one.
@@ -132,6 +139,11 @@ pub struct Report {
     /// Resume latency after a server-initiated disconnect on 2025-11-25,
     /// when run.
     pub resume_after_disconnect: Option<resume::ResumeFigures>,
+    /// `legacy-sse`'s request rate over `legacy-sse-rmcp`'s (rmcp 3.11's
+    /// server under the same load), when both ran.
+    pub legacy_sse_rate_over_rmcp: Option<f64>,
+    /// rmcp's server CPU per request over `legacy-sse`'s, when both ran.
+    pub rmcp_server_cpu_over_legacy_sse: Option<f64>,
     /// Polling's completion p50 minus held-2025's, ms (when both ran).
     pub polling_extra_latency_p50_ms: Option<f64>,
     /// The same at p99, ms.
@@ -183,6 +195,14 @@ fn select(names: &[String]) -> Result<Selection, String> {
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         let (all, rate, long) = (name == "all", name == "rate", name == "long");
         let mut known = all || rate || long;
+        for w in Workload::EXTERNAL {
+            if w.name() == name {
+                known = true;
+                if !s.rate.contains(&w) {
+                    s.rate.push(w);
+                }
+            }
+        }
         for w in Workload::ALL {
             if all || rate || w.name() == name {
                 known = true;
@@ -268,7 +288,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     let throughput = if selection.rate.is_empty() {
         Vec::new()
     } else {
-        throughput::run(&selection.rate, load).await?
+        throughput::run(&selection.rate, load, &args.rmcp_server).await?
     };
     let idle_sessions = if selection.idle {
         Some(idle::run(args.idle_sessions).await?)
@@ -306,6 +326,18 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         (Some(p), Some(h)) => Some(f(p) - f(h)),
         _ => None,
     };
+    let row = |name: &str| throughput.iter().find(|t| t.workload == name);
+    let (ours, rmcp) = (row("legacy-sse"), row("legacy-sse-rmcp"));
+    let over = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+    let legacy_sse_rate_over_rmcp = ours
+        .zip(rmcp)
+        .and_then(|(o, r)| over(o.figures.requests_per_sec, r.figures.requests_per_sec));
+    let rmcp_server_cpu_over_legacy_sse = ours.zip(rmcp).and_then(|(o, r)| {
+        over(
+            r.figures.server_cpu_us_per_request,
+            o.figures.server_cpu_us_per_request,
+        )
+    });
     let report = Report {
         machine: Machine {
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -320,6 +352,8 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
             store: args.store.clone(),
         },
         throughput,
+        legacy_sse_rate_over_rmcp,
+        rmcp_server_cpu_over_legacy_sse,
         idle_sessions,
         polling_extra_latency_p50_ms: extra(|l| l.completion_p50_ms),
         polling_extra_latency_p99_ms: extra(|l| l.completion_p99_ms),

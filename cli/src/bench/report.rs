@@ -50,6 +50,13 @@ pub fn table(r: &Report) -> String {
             }
         }
     }
+    if let Some(x) = r.legacy_sse_rate_over_rmcp {
+        let _ = writeln!(
+            out,
+            "\nlegacy-sse against rmcp 3.11 (same load, same run): {x:.2}× rmcp's request rate; rmcp spends {:.2}× the server CPU per request",
+            r.rmcp_server_cpu_over_legacy_sse.unwrap_or(0.0)
+        );
+    }
     if let Some(c) = &r.cancel_by_close {
         let _ = writeln!(
             out,

@@ -23,6 +23,9 @@ pub enum Workload {
     LegacySse,
     /// 2025-11-25 `tools/call`, every connection on one session, as SSE.
     LegacySseShared,
+    /// `LegacySse`'s load against rmcp 3.11's server (the `peers/rmcp`
+    /// adapter, `--rmcp-server`); not in `all` or `rate`.
+    LegacySseRmcp,
 }
 
 impl Workload {
@@ -36,6 +39,9 @@ impl Workload {
         Workload::LegacySseShared,
     ];
 
+    /// The workloads that need another server's binary (named alone).
+    pub const EXTERNAL: [Workload; 1] = [Workload::LegacySseRmcp];
+
     /// The name used in `--workloads`, the table and the JSON.
     pub fn name(self) -> &'static str {
         match self {
@@ -45,6 +51,7 @@ impl Workload {
             Workload::LegacyJson => "legacy-json",
             Workload::LegacySse => "legacy-sse",
             Workload::LegacySseShared => "legacy-sse-shared",
+            Workload::LegacySseRmcp => "legacy-sse-rmcp",
         }
     }
 
@@ -56,6 +63,7 @@ impl Workload {
             Workload::LegacyJson => "2025-11-25 session per connection, JSON",
             Workload::LegacySse => "2025-11-25 session per connection, SSE",
             Workload::LegacySseShared => "2025-11-25 one session for all connections, SSE",
+            Workload::LegacySseRmcp => "legacy-sse against rmcp 3.11's server (peers/rmcp)",
         }
     }
 }
@@ -83,6 +91,7 @@ struct Servers {
     floor: ServerChild,
     json: Option<ServerChild>,
     sse: Option<ServerChild>,
+    rmcp: Option<ServerChild>,
 }
 
 const MCP_ARGS: &[&str] = &[
@@ -102,8 +111,22 @@ async fn mcp(json: bool) -> Result<ServerChild, String> {
     ServerChild::start(&args).await
 }
 
-/// Runs `selected` (the floor always runs: every ratio needs it).
-pub async fn run(selected: &[Workload], load: Load) -> Result<Vec<ThroughputRow>, String> {
+/// The rmcp adapter's server (`peers/rmcp`, built by `peers/rmcp/install.sh`
+/// or, for figures, `cargo build --release`): sessions with SSE answers and
+/// its `retry` priming, on `127.0.0.1:0`.
+async fn rmcp(exe: &std::path::Path) -> Result<ServerChild, String> {
+    ServerChild::start_exe(exe, &["--port", "0", "--mode", "sse"])
+        .await
+        .map_err(|e| format!("rmcp server {}: {e}", exe.display()))
+}
+
+/// Runs `selected` (the floor always runs: every ratio needs it); `rmcp`
+/// is the rmcp adapter's binary, for [`Workload::LegacySseRmcp`].
+pub async fn run(
+    selected: &[Workload],
+    load: Load,
+    rmcp_server: &std::path::Path,
+) -> Result<Vec<ThroughputRow>, String> {
     let uses = |f: fn(Workload) -> bool| selected.iter().any(|w| f(*w));
     let servers = Servers {
         floor: ServerChild::start(&["bench", "--floor-server"]).await?,
@@ -122,15 +145,21 @@ pub async fn run(selected: &[Workload], load: Load) -> Result<Vec<ThroughputRow>
         } else {
             None
         },
+        rmcp: if selected.contains(&Workload::LegacySseRmcp) {
+            Some(rmcp(rmcp_server).await?)
+        } else {
+            None
+        },
     };
     let mut rows: Vec<ThroughputRow> = Vec::new();
-    for w in Workload::ALL {
+    for w in Workload::ALL.into_iter().chain(Workload::EXTERNAL) {
         if w != Workload::Floor && !selected.contains(&w) {
             continue;
         }
         let server = match w {
             Workload::Floor => &servers.floor,
             Workload::ModernJson | Workload::LegacyJson => servers.json.as_ref().expect("started"),
+            Workload::LegacySseRmcp => servers.rmcp.as_ref().expect("started"),
             _ => servers.sse.as_ref().expect("started"),
         };
         let (addr, path) = (server.addr, server.path.as_str());
@@ -138,7 +167,7 @@ pub async fn run(selected: &[Workload], load: Load) -> Result<Vec<ThroughputRow>
             Workload::Floor | Workload::ModernJson | Workload::ModernSse => {
                 (Template::add(addr, path, None), Sessions::None)
             }
-            Workload::LegacyJson | Workload::LegacySse => (
+            Workload::LegacyJson | Workload::LegacySse | Workload::LegacySseRmcp => (
                 Template::add(addr, path, Some("-")),
                 Sessions::PerConnection,
             ),
@@ -166,7 +195,10 @@ pub async fn run(selected: &[Workload], load: Load) -> Result<Vec<ThroughputRow>
         });
     }
     servers.floor.stop().await;
-    for s in [servers.json, servers.sse].into_iter().flatten() {
+    for s in [servers.json, servers.sse, servers.rmcp]
+        .into_iter()
+        .flatten()
+    {
         s.stop().await;
     }
     Ok(rows)

@@ -1,6 +1,8 @@
 //! The per-session handler wrapper that serves 2025-11-25 tasks (see the
 //! [module docs](super)).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -14,6 +16,7 @@ use super::{Tasks, request, worker};
 pub(crate) struct TaskHandler {
     pub inner: Arc<dyn Handler>,
     pub tasks: Arc<Tasks>,
+    /// The session's id (the session's own `Arc`, not a copy).
     pub session: Arc<str>,
 }
 
@@ -57,6 +60,16 @@ fn task_support(e: Execution) -> Option<&'static str> {
 }
 
 impl TaskHandler {
+    /// `tasks/get`, `tasks/list`, `tasks/cancel` and `tasks/result`.
+    async fn tasks_request(&self, request: Request, cx: RequestContext) -> Outcome {
+        match request.method.as_str() {
+            "tasks/get" => request::get(&self.tasks, &self.session, &request).await,
+            "tasks/list" => request::list(&self.tasks, &self.session, &request).await,
+            "tasks/cancel" => request::cancel(&self.tasks, &self.session, &request).await,
+            _ => request::result(&self.tasks, &self.session, &request, &cx).await,
+        }
+    }
+
     /// The execution the handler gives a call of tool `name`.
     fn tool_execution(&self, name: &str) -> Execution {
         let probe = Request::new(
@@ -110,36 +123,52 @@ impl Handler for TaskHandler {
         d
     }
 
-    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
+    /// Written out rather than `async`: a request this wrapper does not
+    /// answer itself is the server handler's future, returned as is, so a
+    /// pending `tools/call` holds no future of this layer (an `async`
+    /// wrapper's boxed future held the request, its context and room for
+    /// the largest `tasks/*` branch: 1,920 bytes per pending call).
+    fn handle<'life0, 'async_trait>(
+        &'life0 self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         match request.method.as_str() {
-            "tasks/get" => request::get(&self.tasks, &self.session, &request).await,
-            "tasks/list" => request::list(&self.tasks, &self.session, &request).await,
-            "tasks/cancel" => request::cancel(&self.tasks, &self.session, &request).await,
-            "tasks/result" => request::result(&self.tasks, &self.session, &request, &cx).await,
-            "tools/list" => {
+            "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => {
+                Box::pin(self.tasks_request(request, cx))
+            }
+            "tools/list" => Box::pin(async move {
                 let outcome = self.inner.handle(request, cx).await;
                 self.mark_tools(outcome)
-            }
+            }),
             "tools/call" => {
                 let execution = self.inner.execution(&request);
                 let task = params_of(&request).get("task").cloned();
                 match (task, execution) {
-                    (Some(_), Execution::Immediate) => Outcome::Error(ErrorObject::new(
-                        METHOD_NOT_FOUND,
-                        "Method not found: this tool cannot run as a task (execution.taskSupport is forbidden)",
-                    )),
-                    (None, Execution::TaskOnly) => Outcome::Error(ErrorObject::new(
-                        METHOD_NOT_FOUND,
-                        "Method not found: this tool must be called as a task (execution.taskSupport is required); add params.task",
-                    )),
-                    (Some(task), _) => {
+                    (Some(_), Execution::Immediate) => {
+                        Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
+                            METHOD_NOT_FOUND,
+                            "Method not found: this tool cannot run as a task (execution.taskSupport is forbidden)",
+                        ))))
+                    }
+                    (None, Execution::TaskOnly) => {
+                        Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
+                            METHOD_NOT_FOUND,
+                            "Method not found: this tool must be called as a task (execution.taskSupport is required); add params.task",
+                        ))))
+                    }
+                    (Some(task), _) => Box::pin(async move {
                         worker::start(&self.tasks, &self.session, &self.inner, request, task, &cx)
                             .await
-                    }
-                    (None, _) => self.inner.handle(request, cx).await,
+                    }),
+                    (None, _) => self.inner.handle(request, cx),
                 }
             }
-            _ => self.inner.handle(request, cx).await,
+            _ => self.inner.handle(request, cx),
         }
     }
 

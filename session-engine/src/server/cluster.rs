@@ -84,13 +84,14 @@ pub(crate) async fn create(
     session: &Session,
 ) -> Result<(), Reject> {
     let raw = |v: &serde_json::Value| serde_json::value::to_raw_value(v).ok();
+    let client = session.client();
     let new = NewSession {
         id: session.id.to_string(),
         tag: session.tag.to_string(),
         version: session.version.to_string(),
-        capabilities: raw(&session.client.capabilities)
+        capabilities: raw(&client.capabilities)
             .ok_or_else(|| internal("cannot serialize the client's capabilities".into()))?,
-        client_info: session.client.info.as_ref().and_then(raw),
+        client_info: client.info.as_ref().and_then(raw),
         principal: session.principal.clone(),
         idle_timeout_ms: u64::try_from(shared.config.session_idle_timeout.as_millis())
             .unwrap_or(u64::MAX),

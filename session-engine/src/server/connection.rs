@@ -2,7 +2,7 @@
 //!
 //! Live delivery and replay are one path. A connection remembers the last
 //! sequence number it has delivered (its cursor); whenever the stream's
-//! [`Live`] state says more was appended, it asks the
+//! [`Live`](super::stream::Live) state says more was appended, it asks the
 //! event store for everything after the cursor (`replay_after`) and writes
 //! those events. A resuming connection simply starts with the cursor at the
 //! client's `Last-Event-ID`, so resumption is exact by construction.
@@ -52,14 +52,13 @@ use mcp_http_edge::trace::{self, SseEnd};
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::{Replay, ReplayError, StoredEvent};
 use mcp_transport_core::sse;
-use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::Shared;
 use super::reply::{self, HttpResponse};
 use super::session::{BusyGuard, Session};
-use super::stream::{Live, StreamState};
+use super::stream::{LiveReceiver, StreamState};
 use crate::revision::ConnectionPolicy;
 
 /// How long one [`EventStore::tail_after`] call may wait for a remote
@@ -156,7 +155,7 @@ struct Connection {
     session: Arc<Session>,
     stream: Arc<StreamState>,
     generation: u64,
-    rx: watch::Receiver<Live>,
+    rx: LiveReceiver,
     cursor: u64,
     priming: Option<EventId>,
     prefetched: Option<Replay>,

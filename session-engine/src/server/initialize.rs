@@ -137,7 +137,7 @@ pub(crate) async fn initialize(
             tag,
             version.clone(),
             revision,
-            shared.sessions.client(client),
+            shared.sessions.client(&client),
             shared.handler.clone(),
             shared.now_ms(),
         )

@@ -122,6 +122,7 @@
 
 mod batch;
 mod checks;
+mod client_info;
 mod cluster;
 mod config;
 mod connection;
@@ -412,7 +413,7 @@ impl LegacyServer {
                 // (`mcp_negotiate`): taken out before the parts are kept
                 // for the handler, so it is neither cloned nor retained.
                 let parsed = parts.extensions.remove::<Message>();
-                let http = Arc::new(parts.clone());
+                let http = request::kept_parts(&parts);
                 request::HTTP_PARTS
                     .scope(http, post::post(shared, parts, parsed, body))
                     .await

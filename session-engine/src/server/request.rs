@@ -81,6 +81,33 @@ tokio::task_local! {
     pub(crate) static HTTP_PARTS: Arc<http::request::Parts>;
 }
 
+/// The POST's parts as [`RequestContext::http`] keeps them while the
+/// request runs: a copy whose header values all share one buffer. A value
+/// parsed by hyper is a slice of the connection's read buffer (kilobytes,
+/// kept alive by any slice), one built by hand a block of its own; a
+/// request pending between SEP-1699 polls would hold either for its whole
+/// run. The map's entries and the extensions are cloned as they are.
+pub(crate) fn kept_parts(parts: &http::request::Parts) -> Arc<http::request::Parts> {
+    let mut kept = parts.clone();
+    let size = kept.headers.values().map(http::HeaderValue::len).sum();
+    let mut all = bytes::BytesMut::with_capacity(size);
+    for v in kept.headers.values() {
+        all.extend_from_slice(v.as_bytes());
+    }
+    let all = all.freeze();
+    let mut at = 0;
+    for v in kept.headers.values_mut() {
+        let end = at + v.len();
+        // Valid as the value it copies; kept as it is otherwise.
+        if let Ok(mut shared) = http::HeaderValue::from_maybe_shared(all.slice(at..end)) {
+            shared.set_sensitive(v.is_sensitive());
+            *v = shared;
+        }
+        at = end;
+    }
+    Arc::new(kept)
+}
+
 /// Runs `request` in its own task, its messages going to `outlet`. The
 /// request must already be registered (`Session::start_request`) with
 /// `cancel`. The handler sees the POST's HTTP parts ([`HTTP_PARTS`]).
@@ -120,7 +147,7 @@ async fn run(
     let mut cx = RequestContext::new(
         session.version.clone(),
         id.clone(),
-        session.client.clone(),
+        session.client(),
         cancel.clone(),
         outlet.clone(),
     );
@@ -158,15 +185,18 @@ async fn run(
                 ))
             }
         };
+        // Each ending is boxed: `Outlet::respond` awaits the event store,
+        // the stream's end and its lease, and a task is sized for its
+        // largest state, which would otherwise be every request's size
+        // while it waits for its handler (SEP-1699 polling keeps many
+        // waiting).
         match outcome {
             Outcome::Result(result) => {
-                outlet.respond(Response::result(id.clone(), result)).await;
+                Box::pin(outlet.respond(Response::result(id.clone(), result))).await;
                 break;
             }
             Outcome::Error(error) => {
-                outlet
-                    .respond(Response::error(Some(id.clone()), error))
-                    .await;
+                Box::pin(outlet.respond(Response::error(Some(id.clone()), error))).await;
                 break;
             }
             Outcome::InputRequired(input) => {
@@ -179,7 +209,7 @@ async fn run(
                             shared.config.max_input_rounds
                         ),
                     );
-                    outlet.respond(Response::error(Some(id.clone()), e)).await;
+                    Box::pin(outlet.respond(Response::error(Some(id.clone()), e))).await;
                     break;
                 }
                 let state = input.state.clone();
@@ -193,13 +223,12 @@ async fn run(
                         break;
                     }
                     Err(AskError::Failed(e)) => {
-                        outlet.respond(Response::error(Some(id.clone()), e)).await;
+                        Box::pin(outlet.respond(Response::error(Some(id.clone()), e))).await;
                         break;
                     }
                     Err(AskError::NotInRevision(reason)) => {
-                        outlet
-                            .respond(not_in_revision(&request.method, id.clone(), reason))
-                            .await;
+                        let response = not_in_revision(&request.method, id.clone(), reason);
+                        Box::pin(outlet.respond(response)).await;
                         break;
                     }
                 }

@@ -11,9 +11,9 @@
 //! An idle session owns no task, channel or timer; one sweeper task per
 //! server ends idle sessions. What only a busy session needs is made on
 //! first use (the shutdown token), and sessions whose clients describe
-//! themselves alike share one client description ([`Registry::client`]):
-//! an idle session is the struct, its id, and its entries in the registry
-//! and the event store.
+//! themselves alike share one client description ([`Registry::client`];
+//! one that differs keeps the JSON text): an idle session is the struct,
+//! its id, and its entries in the registry and the event store.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -28,6 +28,7 @@ use mcp_transport_core::jsonrpc::{RequestId, Response};
 use tokio::sync::oneshot;
 
 use super::Shared;
+use super::client_info::{ClientKeep, LastClient};
 use super::stream::StreamState;
 use crate::revision::SessionRevision;
 
@@ -47,8 +48,8 @@ pub(crate) struct Session {
     pub version: ProtocolVersion,
     /// That version's rules, chosen once at `initialize`.
     pub revision: Arc<dyn SessionRevision>,
-    /// The client, from `initialize`.
-    pub client: Arc<ClientDescription>,
+    /// The client, from `initialize` ([`Session::client`]).
+    client: ClientKeep,
     /// The handler serving this session: the server's, as the revision's
     /// [`SessionRevision::session_handler`] wrapped it.
     pub handler: Arc<dyn Handler>,
@@ -161,7 +162,7 @@ impl Session {
         tag: SessionTag,
         version: ProtocolVersion,
         revision: Arc<dyn SessionRevision>,
-        client: impl Into<Arc<ClientDescription>>,
+        client: impl Into<ClientKeep>,
         server_handler: Arc<dyn Handler>,
         now_ms: u64,
     ) -> Self {
@@ -186,6 +187,11 @@ impl Session {
             busy: AtomicUsize::new(0),
             shutdown: Shutdown::new(),
         }
+    }
+
+    /// The client, as `initialize` described it.
+    pub fn client(&self) -> Arc<ClientDescription> {
+        self.client.get()
     }
 
     /// The least severe level the client wants. Until the client sends
@@ -444,27 +450,18 @@ pub(crate) struct Full {
 #[derive(Default)]
 pub(crate) struct Registry {
     map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
-    /// The client description of the latest session (not kept alive by
-    /// this): a new session whose client describes itself the same way
-    /// shares it.
-    last_client: Mutex<Weak<ClientDescription>>,
+    /// The latest session's client: a new session whose client describes
+    /// itself the same way shares its description.
+    last_client: LastClient,
 }
 
 impl Registry {
-    /// `client` as a new session keeps it: the latest session's own when
-    /// both are equal (clients of one kind send the same `clientInfo` and
-    /// capabilities, and a session only ever reads them), else a new one.
-    pub fn client(&self, client: ClientDescription) -> Arc<ClientDescription> {
-        let mut last = lock(&self.last_client);
-        if let Some(known) = last.upgrade()
-            && known.info == client.info
-            && known.capabilities == client.capabilities
-        {
-            return known;
-        }
-        let client = Arc::new(client);
-        *last = Arc::downgrade(&client);
-        client
+    /// `client` as a new session keeps it: a description shared with the
+    /// latest session's when both are equal (clients of one kind send the
+    /// same `clientInfo` and capabilities, and a session only ever reads
+    /// them), else its JSON text (see `client_info`).
+    pub fn client(&self, client: &ClientDescription) -> ClientKeep {
+        self.last_client.keep(client)
     }
 
     /// Registers a session unless `max` are already registered.

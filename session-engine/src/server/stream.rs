@@ -3,15 +3,19 @@
 //! The event store holds a stream's events; this holds only what a live
 //! connection and the stream's producer need to coordinate:
 //!
-//! * [`Live`] (a `watch` written by producers and by control calls): the last
+//! * [`Live`] (written by producers and by control calls): the last
 //!   sequence number appended, whether the stream has ended, which
 //!   connection generation currently owns the stream, and a counter of
 //!   on-demand close requests. A connection waits on it for "something
-//!   changed".
-//! * [`Delivery`] (a `watch` written by the attached connection): which
-//!   connection is attached and how far it has delivered. A producer waits on
-//!   it when more than `stream_queue` events are undelivered
-//!   (backpressure).
+//!   changed" ([`LiveReceiver`]).
+//! * [`Delivery`] (written by the attached connection): which connection
+//!   is attached and how far it has delivered. A producer waits on it when
+//!   more than `stream_queue` events are undelivered (backpressure).
+//!
+//! Both halves live in one `watch` channel (a `watch` is a heap block of ~360
+//! bytes with nine `Notify`s; a pending request's stream had two). Each
+//! side's waits skip changes to the other side's half, and a connection's
+//! progress wakes nobody unless a producer is waiting for room.
 //!
 //! Appending goes store first, then `Live`: a connection that sees a new
 //! `last_seq` always finds the event in the store.
@@ -48,6 +52,71 @@ pub(crate) struct Delivery {
     pub delivered: u64,
 }
 
+/// Everything the stream's one `watch` channel carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Both {
+    live: Live,
+    delivery: Delivery,
+    /// Producers waiting for room: only then does a connection's progress
+    /// ([`StreamState::delivered`]) notify.
+    waiting_for_room: u32,
+}
+
+/// A connection's view of a stream's [`Live`] state: a `watch` receiver
+/// whose [`changed`](Self::changed) ignores what only the delivery side
+/// changed.
+#[derive(Debug)]
+pub(crate) struct LiveReceiver {
+    rx: watch::Receiver<Both>,
+    /// The live state as this receiver last saw it.
+    seen: Live,
+}
+
+/// A [`Live`] value read from a [`LiveReceiver`] (a copy: no lock held).
+pub(crate) struct LiveRef(Live);
+
+impl std::ops::Deref for LiveRef {
+    type Target = Live;
+    fn deref(&self) -> &Live {
+        &self.0
+    }
+}
+
+impl LiveReceiver {
+    /// The current live state.
+    pub fn borrow(&self) -> LiveRef {
+        LiveRef(self.rx.borrow().live)
+    }
+
+    /// The current live state, marked seen.
+    pub fn borrow_and_update(&mut self) -> LiveRef {
+        self.seen = self.rx.borrow_and_update().live;
+        LiveRef(self.seen)
+    }
+
+    /// Completes once the live state satisfies `f` (at once if it does
+    /// now); an error once the stream's state is gone.
+    pub async fn wait_for(
+        &mut self,
+        mut f: impl FnMut(&Live) -> bool,
+    ) -> Result<LiveRef, watch::error::RecvError> {
+        let both = self.rx.wait_for(|b| f(&b.live)).await?;
+        self.seen = both.live;
+        Ok(LiveRef(self.seen))
+    }
+
+    /// Completes when the live state differs from the one last marked
+    /// seen; an error once the stream's state is gone.
+    pub async fn changed(&mut self) -> Result<(), watch::error::RecvError> {
+        loop {
+            if self.rx.borrow().live != self.seen {
+                return Ok(());
+            }
+            self.rx.changed().await?;
+        }
+    }
+}
+
 /// The live state of one stream of one session.
 #[derive(Debug)]
 pub(crate) struct StreamState {
@@ -56,11 +125,11 @@ pub(crate) struct StreamState {
     /// Written by another instance: a connection here learns of new events
     /// from the event store (`EventStore::tail_after`), not from producers.
     pub remote: bool,
-    live: watch::Sender<Live>,
-    delivery: watch::Sender<Delivery>,
+    state: watch::Sender<Both>,
     /// This instance's lease on the stream while it writes it
-    /// (`ServerConfig::leases`); released when the stream finishes.
-    lease: std::sync::Mutex<Option<HeldLease>>,
+    /// (`ServerConfig::leases`); released when the stream finishes. Boxed:
+    /// most servers hold none, and every stream would carry its size.
+    lease: std::sync::Mutex<Option<Box<HeldLease>>>,
     /// The stream's final message when the event store refused it (Redis
     /// down during the answer): the attached connection delivers it
     /// without an id before it ends (`keep_unstored`).
@@ -73,8 +142,7 @@ impl StreamState {
         Arc::new(StreamState {
             id,
             remote: false,
-            live: watch::Sender::new(Live::default()),
-            delivery: watch::Sender::new(Delivery::default()),
+            state: watch::Sender::new(Both::default()),
             lease: std::sync::Mutex::new(None),
             unstored: std::sync::Mutex::new(None),
         })
@@ -84,9 +152,9 @@ impl StreamState {
     /// (its request finished and the state was reaped): ended at `last_seq`.
     pub fn ended(id: StreamId, last_seq: u64) -> Arc<Self> {
         let s = Self::new(id);
-        s.live.send_modify(|l| {
-            l.last_seq = last_seq;
-            l.finished = true;
+        s.state.send_modify(|s| {
+            s.live.last_seq = last_seq;
+            s.live.finished = true;
         });
         s
     }
@@ -97,34 +165,35 @@ impl StreamState {
         let s = Arc::new(StreamState {
             id,
             remote: true,
-            live: watch::Sender::new(Live::default()),
-            delivery: watch::Sender::new(Delivery::default()),
+            state: watch::Sender::new(Both::default()),
             lease: std::sync::Mutex::new(None),
             unstored: std::sync::Mutex::new(None),
         });
-        s.live.send_modify(|l| l.last_seq = last_seq);
+        s.state.send_modify(|s| s.live.last_seq = last_seq);
         s
     }
 
     /// Records what the event store says of a remote stream: appended up to
     /// `last_seq`, maybe finished. Connections waiting on it wake.
     pub fn observed(&self, last_seq: u64, finished: bool) {
-        self.live.send_if_modified(|l| {
-            let before = *l;
-            l.last_seq = l.last_seq.max(last_seq);
-            l.finished |= finished;
-            *l != before
+        self.state.send_if_modified(|s| {
+            let before = s.live;
+            s.live.last_seq = s.live.last_seq.max(last_seq);
+            s.live.finished |= finished;
+            s.live != before
         });
     }
 
     /// The current live values.
     pub fn live(&self) -> Live {
-        *self.live.borrow()
+        self.state.borrow().live
     }
 
     /// A receiver of live changes.
-    pub fn subscribe(&self) -> watch::Receiver<Live> {
-        self.live.subscribe()
+    pub fn subscribe(&self) -> LiveReceiver {
+        let rx = self.state.subscribe();
+        let seen = rx.borrow().live;
+        LiveReceiver { rx, seen }
     }
 
     /// Attaches a connection that starts after `cursor`, taking the stream
@@ -132,27 +201,27 @@ impl StreamState {
     /// generation and stops). Returns the new connection's generation.
     pub fn attach(&self, cursor: u64) -> u64 {
         let mut generation = 0;
-        self.live.send_modify(|l| {
-            l.generation += 1;
-            generation = l.generation;
-        });
-        self.delivery.send_replace(Delivery {
-            attached: Some(generation),
-            delivered: cursor,
+        self.state.send_modify(|s| {
+            s.live.generation += 1;
+            generation = s.live.generation;
+            s.delivery = Delivery {
+                attached: Some(generation),
+                delivered: cursor,
+            };
         });
         generation
     }
 
     /// Whether a connection is attached.
     pub fn is_attached(&self) -> bool {
-        self.delivery.borrow().attached.is_some()
+        self.state.borrow().delivery.attached.is_some()
     }
 
     /// Detaches connection `generation` if it is still the attached one.
     pub fn detach(&self, generation: u64) {
-        self.delivery.send_if_modified(|d| {
-            if d.attached == Some(generation) {
-                d.attached = None;
+        self.state.send_if_modified(|s| {
+            if s.delivery.attached == Some(generation) {
+                s.delivery.attached = None;
                 true
             } else {
                 false
@@ -160,12 +229,13 @@ impl StreamState {
         });
     }
 
-    /// Records that connection `generation` has delivered through `seq`.
+    /// Records that connection `generation` has delivered through `seq`
+    /// (waking producers only if one waits for room).
     pub fn delivered(&self, generation: u64, seq: u64) {
-        self.delivery.send_if_modified(|d| {
-            if d.attached == Some(generation) && d.delivered < seq {
-                d.delivered = seq;
-                true
+        self.state.send_if_modified(|s| {
+            if s.delivery.attached == Some(generation) && s.delivery.delivered < seq {
+                s.delivery.delivered = seq;
+                s.waiting_for_room > 0
             } else {
                 false
             }
@@ -175,8 +245,8 @@ impl StreamState {
     /// Whether every appended event has been delivered (or none is attached
     /// to deliver them).
     pub fn fully_delivered(&self) -> bool {
-        let d = *self.delivery.borrow();
-        d.attached.is_none() || d.delivered >= self.live().last_seq
+        let s = *self.state.borrow();
+        s.delivery.attached.is_none() || s.delivery.delivered >= s.live.last_seq
     }
 
     /// Waits while a connection is attached and more than `limit` events are
@@ -190,19 +260,40 @@ impl StreamState {
     /// its last id. `None` waits as long as the connection stays.
     pub async fn wait_for_room(&self, limit: usize, stall: Option<std::time::Duration>) {
         let limit = u64::try_from(limit.max(1)).unwrap_or(u64::MAX);
-        let mut rx = self.delivery.subscribe();
+        let room = |s: &Both| {
+            s.delivery.attached.is_none()
+                || s.live.last_seq.saturating_sub(s.delivery.delivered) < limit
+        };
+        if room(&self.state.borrow()) {
+            return;
+        }
+        let mut rx = self.state.subscribe();
+        // Counted while waiting, so that deliveries notify (they do not
+        // otherwise); uncounted on every way out, a cancelled wait included.
+        self.state.send_if_modified(|s| {
+            s.waiting_for_room += 1;
+            false
+        });
+        let _waiting = WaitingForRoom(&self.state);
         loop {
-            let (room, seen) = {
-                let d = *rx.borrow_and_update();
-                let room = d.attached.is_none()
-                    || self.live().last_seq.saturating_sub(d.delivered) < limit;
-                (room, d)
+            let seen = {
+                let s = *rx.borrow_and_update();
+                if room(&s) {
+                    return;
+                }
+                s.delivery
             };
-            if room {
-                return;
-            }
-            let changed = match stall {
-                Some(t) => match tokio::time::timeout(t, rx.changed()).await {
+            let changed = async {
+                loop {
+                    rx.changed().await?;
+                    let now = *rx.borrow();
+                    if now.delivery != seen || room(&now) {
+                        return Ok(());
+                    }
+                }
+            };
+            let changed: Result<(), watch::error::RecvError> = match stall {
+                Some(t) => match tokio::time::timeout(t, changed).await {
                     Ok(r) => r,
                     Err(_) => {
                         if let Some(generation) = seen.attached {
@@ -211,7 +302,7 @@ impl StreamState {
                         continue;
                     }
                 },
-                None => rx.changed().await,
+                None => changed.await,
             };
             if changed.is_err() {
                 return;
@@ -222,9 +313,9 @@ impl StreamState {
     /// Detaches connection `generation`, and asks it to close, if it is
     /// still attached and has delivered nothing past `delivered`.
     fn stalled(&self, generation: u64, delivered: u64) {
-        let detached = self.delivery.send_if_modified(|d| {
-            if d.attached == Some(generation) && d.delivered == delivered {
-                d.attached = None;
+        let detached = self.state.send_if_modified(|s| {
+            if s.delivery.attached == Some(generation) && s.delivery.delivered == delivered {
+                s.delivery.attached = None;
                 true
             } else {
                 false
@@ -244,8 +335,8 @@ impl StreamState {
         message: Bytes,
     ) -> Result<EventId, StoreError> {
         let id = store.append(tag, self.id, message).await?;
-        self.live
-            .send_modify(|l| l.last_seq = l.last_seq.max(id.seq));
+        self.state
+            .send_modify(|s| s.live.last_seq = s.live.last_seq.max(id.seq));
         Ok(id)
     }
 
@@ -261,7 +352,7 @@ impl StreamState {
         if let Err(e) = &recorded {
             tracing::debug!(stream = %self.id, error = %e, "finish_stream failed");
         }
-        self.live.send_modify(|l| l.finished = true);
+        self.state.send_modify(|s| s.live.finished = true);
         let held = self
             .lease
             .lock()
@@ -297,7 +388,7 @@ impl StreamState {
         *self
             .lease
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(held));
     }
 
     /// The request ids of this instance's lease on the stream (empty for a
@@ -319,11 +410,24 @@ impl StreamState {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take()
+            .map(|held| *held)
     }
 
     /// Asks the attached connection (if any) to close after a `retry`.
     pub fn request_close(&self) {
-        self.live.send_modify(|l| l.close_requests += 1);
+        self.state.send_modify(|s| s.live.close_requests += 1);
+    }
+}
+
+/// Uncounts a producer that waited for room ([`StreamState::wait_for_room`]).
+struct WaitingForRoom<'a>(&'a watch::Sender<Both>);
+
+impl Drop for WaitingForRoom<'_> {
+    fn drop(&mut self) {
+        self.0.send_if_modified(|s| {
+            s.waiting_for_room -= 1;
+            false
+        });
     }
 }
 
@@ -392,7 +496,7 @@ mod tests {
         assert!(!s.is_attached());
         let g3 = s.attach(5);
         assert_eq!(s.live().generation, g3);
-        assert_eq!(s.delivery.borrow().delivered, 5);
+        assert_eq!(s.state.borrow().delivery.delivered, 5);
     }
 
     /// Issue 13 (6): a connection that takes nothing for the write timeout

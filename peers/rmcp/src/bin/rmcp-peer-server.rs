@@ -33,6 +33,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams, InputRequest,
     InputRequests, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
@@ -388,6 +389,11 @@ async fn main() {
         });
     let addr = listener.local_addr().expect("bound");
     println!("listening on http://127.0.0.1:{}/mcp", addr.port());
+    // TCP_NODELAY, as the workspace's servers set it (`mcp-compat bench
+    // --workloads legacy-sse,legacy-sse-rmcp` compares the two).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     if let Err(e) = axum::serve(listener, app).await {
         eprintln!("rmcp-peer-server: {e}");
         std::process::exit(1);
