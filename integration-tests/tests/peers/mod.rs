@@ -157,7 +157,8 @@ impl Ran {
 /// completed with every progress event once; each test then checks that
 /// the SDK resumed with `Last-Event-ID` during the countdown, and during
 /// the silent call exactly when the policy closes connections that carry
-/// no event.
+/// no event. (Not every test binary that includes this module uses it.)
+#[allow(unused_macros)]
 macro_rules! closing_policies {
     ($why:literal, $run:path; $($name:ident: $policy:literal, silent_call_resumes: $slow:literal;)*) => {$(
         #[doc = concat!("`--disconnect ", $policy, "`: every call completes; the SDK resumed.")]
@@ -171,4 +172,5 @@ macro_rules! closing_policies {
         }
     )*};
 }
+#[allow(unused_imports)]
 pub(crate) use closing_policies;
