@@ -21,7 +21,8 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{Request, StatusCode};
 use mcp_rev_2025_11_25::{self as rev, LegacyServer, PollingExt, ServerConfig};
-use serde_json::{Value, json};
+use serde_json::json;
+use server_common::memory::{frames, initialized, post};
 use tokio::time::Instant;
 use tower::ServiceExt;
 
@@ -39,18 +40,6 @@ fn test_config() -> ServerConfig {
 /// the stream stays idle (no event) while they watch it.
 const TOOL_MS: u64 = 60_000;
 
-fn post(body: &Value, session: Option<&str>) -> Request<Body> {
-    let mut b = Request::post("/")
-        .header("host", "localhost")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-11-25");
-    if let Some(s) = session {
-        b = b.header("mcp-session-id", s);
-    }
-    b.body(Body::from(body.to_string())).unwrap()
-}
-
 fn resume(session: &str, last_event_id: &str) -> Request<Body> {
     Request::get("/")
         .header("host", "localhost")
@@ -65,26 +54,7 @@ fn resume(session: &str, last_event_id: &str) -> Request<Body> {
 /// A server with `config` and an initialized session.
 async fn session(config: ServerConfig) -> (LegacyServer, String) {
     let server = rev::server(Arc::new(server_common::test_handler()), config);
-    let init = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": { "name": "timing", "version": "1" }
-        }
-    });
-    let response = server.clone().oneshot(post(&init, None)).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let id = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
-    let response = server
-        .clone()
-        .oneshot(post(&initialized, Some(&id)))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let id = initialized(&server).await;
     (server, id)
 }
 
@@ -101,10 +71,6 @@ async fn slow_call(server: &LegacyServer, session: &str) -> BoxStream<'static, B
         .unwrap();
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     frames(response.into_body())
-}
-
-fn frames(body: Body) -> BoxStream<'static, Bytes> {
-    body.into_data_stream().map(|r| r.unwrap()).boxed()
 }
 
 fn text(frame: &Bytes) -> &str {

@@ -20,13 +20,14 @@
 //! resume's handler runs again; the clock is paused, so "at once" means
 //! before the first keep-alive comment, not a duration.
 
+mod server_common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use futures::StreamExt;
-use futures::stream::BoxStream;
 use http::{Request, StatusCode};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_test_support::TestHandler;
@@ -37,6 +38,7 @@ use mcp_transport_core::event_log::{
 };
 use mcp_transport_core::handler::{LogLevel, Outcome};
 use serde_json::{Value, json};
+use server_common::memory::{frames, initialized, post};
 use tokio::sync::Notify;
 use tower::ServiceExt;
 
@@ -153,46 +155,6 @@ fn server() -> (LegacyServer, Arc<RacingStore>) {
         .with_event_store(store.clone())
         .with_keepalive(Some(KEEPALIVE));
     (LegacyServer::new(Arc::new(handler), config), store)
-}
-
-fn post(body: &Value, session: Option<&str>) -> Request<Body> {
-    let mut b = Request::post("/")
-        .header("host", "localhost")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-11-25");
-    if let Some(s) = session {
-        b = b.header("mcp-session-id", s);
-    }
-    b.body(Body::from(body.to_string())).unwrap()
-}
-
-async fn initialized(server: &LegacyServer) -> String {
-    let init = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": { "name": "race", "version": "1" }
-        }
-    });
-    let response = server.clone().oneshot(post(&init, None)).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let id = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
-    let response = server
-        .clone()
-        .oneshot(post(&note, Some(&id)))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
-    id
-}
-
-fn frames(body: Body) -> BoxStream<'static, Bytes> {
-    body.into_data_stream().map(|r| r.unwrap()).boxed()
 }
 
 /// The SSE events of `text` as (id, data) pairs; comments as `(":", text)`.

@@ -4,6 +4,8 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod memory;
+
 use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::Arc;
