@@ -1,7 +1,9 @@
 //! Running one request through the handler, and its response stream.
 //!
-//! The handler runs in its own task. What it produces travels through a
-//! bounded queue to the HTTP response:
+//! The handler runs in its own task, polled once in the POST before it is
+//! spawned (an answer ready at once needs no task and no wake-up across
+//! threads: docs/PERFORMANCE.md). What it
+//! produces travels through a bounded queue to the HTTP response:
 //!
 //! * The POST waits for the first thing the handler produces. A final
 //!   answer that comes first is sent as JSON when `json_response` is on or
@@ -299,7 +301,16 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
         cancel.drop_guard()
     };
     let finish_id = finish.id.clone();
-    tokio::spawn(run(shared.clone(), request, cx, tx, finish).instrument(tracing::Span::current()));
+    // Polled once here first: a handler that answers at once (most do)
+    // has its answer in the channel before the POST waits on it, with no
+    // task spawned and no wake-up from another thread; one that does not
+    // is spawned as it is. Nothing is awaited between the first poll and
+    // the spawn, so dropping the POST cannot land in between.
+    let mut task =
+        Box::pin(run(shared.clone(), request, cx, tx, finish).instrument(tracing::Span::current()));
+    if futures_util::poll!(task.as_mut()).is_pending() {
+        tokio::spawn(task);
+    }
 
     let json_mode = shared.config.json_response;
     let first = match (json_mode, shared.config.keepalive) {

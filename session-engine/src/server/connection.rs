@@ -90,6 +90,10 @@ pub(crate) struct Plan {
     /// Events of other streams to write first: only ever non-empty under
     /// the `LeakOtherStream` self-test fault.
     pub leak: Vec<StoredEvent>,
+    /// The stream's first connection: it honours every close request since
+    /// the stream opened (the handler is polled once before the response
+    /// exists, `request::start`, and may ask for one then).
+    pub first: bool,
 }
 
 /// The SSE response that opens a new request stream: its first connection,
@@ -109,6 +113,7 @@ pub(crate) fn respond_new(
         prefetched: None,
         resuming: false,
         leak: Vec::new(),
+        first: true,
     };
     respond(shared, session, stream, plan)
 }
@@ -193,7 +198,11 @@ impl Connection {
         let polling = session.revision.polling();
         let policy = polling.map(|p| p.connection(Instant::now().into_std(), plan.resuming));
         let rx = stream.subscribe();
-        let close_seen = rx.borrow().close_requests;
+        let close_seen = if plan.first {
+            0
+        } else {
+            rx.borrow().close_requests
+        };
         Connection {
             shared: shared.clone(),
             session: session.clone(),

@@ -202,6 +202,7 @@ async fn resume(shared: &Arc<Shared>, session: &Arc<Session>, text: &str) -> Htt
             prefetched: Some(replay),
             resuming: true,
             leak,
+            first: false,
         },
     )
 }
@@ -285,6 +286,7 @@ async fn standalone(shared: &Arc<Shared>, session: &Arc<Session>) -> HttpRespons
             prefetched: None,
             resuming: false,
             leak: Vec::new(),
+            first: false,
         },
     )
 }

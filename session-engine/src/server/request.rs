@@ -1,7 +1,8 @@
 //! Running one client request through the handler.
 //!
-//! Each request runs in its own spawned task, so a dropped HTTP connection
-//! never cancels it (*Transports*: "Disconnection SHOULD NOT be interpreted
+//! Each request runs in its own spawned task (polled once in the POST
+//! first: a handler that answers at once needs no task, see `start`), so a
+//! dropped HTTP connection never cancels it (*Transports*: "Disconnection SHOULD NOT be interpreted
 //! as the client cancelling its request"); only `notifications/cancelled`
 //! (or the end of the session) fires its cancellation token. Once cancelled,
 //! nothing more is sent for the request, not even a response
@@ -58,11 +59,11 @@ pub(crate) async fn serve(
         super::lease::hold_stream(shared, session, &state, std::slice::from_ref(&request.id)).await;
         let generation = state.attach(0);
         let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
-        spawn(shared, session, request, cancel, outlet);
+        start(shared, session, request, cancel, outlet).await;
         return connection::respond_new(shared, session, state, generation, priming);
     }
     let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
-    spawn(shared, session, request, cancel, outlet);
+    start(shared, session, request, cancel, outlet).await;
     match answer.await {
         Ok(Answer::Json(response)) => reply::json_response(response),
         Ok(Answer::Stream(state, priming)) => {
@@ -108,6 +109,27 @@ pub(crate) fn kept_parts(parts: &http::request::Parts) -> Arc<http::request::Par
     Arc::new(kept)
 }
 
+/// Runs `request` as [`spawn`] does, but polls it once here first: a
+/// handler that answers at once (most do) has its answer in the stream
+/// before the response is built (the priming event, the answer and the end
+/// of the stream leave in one write; a JSON answer is there without a
+/// wake-up from another task), and no task is spawned. One that
+/// does not is spawned as it is, its first step done; a connection dropped
+/// later does not reach it (the first poll happens between two awaits of
+/// the POST, never across one).
+async fn start(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    request: Request,
+    cancel: CancellationToken,
+    outlet: Arc<Outlet>,
+) {
+    let mut task = Box::pin(task(shared, session, request, cancel, outlet));
+    if futures_util::poll!(task.as_mut()).is_pending() {
+        tokio::spawn(task);
+    }
+}
+
 /// Runs `request` in its own task, its messages going to `outlet`. The
 /// request must already be registered (`Session::start_request`) with
 /// `cancel`. The handler sees the POST's HTTP parts ([`HTTP_PARTS`]).
@@ -118,20 +140,30 @@ pub(crate) fn spawn(
     cancel: CancellationToken,
     outlet: Arc<Outlet>,
 ) {
+    tokio::spawn(task(shared, session, request, cancel, outlet));
+}
+
+/// The request's task: [`run`] with the session's busy guard and the
+/// POST's HTTP parts, in the current span.
+fn task(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    request: Request,
+    cancel: CancellationToken,
+    outlet: Arc<Outlet>,
+) -> impl Future<Output = ()> + Send + 'static {
     let busy = session.busy(shared);
     let http = HTTP_PARTS.try_with(Arc::clone).ok();
-    tokio::spawn(
-        run(
-            shared.clone(),
-            session.clone(),
-            request,
-            cancel,
-            outlet,
-            busy,
-            http,
-        )
-        .instrument(tracing::Span::current()),
-    );
+    run(
+        shared.clone(),
+        session.clone(),
+        request,
+        cancel,
+        outlet,
+        busy,
+        http,
+    )
+    .instrument(tracing::Span::current())
 }
 
 async fn run(

@@ -1,0 +1,139 @@
+//! A handler that answers at once has its answer in the response when the
+//! POST returns it: the engine polls the request once before spawning its
+//! task (`request::start`), so over a socket the priming event, the answer
+//! and the end of the stream leave in one write (one TCP segment, one
+//! wake-up of the client), and a JSON answer needs no wake-up from another
+//! task. A handler that does not answer at once is spawned and answers
+//! later, as before.
+//!
+//! Deterministic: tokio's current-thread runtime, and the body read with
+//! `now_or_never` — a spawned task cannot have run before the test yields.
+
+mod server_common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+use http::StatusCode;
+use mcp_session_engine::server::{LegacyServer, ServerConfig};
+use mcp_test_support::TestHandler;
+use mcp_test_support::handler::{Call, tool_fn};
+use mcp_transport_core::handler::Outcome;
+use serde_json::json;
+use server_common::memory::{initialized, post};
+use tower::ServiceExt;
+
+fn server(json_response: bool) -> LegacyServer {
+    let handler = TestHandler::builder("quick")
+        .tool(
+            "add",
+            tool_fn(|c: Call| async move {
+                let sum = c.args["a"].as_i64().unwrap_or(0) + c.args["b"].as_i64().unwrap_or(0);
+                Outcome::json(&json!({ "sum": sum }))
+            }),
+        )
+        .tool(
+            "later",
+            tool_fn(|_: Call| async move {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                Outcome::json(&json!({ "later": true }))
+            }),
+        )
+        .build();
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.json_response = json_response;
+    LegacyServer::new(Arc::new(handler), config)
+}
+
+fn call(tool: &str) -> serde_json::Value {
+    json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": tool, "arguments": { "a": 2, "b": 3 } }
+    })
+}
+
+/// A body's chunks.
+fn chunks(body: Body) -> BoxStream<'static, Bytes> {
+    body.into_data_stream().map(|r| r.unwrap()).boxed()
+}
+
+/// The body's chunks as far as they are ready without waiting, and whether
+/// the body ended.
+fn ready_text(body: &mut BoxStream<'static, Bytes>) -> (String, bool) {
+    let mut text = String::new();
+    loop {
+        match body.next().now_or_never() {
+            Some(Some(data)) => text.push_str(std::str::from_utf8(&data).unwrap()),
+            Some(None) => return (text, true),
+            None => return (text, false),
+        }
+    }
+}
+
+/// The rest of a body, waiting for it.
+async fn rest(mut body: BoxStream<'static, Bytes>) -> String {
+    let mut text = String::new();
+    while let Some(data) = body.next().await {
+        text.push_str(std::str::from_utf8(&data).unwrap());
+    }
+    text
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_sse_answer_is_in_the_body_when_the_response_is_returned() {
+    let server = server(false);
+    let session = initialized(&server).await;
+    let response = server
+        .clone()
+        .oneshot(post(&call("add"), Some(&session)))
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = chunks(response.into_body());
+    let (text, ended) = ready_text(&mut body);
+    assert!(
+        text.contains(r#""sum":5"#) && ended,
+        "the answer and the end of the stream must be ready with the response: {text:?} (ended: {ended})"
+    );
+    assert!(
+        text.starts_with("id:"),
+        "the priming event still comes first: {text:?}"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_json_answer_needs_no_other_task() {
+    let server = server(true);
+    let session = initialized(&server).await;
+    let post = server.clone().oneshot(post(&call("add"), Some(&session)));
+    // Not `.await`ed on the runtime: polled once, it must be done.
+    let response = post
+        .now_or_never()
+        .expect("a quick answer is there without another task running")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = rest(chunks(response.into_body())).await;
+    assert!(body.contains(r#""sum":5"#), "{body}");
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_handler_that_waits_is_spawned_and_answers_later() {
+    let server = server(false);
+    let session = initialized(&server).await;
+    let response = server
+        .clone()
+        .oneshot(post(&call("later"), Some(&session)))
+        .await
+        .unwrap();
+    let mut body = chunks(response.into_body());
+    let (first, ended) = ready_text(&mut body);
+    assert!(
+        !ended && !first.contains("later"),
+        "not answered yet: {first:?}"
+    );
+    let rest = rest(body).await;
+    assert!(rest.contains(r#""later":true"#), "{rest}");
+}
