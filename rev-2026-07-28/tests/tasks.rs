@@ -23,6 +23,7 @@ use mcp_transport_core::handler::{
     Execution, Handler, InputRequest, InputRequired, Outcome, RequestContext, ServerDescription,
 };
 use mcp_transport_core::jsonrpc::{ErrorObject, Request, to_raw};
+use mcp_transport_core::task_store::{MemoryTaskStore, MemoryTaskStoreConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
@@ -573,6 +574,46 @@ async fn unknown_foreign_and_expired_ids_are_invalid_params() {
     assert_eq!(v["error"]["code"], -32602, "{v}");
     let m = v["error"]["message"].as_str().unwrap();
     assert!(m.contains("expired") || m.contains("not found"), "{m}");
+}
+
+/// A full task store is a load condition (DESIGN.md, "Limits"; it never
+/// evicts a task before its TTL): the task-augmented call is answered 503
+/// with `-32603` naming the limit, for the task count (after one task) and
+/// for the total bytes (a total of 0 is reached at once).
+#[tokio::test]
+async fn a_full_task_store_answers_503_naming_the_limit() {
+    let count = MemoryTaskStoreConfig {
+        max_tasks: 1,
+        ..Default::default()
+    };
+    let bytes = MemoryTaskStoreConfig {
+        max_total_bytes: 0,
+        ..Default::default()
+    };
+    for (limits, taken, says) in [
+        (count, 1, "maximum of 1 tasks"),
+        (bytes, 0, "maximum of 0 bytes"),
+    ] {
+        let s = start(Some(TasksConfig {
+            store: Arc::new(MemoryTaskStore::new(limits)),
+            ..TasksConfig::default()
+        }))
+        .await;
+        for _ in 0..taken {
+            s.create("gate").await;
+        }
+        let (status, v) = s
+            .call(&body(
+                "tools/call",
+                json!({"name": "gate", "arguments": {}}),
+                true,
+            ))
+            .await;
+        assert_eq!(status, 503, "{v}");
+        assert_eq!(v["error"]["code"], -32603, "{v}");
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.contains(says), "{m}");
+    }
 }
 
 #[tokio::test]

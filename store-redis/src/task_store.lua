@@ -41,12 +41,25 @@ if op == 'remove' then
   return {'ok'}
 end
 
+-- Whether a new task of `bytes` fits the total bound: the total is not
+-- reached yet and the task does not take it past the bound.
+local function room(bytes, max_total)
+  local total = num(redis.call('GET', TOTAL))
+  return total < max_total and total + bytes <= max_total
+end
+
 if op == 'create' then
-  -- ARGV: json, bytes, max_tasks, expires_at ('+inf' for never), now, pexpire
+  -- ARGV: json, bytes, max_tasks, expires_at ('+inf' for never), now,
+  -- pexpire, max_total_bytes
   if redis.call('EXISTS', task) == 1 then return {'exists'} end
   if WIDE and redis.call('ZCARD', TASKS) >= tonumber(ARGV[6]) then
     purge(ARGV[8])
     if redis.call('ZCARD', TASKS) >= tonumber(ARGV[6]) then return {'too_many_tasks'} end
+  end
+  local bytes, max_total = tonumber(ARGV[5]), tonumber(ARGV[10])
+  if WIDE and not room(bytes, max_total) then
+    purge(ARGV[8])
+    if not room(bytes, max_total) then return {'full'} end
   end
   redis.call('HSET', task, 'v', 1, 'j', ARGV[4])
   expire(ARGV[9])

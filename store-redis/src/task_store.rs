@@ -5,7 +5,9 @@
 //! record, applies the transition in Rust (`TaskState`, the one written
 //! in transport-core that `MemoryTaskStore` applies too), and writes it back with a
 //! compare-and-set script that also keeps the bounds (bytes per task, bytes
-//! and tasks in total); a lost race is retried. The key lives until the
+//! and tasks in total; as in `MemoryTaskStore`, a new task is refused once
+//! the total is reached, `TaskStoreError::Full`); a lost race is retried.
+//! The key lives until the
 //! task's TTL has passed plus [`EXPIRED_GRACE`] (so a late `tasks/get` hears
 //! "expired" before "not found"); an unlimited task's key has no TTL.
 //!
@@ -276,6 +278,7 @@ impl RedisTaskStore {
                     expires,
                     now_ms.to_string(),
                     pexpire.to_string(),
+                    self.config.max_total_bytes.to_string(),
                 ],
             )
             .await?;
@@ -286,6 +289,9 @@ impl RedisTaskStore {
             }),
             "too_many_tasks" => Err(TaskStoreError::TooManyTasks {
                 max: self.config.max_tasks,
+            }),
+            "full" => Err(TaskStoreError::Full {
+                max: self.config.max_total_bytes,
             }),
             other => Err(bad(format!("unexpected status {other}"))),
         }

@@ -16,6 +16,7 @@
 //! * task store `count_bound_refuses_until_something_expires`
 //!   (`max_tasks`), `byte_bounds_per_task_and_in_total` (its total part:
 //!   `max_total_bytes`; the per-task part is checked below),
+//!   `a_full_store_refuses_new_tasks_until_some_expire` (`max_total_bytes`),
 //!   `purge_drops_only_expired_tasks` (no store-wide index to purge: Redis
 //!   expires the keys) and `ttl_is_capped_and_unlimited_only_when_allowed`
 //!   (its unlimited half: every key must have a TTL);

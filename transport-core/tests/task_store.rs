@@ -240,36 +240,51 @@ async fn byte_bounds_are_inclusive_and_report_the_size() {
     assert_eq!(a.status_message.as_deref(), Some("1234567890"));
 }
 
-/// Creating a task is bounded by the task count and the per-task bound
-/// only, so a store may hold more than `max_total_bytes`; a change that
-/// does not grow a task is then still accepted (a task can always end),
-/// and one that grows it is refused.
+/// The store's total never passes `max_total_bytes`: a new task that does
+/// not fit is refused (`Full`) and changes nothing, and at the total a
+/// change that does not grow a task is still accepted (a task can always
+/// end) while one that grows it is refused, naming the total it would
+/// reach.
 #[tokio::test]
-async fn over_the_total_only_growth_is_refused() {
+async fn at_the_total_new_tasks_wait_and_only_growth_is_refused() {
     let s = MemoryTaskStore::new(MemoryTaskStoreConfig {
         max_task_bytes: 10,
         max_total_bytes: 15,
         ..Default::default()
     });
-    for id in ["a", "b", "c"] {
-        s.create(with_message(id, None, "1234567890"), 0)
-            .await
-            .unwrap();
-    }
-    assert_eq!(s.total_bytes(), 30);
-    // The same size, then smaller (still over the total): accepted.
+    s.create(with_message("a", None, "1234567890"), 0)
+        .await
+        .unwrap();
+    assert!(matches!(
+        s.create(with_message("b", None, "123456"), 0).await,
+        Err(TaskStoreError::Full { max: 15 })
+    ));
+    assert_eq!((s.len(), s.total_bytes()), (1, 10));
+    s.create(with_message("b", None, "12345"), 0).await.unwrap();
+    assert_eq!((s.len(), s.total_bytes()), (2, 15));
+    assert!(matches!(
+        s.create(new("c", None), 0).await,
+        Err(TaskStoreError::Full { max: 15 })
+    ));
+    assert_eq!((s.len(), s.total_bytes()), (2, 15));
+    // The same size, then smaller: accepted.
     s.set_message("a", Some("abcdefghij".into()), 1)
         .await
         .unwrap();
+    assert_eq!(s.total_bytes(), 15);
     s.finish("a", Terminal::Completed(raw("1")), None, 2)
         .await
         .unwrap();
-    assert_eq!(s.total_bytes(), 21);
-    // Growing while over the total: refused.
-    s.create(with_message("d", None, "12345"), 3).await.unwrap();
-    assert_eq!(s.total_bytes(), 26);
+    assert_eq!(s.total_bytes(), 6);
+    // Growing past the total: refused, naming the total.
+    s.set_message("b", Some("123456789".into()), 3)
+        .await
+        .unwrap();
+    assert_eq!(s.total_bytes(), 10);
+    s.create(with_message("c", None, "12345"), 4).await.unwrap();
     assert!(matches!(
-        s.set_message("d", Some("123456".into()), 4).await,
-        Err(TaskStoreError::TooLarge { size: 27, max: 15 })
+        s.set_message("c", Some("123456".into()), 5).await,
+        Err(TaskStoreError::TooLarge { size: 16, max: 15 })
     ));
+    assert_eq!((s.len(), s.total_bytes()), (3, 15));
 }

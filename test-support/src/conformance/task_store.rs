@@ -379,6 +379,76 @@ pub async fn byte_bounds_per_task_and_in_total(m: &dyn TaskStoreMaker) {
         .unwrap();
 }
 
+fn with_message(id: &str, ttl: Option<u64>, message: &str) -> NewTask {
+    NewTask {
+        status_message: Some(message.to_owned()),
+        ..new(id, ttl)
+    }
+}
+
+/// Case: once the tasks together hold `max_total_bytes`, a new task is
+/// refused ([`TaskStoreError::Full`], 503 on the wire: DESIGN.md's Limits
+/// table), even an empty one, until some expire (none is evicted before its
+/// TTL); a task that would take the total past the bound is refused too,
+/// and one that fits it exactly is taken.
+pub async fn a_full_store_refuses_new_tasks_until_some_expire(m: &dyn TaskStoreMaker) {
+    let s = m
+        .make(MemoryTaskStoreConfig {
+            max_task_bytes: 10,
+            max_total_bytes: 15,
+            ..Default::default()
+        })
+        .await;
+    s.create(with_message("a", Some(100), "1234567890"), 0)
+        .await
+        .unwrap();
+    // 10 + 6 > 15.
+    assert!(matches!(
+        s.create(with_message("b", None, "123456"), 1).await,
+        Err(TaskStoreError::Full { max: 15 })
+    ));
+    assert!(matches!(
+        s.get("b", None, 1).await,
+        Err(TaskStoreError::NotFound { .. })
+    ));
+    // 10 + 5 = 15: taken.
+    s.create(with_message("b", None, "12345"), 2).await.unwrap();
+    // The total is reached: even a task of no bytes is refused.
+    assert!(matches!(
+        s.create(new("c", None), 3).await,
+        Err(TaskStoreError::Full { max: 15 })
+    ));
+    // Nothing grows past it; a task can still end.
+    assert!(matches!(
+        s.set_message("b", Some("123456".into()), 4).await,
+        Err(TaskStoreError::TooLarge { size: 16, max: 15 })
+    ));
+    s.finish("b", Terminal::Completed(raw("1")), None, 5)
+        .await
+        .unwrap();
+    // 10 + 1 + 5 > 15; 10 + 1 + 4 = 15.
+    assert!(matches!(
+        s.create(with_message("c", None, "12345"), 6).await,
+        Err(TaskStoreError::Full { max: 15 })
+    ));
+    s.create(with_message("c", None, "1234"), 6).await.unwrap();
+    // "a" has expired by 100: creating purges it and makes room.
+    assert!(matches!(
+        s.create(new("d", None), 99).await,
+        Err(TaskStoreError::Full { max: 15 })
+    ));
+    s.create(with_message("d", None, "1234567890"), 100)
+        .await
+        .unwrap();
+    assert!(matches!(
+        s.get("a", None, 100).await,
+        Err(TaskStoreError::NotFound { .. } | TaskStoreError::Expired { .. })
+    ));
+    for id in ["b", "c", "d"] {
+        assert!(s.get(id, None, 100).await.is_ok(), "{id}");
+    }
+}
+
 /// Case: scoped tasks are invisible to other scopes.
 pub async fn scoped_tasks_are_invisible_to_other_scopes(m: &dyn TaskStoreMaker) {
     let s = m.make(MemoryTaskStoreConfig::default()).await;
@@ -559,6 +629,11 @@ macro_rules! task_store_suite {
         async fn byte_bounds_per_task_and_in_total() {
             let maker = $maker;
             $crate::conformance::task_store::byte_bounds_per_task_and_in_total(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_full_store_refuses_new_tasks_until_some_expire() {
+            let maker = $maker;
+            $crate::conformance::task_store::a_full_store_refuses_new_tasks_until_some_expire(&maker).await;
         }
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn scoped_tasks_are_invisible_to_other_scopes() {

@@ -20,7 +20,10 @@ pub struct MemoryTaskStoreConfig {
     /// Payload bytes one task may hold (result or error, input requests and
     /// responses, status message, the keys it used). Default 4 MiB.
     pub max_task_bytes: usize,
-    /// Payload bytes of all tasks together. Default 64 MiB.
+    /// Payload bytes of all tasks together. Default 64 MiB. Once it is
+    /// reached a new task is [`TaskStoreError::Full`] (expired ones are
+    /// purged first), and a change that would pass it is
+    /// [`TaskStoreError::TooLarge`]; the total never passes it.
     pub max_total_bytes: usize,
     /// The longest TTL kept: a longer (or unlimited) request is shortened to
     /// it. `None` allows unlimited tasks, which only a count bound then
@@ -169,9 +172,12 @@ impl MemoryTaskStore {
         let out = change(&mut entry.state)?;
         let size = entry.state.measure();
         let total = inner.total_bytes - entry.bytes + size;
+        // Creation keeps the total within its bound (`has_room`), so only
+        // a change that grows a task can pass it: one that does not always
+        // fits (a task can always end).
         let limit = if size > self.config.max_task_bytes {
             Some(self.config.max_task_bytes)
-        } else if size > entry.bytes && total > self.config.max_total_bytes {
+        } else if total > self.config.max_total_bytes {
             Some(self.config.max_total_bytes)
         } else {
             None
@@ -190,6 +196,13 @@ impl MemoryTaskStore {
         entry.bytes = size;
         inner.total_bytes = total;
         Ok(out)
+    }
+
+    /// Whether a new task of `bytes` fits the total bound: the total is not
+    /// reached yet, and the task does not take it past the bound.
+    fn has_room(&self, inner: &Inner, bytes: usize) -> bool {
+        let max = self.config.max_total_bytes;
+        inner.total_bytes < max && inner.total_bytes + bytes <= max
     }
 
     fn purge(inner: &mut Inner, now_ms: u64) -> usize {
@@ -229,6 +242,14 @@ impl TaskStore for MemoryTaskStore {
                 size: bytes,
                 max: self.config.max_task_bytes,
             });
+        }
+        if !self.has_room(&inner, bytes) {
+            Self::purge(&mut inner, now_ms);
+            if !self.has_room(&inner, bytes) {
+                return Err(TaskStoreError::Full {
+                    max: self.config.max_total_bytes,
+                });
+            }
         }
         if let Some(scope) = &record.scope {
             let max = self.config.max_tasks_per_scope;

@@ -249,6 +249,16 @@ pub enum TaskStoreError {
         /// The configured maximum.
         max: usize,
     },
+    /// The tasks together hold the store's total of payload bytes
+    /// ([`MemoryTaskStoreConfig::max_total_bytes`]): no new task is taken,
+    /// even an empty one (it would have no room for its result), until
+    /// some expire — none is evicted before its TTL. A load condition: on
+    /// the wire, 503 with `-32603`, like [`TaskStoreError::TooManyTasks`].
+    #[error("the task store already holds its maximum of {max} payload bytes")]
+    Full {
+        /// The configured total.
+        max: usize,
+    },
     /// The operation would make one task hold more payload than allowed, or
     /// the store more than its total.
     #[error("the task would hold {size} bytes, over the task store's limit of {max}")]
@@ -311,7 +321,9 @@ pub trait TaskStore: Send + Sync + 'static {
     /// # Errors
     ///
     /// [`TaskStoreError::Exists`], [`TaskStoreError::TooManyTasks`],
-    /// [`TaskStoreError::Backend`].
+    /// [`TaskStoreError::TooLarge`] (the task alone is over the per-task
+    /// bound), [`TaskStoreError::Full`] (the total is reached),
+    /// [`TaskStoreError::TooManyForScope`], [`TaskStoreError::Backend`].
     async fn create(&self, task: NewTask, now_ms: u64) -> Result<TaskRecord, TaskStoreError>;
 
     /// The task, if visible to `scope`.

@@ -282,12 +282,23 @@ pub(crate) async fn start(
         match tasks.config.store.create(new, now_ms()).await {
             Ok(r) => break r,
             Err(TaskStoreError::Exists { .. }) if attempt < 3 => attempt += 1,
+            // A full store is a load condition (it evicts no task before
+            // its TTL): 503, naming the limit (DESIGN.md, "Limits").
             Err(TaskStoreError::TooManyTasks { max }) => {
                 return reply::error(
                     StatusCode::SERVICE_UNAVAILABLE,
                     Some(id),
                     ErrorObject::internal(format!(
                         "the server already holds its maximum of {max} tasks; try again later"
+                    )),
+                );
+            }
+            Err(TaskStoreError::Full { max }) => {
+                return reply::error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Some(id),
+                    ErrorObject::internal(format!(
+                        "the server's tasks already hold its maximum of {max} bytes; try again later"
                     )),
                 );
             }
