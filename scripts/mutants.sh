@@ -74,6 +74,7 @@ CRITICAL=(
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
   "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
   "negotiate/src/server/route.rs|mcp-negotiate|--lib --test eras --test fallback --test bad_input"
+  "store-redis/src/event_store.rs|mcp-store-redis|--test event_store --test redis_down"
 )
 
 if [[ ${1:-} == --list ]]; then
