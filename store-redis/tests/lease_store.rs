@@ -59,3 +59,34 @@ impl LeaseStoreMaker for Redis {
 mod suite {
     mcp_test_support::lease_store_suite!(super::Redis::start());
 }
+
+/// A lease's key lives its TTL plus `LEASE_KEEP` (24 h) past each write, so
+/// that a lapsed lease (and the data a successor needs) stays readable for
+/// a day.
+#[tokio::test]
+async fn a_lapsed_lease_stays_readable_for_a_day() {
+    let redis = RedisServer::start();
+    let conn = RedisConnection::connect(&RedisConnectionConfig::new(redis.url()))
+        .await
+        .unwrap();
+    let s = RedisLeaseStore::new(conn);
+    let day_ms: i64 = 24 * 60 * 60 * 1000;
+    assert!(
+        s.acquire("k", "a", "d", Duration::from_millis(150))
+            .await
+            .unwrap()
+    );
+    let ttl: i64 = redis
+        .command("PTTL mcp:lease:{k}")
+        .trim_start_matches(':')
+        .parse()
+        .unwrap();
+    assert!(ttl > day_ms && ttl <= day_ms + 150, "{ttl} ms");
+    assert!(s.renew("k", "a", Duration::from_secs(10)).await.unwrap());
+    let ttl: i64 = redis
+        .command("PTTL mcp:lease:{k}")
+        .trim_start_matches(':')
+        .parse()
+        .unwrap();
+    assert!(ttl > day_ms + 9_000 && ttl <= day_ms + 10_000, "{ttl} ms");
+}
