@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_store_redis::{RedisConnection, RedisConnectionConfig, RedisLeaseStore};
 use mcp_test_support::conformance::lease_store::LeaseStoreMaker;
 use mcp_test_support::{RedisServer, within};
-use mcp_transport_core::lease::LeaseStore;
+use mcp_transport_core::lease::{LeaseError, LeaseStore};
 
 /// One server per test; each store it makes gets its own key prefix.
 struct Redis {
@@ -89,4 +89,28 @@ async fn a_lapsed_lease_stays_readable_for_a_day() {
         .parse()
         .unwrap();
     assert!(ttl > day_ms + 9_000 && ttl <= day_ms + 10_000, "{ttl} ms");
+}
+
+/// A lease record the script did not write (a holder without data, left
+/// by another program under the prefix) is a backend error naming the
+/// reply, not a lease with empty data.
+#[tokio::test]
+async fn a_lease_record_without_data_is_a_backend_error() {
+    let redis = RedisServer::start();
+    let conn = RedisConnection::connect(&RedisConnectionConfig::new(redis.url()))
+        .await
+        .unwrap();
+    let s = RedisLeaseStore::new(conn);
+    assert_eq!(redis.command("HSET mcp:lease:{k} h a u 1"), ":2");
+    for got in [
+        s.get("k").await,
+        s.take_over("k", "b", Duration::from_secs(1)).await,
+    ] {
+        match got {
+            Err(LeaseError::Backend(e)) => {
+                assert!(e.to_string().contains("unexpected reply"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
