@@ -74,6 +74,11 @@ CRITICAL=(
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
   "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
   "negotiate/src/server/route.rs|mcp-negotiate|--lib --test eras --test fallback --test bad_input"
+  "store-redis/src/event_store.rs|mcp-store-redis|--test event_store --test redis_down"
+  "store-redis/src/session_store.rs|mcp-store-redis|--test session_store --test redis_down"
+  "store-redis/src/lease_store.rs|mcp-store-redis|--test lease_store"
+  "store-redis/src/connection.rs|mcp-store-redis|--test connection --test redis_down --test event_store"
+  "store-redis/src/signals.rs|mcp-store-redis|--test signals"
 )
 
 if [[ ${1:-} == --list ]]; then

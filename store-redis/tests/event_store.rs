@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
+use bytes::Bytes;
 use mcp_store_redis::{
     RedisConnection, RedisConnectionConfig, RedisEventStore, RedisEventStoreConfig,
 };
-use mcp_test_support::RedisServer;
 use mcp_test_support::conformance::event_store::EventStoreMaker;
+use mcp_test_support::{RedisServer, within};
+use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{EventStore, MemoryEventStoreConfig};
 
 /// One server per test; each store it makes gets its own key prefix.
@@ -52,9 +55,6 @@ mod suite {
 /// numbers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_share_one_log() {
-    use bytes::Bytes;
-    use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
-
     let redis = RedisServer::start();
     let config = RedisConnectionConfig::new(redis.url());
     let instance = || async {
@@ -113,4 +113,129 @@ async fn two_instances_share_one_log() {
         assert_eq!(mine, want);
     }
     assert_eq!(b.last_seq(&t, s).await.unwrap(), 100);
+}
+
+/// A store on its own key prefix of `redis` with these settings.
+async fn store_with(redis: &RedisServer, config: RedisEventStoreConfig) -> RedisEventStore {
+    let conn = RedisConnection::connect(&RedisConnectionConfig::new(redis.url()))
+        .await
+        .unwrap();
+    RedisEventStore::new(conn, config)
+}
+
+/// How many script calls (`EVALSHA`) `redis` has run: each store
+/// operation is one, so a test can tell that a `tail_after` has polled.
+async fn script_calls(redis: &RedisServer) -> u64 {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// `config` answers the settings the store was made with.
+#[tokio::test]
+async fn config_reports_the_settings_given() {
+    let redis = RedisServer::start();
+    let store = store_with(
+        &redis,
+        RedisEventStoreConfig {
+            limits: MemoryEventStoreConfig {
+                max_events_per_stream: 3,
+                ..Default::default()
+            },
+            session_ttl: Duration::from_secs(5),
+            max_budget_entries: 10,
+            tail_poll: Duration::from_millis(7),
+        },
+    )
+    .await;
+    let c = store.config();
+    assert_eq!(c.limits.max_events_per_stream, 3);
+    assert_eq!(c.session_ttl, Duration::from_secs(5));
+    assert_eq!(c.max_budget_entries, 10);
+    assert_eq!(c.tail_poll, Duration::from_millis(7));
+}
+
+/// `tail_after` keeps polling through its wait: an event appended after
+/// its first (empty) poll is what it answers, and it answers with it
+/// without waiting for the rest of the wait (an hour here; `within` only
+/// keeps a broken store from hanging the test).
+#[tokio::test]
+async fn tail_after_answers_an_append_made_while_it_waits() {
+    let redis = RedisServer::start();
+    let store = Arc::new(
+        store_with(
+            &redis,
+            RedisEventStoreConfig {
+                tail_poll: Duration::from_millis(10),
+                ..Default::default()
+            },
+        )
+        .await,
+    );
+    let (t, s) = (SessionTag::from_u64(1), StreamId(1));
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, s).await.unwrap();
+    let before = script_calls(&redis).await;
+    let tail = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .tail_after(&t, &EventId::priming(t, s), Duration::from_secs(3600))
+                .await
+        })
+    };
+    within("the tail's first poll", async {
+        while script_calls(&redis).await == before {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    // The first poll found nothing; this append comes after it.
+    store
+        .append(&t, s, Bytes::from_static(b"late"))
+        .await
+        .unwrap();
+    let r = within("the tail answers", tail).await.unwrap().unwrap();
+    assert_eq!(r.events.len(), 1, "{r:?}");
+    assert_eq!(r.events[0].id, EventId::new(t, s, 1));
+    assert_eq!(&r.events[0].data[..], b"late");
+    assert!(!r.finished);
+}
+
+/// A wait shorter than one poll interval is one look: nothing new, an
+/// empty answer at once, not after a poll interval (an hour here).
+#[tokio::test]
+async fn tail_after_with_a_wait_shorter_than_a_poll_looks_once() {
+    let redis = RedisServer::start();
+    let store = store_with(
+        &redis,
+        RedisEventStoreConfig {
+            tail_poll: Duration::from_secs(3600),
+            ..Default::default()
+        },
+    )
+    .await;
+    let (t, s) = (SessionTag::from_u64(1), StreamId(1));
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, s).await.unwrap();
+    store.append(&t, s, Bytes::from_static(b"a")).await.unwrap();
+    let r = within(
+        "a short tail",
+        store.tail_after(&t, &EventId::new(t, s, 1), Duration::from_millis(10)),
+    )
+    .await
+    .unwrap();
+    assert!(
+        r.events.is_empty() && !r.finished && r.last_seq == 1,
+        "{r:?}"
+    );
 }

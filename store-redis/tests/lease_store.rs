@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_store_redis::{RedisConnection, RedisConnectionConfig, RedisLeaseStore};
 use mcp_test_support::conformance::lease_store::LeaseStoreMaker;
 use mcp_test_support::{RedisServer, within};
-use mcp_transport_core::lease::LeaseStore;
+use mcp_transport_core::lease::{LeaseError, LeaseStore};
 
 /// One server per test; each store it makes gets its own key prefix.
 struct Redis {
@@ -58,4 +58,59 @@ impl LeaseStoreMaker for Redis {
 
 mod suite {
     mcp_test_support::lease_store_suite!(super::Redis::start());
+}
+
+/// A lease's key lives its TTL plus `LEASE_KEEP` (24 h) past each write, so
+/// that a lapsed lease (and the data a successor needs) stays readable for
+/// a day.
+#[tokio::test]
+async fn a_lapsed_lease_stays_readable_for_a_day() {
+    let redis = RedisServer::start();
+    let conn = RedisConnection::connect(&RedisConnectionConfig::new(redis.url()))
+        .await
+        .unwrap();
+    let s = RedisLeaseStore::new(conn);
+    let day_ms: i64 = 24 * 60 * 60 * 1000;
+    assert!(
+        s.acquire("k", "a", "d", Duration::from_millis(150))
+            .await
+            .unwrap()
+    );
+    let ttl: i64 = redis
+        .command("PTTL mcp:lease:{k}")
+        .trim_start_matches(':')
+        .parse()
+        .unwrap();
+    assert!(ttl > day_ms && ttl <= day_ms + 150, "{ttl} ms");
+    assert!(s.renew("k", "a", Duration::from_secs(10)).await.unwrap());
+    let ttl: i64 = redis
+        .command("PTTL mcp:lease:{k}")
+        .trim_start_matches(':')
+        .parse()
+        .unwrap();
+    assert!(ttl > day_ms + 9_000 && ttl <= day_ms + 10_000, "{ttl} ms");
+}
+
+/// A lease record the script did not write (a holder without data, left
+/// by another program under the prefix) is a backend error naming the
+/// reply, not a lease with empty data.
+#[tokio::test]
+async fn a_lease_record_without_data_is_a_backend_error() {
+    let redis = RedisServer::start();
+    let conn = RedisConnection::connect(&RedisConnectionConfig::new(redis.url()))
+        .await
+        .unwrap();
+    let s = RedisLeaseStore::new(conn);
+    assert_eq!(redis.command("HSET mcp:lease:{k} h a u 1"), ":2");
+    for got in [
+        s.get("k").await,
+        s.take_over("k", "b", Duration::from_secs(1)).await,
+    ] {
+        match got {
+            Err(LeaseError::Backend(e)) => {
+                assert!(e.to_string().contains("unexpected reply"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -59,3 +59,34 @@ async fn every_instance_hears_every_signal_and_resubscribes_after_a_restart() {
     .await;
     assert!(heard.session_id.starts_with("sess-1"), "{heard:?}");
 }
+
+/// `ready` on a Redis that is down gives up after the connection timeout
+/// plus one resubscribe pause, and says so.
+#[tokio::test]
+async fn ready_gives_up_after_the_connection_timeout_and_a_pause() {
+    let mut redis = RedisServer::start();
+    let mut config = RedisConnectionConfig::new(redis.url());
+    redis.stop();
+    config.connection_timeout = std::time::Duration::from_millis(300);
+    let bus = RedisSignalBus::start(RedisConnection::lazy(&config).unwrap());
+    match within("ready", bus.ready()).await {
+        Err(e) => assert!(e.to_string().contains("within 800 ms"), "{e}"),
+        Ok(()) => panic!("subscribed to a stopped Redis"),
+    }
+}
+
+/// Dropping the bus ends its subscription: Redis is left with no pattern
+/// subscribed.
+#[tokio::test]
+async fn dropping_the_bus_ends_its_subscription() {
+    let redis = RedisServer::start();
+    let b = bus(&redis).await;
+    assert_eq!(redis.command("PUBSUB NUMPAT"), ":1");
+    drop(b);
+    within("the subscription ends", async {
+        while redis.command("PUBSUB NUMPAT") != ":0" {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}
