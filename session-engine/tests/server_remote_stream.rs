@@ -9,19 +9,19 @@
 //! a `GET` with `Last-Event-ID` on it follows it in the store
 //! (`EventStore::tail_after`) until it finishes. Here the test plays the
 //! other instance: it opens the stream, appends to it and finishes it
-//! through the store the server uses ([`FollowedStore`]), which can also
-//! fail its `tail_after` like a store out of reach.
+//! through the store the server uses (`server_common::store::WatchedStore`),
+//! which can also fail its `tail_after` like a store out of reach.
 //!
 //! On tokio's paused clock, driven in memory (no socket): every body frame
 //! is exactly one `next_chunk`, every instant virtual. A follower that
-//! asks the store again and again without pausing (it never yields the
-//! clock) is caught by the store itself, which counts the calls made at one
+//! asks the store again and again without pausing (it never lets the clock
+//! move) is caught by the store itself, which counts the reads made at one
 //! instant, so such a bug fails the test instead of hanging it.
 
 mod server_common;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -30,23 +30,17 @@ use futures::stream::BoxStream;
 use http::StatusCode;
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
-use mcp_transport_core::event_log::{
-    EventStore, MemoryEventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError,
-};
+use mcp_transport_core::event_id::{EventId, StreamId};
+use mcp_transport_core::event_log::EventStore;
 use mcp_transport_core::lease::{LeaseError, LeaseInfo, LeaseStore, Leases, MemoryLeaseStore};
 use serde_json::{Value, json};
 use server_common::memory::{frames, initialized_as, resume_as};
-use tokio::time::Instant;
+use server_common::store::WatchedStore;
 use tower::ServiceExt;
 
 /// The stream the "other instance" writes (far from the numbers this
 /// instance gives its own streams).
 const REMOTE: StreamId = StreamId(1 << 40);
-
-/// A `tail_after` at one instant beyond this many means the follower asks
-/// the store in a loop without pausing (`TAIL_PAUSE`).
-const MAX_TAILS_AT_ONE_INSTANT: usize = 50;
 
 /// How long the tests wait (virtual time) for something that should come
 /// within a few store polls.
@@ -54,116 +48,6 @@ const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The `retry` of the 2025-11-25 test config.
 const RETRY_MS: u64 = 50;
-
-/// The server's event store: a [`MemoryEventStore`] that remembers the
-/// session's tag, counts `tail_after` calls, and fails them when told to.
-struct FollowedStore {
-    inner: MemoryEventStore,
-    tag: Mutex<Option<SessionTag>>,
-    fail_tail: AtomicBool,
-    tails: AtomicUsize,
-    /// The instant of the last `tail_after` and how many came at it.
-    at: Mutex<(Option<Instant>, usize)>,
-}
-
-impl FollowedStore {
-    fn new() -> Self {
-        FollowedStore {
-            inner: MemoryEventStore::new(MemoryEventStoreConfig::default()),
-            tag: Mutex::new(None),
-            fail_tail: AtomicBool::new(false),
-            tails: AtomicUsize::new(0),
-            at: Mutex::new((None, 0)),
-        }
-    }
-
-    /// The tag of the (one) session opened.
-    fn tag(&self) -> SessionTag {
-        self.tag.lock().unwrap().expect("a session was opened")
-    }
-
-    fn tails(&self) -> usize {
-        self.tails.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait::async_trait]
-impl EventStore for FollowedStore {
-    async fn open_session(&self, session: &SessionTag) -> Result<(), StoreError> {
-        *self.tag.lock().unwrap() = Some(*session);
-        self.inner.open_session(session).await
-    }
-
-    async fn open_stream(
-        &self,
-        session: &SessionTag,
-        stream: StreamId,
-    ) -> Result<EventId, StoreError> {
-        self.inner.open_stream(session, stream).await
-    }
-
-    async fn append(
-        &self,
-        session: &SessionTag,
-        stream: StreamId,
-        message: Bytes,
-    ) -> Result<EventId, StoreError> {
-        self.inner.append(session, stream, message).await
-    }
-
-    async fn finish_stream(
-        &self,
-        session: &SessionTag,
-        stream: StreamId,
-    ) -> Result<(), StoreError> {
-        self.inner.finish_stream(session, stream).await
-    }
-
-    async fn replay_after(
-        &self,
-        expected_session: &SessionTag,
-        last: &EventId,
-    ) -> Result<Replay, ReplayError> {
-        self.inner.replay_after(expected_session, last).await
-    }
-
-    async fn tail_after(
-        &self,
-        expected_session: &SessionTag,
-        last: &EventId,
-        wait: Duration,
-    ) -> Result<Replay, ReplayError> {
-        self.tails.fetch_add(1, Ordering::SeqCst);
-        {
-            let now = Instant::now();
-            let mut at = self.at.lock().unwrap();
-            *at = if at.0 == Some(now) {
-                (Some(now), at.1 + 1)
-            } else {
-                (Some(now), 1)
-            };
-            assert!(
-                at.1 <= MAX_TAILS_AT_ONE_INSTANT,
-                "the follower asked the store {} times at one instant: it loops without pausing",
-                at.1
-            );
-        }
-        if self.fail_tail.load(Ordering::SeqCst) {
-            return Err(ReplayError::Backend(
-                "the event store is out of reach".into(),
-            ));
-        }
-        self.inner.tail_after(expected_session, last, wait).await
-    }
-
-    async fn last_seq(&self, session: &SessionTag, stream: StreamId) -> Result<u64, StoreError> {
-        self.inner.last_seq(session, stream).await
-    }
-
-    async fn remove_session(&self, session: &SessionTag) -> Result<(), StoreError> {
-        self.inner.remove_session(session).await
-    }
-}
 
 /// A [`MemoryLeaseStore`] that counts `get` (how a follower checks the
 /// writer's lease).
@@ -210,7 +94,7 @@ impl LeaseStore for CountingLeases {
 
 /// 2025-06-18 and 2025-11-25, `store` as the event log, `retry: 50`, no
 /// keep-alive comments (an idle connection writes nothing).
-fn config(store: &Arc<FollowedStore>) -> ServerConfig {
+fn config(store: &Arc<WatchedStore>) -> ServerConfig {
     server_common::config()
         .with_versions([ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25])
         .with_event_store(store.clone())
@@ -222,7 +106,7 @@ fn config(store: &Arc<FollowedStore>) -> ServerConfig {
 /// id and the stream's priming id.
 async fn remote_stream(
     config: ServerConfig,
-    store: &FollowedStore,
+    store: &WatchedStore,
     version: &str,
 ) -> (LegacyServer, String, EventId) {
     let server = LegacyServer::new(Arc::new(server_common::test_handler()), config);
@@ -305,9 +189,9 @@ fn ids(text: &str) -> Vec<String> {
 /// has given up on.
 #[tokio::test(start_paused = true)]
 async fn a_failed_follow_ends_a_connection_without_sep_1699() {
-    let store = Arc::new(FollowedStore::new());
+    let store = Arc::new(WatchedStore::default());
     let (server, session, priming) = remote_stream(config(&store), &store, "2025-06-18").await;
-    store.fail_tail.store(true, Ordering::SeqCst);
+    store.fail_tails();
     let mut body = resume(&server, "2025-06-18", &session, &priming).await;
     assert_eq!(to_end(&mut body).await, "");
     assert_eq!(store.tails(), 1);
@@ -318,9 +202,9 @@ async fn a_failed_follow_ends_a_connection_without_sep_1699() {
 /// yet) and `retry`.
 #[tokio::test(start_paused = true)]
 async fn a_failed_follow_ends_a_polling_connection_with_retry() {
-    let store = Arc::new(FollowedStore::new());
+    let store = Arc::new(WatchedStore::default());
     let (server, session, priming) = remote_stream(config(&store), &store, "2025-11-25").await;
-    store.fail_tail.store(true, Ordering::SeqCst);
+    store.fail_tails();
     let mut body = resume(&server, "2025-11-25", &session, &priming).await;
     let text = to_end(&mut body).await;
     assert!(
@@ -340,7 +224,7 @@ async fn a_failed_follow_ends_a_polling_connection_with_retry() {
 /// response and the stream's end then end the body.
 #[tokio::test(start_paused = true)]
 async fn a_followed_stream_delivers_each_event_before_the_stream_ends() {
-    let store = Arc::new(FollowedStore::new());
+    let store = Arc::new(WatchedStore::default());
     let config = config(&store).with_event_ids(true);
     let (server, session, priming) = remote_stream(config, &store, "2025-06-18").await;
     let tag = store.tag();
@@ -372,7 +256,7 @@ async fn a_followed_stream_delivers_each_event_before_the_stream_ends() {
 /// with one `-32603` error for the request on it, and the body ends.
 #[tokio::test(start_paused = true)]
 async fn a_follower_checks_the_lease_each_interval_and_ends_a_dead_writers_stream() {
-    let store = Arc::new(FollowedStore::new());
+    let store = Arc::new(WatchedStore::default());
     let leases = Arc::new(CountingLeases::default());
     let renew = Duration::from_secs(1);
     let config = config(&store).with_leases(
@@ -400,4 +284,52 @@ async fn a_follower_checks_the_lease_each_interval_and_ends_a_dead_writers_strea
     assert_eq!(got.len(), 1, "{text:?}");
     assert_eq!(got[0]["id"], 7, "{text:?}");
     assert_eq!(got[0]["error"]["code"], -32603, "{text:?}");
+}
+
+/// The events of a backlog of `n` messages built by `message`, written by
+/// the other instance and finished, as a resume from the start receives
+/// them: the number of messages in each body chunk, and all of them.
+async fn backlog_chunks(n: u64, message: fn(u64) -> Value) -> (Vec<usize>, Vec<Value>) {
+    let store = Arc::new(WatchedStore::default());
+    let (server, session, priming) = remote_stream(config(&store), &store, "2025-06-18").await;
+    let tag = store.tag();
+    for step in 1..=n {
+        store
+            .inner
+            .append(&tag, REMOTE, stored(&message(step)))
+            .await
+            .unwrap();
+    }
+    store.inner.finish_stream(&tag, REMOTE).await.unwrap();
+    let mut body = resume(&server, "2025-06-18", &session, &priming).await;
+    let (mut sizes, mut all) = (Vec::new(), Vec::new());
+    while let Some(frame) = next(&mut body).await {
+        let got = messages(&frame);
+        sizes.push(got.len());
+        all.extend(got);
+    }
+    (sizes, all)
+}
+
+/// A run of ready events goes out as one body chunk, of at most 64 events
+/// (the module documentation of `connection.rs`: a bounded write each).
+#[tokio::test(start_paused = true)]
+async fn a_backlog_goes_out_in_chunks_of_at_most_64_events() {
+    let (sizes, all) = backlog_chunks(100, log_message).await;
+    assert_eq!(sizes, [64, 36]);
+    assert_eq!(all, (1..=100).map(log_message).collect::<Vec<_>>());
+}
+
+/// A chunk stops growing once it holds 256 KiB: 60 KB events go out five
+/// to a chunk (four are under 256 KiB, the fifth passes it), not one by
+/// one.
+#[tokio::test(start_paused = true)]
+async fn a_backlog_of_large_events_goes_out_in_chunks_of_about_256_kib() {
+    fn large(step: u64) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+               "params": {"level": "info", "data": {"step": step, "pad": "x".repeat(60_000)}}})
+    }
+    let (sizes, all) = backlog_chunks(10, large).await;
+    assert_eq!(sizes, [5, 5]);
+    assert_eq!(all, (1..=10).map(large).collect::<Vec<_>>());
 }
