@@ -111,8 +111,10 @@ async fn a_disconnect_does_not_cancel() {
 /// requests.
 #[tokio::test]
 async fn the_cancel_on_disconnect_fault_cancels_on_a_disconnect() {
-    let mut http = ServerHttp::default();
-    http.faults = Faults::only(Fault::CancelOnDisconnect);
+    let http = ServerHttp {
+        faults: Faults::only(Fault::CancelOnDisconnect),
+        ..ServerHttp::default()
+    };
     let t = start(config().with_http(http)).await;
     let s = t.init("2025-11-25").await;
     let mut stream = SseReader::new(t.call(&s, 1, "slow", json!({"ms": 60_000})).await);
