@@ -1,10 +1,13 @@
 //! Cancellation (*Cancellation*): `notifications/cancelled` fires the
-//! request's token, and no response is sent; a disconnect is not a cancel.
+//! request's token, and no response is sent; a disconnect is not a cancel
+//! (except under the self-test fault that makes it one).
 
 mod server_common;
 
 use std::sync::atomic::Ordering;
 
+use mcp_http_edge::config::ServerHttp;
+use mcp_http_edge::faults::{Fault, Faults};
 use serde_json::json;
 use server_common::*;
 
@@ -100,4 +103,25 @@ async fn a_disconnect_does_not_cancel() {
     assert_eq!(t.handler.cancellations.load(Ordering::SeqCst), 0);
     let (recs, _) = read_all(t.resume(&s, priming.id()).send().await.unwrap()).await;
     assert_eq!(messages(&recs)[0]["result"]["slept"], 100);
+}
+
+/// The `cancel-on-disconnect` self-test fault (a deliberately wrong server
+/// that `mcp-conformance self-test` must catch) does cancel: a 2025-11-25
+/// connection that ends before its response cancels the session's
+/// requests.
+#[tokio::test]
+async fn the_cancel_on_disconnect_fault_cancels_on_a_disconnect() {
+    let http = ServerHttp {
+        faults: Faults::only(Fault::CancelOnDisconnect),
+        ..ServerHttp::default()
+    };
+    let t = start(config().with_http(http)).await;
+    let s = t.init("2025-11-25").await;
+    let mut stream = SseReader::new(t.call(&s, 1, "slow", json!({"ms": 60_000})).await);
+    assert!(stream.next().await.unwrap().is_priming());
+    drop(stream);
+    eventually("the cancellation", || {
+        t.handler.cancellations.load(Ordering::SeqCst) == 1
+    })
+    .await;
 }

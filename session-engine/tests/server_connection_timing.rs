@@ -23,6 +23,7 @@ use http::{Request, StatusCode};
 use mcp_rev_2025_11_25::{self as rev, LegacyServer, PollingExt, ServerConfig};
 use serde_json::json;
 use server_common::memory::{frames, initialized, post};
+use server_common::store::WatchedStore;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
@@ -146,4 +147,26 @@ async fn a_connection_taken_over_ends_at_once_on_an_idle_stream() {
     );
     assert!(first.next().await.is_none());
     assert!(Instant::now() - start < Duration::from_millis(TOOL_MS));
+}
+
+/// A connection reads the event log only when its stream has something new
+/// for it: the keep-alive wake-ups of an idle stream cost the store nothing
+/// (with a shared store, every idle connection would otherwise read it at
+/// each keep-alive).
+#[tokio::test(start_paused = true)]
+async fn an_idle_connection_does_not_read_the_log() {
+    let store = Arc::new(WatchedStore::default());
+    let every = Duration::from_millis(100);
+    let config = test_config()
+        .with_keepalive(Some(every))
+        .with_event_store(store.clone());
+    let (server, id) = session(config).await;
+    let mut body = slow_call(&server, &id).await;
+    let first = body.next().await.unwrap();
+    assert!(text(&first).contains("id:"), "{:?}", text(&first));
+    for n in 1..=3 {
+        let frame = body.next().await.unwrap();
+        assert_eq!(text(&frame), ": keep-alive\n", "frame {n}");
+    }
+    assert_eq!(store.replays(), 0);
 }

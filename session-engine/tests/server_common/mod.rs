@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod memory;
+pub mod store;
 
 use std::collections::BTreeMap;
 use std::ops::Deref;

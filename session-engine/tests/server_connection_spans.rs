@@ -1,0 +1,133 @@
+//! What each SSE connection records when it ends: its `mcp.stream` /
+//! `mcp.resume` span gets `sse.end` (`finished`, `closed` early by the
+//! server, `detached`: the client went away) and `sse.events` (message
+//! events written), and it logs "SSE connection ended" with both
+//! (`connection.rs`'s module documentation; `mcp_http_edge::trace`).
+//!
+//! The server is driven in memory on a current-thread runtime, so every
+//! connection runs on the test's thread, under the test's subscriber.
+
+mod server_common;
+
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use mcp_session_engine::server::LegacyServer;
+use serde_json::{Value, json};
+use server_common::memory::{frames, initialized, post};
+use tower::ServiceExt;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+/// How one connection ended: `(end, events)`.
+type Ended = (String, u64);
+
+/// Collects the `end` and `events` of every "SSE connection ended" event.
+#[derive(Clone, Default)]
+struct Ends(Arc<Mutex<Vec<Ended>>>);
+
+#[derive(Default)]
+struct EndFields {
+    end: Option<String>,
+    events: Option<u64>,
+}
+
+impl Visit for EndFields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "end" {
+            self.end = Some(value.to_owned());
+        }
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if field.name() == "events" {
+            self.events = Some(value);
+        }
+    }
+
+    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
+}
+
+impl<S: Subscriber> Layer<S> for Ends {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let mut f = EndFields::default();
+        event.record(&mut f);
+        if let (Some(end), Some(events)) = (f.end, f.events) {
+            self.0.lock().unwrap().push((end, events));
+        }
+    }
+}
+
+impl Ends {
+    /// The ends recorded so far, emptied.
+    fn take(&self) -> Vec<Ended> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments}})
+}
+
+fn ended(end: &str, events: u64) -> Ended {
+    (end.to_owned(), events)
+}
+
+/// The message events (non-empty `data`) in the frames read from `body`
+/// until it ends, or `limit` frames.
+async fn read(
+    body: &mut futures::stream::BoxStream<'static, axum::body::Bytes>,
+    limit: usize,
+) -> u64 {
+    let mut text = String::new();
+    for _ in 0..limit {
+        let Some(frame) = body.next().await else {
+            break;
+        };
+        text.push_str(std::str::from_utf8(&frame).unwrap());
+    }
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix("data:")
+                .is_some_and(|d| !d.trim().is_empty())
+        })
+        .count() as u64
+}
+
+/// A connection that delivered its stream to the end records `finished`
+/// and its message events (two logs and the response; the priming event
+/// is not a message); one the server closed early (`close_stream`)
+/// records `closed`; one whose client went away records `detached`. Each
+/// counts the message events its body carried.
+#[tokio::test(start_paused = true)]
+async fn each_connection_records_how_it_ended_and_its_events() {
+    let ends = Ends::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(ends.clone()));
+    let server = LegacyServer::new(
+        Arc::new(server_common::test_handler()),
+        server_common::config(),
+    );
+    let session = initialized(&server).await;
+    let post_call = |id, tool, arguments| {
+        let server = server.clone();
+        let request = post(&call(id, tool, arguments), Some(&session));
+        async move { frames(server.oneshot(request).await.unwrap().into_body()) }
+    };
+
+    let mut body = post_call(1, "progress", json!({"n": 2})).await;
+    assert_eq!(read(&mut body, usize::MAX).await, 3);
+    assert_eq!(ends.take(), [ended("finished", 3)]);
+
+    let mut body = post_call(2, "close_stream", json!({"delay_ms": 10})).await;
+    let events = read(&mut body, usize::MAX).await;
+    assert_eq!(ends.take(), [ended("closed", events)]);
+
+    // The priming event, then the first step.
+    let mut body = post_call(3, "progress", json!({"n": 3, "delay_ms": 100})).await;
+    assert_eq!(read(&mut body, 2).await, 1);
+    drop(body);
+    assert_eq!(ends.take(), [ended("detached", 1)]);
+}
