@@ -167,7 +167,7 @@ impl Prompt {
     {
         let name = name.into();
         let prompt = name.clone();
-        let run = typed_fn(f, IntoPrompt::into_prompt, move |e| {
+        let run = typed_fn(f, |_| IntoPrompt::into_prompt, move |e, _| {
             Err(ErrorObject::invalid_params(format!(
                 "invalid arguments for prompt {prompt}: {e}"
             )))
