@@ -16,6 +16,7 @@ use http::StatusCode;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::handler::{Outcome, RequestContext};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
+use mcp_transport_core::request_head::RequestHead;
 
 use tracing::Instrument;
 
@@ -78,34 +79,28 @@ pub(crate) async fn serve(
 tokio::task_local! {
     /// The HTTP request whose POST is being handled (set around it by
     /// `LegacyServer::handle`), for [`RequestContext::http`].
-    pub(crate) static HTTP_PARTS: Arc<http::request::Parts>;
+    pub(crate) static HTTP_PARTS: Arc<RequestHead>;
 }
 
-/// The POST's parts as [`RequestContext::http`] keeps them while the
-/// request runs: a copy whose header values all share one buffer. A value
-/// parsed by hyper is a slice of the connection's read buffer (kilobytes,
-/// kept alive by any slice), one built by hand a block of its own; a
-/// request pending between SEP-1699 polls would hold either for its whole
-/// run. The map's entries and the extensions are cloned as they are.
-pub(crate) fn kept_parts(parts: &http::request::Parts) -> Arc<http::request::Parts> {
-    let mut kept = parts.clone();
-    let size = kept.headers.values().map(http::HeaderValue::len).sum();
-    let mut all = bytes::BytesMut::with_capacity(size);
-    for v in kept.headers.values() {
-        all.extend_from_slice(v.as_bytes());
+/// What the handler sees of the POST ([`RequestContext::http`]), kept for
+/// as long as the request runs — between SEP-1699 polls too, with no
+/// connection — so compactly: the target and headers in one buffer of its
+/// own (a value parsed by hyper is a slice of the connection's read
+/// buffer, which a pending request would otherwise keep alive), the
+/// extensions cloned without axum's `OriginalUri` when that is the target
+/// itself (a router inserts it into every request: a `Uri` and its shared
+/// bytes, ~110 bytes).
+pub(crate) fn kept_head(parts: &http::request::Parts) -> RequestHead {
+    let mut head = RequestHead::from_parts(parts);
+    if head
+        .extensions()
+        .get::<axum::extract::OriginalUri>()
+        .is_some_and(|o| o.0 == parts.uri)
+    {
+        head.extensions_mut()
+            .remove::<axum::extract::OriginalUri>();
     }
-    let all = all.freeze();
-    let mut at = 0;
-    for v in kept.headers.values_mut() {
-        let end = at + v.len();
-        // Valid as the value it copies; kept as it is otherwise.
-        if let Ok(mut shared) = http::HeaderValue::from_maybe_shared(all.slice(at..end)) {
-            shared.set_sensitive(v.is_sensitive());
-            *v = shared;
-        }
-        at = end;
-    }
-    Arc::new(kept)
+    head
 }
 
 /// Runs `request` in its own task, its messages going to `outlet`. The
@@ -141,7 +136,7 @@ async fn run(
     cancel: CancellationToken,
     outlet: Arc<Outlet>,
     _busy: BusyGuard,
-    http: Option<Arc<http::request::Parts>>,
+    http: Option<Arc<RequestHead>>,
 ) {
     let id = request.id.clone();
     let mut cx = RequestContext::new(
@@ -258,4 +253,36 @@ fn not_in_revision(method: &str, id: RequestId, reason: String) -> Response {
             reason,
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::extract::OriginalUri;
+
+    #[test]
+    fn the_kept_head_drops_original_uri_only_when_it_is_the_target() {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Principal(&'static str);
+        let (mut parts, ()) = http::Request::post("/mcp")
+            .header("mcp-session-id", "s1")
+            .body(())
+            .unwrap()
+            .into_parts();
+        parts.extensions.insert(Principal("ada"));
+        parts.extensions.insert(OriginalUri(parts.uri.clone()));
+        let head = kept_head(&parts);
+        assert!(head.extensions().get::<OriginalUri>().is_none());
+        assert_eq!(head.extensions().get::<Principal>(), Some(&Principal("ada")));
+        assert_eq!(head.header_str("mcp-session-id"), Some("s1"));
+        // Nested under a prefix: the original says more than the target.
+        parts
+            .extensions
+            .insert(OriginalUri(http::Uri::from_static("/api/mcp")));
+        let head = kept_head(&parts);
+        assert_eq!(
+            head.extensions().get::<OriginalUri>().map(|o| o.0.path()),
+            Some("/api/mcp")
+        );
+    }
 }
