@@ -8,6 +8,7 @@
 //! (*Cancellation*: receivers SHOULD "Not send a response for the cancelled
 //! request"); the handler is still polled to completion so it can clean up.
 
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use mcp_transport_core::handler::{Outcome, RequestContext};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
 use mcp_transport_core::request_head::RequestHead;
 
+use serde_json::value::RawValue;
 use tracing::Instrument;
 
 use super::Shared;
@@ -129,6 +131,12 @@ pub(crate) fn spawn(
     );
 }
 
+/// The request's task: the handler's rounds, then the ending.
+///
+/// It holds no [`RequestContext`] of its own while the handler runs (a
+/// pending request under SEP-1699 polling is this task and the handler's
+/// future, for as long as the work takes): each round's context is built
+/// for the handler and moved into its future.
 async fn run(
     shared: Arc<Shared>,
     session: Arc<Session>,
@@ -138,23 +146,13 @@ async fn run(
     _busy: BusyGuard,
     http: Option<Arc<RequestHead>>,
 ) {
-    let id = request.id.clone();
-    let mut cx = RequestContext::new(
-        session.version.clone(),
-        id.clone(),
-        session.client(),
-        cancel.clone(),
-        outlet.clone(),
-    );
-    cx.http = http;
-    cx.progress_token = request
-        .meta()
-        .and_then(|m| m.get("progressToken").cloned())
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    let id = &request.id;
+    // The answers of the input round just done, for the next round.
+    let mut answered = None;
     let mut rounds = 0u32;
     loop {
-        let fut =
-            AssertUnwindSafe(session.handler.handle(request.clone(), cx.clone())).catch_unwind();
+        let cx = context(&session, &request, &cancel, &outlet, &http, answered.take());
+        let fut = AssertUnwindSafe(session.handler.handle(request.clone(), cx)).catch_unwind();
         tokio::pin!(fut);
         let outcome = tokio::select! {
             biased;
@@ -209,10 +207,7 @@ async fn run(
                 }
                 let state = input.state.clone();
                 match Box::pin(input::ask(&shared, &session, &outlet, &cancel, input)).await {
-                    Ok(answers) => {
-                        cx.input_responses = Some(answers);
-                        cx.request_state = state;
-                    }
+                    Ok(answers) => answered = Some(Box::new((answers, state))),
                     Err(AskError::Cancelled) => {
                         Box::pin(outlet.abandon()).await;
                         break;
@@ -230,7 +225,40 @@ async fn run(
             }
         }
     }
-    session.end_request(&id);
+    session.end_request(id);
+}
+
+/// The answers of an input round and the state the handler gave with its
+/// request for them.
+type Answered = (BTreeMap<String, Box<RawValue>>, Option<String>);
+
+/// The handler's context for one round of `request`.
+fn context(
+    session: &Session,
+    request: &Request,
+    cancel: &CancellationToken,
+    outlet: &Arc<Outlet>,
+    http: &Option<Arc<RequestHead>>,
+    answered: Option<Box<Answered>>,
+) -> RequestContext {
+    let mut cx = RequestContext::new(
+        session.version.clone(),
+        request.id.clone(),
+        session.client(),
+        cancel.clone(),
+        outlet.clone(),
+    );
+    cx.http = http.clone();
+    cx.progress_token = request
+        .meta()
+        .and_then(|m| m.get("progressToken").cloned())
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    if let Some(answered) = answered {
+        let (answers, state) = *answered;
+        cx.input_responses = Some(answers);
+        cx.request_state = state;
+    }
+    cx
 }
 
 /// The answer to a request whose handler needs a server-to-client method
