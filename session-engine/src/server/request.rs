@@ -9,10 +9,13 @@
 //! request"); the handler is still polled to completion so it can clean up.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
+use futures_util::future::CatchUnwind;
 use http::StatusCode;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::handler::{Outcome, RequestContext};
@@ -28,7 +31,7 @@ use super::input::{self, AskError};
 use super::open::open_request_stream;
 use super::outlet::{Answer, Outlet};
 use super::reply::{self, HttpResponse};
-use super::session::{BusyGuard, Session};
+use super::session::Session;
 
 /// Starts `request` and answers the POST: an SSE stream, or in
 /// `json_response` mode JSON unless the handler streams first.
@@ -108,6 +111,16 @@ pub(crate) fn kept_head(parts: &http::request::Parts) -> RequestHead {
 /// Runs `request` in its own task, its messages going to `outlet`. The
 /// request must already be registered (`Session::start_request`) with
 /// `cancel`. The handler sees the POST's HTTP parts ([`HTTP_PARTS`]).
+///
+/// A pending request (for minutes under SEP-1699 polling) is this task
+/// and the handler's future, so the task holds as little as it can while
+/// the handler runs: the request and the handles it needs, no
+/// [`RequestContext`] (each round's context is moved into the handler's
+/// future), and no room for what comes after the handler answers (input
+/// rounds, the response, the stream's end: [`conclude`], boxed). A task is
+/// sized for its largest state. It is an `async` block over what it owns,
+/// not an `async fn`: an `async fn` keeps room for its arguments besides
+/// the locals they move into.
 pub(crate) fn spawn(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
@@ -117,115 +130,113 @@ pub(crate) fn spawn(
 ) {
     let busy = session.busy(shared);
     let http = HTTP_PARTS.try_with(Arc::clone).ok();
-    tokio::spawn(
-        run(
-            shared.clone(),
-            session.clone(),
-            request,
-            cancel,
-            outlet,
-            busy,
-            http,
-        )
-        .instrument(tracing::Span::current()),
-    );
+    let (shared, session) = (shared.clone(), session.clone());
+    let task = async move {
+        let cx = context(&session, &request, &cancel, &outlet, &http, None);
+        let first = round(&session, &request, &cancel, cx).await;
+        Box::pin(conclude(
+            &shared, &session, &request, &cancel, &outlet, &http, first,
+        ))
+        .await;
+        session.end_request(&request.id);
+        drop(busy);
+    };
+    tokio::spawn(task.instrument(tracing::Span::current()));
 }
 
-/// The request's task: the handler's rounds, then the ending.
-///
-/// It holds no [`RequestContext`] of its own while the handler runs (a
-/// pending request under SEP-1699 polling is this task and the handler's
-/// future, for as long as the work takes): each round's context is built
-/// for the handler and moved into its future.
-async fn run(
-    shared: Arc<Shared>,
-    session: Arc<Session>,
-    request: Request,
-    cancel: CancellationToken,
-    outlet: Arc<Outlet>,
-    _busy: BusyGuard,
-    http: Option<Arc<RequestHead>>,
-) {
-    let id = &request.id;
-    // The answers of the input round just done, for the next round.
-    let mut answered = None;
-    let mut rounds = 0u32;
-    loop {
-        let cx = context(&session, &request, &cancel, &outlet, &http, answered.take());
-        let fut = AssertUnwindSafe(session.handler.handle(request.clone(), cx)).catch_unwind();
-        tokio::pin!(fut);
-        let outcome = tokio::select! {
+/// The handler's future of one round, with a panic caught.
+type Running<'a> =
+    CatchUnwind<AssertUnwindSafe<Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>>>;
+
+/// What a round ended with: the handler's outcome (`Err`: it panicked),
+/// or `None` when the request was cancelled first.
+type RoundEnd = Option<Result<Outcome, Box<dyn std::any::Any + Send>>>;
+
+/// One round of the handler with `cx`: runs until it answers or the
+/// request is cancelled, and gives back how it ended and the handler's
+/// future (polled on after a cancellation, so the handler can wind down).
+/// The handler's future is made before the returned one, so `cx` is not
+/// kept in it.
+fn round<'a>(
+    session: &'a Session,
+    request: &Request,
+    cancel: &'a CancellationToken,
+    cx: RequestContext,
+) -> impl Future<Output = (RoundEnd, Running<'a>)> + Send + 'a {
+    let mut fut = AssertUnwindSafe(session.handler.handle(request.clone(), cx)).catch_unwind();
+    async move {
+        let end = tokio::select! {
             biased;
             o = &mut fut => Some(o),
             () = cancel.cancelled() => None,
         };
-        let Some(outcome) = outcome else {
-            // Boxed, as `input::ask` below: rare paths with large futures
-            // would otherwise size every request's task (it is sized for
-            // its largest state) while it waits for its handler.
-            Box::pin(outlet.abandon()).await;
+        (end, fut)
+    }
+}
+
+/// After the first round: the response, or the input rounds and then the
+/// response, or the abandoned stream of a cancelled request.
+async fn conclude<'a>(
+    shared: &Arc<Shared>,
+    session: &'a Arc<Session>,
+    request: &Request,
+    cancel: &'a CancellationToken,
+    outlet: &Arc<Outlet>,
+    http: &Option<Arc<RequestHead>>,
+    first: (RoundEnd, Running<'a>),
+) {
+    let id = &request.id;
+    let (mut end, mut fut) = first;
+    let mut rounds = 0u32;
+    loop {
+        let Some(outcome) = end else {
+            outlet.abandon().await;
             // Let the handler see `cx.cancelled()` and wind down.
             let _ = fut.await;
-            break;
+            return;
         };
-        let outcome = match outcome {
-            Ok(o) => o,
-            Err(_) => {
-                tracing::error!(session = %session.id, request = %id, "handler panicked");
-                Outcome::Error(ErrorObject::new(
-                    INTERNAL_ERROR,
-                    "Internal error: the handler failed",
-                ))
-            }
-        };
-        // Each ending is boxed: `Outlet::respond` awaits the event store,
-        // the stream's end and its lease, and a task is sized for its
-        // largest state, which would otherwise be every request's size
-        // while it waits for its handler (SEP-1699 polling keeps many
-        // waiting).
-        match outcome {
+        let outcome = outcome.unwrap_or_else(|_| {
+            tracing::error!(session = %session.id, request = %id, "handler panicked");
+            Outcome::Error(ErrorObject::new(
+                INTERNAL_ERROR,
+                "Internal error: the handler failed",
+            ))
+        });
+        let input = match outcome {
             Outcome::Result(result) => {
-                Box::pin(outlet.respond(Response::result(id.clone(), result))).await;
-                break;
+                return outlet.respond(Response::result(id.clone(), result)).await;
             }
             Outcome::Error(error) => {
-                Box::pin(outlet.respond(Response::error(Some(id.clone()), error))).await;
-                break;
+                return outlet.respond(Response::error(Some(id.clone()), error)).await;
             }
-            Outcome::InputRequired(input) => {
-                rounds += 1;
-                if rounds > shared.config.max_input_rounds {
-                    let e = ErrorObject::new(
-                        INTERNAL_ERROR,
-                        format!(
-                            "the handler asked for client input more than {} times",
-                            shared.config.max_input_rounds
-                        ),
-                    );
-                    Box::pin(outlet.respond(Response::error(Some(id.clone()), e))).await;
-                    break;
-                }
-                let state = input.state.clone();
-                match Box::pin(input::ask(&shared, &session, &outlet, &cancel, input)).await {
-                    Ok(answers) => answered = Some(Box::new((answers, state))),
-                    Err(AskError::Cancelled) => {
-                        Box::pin(outlet.abandon()).await;
-                        break;
-                    }
-                    Err(AskError::Failed(e)) => {
-                        Box::pin(outlet.respond(Response::error(Some(id.clone()), e))).await;
-                        break;
-                    }
-                    Err(AskError::NotInRevision(reason)) => {
-                        let response = not_in_revision(&request.method, id.clone(), reason);
-                        Box::pin(outlet.respond(response)).await;
-                        break;
-                    }
-                }
-            }
+            Outcome::InputRequired(input) => input,
+        };
+        rounds += 1;
+        if rounds > shared.config.max_input_rounds {
+            let e = ErrorObject::new(
+                INTERNAL_ERROR,
+                format!(
+                    "the handler asked for client input more than {} times",
+                    shared.config.max_input_rounds
+                ),
+            );
+            return outlet.respond(Response::error(Some(id.clone()), e)).await;
         }
+        let state = input.state.clone();
+        let answers = match input::ask(shared, session, outlet, cancel, input).await {
+            Ok(answers) => answers,
+            Err(AskError::Cancelled) => return outlet.abandon().await,
+            Err(AskError::Failed(e)) => {
+                return outlet.respond(Response::error(Some(id.clone()), e)).await;
+            }
+            Err(AskError::NotInRevision(reason)) => {
+                let response = not_in_revision(&request.method, id.clone(), reason);
+                return outlet.respond(response).await;
+            }
+        };
+        let cx = context(session, request, cancel, outlet, http, Some((answers, state)));
+        (end, fut) = round(session, request, cancel, cx).await;
     }
-    session.end_request(id);
 }
 
 /// The answers of an input round and the state the handler gave with its
@@ -239,7 +250,7 @@ fn context(
     cancel: &CancellationToken,
     outlet: &Arc<Outlet>,
     http: &Option<Arc<RequestHead>>,
-    answered: Option<Box<Answered>>,
+    answered: Option<Answered>,
 ) -> RequestContext {
     let mut cx = RequestContext::new(
         session.version.clone(),
@@ -253,8 +264,7 @@ fn context(
         .meta()
         .and_then(|m| m.get("progressToken").cloned())
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
-    if let Some(answered) = answered {
-        let (answers, state) = *answered;
+    if let Some((answers, state)) = answered {
         cx.input_responses = Some(answers);
         cx.request_state = state;
     }
