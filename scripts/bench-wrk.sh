@@ -16,13 +16,15 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-start() { # NAME ARGS... -> prints the URL
-  local name=$1; shift
+# Not called in `$(...)`: a subshell's `pids+=` would be lost and the
+# servers left running after the script.
+start() { # VAR NAME ARGS... -> sets VAR to the URL
+  local var=$1 name=$2; shift 2
   "$bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pids+=($!)
   for _ in $(seq 100); do
     if grep -q '^listening on ' "$tmp/$name.out" 2>/dev/null; then
-      sed -n 's/^listening on //p' "$tmp/$name.out" | head -1
+      printf -v "$var" '%s' "$(sed -n 's/^listening on //p' "$tmp/$name.out" | head -1)"
       return
     fi
     sleep 0.1
@@ -30,8 +32,8 @@ start() { # NAME ARGS... -> prints the URL
   echo "bench-wrk: $name did not start" >&2; exit 1
 }
 
-floor=$(start floor bench --floor-server)
-modern=$(start modern serve --bind 127.0.0.1:0 --json-response --max-connections 100000)
+start floor floor bench --floor-server
+start modern modern serve --bind 127.0.0.1:0 --json-response --max-connections 100000
 
 cat >"$tmp/call.lua" <<'LUA'
 wrk.method = "POST"
