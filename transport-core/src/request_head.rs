@@ -184,7 +184,10 @@ impl fmt::Debug for RequestHead {
             .field("method", &self.method)
             .field("target", &self.target())
             .field("version", &self.version)
-            .field("headers", &self.headers().map(|(n, _)| n).collect::<Vec<_>>())
+            .field(
+                "headers",
+                &self.headers().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }

@@ -102,8 +102,7 @@ pub(crate) fn kept_head(parts: &http::request::Parts) -> RequestHead {
         .get::<axum::extract::OriginalUri>()
         .is_some_and(|o| o.0 == parts.uri)
     {
-        head.extensions_mut()
-            .remove::<axum::extract::OriginalUri>();
+        head.extensions_mut().remove::<axum::extract::OriginalUri>();
     }
     head
 }
@@ -207,7 +206,9 @@ async fn conclude<'a>(
                 return outlet.respond(Response::result(id.clone(), result)).await;
             }
             Outcome::Error(error) => {
-                return outlet.respond(Response::error(Some(id.clone()), error)).await;
+                return outlet
+                    .respond(Response::error(Some(id.clone()), error))
+                    .await;
             }
             Outcome::InputRequired(input) => input,
         };
@@ -234,7 +235,14 @@ async fn conclude<'a>(
                 return outlet.respond(response).await;
             }
         };
-        let cx = context(session, request, cancel, outlet, http, Some((answers, state)));
+        let cx = context(
+            session,
+            request,
+            cancel,
+            outlet,
+            http,
+            Some((answers, state)),
+        );
         (end, fut) = round(session, request, cancel, cx).await;
     }
 }
@@ -311,7 +319,10 @@ mod tests {
         parts.extensions.insert(OriginalUri(parts.uri.clone()));
         let head = kept_head(&parts);
         assert!(head.extensions().get::<OriginalUri>().is_none());
-        assert_eq!(head.extensions().get::<Principal>(), Some(&Principal("ada")));
+        assert_eq!(
+            head.extensions().get::<Principal>(),
+            Some(&Principal("ada"))
+        );
         assert_eq!(head.header_str("mcp-session-id"), Some("s1"));
         // Nested under a prefix: the original says more than the target.
         parts
