@@ -44,10 +44,11 @@ impl Handler for WhoAmI {
             return Outcome::json(&json!({ "content": [], "seen": null }));
         };
         let seen = json!({
-            "principal": http.extensions.get::<Principal>().map(|p| p.0.clone()),
-            "peer_ip": http.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip().to_string()),
-            "trace": http.headers.get("x-trace").and_then(|v| v.to_str().ok()),
-            "method": http.method.as_str(),
+            "principal": http.extensions().get::<Principal>().map(|p| p.0.clone()),
+            "peer_ip": http.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip().to_string()),
+            "trace": http.header_str("x-trace"),
+            "method": http.method().as_str(),
+            "path": http.uri().path(),
         });
         Outcome::json(&json!({ "content": [], "seen": seen }))
     }
@@ -108,7 +109,7 @@ async fn handlers_see_the_principal_headers_and_peer_in_every_era() {
         let seen = whoami(&url, revision.clone()).await;
         assert_eq!(
             seen,
-            json!({ "principal": "ada", "peer_ip": "127.0.0.1", "trace": "t-1", "method": "POST" }),
+            json!({ "principal": "ada", "peer_ip": "127.0.0.1", "trace": "t-1", "method": "POST", "path": "/mcp" }),
             "{revision}"
         );
     }

@@ -167,11 +167,15 @@ impl Prompt {
     {
         let name = name.into();
         let prompt = name.clone();
-        let run = typed_fn(f, IntoPrompt::into_prompt, move |e| {
-            Err(ErrorObject::invalid_params(format!(
-                "invalid arguments for prompt {prompt}: {e}"
-            )))
-        });
+        let run = typed_fn(
+            f,
+            |_| IntoPrompt::into_prompt,
+            move |e, _| {
+                Err(ErrorObject::invalid_params(format!(
+                    "invalid arguments for prompt {prompt}: {e}"
+                )))
+            },
+        );
         let schema = Schemas::input::<A>();
         Prompt {
             name,

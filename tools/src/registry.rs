@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -24,7 +25,9 @@ use crate::revision::ToolRules;
 use crate::schema::Schemas;
 use crate::typed::{lookup, typed_fn};
 
-type RunFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Reply> + Send + Sync;
+/// A tool's typed function behind an untyped one: the whole call, the
+/// reply shaped for the context's revision, in one boxed future.
+type RunFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Outcome> + Send + Sync;
 
 /// One tool: its definition (name, description, schemas, execution) and
 /// the typed function that runs it.
@@ -63,9 +66,17 @@ impl Tool {
     {
         let name = name.into();
         let tool_name = name.clone();
-        let run = typed_fn(f, IntoToolResult::into_reply, move |e| {
-            Reply::InvalidArguments(format!("Invalid arguments for tool {tool_name}: {e}"))
-        });
+        let run = typed_fn(
+            f,
+            |cx: &ToolContext| {
+                let rules = ToolRules::of(&cx.revision);
+                move |r: R| r.into_reply().into_outcome(&rules)
+            },
+            move |e, cx: &ToolContext| {
+                Reply::InvalidArguments(format!("Invalid arguments for tool {tool_name}: {e}"))
+                    .into_outcome(&ToolRules::of(&cx.revision))
+            },
+        );
         Tool {
             name,
             title: None,
@@ -134,12 +145,11 @@ impl Tool {
         t
     }
 
-    /// Runs the tool with `arguments` (an object) on `cx`'s revision.
-    pub async fn call(&self, arguments: Value, cx: RequestContext) -> Outcome {
-        let rules = ToolRules::of(&cx.revision);
+    /// Runs the tool with `arguments` (an object) on `cx`'s revision. The
+    /// future is the tool's own (boxed once, its reply shaped for the
+    /// revision when it ends), so a layer above can return it as it is.
+    pub fn call(&self, arguments: Value, cx: RequestContext) -> BoxFuture<'static, Outcome> {
         (self.run)(arguments, ToolContext::new(cx))
-            .await
-            .into_outcome(&rules)
     }
 }
 
@@ -149,6 +159,11 @@ struct CallParams {
     name: String,
     #[serde(default)]
     arguments: Option<Value>,
+}
+
+/// A future that is ready with `outcome`.
+fn ready(outcome: Outcome) -> BoxFuture<'static, Outcome> {
+    Box::pin(std::future::ready(outcome))
 }
 
 /// The name a `tools/call` names, all [`Tools::execution`] reads: the
@@ -329,7 +344,10 @@ impl Tools {
     /// `CallToolRequest`'s schema (no string `name`, `arguments` not an
     /// object). Arguments that fail the tool's type are reported per
     /// revision ([`ToolRules::invalid_arguments_are_tool_errors`]).
-    pub async fn call(&self, params: Option<&str>, cx: RequestContext) -> Outcome {
+    ///
+    /// The params are read before this returns; the future is the tool's
+    /// own ([`Tool::call`]), or a ready answer.
+    pub fn call(&self, params: Option<&str>, cx: RequestContext) -> BoxFuture<'static, Outcome> {
         let found = lookup(
             params,
             |p: &CallParams| self.get(&p.name),
@@ -337,18 +355,18 @@ impl Tools {
         );
         let (p, tool) = match found {
             Ok(found) => found,
-            Err(e) => return Outcome::Error(e),
+            Err(e) => return ready(Outcome::Error(e)),
         };
         let arguments = match p.arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(a @ Value::Object(_)) => a,
             Some(_) => {
-                return Outcome::Error(ErrorObject::invalid_params(
+                return ready(Outcome::Error(ErrorObject::invalid_params(
                     "tools/call arguments must be an object",
-                ));
+                )));
             }
         };
-        tool.call(arguments, cx).await
+        tool.call(arguments, cx)
     }
 
     /// Answers a `prompts/get` (*Prompts*, "Error Handling": an unknown
@@ -434,28 +452,48 @@ impl Handler for Tools {
         d
     }
 
-    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
-        let params = request.params.as_deref().map(|p| p.get());
+    /// Written out rather than `async`: a `tools/call` is the tool's own
+    /// future and anything for the fallback is the fallback's, each
+    /// returned as it is, so a pending call holds no future of this layer
+    /// (an `async` one held the request, its context and the tool's
+    /// future pointer: ~1.1 KB per pending call).
+    fn handle<'life0, 'async_trait>(
+        &'life0 self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         match request.method.as_str() {
             "tools/list" => {
                 let rules = ToolRules::of(&cx.revision);
-                Outcome::json(&json!({ "tools": self.list(&rules) }))
+                ready(Outcome::json(&json!({ "tools": self.list(&rules) })))
             }
-            "tools/call" => self.call(params, cx).await,
+            "tools/call" => self.call(request.params.as_deref().map(|p| p.get()), cx),
             "prompts/list" if !self.prompts.is_empty() => {
                 let prompts: Vec<Value> = self.prompts.iter().map(Prompt::definition).collect();
-                Outcome::json(&json!({ "prompts": prompts }))
+                ready(Outcome::json(&json!({ "prompts": prompts })))
             }
-            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(params, cx).await,
+            "prompts/get" if !self.prompts.is_empty() => Box::pin(async move {
+                let params = request.params.as_deref().map(|p| p.get());
+                self.get_prompt(params, cx).await
+            }),
             "resources/list" if !self.resources.is_empty() => {
                 let resources: Vec<Value> =
                     self.resources.iter().map(Resource::definition).collect();
-                Outcome::json(&json!({ "resources": resources }))
+                ready(Outcome::json(&json!({ "resources": resources })))
             }
-            "resources/read" if !self.resources.is_empty() => self.read(params, cx).await,
+            "resources/read" if !self.resources.is_empty() => Box::pin(async move {
+                let params = request.params.as_deref().map(|p| p.get());
+                self.read(params, cx).await
+            }),
             _ => match &self.fallback {
-                Some(f) => f.handle(request, cx).await,
-                None => Outcome::Error(ErrorObject::method_not_found(&request.method)),
+                Some(f) => f.handle(request, cx),
+                None => ready(Outcome::Error(ErrorObject::method_not_found(
+                    &request.method,
+                ))),
             },
         }
     }

@@ -35,12 +35,15 @@ where
 }
 
 /// `f`, taking its arguments as `A`, as a function of JSON arguments:
-/// arguments that do not deserialize are answered `invalid(error)`
-/// without calling `f`; what `f` returns is turned into `T` by `finish`.
-pub(crate) fn typed_fn<A, R, T, F, Fut>(
+/// arguments that do not deserialize are answered `invalid(error, cx)`
+/// without calling `f`; what `f` returns is turned into `T` by the
+/// function `finish(cx)` gives (read from the context before `f` takes
+/// it: the revision's rules, say). The one boxed future is `f`'s, its
+/// ending included, so a caller can hand it on as it is.
+pub(crate) fn typed_fn<A, R, T, F, Fut, Fin>(
     f: F,
-    finish: fn(R) -> T,
-    invalid: impl Fn(serde_json::Error) -> T + Send + Sync + 'static,
+    finish: impl Fn(&ToolContext) -> Fin + Send + Sync + 'static,
+    invalid: impl Fn(serde_json::Error, &ToolContext) -> T + Send + Sync + 'static,
 ) -> impl Fn(Value, ToolContext) -> BoxFuture<'static, T> + Send + Sync + 'static
 where
     A: DeserializeOwned + Send + 'static,
@@ -48,12 +51,16 @@ where
     T: Send + 'static,
     F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R> + Send + 'static,
+    Fin: FnOnce(R) -> T + Send + 'static,
 {
     move |args: Value, cx: ToolContext| match serde_json::from_value::<A>(args) {
-        Ok(a) => f(a, cx).map(finish).boxed(),
+        Ok(a) => {
+            let fin = finish(&cx);
+            f(a, cx).map(fin).boxed()
+        }
         Err(e) => {
-            let answer = invalid(e);
-            async move { answer }.boxed()
+            let answer = invalid(e, &cx);
+            std::future::ready(answer).boxed()
         }
     }
 }

@@ -44,6 +44,7 @@ use serde_json::value::RawValue;
 
 use crate::cancel::CancellationToken;
 use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId};
+use crate::request_head::RequestHead;
 use crate::version::ProtocolVersion;
 
 /// What the server says about itself in `initialize` and `server/discover`.
@@ -215,15 +216,17 @@ pub struct RequestContext {
     /// "Long-running work" in the [module docs](self)).
     pub task_id: Option<String>,
     /// The HTTP request that carried this request (without its body):
-    /// method, URI, headers and extensions. An auth layer in front of the
-    /// server tells the handler who the caller is by inserting its
-    /// principal into the extensions; the peer address is there as axum's
+    /// method, target, headers and extensions, kept compactly (a request
+    /// pending between SEP-1699 polls keeps it; see [`RequestHead`]). An
+    /// auth layer in front of the server tells the handler who the caller
+    /// is by inserting its principal into the extensions
+    /// ([`RequestHead::extensions`]); the peer address is there as axum's
     /// `ConnectInfo<SocketAddr>` when the server runs under
     /// `mcp_http_edge::server::serve` (or axum's
     /// `into_make_service_with_connect_info`). `None` where no HTTP request
     /// is at hand: a task's work after its creating request ended, and
     /// contexts built by hand.
-    pub http: Option<Arc<http::request::Parts>>,
+    pub http: Option<Arc<RequestHead>>,
     cancel: CancellationToken,
     sink: Arc<dyn RequestSink>,
 }

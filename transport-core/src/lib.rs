@@ -29,6 +29,7 @@
 //! | [`error`] | the typed reasons behind [`transport::TransportError`]: [`error::Misbehaviour`], [`error::ResumeFailure`], [`error::ConfigError`] |
 //! | [`transport`] | the client-side [`transport::Transport`] trait every revision implements |
 //! | [`handler`] | the server-side handler API, written once and served in every era |
+//! | [`request_head`] | [`request_head::RequestHead`]: the HTTP request a handler sees, kept compactly |
 
 pub mod cancel;
 pub mod endpoint;
@@ -39,6 +40,7 @@ pub mod handler;
 pub mod jsonrpc;
 pub mod lease;
 pub mod negotiation;
+pub mod request_head;
 pub mod session_store;
 pub mod sse;
 pub mod task_store;

@@ -57,6 +57,7 @@ use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Execution;
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, RequestId};
 use mcp_transport_core::negotiation::{UnsupportedVersionData, modern_server_check};
+use mcp_transport_core::request_head::RequestHead;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -88,7 +89,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut parts: Parts, body: Body) -> 
         Err(e) => return reply::body_error(&e),
     };
     match message {
-        Message::Request(req) => on_request(shared, Arc::new(parts), req).await,
+        Message::Request(req) => on_request(shared, parts, req).await,
         Message::Notification(n) => {
             on_notification(shared, n).await;
             reply::accepted()
@@ -173,9 +174,9 @@ fn removed(method: &str) -> Option<&'static str> {
     })
 }
 
-/// A request (its HTTP parts shared: they end up in the handler's
-/// `RequestContext::http` without a copy).
-async fn on_request(shared: &Arc<Shared>, parts: Arc<Parts>, req: Request) -> HttpResponse {
+/// A request (its HTTP parts end up in the handler's
+/// `RequestContext::http`, their extensions moved, not cloned).
+async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpResponse {
     // A legacy client's `initialize` (no per-request metadata) gets the
     // versions named; one that carries modern `_meta` is a modern request
     // for a method this revision removed (404 below).
@@ -345,7 +346,7 @@ async fn on_request(shared: &Arc<Shared>, parts: Arc<Parts>, req: Request) -> Ht
         binding,
         opened,
         input_responses,
-        http: Some(parts),
+        http: Some(Arc::new(RequestHead::new(parts))),
     };
     // Long-running work (*Tasks*, "Capability Negotiation"): a task only
     // for a request that declares the extension; `-32021` naming it when

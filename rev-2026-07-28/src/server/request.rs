@@ -52,6 +52,7 @@ use mcp_transport_core::jsonrpc::{
     self, ErrorObject, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, Message, Notification,
     Request, RequestId,
 };
+use mcp_transport_core::request_head::RequestHead;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
@@ -144,7 +145,7 @@ pub(crate) struct Prepared {
     /// The `inputResponses` of a retry.
     pub input_responses: Option<BTreeMap<String, Box<RawValue>>>,
     /// The HTTP request's parts, for [`RequestContext::http`].
-    pub http: Option<Arc<http::request::Parts>>,
+    pub http: Option<Arc<RequestHead>>,
 }
 
 /// The request's [`RequestSink`]: queues notifications for the response

@@ -413,7 +413,7 @@ impl LegacyServer {
                 // (`mcp_negotiate`): taken out before the parts are kept
                 // for the handler, so it is neither cloned nor retained.
                 let parsed = parts.extensions.remove::<Message>();
-                let http = request::kept_parts(&parts);
+                let http = Arc::new(request::kept_head(&parts));
                 request::HTTP_PARTS
                     .scope(http, post::post(shared, parts, parsed, body))
                     .await

@@ -49,14 +49,23 @@ pub(crate) struct Outlet {
     cancel: CancellationToken,
     stream: OnceLock<Arc<StreamState>>,
     open_lock: tokio::sync::Mutex<()>,
-    answer: Mutex<Option<oneshot::Sender<Answer>>>,
     done: AtomicBool,
     /// The batch this request belongs to: its stream and its answer are
     /// the group's.
     group: Option<Arc<Group>>,
-    /// The request whose stream this outlet opens late (`json_response`
-    /// mode): the stream's lease names it (`lease`).
-    request: Option<RequestId>,
+    /// `json_response` mode only, so boxed: an outlet with its stream open
+    /// from the start (every SSE request, pending ones between SEP-1699
+    /// polls among them) does without it.
+    json: Option<Box<JsonMode>>,
+}
+
+/// What an outlet in `json_response` mode has besides.
+struct JsonMode {
+    /// Where the POST handler waits for the answer.
+    answer: Mutex<Option<oneshot::Sender<Answer>>>,
+    /// The request whose stream this outlet opens late: the stream's lease
+    /// names it (`lease`).
+    request: RequestId,
 }
 
 impl Outlet {
@@ -67,7 +76,7 @@ impl Outlet {
         cancel: CancellationToken,
         stream: Arc<StreamState>,
     ) -> Arc<Self> {
-        let o = Self::new(shared, session, cancel, None);
+        let o = Self::new(shared, session, cancel);
         let _ = o.stream.set(stream);
         Arc::new(o)
     }
@@ -81,8 +90,11 @@ impl Outlet {
         id: RequestId,
     ) -> (Arc<Self>, oneshot::Receiver<Answer>) {
         let (tx, rx) = oneshot::channel();
-        let mut o = Self::new(shared, session, cancel, Some(tx));
-        o.request = Some(id);
+        let mut o = Self::new(shared, session, cancel);
+        o.json = Some(Box::new(JsonMode {
+            answer: Mutex::new(Some(tx)),
+            request: id,
+        }));
         (Arc::new(o), rx)
     }
 
@@ -94,28 +106,28 @@ impl Outlet {
         cancel: CancellationToken,
         group: Arc<Group>,
     ) -> Arc<Self> {
-        let mut o = Self::new(shared, session, cancel, None);
+        let mut o = Self::new(shared, session, cancel);
         o.group = Some(group);
         Arc::new(o)
     }
 
-    fn new(
-        shared: &Arc<Shared>,
-        session: &Arc<Session>,
-        cancel: CancellationToken,
-        answer: Option<oneshot::Sender<Answer>>,
-    ) -> Self {
+    fn new(shared: &Arc<Shared>, session: &Arc<Session>, cancel: CancellationToken) -> Self {
         Outlet {
             shared: shared.clone(),
             session: session.clone(),
             cancel,
             stream: OnceLock::new(),
             open_lock: tokio::sync::Mutex::new(()),
-            answer: Mutex::new(answer),
             done: AtomicBool::new(false),
             group: None,
-            request: None,
+            json: None,
         }
+    }
+
+    /// The POST handler's channel for the answer (`json_response` mode),
+    /// taken once.
+    fn take_answer(&self) -> Option<oneshot::Sender<Answer>> {
+        lock(&self.json.as_ref()?.answer).take()
     }
 
     /// The stream, opening it (and switching the answer to SSE) if needed.
@@ -138,17 +150,17 @@ impl Outlet {
         let (state, priming) = open_request_stream(&self.shared, &self.session)
             .await
             .map_err(|e| SendError::Queue(e.to_string()))?;
-        if let Some(id) = &self.request {
+        if let Some(json) = &self.json {
             super::lease::hold_stream(
                 &self.shared,
                 &self.session,
                 &state,
-                std::slice::from_ref(id),
+                std::slice::from_ref(&json.request),
             )
             .await;
         }
         let _ = self.stream.set(state.clone());
-        if let Some(tx) = lock(&self.answer).take() {
+        if let Some(tx) = self.take_answer() {
             let _ = tx.send(Answer::Stream(state.clone(), priming));
         }
         Ok(state)
@@ -211,7 +223,7 @@ impl Outlet {
                 self.session.reap(stream);
             }
             None => {
-                if let Some(tx) = lock(&self.answer).take() {
+                if let Some(tx) = self.take_answer() {
                     let _ = tx.send(Answer::Json(response));
                 }
             }
@@ -236,7 +248,7 @@ impl Outlet {
                 self.session.reap(stream);
             }
             None => {
-                if let Some(tx) = lock(&self.answer).take() {
+                if let Some(tx) = self.take_answer() {
                     let _ = tx.send(Answer::Nothing);
                 }
             }

@@ -9,15 +9,21 @@
 //! (*Cancellation*: receivers SHOULD "Not send a response for the cancelled
 //! request"); the handler is still polled to completion so it can clean up.
 
+use std::collections::BTreeMap;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
+use futures_util::future::CatchUnwind;
 use http::StatusCode;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::handler::{Outcome, RequestContext};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
+use mcp_transport_core::request_head::RequestHead;
 
+use serde_json::value::RawValue;
 use tracing::Instrument;
 
 use super::Shared;
@@ -26,7 +32,7 @@ use super::input::{self, AskError};
 use super::open::open_request_stream;
 use super::outlet::{Answer, Outlet};
 use super::reply::{self, HttpResponse};
-use super::session::{BusyGuard, Session};
+use super::session::Session;
 
 /// Starts `request` and answers the POST: an SSE stream, or in
 /// `json_response` mode JSON unless the handler streams first.
@@ -79,34 +85,27 @@ pub(crate) async fn serve(
 tokio::task_local! {
     /// The HTTP request whose POST is being handled (set around it by
     /// `LegacyServer::handle`), for [`RequestContext::http`].
-    pub(crate) static HTTP_PARTS: Arc<http::request::Parts>;
+    pub(crate) static HTTP_PARTS: Arc<RequestHead>;
 }
 
-/// The POST's parts as [`RequestContext::http`] keeps them while the
-/// request runs: a copy whose header values all share one buffer. A value
-/// parsed by hyper is a slice of the connection's read buffer (kilobytes,
-/// kept alive by any slice), one built by hand a block of its own; a
-/// request pending between SEP-1699 polls would hold either for its whole
-/// run. The map's entries and the extensions are cloned as they are.
-pub(crate) fn kept_parts(parts: &http::request::Parts) -> Arc<http::request::Parts> {
-    let mut kept = parts.clone();
-    let size = kept.headers.values().map(http::HeaderValue::len).sum();
-    let mut all = bytes::BytesMut::with_capacity(size);
-    for v in kept.headers.values() {
-        all.extend_from_slice(v.as_bytes());
+/// What the handler sees of the POST ([`RequestContext::http`]), kept for
+/// as long as the request runs — between SEP-1699 polls too, with no
+/// connection — so compactly: the target and headers in one buffer of its
+/// own (a value parsed by hyper is a slice of the connection's read
+/// buffer, which a pending request would otherwise keep alive), the
+/// extensions cloned without axum's `OriginalUri` when that is the target
+/// itself (a router inserts it into every request: a `Uri` and its shared
+/// bytes, ~110 bytes).
+pub(crate) fn kept_head(parts: &http::request::Parts) -> RequestHead {
+    let mut head = RequestHead::from_parts(parts);
+    if head
+        .extensions()
+        .get::<axum::extract::OriginalUri>()
+        .is_some_and(|o| o.0 == parts.uri)
+    {
+        head.extensions_mut().remove::<axum::extract::OriginalUri>();
     }
-    let all = all.freeze();
-    let mut at = 0;
-    for v in kept.headers.values_mut() {
-        let end = at + v.len();
-        // Valid as the value it copies; kept as it is otherwise.
-        if let Ok(mut shared) = http::HeaderValue::from_maybe_shared(all.slice(at..end)) {
-            shared.set_sensitive(v.is_sensitive());
-            *v = shared;
-        }
-        at = end;
-    }
-    Arc::new(kept)
+    head
 }
 
 /// Runs `request` as [`spawn`] does, but polls it once here first: a
@@ -133,6 +132,16 @@ async fn start(
 /// Runs `request` in its own task, its messages going to `outlet`. The
 /// request must already be registered (`Session::start_request`) with
 /// `cancel`. The handler sees the POST's HTTP parts ([`HTTP_PARTS`]).
+///
+/// A pending request (for minutes under SEP-1699 polling) is this task
+/// and the handler's future, so the task holds as little as it can while
+/// the handler runs: the request and the handles it needs, no
+/// [`RequestContext`] (each round's context is moved into the handler's
+/// future), and no room for what comes after the handler answers (input
+/// rounds, the response, the stream's end: [`conclude`], boxed). A task is
+/// sized for its largest state. It is an `async` block over what it owns,
+/// not an `async fn`: an `async fn` keeps room for its arguments besides
+/// the locals they move into.
 pub(crate) fn spawn(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
@@ -143,8 +152,9 @@ pub(crate) fn spawn(
     tokio::spawn(task(shared, session, request, cancel, outlet));
 }
 
-/// The request's task: [`run`] with the session's busy guard and the
-/// POST's HTTP parts, in the current span.
+/// The request's task (laid out as [`spawn`] describes): its first round,
+/// then [`conclude`], with the session's busy guard and the POST's HTTP
+/// head, in the current span.
 fn task(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
@@ -154,120 +164,154 @@ fn task(
 ) -> impl Future<Output = ()> + Send + 'static {
     let busy = session.busy(shared);
     let http = HTTP_PARTS.try_with(Arc::clone).ok();
-    run(
-        shared.clone(),
-        session.clone(),
-        request,
-        cancel,
-        outlet,
-        busy,
-        http,
-    )
-    .instrument(tracing::Span::current())
+    let (shared, session) = (shared.clone(), session.clone());
+    let task = async move {
+        let cx = context(&session, &request, &cancel, &outlet, &http, None);
+        let first = round(&session, &request, &cancel, cx).await;
+        Box::pin(conclude(
+            &shared, &session, &request, &cancel, &outlet, &http, first,
+        ))
+        .await;
+        session.end_request(&request.id);
+        drop(busy);
+    };
+    task.instrument(tracing::Span::current())
 }
 
-async fn run(
-    shared: Arc<Shared>,
-    session: Arc<Session>,
-    request: Request,
-    cancel: CancellationToken,
-    outlet: Arc<Outlet>,
-    _busy: BusyGuard,
-    http: Option<Arc<http::request::Parts>>,
-) {
-    let id = request.id.clone();
-    let mut cx = RequestContext::new(
-        session.version.clone(),
-        id.clone(),
-        session.client(),
-        cancel.clone(),
-        outlet.clone(),
-    );
-    cx.http = http;
-    cx.progress_token = request
-        .meta()
-        .and_then(|m| m.get("progressToken").cloned())
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
-    let mut rounds = 0u32;
-    loop {
-        let fut =
-            AssertUnwindSafe(session.handler.handle(request.clone(), cx.clone())).catch_unwind();
-        tokio::pin!(fut);
-        let outcome = tokio::select! {
+/// The handler's future of one round, with a panic caught.
+type Running<'a> =
+    CatchUnwind<AssertUnwindSafe<Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>>>;
+
+/// What a round ended with: the handler's outcome (`Err`: it panicked),
+/// or `None` when the request was cancelled first.
+type RoundEnd = Option<Result<Outcome, Box<dyn std::any::Any + Send>>>;
+
+/// One round of the handler with `cx`: runs until it answers or the
+/// request is cancelled, and gives back how it ended and the handler's
+/// future (polled on after a cancellation, so the handler can wind down).
+/// The handler's future is made before the returned one, so `cx` is not
+/// kept in it.
+fn round<'a>(
+    session: &'a Session,
+    request: &Request,
+    cancel: &'a CancellationToken,
+    cx: RequestContext,
+) -> impl Future<Output = (RoundEnd, Running<'a>)> + Send + 'a {
+    let mut fut = AssertUnwindSafe(session.handler.handle(request.clone(), cx)).catch_unwind();
+    async move {
+        let end = tokio::select! {
             biased;
             o = &mut fut => Some(o),
             () = cancel.cancelled() => None,
         };
-        let Some(outcome) = outcome else {
-            // Boxed, as `input::ask` below: rare paths with large futures
-            // would otherwise size every request's task (it is sized for
-            // its largest state) while it waits for its handler.
-            Box::pin(outlet.abandon()).await;
+        (end, fut)
+    }
+}
+
+/// After the first round: the response, or the input rounds and then the
+/// response, or the abandoned stream of a cancelled request.
+async fn conclude<'a>(
+    shared: &Arc<Shared>,
+    session: &'a Arc<Session>,
+    request: &Request,
+    cancel: &'a CancellationToken,
+    outlet: &Arc<Outlet>,
+    http: &Option<Arc<RequestHead>>,
+    first: (RoundEnd, Running<'a>),
+) {
+    let id = &request.id;
+    let (mut end, mut fut) = first;
+    let mut rounds = 0u32;
+    loop {
+        let Some(outcome) = end else {
+            outlet.abandon().await;
             // Let the handler see `cx.cancelled()` and wind down.
             let _ = fut.await;
-            break;
+            return;
         };
-        let outcome = match outcome {
-            Ok(o) => o,
-            Err(_) => {
-                tracing::error!(session = %session.id, request = %id, "handler panicked");
-                Outcome::Error(ErrorObject::new(
-                    INTERNAL_ERROR,
-                    "Internal error: the handler failed",
-                ))
-            }
-        };
-        // Each ending is boxed: `Outlet::respond` awaits the event store,
-        // the stream's end and its lease, and a task is sized for its
-        // largest state, which would otherwise be every request's size
-        // while it waits for its handler (SEP-1699 polling keeps many
-        // waiting).
-        match outcome {
+        let outcome = outcome.unwrap_or_else(|_| {
+            tracing::error!(session = %session.id, request = %id, "handler panicked");
+            Outcome::Error(ErrorObject::new(
+                INTERNAL_ERROR,
+                "Internal error: the handler failed",
+            ))
+        });
+        let input = match outcome {
             Outcome::Result(result) => {
-                Box::pin(outlet.respond(Response::result(id.clone(), result))).await;
-                break;
+                return outlet.respond(Response::result(id.clone(), result)).await;
             }
             Outcome::Error(error) => {
-                Box::pin(outlet.respond(Response::error(Some(id.clone()), error))).await;
-                break;
+                return outlet
+                    .respond(Response::error(Some(id.clone()), error))
+                    .await;
             }
-            Outcome::InputRequired(input) => {
-                rounds += 1;
-                if rounds > shared.config.max_input_rounds {
-                    let e = ErrorObject::new(
-                        INTERNAL_ERROR,
-                        format!(
-                            "the handler asked for client input more than {} times",
-                            shared.config.max_input_rounds
-                        ),
-                    );
-                    Box::pin(outlet.respond(Response::error(Some(id.clone()), e))).await;
-                    break;
-                }
-                let state = input.state.clone();
-                match Box::pin(input::ask(&shared, &session, &outlet, &cancel, input)).await {
-                    Ok(answers) => {
-                        cx.input_responses = Some(answers);
-                        cx.request_state = state;
-                    }
-                    Err(AskError::Cancelled) => {
-                        Box::pin(outlet.abandon()).await;
-                        break;
-                    }
-                    Err(AskError::Failed(e)) => {
-                        Box::pin(outlet.respond(Response::error(Some(id.clone()), e))).await;
-                        break;
-                    }
-                    Err(AskError::NotInRevision(reason)) => {
-                        let response = not_in_revision(&request.method, id.clone(), reason);
-                        Box::pin(outlet.respond(response)).await;
-                        break;
-                    }
-                }
-            }
+            Outcome::InputRequired(input) => input,
+        };
+        rounds += 1;
+        if rounds > shared.config.max_input_rounds {
+            let e = ErrorObject::new(
+                INTERNAL_ERROR,
+                format!(
+                    "the handler asked for client input more than {} times",
+                    shared.config.max_input_rounds
+                ),
+            );
+            return outlet.respond(Response::error(Some(id.clone()), e)).await;
         }
+        let state = input.state.clone();
+        let answers = match input::ask(shared, session, outlet, cancel, input).await {
+            Ok(answers) => answers,
+            Err(AskError::Cancelled) => return outlet.abandon().await,
+            Err(AskError::Failed(e)) => {
+                return outlet.respond(Response::error(Some(id.clone()), e)).await;
+            }
+            Err(AskError::NotInRevision(reason)) => {
+                let response = not_in_revision(&request.method, id.clone(), reason);
+                return outlet.respond(response).await;
+            }
+        };
+        let cx = context(
+            session,
+            request,
+            cancel,
+            outlet,
+            http,
+            Some((answers, state)),
+        );
+        (end, fut) = round(session, request, cancel, cx).await;
     }
-    session.end_request(&id);
+}
+
+/// The answers of an input round and the state the handler gave with its
+/// request for them.
+type Answered = (BTreeMap<String, Box<RawValue>>, Option<String>);
+
+/// The handler's context for one round of `request`.
+fn context(
+    session: &Session,
+    request: &Request,
+    cancel: &CancellationToken,
+    outlet: &Arc<Outlet>,
+    http: &Option<Arc<RequestHead>>,
+    answered: Option<Answered>,
+) -> RequestContext {
+    let mut cx = RequestContext::new(
+        session.version.clone(),
+        request.id.clone(),
+        session.client(),
+        cancel.clone(),
+        outlet.clone(),
+    );
+    cx.http = http.clone();
+    cx.progress_token = request
+        .meta()
+        .and_then(|m| m.get("progressToken").cloned())
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    if let Some((answers, state)) = answered {
+        cx.input_responses = Some(answers);
+        cx.request_state = state;
+    }
+    cx
 }
 
 /// The answer to a request whose handler needs a server-to-client method
@@ -290,4 +334,39 @@ fn not_in_revision(method: &str, id: RequestId, reason: String) -> Response {
             reason,
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::extract::OriginalUri;
+
+    #[test]
+    fn the_kept_head_drops_original_uri_only_when_it_is_the_target() {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Principal(&'static str);
+        let (mut parts, ()) = http::Request::post("/mcp")
+            .header("mcp-session-id", "s1")
+            .body(())
+            .unwrap()
+            .into_parts();
+        parts.extensions.insert(Principal("ada"));
+        parts.extensions.insert(OriginalUri(parts.uri.clone()));
+        let head = kept_head(&parts);
+        assert!(head.extensions().get::<OriginalUri>().is_none());
+        assert_eq!(
+            head.extensions().get::<Principal>(),
+            Some(&Principal("ada"))
+        );
+        assert_eq!(head.header_str("mcp-session-id"), Some("s1"));
+        // Nested under a prefix: the original says more than the target.
+        parts
+            .extensions
+            .insert(OriginalUri(http::Uri::from_static("/api/mcp")));
+        let head = kept_head(&parts);
+        assert_eq!(
+            head.extensions().get::<OriginalUri>().map(|o| o.0.path()),
+            Some("/api/mcp")
+        );
+    }
 }

@@ -12,20 +12,22 @@
 //!   is attached and how far it has delivered. A producer waits on it when
 //!   more than `stream_queue` events are undelivered (backpressure).
 //!
-//! Both halves live in one `watch` channel (a `watch` is a heap block of ~360
-//! bytes with nine `Notify`s; a pending request's stream had two). Each
-//! side's waits skip changes to the other side's half, and a connection's
-//! progress wakes nobody unless a producer is waiting for room.
+//! Both halves live in the state itself, behind one lock, with a version
+//! number and one `Notify` (a `watch` channel, as before, was a heap block
+//! of ~400 bytes with nine `Notify`s, kept by every pending request's
+//! stream). Each side's waits skip changes to the other side's half, and a
+//! connection's progress wakes nobody unless a producer is waiting for
+//! room.
 //!
 //! Appending goes store first, then `Live`: a connection that sees a new
 //! `last_seq` always finds the event in the store.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{EventStore, StoreError};
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 use super::held_lease::HeldLease;
 
@@ -52,7 +54,7 @@ pub(crate) struct Delivery {
     pub delivered: u64,
 }
 
-/// Everything the stream's one `watch` channel carries.
+/// Everything the stream's state carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Both {
     live: Live,
@@ -62,12 +64,26 @@ struct Both {
     waiting_for_room: u32,
 }
 
-/// A connection's view of a stream's [`Live`] state: a `watch` receiver
-/// whose [`changed`](Self::changed) ignores what only the delivery side
-/// changed.
+/// [`Both`] and how many notifying changes it has had.
+#[derive(Clone, Copy, Debug, Default)]
+struct Versioned {
+    both: Both,
+    version: u64,
+}
+
+/// The stream's state is gone (every handle to it was dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the stream's state is gone")]
+pub(crate) struct Gone;
+
+/// A connection's view of a stream's [`Live`] state, whose
+/// [`changed`](Self::changed) ignores what only the delivery side changed.
+/// It does not keep the state alive between waits.
 #[derive(Debug)]
 pub(crate) struct LiveReceiver {
-    rx: watch::Receiver<Both>,
+    stream: Weak<StreamState>,
+    /// The version this receiver last saw.
+    version: u64,
     /// The live state as this receiver last saw it.
     seen: Live,
 }
@@ -83,36 +99,51 @@ impl std::ops::Deref for LiveRef {
 }
 
 impl LiveReceiver {
-    /// The current live state.
+    fn stream(&self) -> Result<Arc<StreamState>, Gone> {
+        self.stream.upgrade().ok_or(Gone)
+    }
+
+    /// The current live state (the last one seen once the state is gone).
     pub fn borrow(&self) -> LiveRef {
-        LiveRef(self.rx.borrow().live)
+        LiveRef(self.stream().map_or(self.seen, |s| s.lock().both.live))
     }
 
     /// The current live state, marked seen.
     pub fn borrow_and_update(&mut self) -> LiveRef {
-        self.seen = self.rx.borrow_and_update().live;
+        if let Ok(s) = self.stream() {
+            let now = *s.lock();
+            self.version = now.version;
+            self.seen = now.both.live;
+        }
         LiveRef(self.seen)
     }
 
     /// Completes once the live state satisfies `f` (at once if it does
     /// now); an error once the stream's state is gone.
-    pub async fn wait_for(
-        &mut self,
-        mut f: impl FnMut(&Live) -> bool,
-    ) -> Result<LiveRef, watch::error::RecvError> {
-        let both = self.rx.wait_for(|b| f(&b.live)).await?;
-        self.seen = both.live;
-        Ok(LiveRef(self.seen))
+    pub async fn wait_for(&mut self, mut f: impl FnMut(&Live) -> bool) -> Result<LiveRef, Gone> {
+        let s = self.stream()?;
+        loop {
+            let now = *s.lock();
+            self.version = now.version;
+            if f(&now.both.live) {
+                self.seen = now.both.live;
+                return Ok(LiveRef(self.seen));
+            }
+            s.newer_than(self.version).await;
+        }
     }
 
     /// Completes when the live state differs from the one last marked
     /// seen; an error once the stream's state is gone.
-    pub async fn changed(&mut self) -> Result<(), watch::error::RecvError> {
+    pub async fn changed(&mut self) -> Result<(), Gone> {
+        let s = self.stream()?;
         loop {
-            if self.rx.borrow().live != self.seen {
+            let now = *s.lock();
+            if now.both.live != self.seen {
                 return Ok(());
             }
-            self.rx.changed().await?;
+            self.version = now.version;
+            s.newer_than(self.version).await;
         }
     }
 }
@@ -125,7 +156,10 @@ pub(crate) struct StreamState {
     /// Written by another instance: a connection here learns of new events
     /// from the event store (`EventStore::tail_after`), not from producers.
     pub remote: bool,
-    state: watch::Sender<Both>,
+    state: Mutex<Versioned>,
+    /// Wakes the waits of [`LiveReceiver`]s and of producers waiting for
+    /// room after a change that notifies.
+    changes: Notify,
     /// This instance's lease on the stream while it writes it
     /// (`ServerConfig::leases`); released when the stream finishes. Boxed:
     /// most servers hold none, and every stream would carry its size.
@@ -139,44 +173,99 @@ pub(crate) struct StreamState {
 impl StreamState {
     /// The state of a stream just opened (nothing appended).
     pub fn new(id: StreamId) -> Arc<Self> {
-        Arc::new(StreamState {
+        Arc::new(Self::with(id, false, Live::default()))
+    }
+
+    fn with(id: StreamId, remote: bool, live: Live) -> Self {
+        StreamState {
             id,
-            remote: false,
-            state: watch::Sender::new(Both::default()),
+            remote,
+            state: Mutex::new(Versioned {
+                both: Both {
+                    live,
+                    ..Both::default()
+                },
+                version: 0,
+            }),
+            changes: Notify::new(),
             lease: std::sync::Mutex::new(None),
             unstored: std::sync::Mutex::new(None),
-        })
+        }
     }
 
     /// A state standing in for a stream that has no live state any more
     /// (its request finished and the state was reaped): ended at `last_seq`.
     pub fn ended(id: StreamId, last_seq: u64) -> Arc<Self> {
-        let s = Self::new(id);
-        s.state.send_modify(|s| {
-            s.live.last_seq = last_seq;
-            s.live.finished = true;
-        });
-        s
+        let live = Live {
+            last_seq,
+            finished: true,
+            ..Live::default()
+        };
+        Arc::new(Self::with(id, false, live))
     }
 
     /// The state of a stream another instance writes, unfinished, known
     /// up to `last_seq`.
     pub fn remote(id: StreamId, last_seq: u64) -> Arc<Self> {
-        let s = Arc::new(StreamState {
-            id,
-            remote: true,
-            state: watch::Sender::new(Both::default()),
-            lease: std::sync::Mutex::new(None),
-            unstored: std::sync::Mutex::new(None),
+        let live = Live {
+            last_seq,
+            ..Live::default()
+        };
+        Arc::new(Self::with(id, true, live))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Versioned> {
+        // Every change is a few plain stores: a panic cannot leave one
+        // half-done.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Changes the state with `f`; when `f` says so (it returns `true`),
+    /// a new version, and every wait wakes to look (`watch`'s
+    /// `send_if_modified`). Returns what `f` returned.
+    fn send_if_modified(&self, f: impl FnOnce(&mut Both) -> bool) -> bool {
+        let notify = {
+            let mut s = self.lock();
+            let notify = f(&mut s.both);
+            if notify {
+                s.version += 1;
+            }
+            notify
+        };
+        if notify {
+            self.changes.notify_waiters();
+        }
+        notify
+    }
+
+    /// Changes the state with `f`, and notifies.
+    fn send_modify(&self, f: impl FnOnce(&mut Both)) {
+        self.send_if_modified(|s| {
+            f(s);
+            true
         });
-        s.state.send_modify(|s| s.live.last_seq = last_seq);
-        s
+    }
+
+    /// Completes once the state's version is past `version` (at once if it
+    /// is now).
+    async fn newer_than(&self, version: u64) {
+        loop {
+            let notified = self.changes.notified();
+            tokio::pin!(notified);
+            // Registered before the version is read: a change in between
+            // wakes it.
+            notified.as_mut().enable();
+            if self.lock().version > version {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Records what the event store says of a remote stream: appended up to
     /// `last_seq`, maybe finished. Connections waiting on it wake.
     pub fn observed(&self, last_seq: u64, finished: bool) {
-        self.state.send_if_modified(|s| {
+        self.send_if_modified(|s| {
             let before = s.live;
             s.live.last_seq = s.live.last_seq.max(last_seq);
             s.live.finished |= finished;
@@ -186,14 +275,17 @@ impl StreamState {
 
     /// The current live values.
     pub fn live(&self) -> Live {
-        self.state.borrow().live
+        self.lock().both.live
     }
 
     /// A receiver of live changes.
-    pub fn subscribe(&self) -> LiveReceiver {
-        let rx = self.state.subscribe();
-        let seen = rx.borrow().live;
-        LiveReceiver { rx, seen }
+    pub fn subscribe(self: &Arc<Self>) -> LiveReceiver {
+        let now = *self.lock();
+        LiveReceiver {
+            stream: Arc::downgrade(self),
+            version: now.version,
+            seen: now.both.live,
+        }
     }
 
     /// Attaches a connection that starts after `cursor`, taking the stream
@@ -201,7 +293,7 @@ impl StreamState {
     /// generation and stops). Returns the new connection's generation.
     pub fn attach(&self, cursor: u64) -> u64 {
         let mut generation = 0;
-        self.state.send_modify(|s| {
+        self.send_modify(|s| {
             s.live.generation += 1;
             generation = s.live.generation;
             s.delivery = Delivery {
@@ -214,12 +306,12 @@ impl StreamState {
 
     /// Whether a connection is attached.
     pub fn is_attached(&self) -> bool {
-        self.state.borrow().delivery.attached.is_some()
+        self.lock().both.delivery.attached.is_some()
     }
 
     /// Detaches connection `generation` if it is still the attached one.
     pub fn detach(&self, generation: u64) {
-        self.state.send_if_modified(|s| {
+        self.send_if_modified(|s| {
             if s.delivery.attached == Some(generation) {
                 s.delivery.attached = None;
                 true
@@ -232,7 +324,7 @@ impl StreamState {
     /// Records that connection `generation` has delivered through `seq`
     /// (waking producers only if one waits for room).
     pub fn delivered(&self, generation: u64, seq: u64) {
-        self.state.send_if_modified(|s| {
+        self.send_if_modified(|s| {
             if s.delivery.attached == Some(generation) && s.delivery.delivered < seq {
                 s.delivery.delivered = seq;
                 s.waiting_for_room > 0
@@ -245,7 +337,7 @@ impl StreamState {
     /// Whether every appended event has been delivered (or none is attached
     /// to deliver them).
     pub fn fully_delivered(&self) -> bool {
-        let s = *self.state.borrow();
+        let s = self.lock().both;
         s.delivery.attached.is_none() || s.delivery.delivered >= s.live.last_seq
     }
 
@@ -264,48 +356,44 @@ impl StreamState {
             s.delivery.attached.is_none()
                 || s.live.last_seq.saturating_sub(s.delivery.delivered) < limit
         };
-        if room(&self.state.borrow()) {
+        if room(&self.lock().both) {
             return;
         }
-        let mut rx = self.state.subscribe();
         // Counted while waiting, so that deliveries notify (they do not
         // otherwise); uncounted on every way out, a cancelled wait included.
-        self.state.send_if_modified(|s| {
+        self.send_if_modified(|s| {
             s.waiting_for_room += 1;
             false
         });
-        let _waiting = WaitingForRoom(&self.state);
+        let _waiting = WaitingForRoom(self);
         loop {
-            let seen = {
-                let s = *rx.borrow_and_update();
-                if room(&s) {
+            let (seen, version) = {
+                let s = *self.lock();
+                if room(&s.both) {
                     return;
                 }
-                s.delivery
+                (s.both.delivery, s.version)
             };
             let changed = async {
+                let mut version = version;
                 loop {
-                    rx.changed().await?;
-                    let now = *rx.borrow();
-                    if now.delivery != seen || room(&now) {
-                        return Ok(());
+                    self.newer_than(version).await;
+                    let now = *self.lock();
+                    if now.both.delivery != seen || room(&now.both) {
+                        return;
                     }
+                    version = now.version;
                 }
             };
-            let changed: Result<(), watch::error::RecvError> = match stall {
-                Some(t) => match tokio::time::timeout(t, changed).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        if let Some(generation) = seen.attached {
-                            self.stalled(generation, seen.delivered);
-                        }
-                        continue;
+            match stall {
+                Some(t) => {
+                    if tokio::time::timeout(t, changed).await.is_err()
+                        && let Some(generation) = seen.attached
+                    {
+                        self.stalled(generation, seen.delivered);
                     }
-                },
+                }
                 None => changed.await,
-            };
-            if changed.is_err() {
-                return;
             }
         }
     }
@@ -313,7 +401,7 @@ impl StreamState {
     /// Detaches connection `generation`, and asks it to close, if it is
     /// still attached and has delivered nothing past `delivered`.
     fn stalled(&self, generation: u64, delivered: u64) {
-        let detached = self.state.send_if_modified(|s| {
+        let detached = self.send_if_modified(|s| {
             if s.delivery.attached == Some(generation) && s.delivery.delivered == delivered {
                 s.delivery.attached = None;
                 true
@@ -335,8 +423,7 @@ impl StreamState {
         message: Bytes,
     ) -> Result<EventId, StoreError> {
         let id = store.append(tag, self.id, message).await?;
-        self.state
-            .send_modify(|s| s.live.last_seq = s.live.last_seq.max(id.seq));
+        self.send_modify(|s| s.live.last_seq = s.live.last_seq.max(id.seq));
         Ok(id)
     }
 
@@ -352,7 +439,7 @@ impl StreamState {
         if let Err(e) = &recorded {
             tracing::debug!(stream = %self.id, error = %e, "finish_stream failed");
         }
-        self.state.send_modify(|s| s.live.finished = true);
+        self.send_modify(|s| s.live.finished = true);
         let held = self
             .lease
             .lock()
@@ -415,12 +502,12 @@ impl StreamState {
 
     /// Asks the attached connection (if any) to close after a `retry`.
     pub fn request_close(&self) {
-        self.state.send_modify(|s| s.live.close_requests += 1);
+        self.send_modify(|s| s.live.close_requests += 1);
     }
 }
 
 /// Uncounts a producer that waited for room ([`StreamState::wait_for_room`]).
-struct WaitingForRoom<'a>(&'a watch::Sender<Both>);
+struct WaitingForRoom<'a>(&'a StreamState);
 
 impl Drop for WaitingForRoom<'_> {
     fn drop(&mut self) {
@@ -496,7 +583,7 @@ mod tests {
         assert!(!s.is_attached());
         let g3 = s.attach(5);
         assert_eq!(s.live().generation, g3);
-        assert_eq!(s.state.borrow().delivery.delivered, 5);
+        assert_eq!(s.lock().both.delivery.delivered, 5);
     }
 
     /// Issue 13 (6): a connection that takes nothing for the write timeout

@@ -1,0 +1,308 @@
+//! [`RequestHead`]: what a handler keeps of the HTTP request that carried
+//! its request ([`RequestContext::http`](crate::handler::RequestContext::http)),
+//! in little memory.
+//!
+//! A request may stay pending for minutes with no connection at all
+//! (2025-11-25, SEP-1699 polling: the server closes the SSE stream after
+//! its priming event and the client resumes later), and the server keeps
+//! what the handler may read for that whole time. A whole
+//! `http::request::Parts` is about 1.4 KB for a handful of headers (the
+//! `HeaderMap`'s entries and index, each value a block of its own, or a
+//! slice of the connection's read buffer that it keeps alive); a
+//! `RequestHead` keeps the request target and every header in one buffer
+//! and reads them from there.
+
+use std::fmt;
+
+use http::header::{HeaderMap, HeaderName, HeaderValue};
+use http::{Extensions, Method, Uri, Version};
+
+/// The HTTP request that carried a JSON-RPC request, without its body:
+/// method, version, request target, headers (in their order, repeated
+/// names kept) and extensions (where an auth layer in front puts the
+/// caller's principal, and axum's `ConnectInfo<SocketAddr>` the peer's
+/// address).
+///
+/// The target and the headers are copied into one buffer; header names are
+/// lowercase (as `http` normalises them), values are bytes as received.
+///
+/// ```
+/// use mcp_transport_core::request_head::RequestHead;
+///
+/// let (parts, ()) = http::Request::post("/mcp?x=1")
+///     .header("x-trace", "t-1")
+///     .header("accept", "application/json")
+///     .header("accept", "text/event-stream")
+///     .body(())
+///     .unwrap()
+///     .into_parts();
+/// let head = RequestHead::new(parts);
+/// assert_eq!(head.method(), http::Method::POST);
+/// assert_eq!(head.uri().path(), "/mcp");
+/// assert_eq!(head.header_str("X-Trace"), Some("t-1"));
+/// assert_eq!(head.header_all("accept").count(), 2);
+/// ```
+#[derive(Clone)]
+pub struct RequestHead {
+    method: Method,
+    version: Version,
+    /// The request target, then each header as `[name length: u16 LE]
+    /// [value length: u32 LE][name][value]`.
+    block: Box<[u8]>,
+    extensions: Extensions,
+}
+
+/// Bytes of one header's lengths in [`RequestHead::block`].
+const LENGTHS: usize = 6;
+
+impl RequestHead {
+    /// Keeps `parts`: its extensions moved, its target and headers copied
+    /// into one buffer.
+    pub fn new(parts: http::request::Parts) -> RequestHead {
+        let http::request::Parts {
+            method,
+            uri,
+            version,
+            headers,
+            extensions,
+            ..
+        } = parts;
+        RequestHead {
+            method,
+            version,
+            block: block(&uri, &headers),
+            extensions,
+        }
+    }
+
+    /// Keeps a copy of `parts` (its extensions cloned).
+    pub fn from_parts(parts: &http::request::Parts) -> RequestHead {
+        RequestHead {
+            method: parts.method.clone(),
+            version: parts.version,
+            block: block(&parts.uri, &parts.headers),
+            extensions: parts.extensions.clone(),
+        }
+    }
+
+    /// The request method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The HTTP version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The request target as received (`/mcp?x=1`, or an absolute URI).
+    pub fn target(&self) -> &str {
+        let (len, rest) = self.block.split_at(4);
+        let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        // Written from a `Uri`'s text: always UTF-8.
+        std::str::from_utf8(&rest[..len]).unwrap_or_default()
+    }
+
+    /// The request target as a [`Uri`] (parsed from [`target`](Self::target)
+    /// on each call).
+    pub fn uri(&self) -> Uri {
+        Uri::try_from(self.target()).unwrap_or_default()
+    }
+
+    /// Every header as `(name, value)`, in the order received.
+    pub fn headers(&self) -> Headers<'_> {
+        let at = 4 + self.target().len();
+        Headers {
+            rest: &self.block[at..],
+        }
+    }
+
+    /// The first value of header `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// The first value of header `name` (any case) when it is visible
+    /// ASCII (as [`HeaderValue::to_str`] accepts it).
+    pub fn header_str(&self, name: &str) -> Option<&str> {
+        let v = self.header(name)?;
+        if v.iter().all(|&b| b == b'\t' || (0x20..0x7f).contains(&b)) {
+            std::str::from_utf8(v).ok()
+        } else {
+            None
+        }
+    }
+
+    /// Every value of header `name` (any case), in order.
+    pub fn header_all<'a, 'n>(
+        &'a self,
+        name: &'n str,
+    ) -> impl Iterator<Item = &'a [u8]> + use<'a, 'n> {
+        self.headers()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// The headers as a [`HeaderMap`] (a copy).
+    pub fn header_map(&self) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in self.headers() {
+            if let (Ok(n), Ok(v)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_bytes(value),
+            ) {
+                map.append(n, v);
+            }
+        }
+        map
+    }
+
+    /// The request's extensions: what the layers in front put there (an
+    /// auth layer's principal, axum's `ConnectInfo`).
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// The extensions, to change (a server drops what it knows to be
+    /// redundant before keeping the head).
+    pub fn extensions_mut(&mut self) -> &mut Extensions {
+        &mut self.extensions
+    }
+}
+
+impl From<http::request::Parts> for RequestHead {
+    fn from(parts: http::request::Parts) -> Self {
+        RequestHead::new(parts)
+    }
+}
+
+impl fmt::Debug for RequestHead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestHead")
+            .field("method", &self.method)
+            .field("target", &self.target())
+            .field("version", &self.version)
+            .field(
+                "headers",
+                &self.headers().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// The target and the headers in one buffer (see [`RequestHead::block`]).
+/// A name is at most 65,535 bytes (`http`'s own limit); a value longer
+/// than `u32::MAX` bytes cannot have been received.
+fn block(uri: &Uri, headers: &HeaderMap) -> Box<[u8]> {
+    let target = uri.to_string();
+    let size = 4
+        + target.len()
+        + headers
+            .iter()
+            .map(|(n, v)| LENGTHS + n.as_str().len() + v.len())
+            .sum::<usize>();
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&len32(target.len()).to_le_bytes());
+    out.extend_from_slice(target.as_bytes());
+    for (name, value) in headers {
+        let n = name.as_str().as_bytes();
+        let name_len = u16::try_from(n.len()).unwrap_or(u16::MAX);
+        out.extend_from_slice(&name_len.to_le_bytes());
+        out.extend_from_slice(&len32(value.len()).to_le_bytes());
+        out.extend_from_slice(&n[..usize::from(name_len)]);
+        out.extend_from_slice(&value.as_bytes()[..len32(value.len()) as usize]);
+    }
+    out.into_boxed_slice()
+}
+
+fn len32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The headers of a [`RequestHead`], in order: `(name, value)`.
+#[derive(Clone, Debug)]
+pub struct Headers<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Headers<'a> {
+    type Item = (&'a str, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.len() < LENGTHS {
+            return None;
+        }
+        let (lengths, rest) = self.rest.split_at(LENGTHS);
+        let name_len = usize::from(u16::from_le_bytes([lengths[0], lengths[1]]));
+        let value_len =
+            u32::from_le_bytes([lengths[2], lengths[3], lengths[4], lengths[5]]) as usize;
+        let (name, rest) = rest.split_at(name_len);
+        let (value, rest) = rest.split_at(value_len);
+        self.rest = rest;
+        // Written from a `HeaderName`: lowercase visible ASCII.
+        Some((std::str::from_utf8(name).unwrap_or_default(), value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(req: http::request::Builder) -> http::request::Parts {
+        req.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn keeps_method_target_headers_in_order_and_extensions() {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Principal(&'static str);
+        let mut p = parts(
+            http::Request::post("http://example.com:8080/mcp?a=b")
+                .version(Version::HTTP_2)
+                .header("Content-Type", "application/json")
+                .header("x-multi", "one")
+                .header("x-multi", "two")
+                .header("x-bin", HeaderValue::from_bytes(b"\xffok").unwrap())
+                .header("x-empty", ""),
+        );
+        p.extensions.insert(Principal("ada"));
+        for head in [RequestHead::from_parts(&p), RequestHead::new(p.clone())] {
+            assert_eq!(head.method(), Method::POST);
+            assert_eq!(head.version(), Version::HTTP_2);
+            assert_eq!(head.target(), "http://example.com:8080/mcp?a=b");
+            assert_eq!(head.uri(), p.uri);
+            assert_eq!(head.uri().query(), Some("a=b"));
+            assert_eq!(head.header_str("content-type"), Some("application/json"));
+            assert_eq!(head.header_str("CONTENT-TYPE"), Some("application/json"));
+            assert_eq!(head.header("x-multi"), Some(&b"one"[..]));
+            assert_eq!(
+                head.header_all("X-Multi").collect::<Vec<_>>(),
+                [&b"one"[..], b"two"]
+            );
+            assert_eq!(head.header("x-bin"), Some(&b"\xffok"[..]));
+            assert_eq!(head.header_str("x-bin"), None, "not visible ASCII");
+            assert_eq!(head.header_str("x-empty"), Some(""));
+            assert_eq!(head.header("absent"), None);
+            assert_eq!(
+                head.headers().map(|(n, _)| n).collect::<Vec<_>>(),
+                ["content-type", "x-multi", "x-multi", "x-bin", "x-empty"]
+            );
+            assert_eq!(head.header_map(), p.headers);
+            assert_eq!(
+                head.extensions().get::<Principal>(),
+                Some(&Principal("ada"))
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_without_headers() {
+        let head = RequestHead::new(parts(http::Request::get("/")));
+        assert_eq!(head.target(), "/");
+        assert_eq!(head.headers().count(), 0);
+        assert!(head.header_map().is_empty());
+        assert!(head.extensions().is_empty());
+    }
+}
