@@ -244,6 +244,23 @@ async fn unknown_tools_and_malformed_calls_are_invalid_params_everywhere() {
         let req = Request::new(1, "tools/call", Some(&json!({ "name": "hello" }))).unwrap();
         let r = result(t.handle(req, cx(rev.clone())).await);
         assert_eq!(r["content"][0]["text"], "hello");
+        // `arguments: null` is an empty object too; a name sent with
+        // escapes is the name it decodes to.
+        let req = Request::new(1, "tools/call", Some(&json!({ "name": "hello", "arguments": null }))).unwrap();
+        let r = result(t.handle(req, cx(rev.clone())).await);
+        assert_eq!(r["content"][0]["text"], "hello");
+        let mut req = Request::new(1, "tools/call", Some(&json!({}))).unwrap();
+        req.params = Some(
+            serde_json::value::RawValue::from_string(r#"{"name":"h\u0065llo","arguments": {} }"#.into())
+                .unwrap(),
+        );
+        let r = result(t.handle(req, cx(rev.clone())).await);
+        assert_eq!(r["content"][0]["text"], "hello");
+        for args in [json!("x"), json!(3), json!(true)] {
+            let (code, msg) = error(call(&t, rev.clone(), "hello", args).await);
+            assert_eq!(code, -32602, "{rev}");
+            assert!(msg.contains("must be an object"), "{msg}");
+        }
         let r = result(call(&t, rev.clone(), "broken", json!({ "extra": 1 })).await);
         assert_eq!(
             r,
