@@ -367,6 +367,30 @@ impl Tools {
                 format!("Unknown tool: {}", p.name),
             )));
         };
+        Self::run(tool, &p, cx)
+    }
+
+    /// [`Self::call`] when these params name a tool of this registry;
+    /// otherwise (an unknown name, params that do not read as
+    /// `CallToolRequest`'s) `cx` is handed back untouched, for a handler
+    /// that serves other tools besides these to go on with, having read
+    /// the params once.
+    pub fn try_call(
+        &self,
+        params: Option<&str>,
+        cx: RequestContext,
+    ) -> Result<BoxFuture<'static, Outcome>, RequestContext> {
+        let Ok(p) = serde_json::from_str::<CallParams<'_>>(params.unwrap_or("{}")) else {
+            return Err(cx);
+        };
+        match self.get(&p.name) {
+            Some(tool) => Ok(Self::run(tool, &p, cx)),
+            None => Err(cx),
+        }
+    }
+
+    /// Runs `tool` with the arguments of `p`.
+    fn run(tool: &Tool, p: &CallParams<'_>, cx: RequestContext) -> BoxFuture<'static, Outcome> {
         // `arguments` absent or `null` is `{}`; anything else but an object
         // fails `CallToolRequest`'s schema.
         let arguments = match p.arguments.map(|a| a.get()) {

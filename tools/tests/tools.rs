@@ -363,3 +363,28 @@ async fn other_methods_go_to_the_fallback_and_execution_follows_the_tool() {
 fn non_object_arguments_are_refused_at_registration() {
     let _ = Tools::new().tool("n", "takes a number", |_: u32, _cx| async move { "x" });
 }
+
+#[tokio::test]
+async fn try_call_runs_a_known_tool_and_hands_back_anything_else() {
+    let t = tools();
+    let call = t
+        .try_call(
+            Some(r#"{"name":"add","arguments":{"a":2,"b":3}}"#),
+            cx(V::V2026_07_28),
+        )
+        .expect("add is known");
+    assert_eq!(result(call.await)["structuredContent"]["sum"], 5.0);
+    for params in [
+        Some(r#"{"name":"nope","arguments":{}}"#),
+        Some(r#"{"arguments":{}}"#),
+        Some(r#"{"name":7}"#),
+        Some(r#"{"name":"add","name":"add"}"#),
+        None,
+    ] {
+        let back = t
+            .try_call(params, cx_with(V::V2025_11_25, CancellationToken::new()))
+            .err()
+            .unwrap_or_else(|| panic!("{params:?} is no call of these tools"));
+        assert_eq!(back.revision, V::V2025_11_25, "the context comes back as it was");
+    }
+}
