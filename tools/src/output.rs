@@ -20,6 +20,9 @@ pub const REQUEST_CANCELLED: i64 = -32800;
 pub enum Reply {
     /// A complete `CallToolResult`.
     Result(CallToolResult),
+    /// A `CallToolResult` of one text block (what a `String` or `&str`
+    /// result is), written with no JSON tree built for it.
+    Text(String),
     /// A structured value: `structuredContent` (and its JSON as text) where
     /// the revision has structured results, text only otherwise.
     Structured(Value),
@@ -35,6 +38,12 @@ impl Reply {
     pub fn into_outcome(self, rules: &ToolRules) -> Outcome {
         match self {
             Reply::Result(r) => Outcome::json(&r.wire(rules)),
+            Reply::Text(text) => Outcome::json(&TextResult {
+                content: [TextBlock {
+                    text: &text,
+                    kind: "text",
+                }],
+            }),
             Reply::Structured(v) => {
                 let text = serde_json::to_string(&v).unwrap_or_default();
                 let r = CallToolResult::text(text).with_structured(v);
@@ -113,6 +122,20 @@ impl CallToolResult {
     }
 }
 
+/// A [`Reply::Text`] on the wire: what [`CallToolResult::text`] writes.
+#[derive(Serialize)]
+struct TextResult<'a> {
+    content: [TextBlock<'a>; 1],
+}
+
+/// A text content block on the wire, members sorted as in [`text_block`].
+#[derive(Serialize)]
+struct TextBlock<'a> {
+    text: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
 /// A `CallToolResult` on the wire, members in the order a JSON object
 /// built with `json!` has them (sorted), so both paths write the same text.
 #[derive(Serialize)]
@@ -188,13 +211,13 @@ pub trait IntoToolResult: Send + 'static {
 
 impl IntoToolResult for String {
     fn into_reply(self) -> Reply {
-        Reply::Result(CallToolResult::text(self))
+        Reply::Text(self)
     }
 }
 
 impl IntoToolResult for &'static str {
     fn into_reply(self) -> Reply {
-        Reply::Result(CallToolResult::text(self))
+        Reply::Text(self.to_owned())
     }
 }
 
@@ -265,6 +288,10 @@ mod tests {
         v
     }
 
+    fn text_static(text: &str) -> &'static str {
+        Box::leak(text.to_owned().into_boxed_str())
+    }
+
     #[test]
     fn a_result_is_written_as_its_json_tree_would_be_on_every_revision() {
         let results = [
@@ -288,6 +315,16 @@ mod tests {
                     panic!("a result")
                 };
                 assert_eq!(raw.get(), want, "{version}");
+            }
+            for text in ["5", "", "a \"quoted\"\n\u{1} text"] {
+                let want = serde_json::to_string(&tree(&CallToolResult::text(text), &rules)).unwrap();
+                for reply in [text.to_owned().into_reply(), text_static(text).into_reply()] {
+                    assert!(matches!(reply, Reply::Text(_)));
+                    let Outcome::Result(raw) = reply.into_outcome(&rules) else {
+                        panic!("a result")
+                    };
+                    assert_eq!(raw.get(), want, "{version}");
+                }
             }
         }
     }

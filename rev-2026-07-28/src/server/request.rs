@@ -111,7 +111,16 @@ impl Final {
 /// `reply::response_json` writes for `Response::result(id, result)`, with
 /// `result` copied once instead of serialized again.
 fn result_json(id: &RequestId, result: &str) -> String {
-    let mut out = String::with_capacity(result.len() + 48);
+    let mut out = result_prefix(id, result.len());
+    out.push_str(result);
+    out.push('}');
+    out
+}
+
+/// The result response's text up to its `result` value, with room for
+/// `room` more bytes.
+fn result_prefix(id: &RequestId, room: usize) -> String {
+    let mut out = String::with_capacity(room + 48);
     out.push_str(r#"{"jsonrpc":"2.0","id":"#);
     match id {
         RequestId::Number(n) => {
@@ -123,8 +132,6 @@ fn result_json(id: &RequestId, result: &str) -> String {
         ),
     }
     out.push_str(r#","result":"#);
-    out.push_str(result);
-    out.push('}');
     out
 }
 
@@ -493,8 +500,16 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
                 ttl_ms: shared.config.result_ttl_ms,
                 scope: shared.config.result_cache_scope,
             };
-            match result::complete_text(&raw, &f.method, &deco) {
-                Ok(r) => Final::result_text(&f.id, &r),
+            // The result is decorated straight into the response's text.
+            let mut json = result_prefix(&f.id, raw.get().len() + 160);
+            match result::complete_into(&raw, &f.method, &deco, &mut json) {
+                Ok(()) => {
+                    json.push('}');
+                    Final {
+                        status: StatusCode::OK,
+                        json,
+                    }
+                }
                 Err(e) => Final::error(&f.id, ErrorObject::internal(e)),
             }
         }

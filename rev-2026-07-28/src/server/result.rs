@@ -84,24 +84,41 @@ pub(crate) fn complete(
     method: &str,
     deco: &Decoration<'_>,
 ) -> Result<Box<RawValue>, String> {
-    match splice(result.get(), method, deco) {
-        Some(text) => Ok(RawValue::from_string(text)
-            .unwrap_or_else(|_| unreachable!("a JSON object with members added stays JSON"))),
-        None => rebuild(result, method, deco),
+    let mut text = String::new();
+    if splice(result.get(), method, deco, &mut text) {
+        Ok(RawValue::from_string(text)
+            .unwrap_or_else(|_| unreachable!("a JSON object with members added stays JSON")))
+    } else {
+        rebuild(result, method, deco)
     }
 }
 
 /// [`complete`] as JSON text, for a response written directly (no
 /// validation pass over the spliced text).
+#[cfg(test)]
 pub(crate) fn complete_text(
     result: &RawValue,
     method: &str,
     deco: &Decoration<'_>,
 ) -> Result<String, String> {
-    match splice(result.get(), method, deco) {
-        Some(text) => Ok(text),
-        None => rebuild(result, method, deco).map(|r| String::from(Box::<str>::from(r))),
+    let mut out = String::new();
+    complete_into(result, method, deco, &mut out).map(|()| out)
+}
+
+/// [`complete`] as JSON text appended to `out` (the response's text so
+/// far: the result is written in place, not copied into it afterwards).
+pub(crate) fn complete_into(
+    result: &RawValue,
+    method: &str,
+    deco: &Decoration<'_>,
+    out: &mut String,
+) -> Result<(), String> {
+    if splice(result.get(), method, deco, out) {
+        return Ok(());
     }
+    let rebuilt = rebuild(result, method, deco)?;
+    out.push_str(rebuilt.get());
+    Ok(())
 }
 
 /// `complete` by parsing the members into a map and serializing it again.
@@ -216,9 +233,14 @@ fn push_member(out: &mut String, name: &str, value: &str) {
     out.push_str(value);
 }
 
-/// `complete` by splicing the missing members into the result's text, or
-/// `None` when the general path must decide (see [`Names`]).
-fn splice(text: &str, method: &str, deco: &Decoration<'_>) -> Option<String> {
+/// `complete` by splicing the missing members into the result's text,
+/// appended to `out`; `false` (and `out` untouched) when the general path
+/// must decide (see [`Names`]).
+fn splice(text: &str, method: &str, deco: &Decoration<'_>, out: &mut String) -> bool {
+    splice_parts(text, method, deco, out).is_some()
+}
+
+fn splice_parts(text: &str, method: &str, deco: &Decoration<'_>, out: &mut String) -> Option<()> {
     let body = text.trim_matches([' ', '\t', '\n', '\r']);
     let top = Names::scan(body)?;
     let result_type = top.get("resultType");
@@ -253,12 +275,13 @@ fn splice(text: &str, method: &str, deco: &Decoration<'_>) -> Option<String> {
     let info_len = deco
         .server_info
         .map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
-    let mut out = String::with_capacity(body.len() + info_len + 96);
+    // Nothing returns early from here on: `out` is only written below.
+    out.reserve(body.len() + info_len + 96);
     let close = body.len() - 1;
     match meta_insert {
         Some((at, info, comma)) => {
             out.push_str(&body[..at]);
-            push_member(&mut out, META_SERVER_INFO, info.get());
+            push_member(out, META_SERVER_INFO, info.get());
             if comma {
                 out.push(',');
             }
@@ -275,24 +298,24 @@ fn splice(text: &str, method: &str, deco: &Decoration<'_>) -> Option<String> {
         push_member(out, name, value);
     };
     if result_type.is_none() {
-        add(&mut out, "resultType", "\"complete\"");
+        add(out, "resultType", "\"complete\"");
     }
     if let Some(t) = &ttl_ms {
-        add(&mut out, "ttlMs", t);
+        add(out, "ttlMs", t);
     }
     if let Some(s) = &scope {
-        add(&mut out, "cacheScope", s.get());
+        add(out, "cacheScope", s.get());
     }
     if let Some(info) = new_meta {
         if !first {
             out.push(',');
         }
         out.push_str("\"_meta\":{");
-        push_member(&mut out, META_SERVER_INFO, info.get());
+        push_member(out, META_SERVER_INFO, info.get());
         out.push('}');
     }
     out.push('}');
-    Some(out)
+    Some(())
 }
 
 /// An `InputRequiredResult` (*MRTR*, "InputRequiredResult").
@@ -368,6 +391,27 @@ mod tests {
         assert!(out.get("_meta").is_none());
     }
 
+    /// Decorated into a buffer that holds text already: appended, by the
+    /// splice and by the general path alike.
+    #[test]
+    fn complete_into_appends() {
+        let info = raw(&json!({"name": "s", "version": "1"}));
+        let deco = Decoration {
+            server_info: Some(&info),
+            ttl_ms: 5,
+            scope: CacheScope::Private,
+        };
+        for result in [r#"{"content": []}"#, r#"{"a":1,"a":2}"#, r#"{"\u0061":1}"#] {
+            let result = RawValue::from_string(result.to_owned()).unwrap();
+            let mut out = String::from(r#"{"id":1,"result":"#);
+            complete_into(&result, "tools/call", &deco, &mut out).unwrap();
+            let alone = complete_text(&result, "tools/call", &deco).unwrap();
+            assert_eq!(out, format!(r#"{{"id":1,"result":{alone}"#));
+        }
+        let mut out = String::from("kept");
+        assert!(complete_into(&raw(&json!([1])), "tools/call", &deco, &mut out).is_err());
+    }
+
     /// The splice and the general path agree, and the general path is
     /// what odd results (escaped or repeated names, many members, `_meta`
     /// not an object) get.
@@ -420,21 +464,21 @@ mod tests {
                 } else {
                     format!("{{{odd}}}")
                 };
-                assert!(splice(&odd, "tools/call", &deco).is_none(), "{odd}");
+                let mut out = String::from("kept");
+                assert!(!splice(&odd, "tools/call", &deco, &mut out), "{odd}");
+                assert_eq!(out, "kept", "a refused splice leaves the text alone");
             }
         }
-        assert!(
-            splice(
-                " [1] ",
-                "tools/call",
-                &Decoration {
-                    server_info: None,
-                    ttl_ms: 5,
-                    scope: CacheScope::Private
-                }
-            )
-            .is_none()
-        );
+        assert!(!splice(
+            " [1] ",
+            "tools/call",
+            &Decoration {
+                server_info: None,
+                ttl_ms: 5,
+                scope: CacheScope::Private
+            },
+            &mut String::new(),
+        ));
     }
 
     #[test]
