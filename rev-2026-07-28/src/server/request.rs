@@ -501,7 +501,10 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
                 scope: shared.config.result_cache_scope,
             };
             // The result is decorated straight into the response's text.
-            let mut json = result_prefix(&f.id, raw.get().len() + 160);
+            // Room for what the splice adds (its own reserve is then a
+            // no-op): resultType, cache hints, `_meta` with serverInfo.
+            let room = raw.get().len() + server_info.map_or(0, |i| i.get().len()) + 160;
+            let mut json = result_prefix(&f.id, room);
             match result::complete_into(&raw, &f.method, &deco, &mut json) {
                 Ok(()) => {
                     json.push('}');
