@@ -105,7 +105,8 @@ impl CallToolResult {
 
     /// The result's JSON on `rules`' revision.
     pub fn to_value(&self, rules: &ToolRules) -> Value {
-        serde_json::to_value(self.wire(rules)).unwrap_or_else(|_| unreachable!("JSON values serialize"))
+        serde_json::to_value(self.wire(rules))
+            .unwrap_or_else(|_| unreachable!("JSON values serialize"))
     }
 
     /// The result as it is serialized on `rules`' revision, borrowed (no
@@ -309,7 +310,11 @@ mod tests {
             let rules = ToolRules::of(&ProtocolVersion::parse(version));
             for r in &results {
                 let want = serde_json::to_string(&tree(r, &rules)).unwrap();
-                assert_eq!(serde_json::to_string(&r.wire(&rules)).unwrap(), want, "{version}");
+                assert_eq!(
+                    serde_json::to_string(&r.wire(&rules)).unwrap(),
+                    want,
+                    "{version}"
+                );
                 assert_eq!(serde_json::to_string(&r.to_value(&rules)).unwrap(), want);
                 let Outcome::Result(raw) = Reply::Result(r.clone()).into_outcome(&rules) else {
                     panic!("a result")
@@ -317,7 +322,8 @@ mod tests {
                 assert_eq!(raw.get(), want, "{version}");
             }
             for text in ["5", "", "a \"quoted\"\n\u{1} text"] {
-                let want = serde_json::to_string(&tree(&CallToolResult::text(text), &rules)).unwrap();
+                let want =
+                    serde_json::to_string(&tree(&CallToolResult::text(text), &rules)).unwrap();
                 for reply in [text.to_owned().into_reply(), text_static(text).into_reply()] {
                     assert!(matches!(reply, Reply::Text(_)));
                     let Outcome::Result(raw) = reply.into_outcome(&rules) else {

@@ -246,13 +246,20 @@ async fn unknown_tools_and_malformed_calls_are_invalid_params_everywhere() {
         assert_eq!(r["content"][0]["text"], "hello");
         // `arguments: null` is an empty object too; a name sent with
         // escapes is the name it decodes to.
-        let req = Request::new(1, "tools/call", Some(&json!({ "name": "hello", "arguments": null }))).unwrap();
+        let req = Request::new(
+            1,
+            "tools/call",
+            Some(&json!({ "name": "hello", "arguments": null })),
+        )
+        .unwrap();
         let r = result(t.handle(req, cx(rev.clone())).await);
         assert_eq!(r["content"][0]["text"], "hello");
         let mut req = Request::new(1, "tools/call", Some(&json!({}))).unwrap();
         req.params = Some(
-            serde_json::value::RawValue::from_string(r#"{"name":"h\u0065llo","arguments": {} }"#.into())
-                .unwrap(),
+            serde_json::value::RawValue::from_string(
+                r#"{"name":"h\u0065llo","arguments": {} }"#.into(),
+            )
+            .unwrap(),
         );
         let r = result(t.handle(req, cx(rev.clone())).await);
         assert_eq!(r["content"][0]["text"], "hello");
@@ -385,6 +392,10 @@ async fn try_call_runs_a_known_tool_and_hands_back_anything_else() {
             .try_call(params, cx_with(V::V2025_11_25, CancellationToken::new()))
             .err()
             .unwrap_or_else(|| panic!("{params:?} is no call of these tools"));
-        assert_eq!(back.revision, V::V2025_11_25, "the context comes back as it was");
+        assert_eq!(
+            back.revision,
+            V::V2025_11_25,
+            "the context comes back as it was"
+        );
     }
 }

@@ -513,11 +513,9 @@ pub fn parse_body(bytes: &[u8], allow_batch: bool) -> Result<Body, BodyError> {
 /// text parsed again for its syntax alone, so that bad JSON is `-32700`
 /// even when its shape is also wrong.
 pub fn parse_message(text: &str) -> Result<Message, BodyError> {
-    parse_envelope(text).map_err(|shape| {
-        match serde_json::from_str::<&RawValue>(text) {
-            Err(e) => BodyError::Parse(e.to_string()),
-            Ok(_) => shape,
-        }
+    parse_envelope(text).map_err(|shape| match serde_json::from_str::<&RawValue>(text) {
+        Err(e) => BodyError::Parse(e.to_string()),
+        Ok(_) => shape,
     })
 }
 
@@ -718,11 +716,26 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":1,"method":7, bad}"#, PARSE_ERROR),
             (r#"{"jsonrpc":"1.0","id":1,"method":"x"} x"#, PARSE_ERROR),
             (r#"{"jsonrpc":"2.0","id":1,"method":"x"} x"#, PARSE_ERROR),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":[1,]}"#, PARSE_ERROR),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":"\q"}"#, PARSE_ERROR),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":01}"#, PARSE_ERROR),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":tru}}"#, PARSE_ERROR),
-            ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"e\":\"\u{1}\"}", PARSE_ERROR),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":[1,]}"#,
+                PARSE_ERROR,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":"\q"}"#,
+                PARSE_ERROR,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":01}"#,
+                PARSE_ERROR,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":tru}}"#,
+                PARSE_ERROR,
+            ),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"e\":\"\u{1}\"}",
+                PARSE_ERROR,
+            ),
         ];
         for (text, code) in cases {
             let err = single(text).expect_err(text);

@@ -155,7 +155,8 @@ impl Params {
         for m in &self.members {
             let name = self.name(m);
             if !skip.contains(&name) {
-                let value = serde_json::from_str(&self.text[m.value.clone()]).unwrap_or(Value::Null);
+                let value =
+                    serde_json::from_str(&self.text[m.value.clone()]).unwrap_or(Value::Null);
                 out.insert(name.to_owned(), value);
             }
         }
@@ -631,7 +632,11 @@ mod tests {
     #[test]
     fn params_read_a_repeated_name_as_its_last_value_and_decode_escaped_names() {
         let p = parse_text(r#"{"name":"a","n\u0061me":"b","x":1,"x":2}"#);
-        assert_eq!(p.get("name"), Some(r#""b""#), "the escaped name is `name`, sent last");
+        assert_eq!(
+            p.get("name"),
+            Some(r#""b""#),
+            "the escaped name is `name`, sent last"
+        );
         assert_eq!(p.get("x"), Some("2"));
         let all = p.values_except(&["x"]);
         assert_eq!(all.len(), 1);
