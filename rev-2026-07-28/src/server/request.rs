@@ -284,8 +284,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
     };
     let mut cx = RequestContext::new(version, request.id.clone(), client, cancel.clone(), sink);
     cx.progress_token = meta.progress_token;
-    cx.input_responses = input_responses;
-    cx.request_state = opened.and_then(|o| o.state);
+    cx.set_input(input_responses, opened.and_then(|o| o.state));
     cx.http = http;
 
     // Armed until the answer is complete: dropping this future (the client
