@@ -230,8 +230,10 @@ impl MultiServer {
     /// Serves one request: reads what routing needs, then forwards the
     /// request to the chosen engine. When both eras are served, a POST
     /// body holding one well-formed request or notification is parsed here
-    /// once and handed down (the [`Message`] in the request's
-    /// extensions), so the engine does not parse it again; anything else
+    /// once and handed down (to the legacy engine as an argument,
+    /// [`LegacyServer::handle_parsed`]; to the modern one as the
+    /// [`Message`] in the request's extensions), so the engine does not
+    /// parse it again; anything else
     /// is routed from the raw body and parsed by the engine, as before.
     pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
@@ -271,20 +273,36 @@ impl MultiServer {
             self.engines.legacy.is_some(),
             self.engines.modern.is_some(),
         );
-        if let Some(message) = parsed {
-            parts.extensions.insert(message);
-        }
+        // The legacy engine takes the parsed message as an argument; the
+        // modern one from the request's extensions.
+        let legacy_parsed = match (target, &self.legacy) {
+            (Target::Legacy, Some(_)) => parsed,
+            _ => {
+                if let Some(message) = parsed {
+                    parts.extensions.insert(message);
+                }
+                None
+            }
+        };
         let span = request_span(&parts, target, bytes.as_deref());
         tracing::trace!(parent: &span, "routed");
         let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
         let req = Request::from_parts(parts, body);
-        let response = match self.engines.get(target) {
-            Some(engine) => match engine.oneshot(req).instrument(span.clone()).await {
-                Ok(response) => response,
-                Err(never) => match never {},
+        let response = match (target, &self.legacy) {
+            (Target::Legacy, Some(legacy)) => {
+                legacy
+                    .handle_parsed(req, legacy_parsed)
+                    .instrument(span.clone())
+                    .await
+            }
+            _ => match self.engines.get(target) {
+                Some(engine) => match engine.oneshot(req).instrument(span.clone()).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                },
+                // `route` only picks a configured engine.
+                None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
             },
-            // `route` only picks a configured engine.
-            None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         };
         span.record("http.status", response.status().as_u16());
         SpanBody::wrap(response, span)
