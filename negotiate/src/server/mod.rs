@@ -249,11 +249,11 @@ impl MultiServer {
         };
         let version_header = parts
             .headers
-            .get(headers::PROTOCOL_VERSION)
+            .get(PROTOCOL_VERSION_NAME)
             .and_then(|v| v.to_str().ok());
         let probe = Probe {
             method: &parts.method,
-            has_session: parts.headers.contains_key(headers::SESSION_ID),
+            has_session: parts.headers.contains_key(SESSION_ID_NAME),
             version_header,
             body: bytes.as_deref(),
         };
@@ -358,6 +358,15 @@ impl MultiServer {
     }
 }
 
+/// The MCP header names as [`http::HeaderName`]s: a lookup by `&str`
+/// parses the name again on every call.
+const SESSION_ID_NAME: http::HeaderName = http::HeaderName::from_static(headers::SESSION_ID);
+/// See [`SESSION_ID_NAME`].
+const PROTOCOL_VERSION_NAME: http::HeaderName =
+    http::HeaderName::from_static(headers::PROTOCOL_VERSION);
+/// See [`SESSION_ID_NAME`].
+const LAST_EVENT_ID_NAME: http::HeaderName = http::HeaderName::from_static(headers::LAST_EVENT_ID);
+
 /// The span of one HTTP request to the endpoint (`mcp.request`), entered
 /// while the engine handles it, while its handler runs and while its
 /// response body (an SSE stream) is sent. Fields: `http.method`,
@@ -370,21 +379,31 @@ fn request_span(
     target: Target,
     body: Option<&[u8]>,
 ) -> tracing::Span {
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let span = tracing::info_span!(
         "mcp.request",
         http.method = %parts.method,
         http.status = tracing::field::Empty,
         mcp.era = ?target,
-        mcp.session_id = header(headers::SESSION_ID),
-        mcp.protocol_version = header(headers::PROTOCOL_VERSION),
-        mcp.last_event_id = header("last-event-id"),
+        mcp.session_id = tracing::field::Empty,
+        mcp.protocol_version = tracing::field::Empty,
+        mcp.last_event_id = tracing::field::Empty,
         rpc.method = tracing::field::Empty,
         rpc.id = tracing::field::Empty,
     );
-    if !span.is_disabled()
-        && let Some(body) = body
-    {
+    if span.is_disabled() {
+        // Nothing below is read by anyone: no header looked up, no parse.
+        return span;
+    }
+    for (field, name) in [
+        ("mcp.session_id", SESSION_ID_NAME),
+        ("mcp.protocol_version", PROTOCOL_VERSION_NAME),
+        ("mcp.last_event_id", LAST_EVENT_ID_NAME),
+    ] {
+        if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
+            span.record(field, v);
+        }
+    }
+    if let Some(body) = body {
         #[derive(serde::Deserialize)]
         struct Envelope<'a> {
             #[serde(borrow)]
