@@ -289,9 +289,10 @@ impl MultiServer {
         let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
         let req = Request::from_parts(parts, body);
         let response = match (target, &self.legacy) {
+            // Boxed: inline, the legacy engine's future would size this
+            // one (several kilobytes) for every request, modern ones too.
             (Target::Legacy, Some(legacy)) => {
-                legacy
-                    .handle_parsed(req, legacy_parsed)
+                Box::pin(legacy.handle_parsed(req, legacy_parsed))
                     .instrument(span.clone())
                     .await
             }

@@ -544,8 +544,8 @@ fn with_id_text<T>(id: &EventId, f: impl FnOnce(&str) -> T) {
             }
         },
         Err(_) => {
-                let _ = f(&id.to_string());
-            }
+            let _ = f(&id.to_string());
+        }
     }
 }
 
