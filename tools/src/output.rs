@@ -34,14 +34,14 @@ impl Reply {
     /// The outcome this reply is on `rules`' revision.
     pub fn into_outcome(self, rules: &ToolRules) -> Outcome {
         match self {
-            Reply::Result(r) => Outcome::json(&r.to_value(rules)),
+            Reply::Result(r) => Outcome::json(&r.wire(rules)),
             Reply::Structured(v) => {
                 let text = serde_json::to_string(&v).unwrap_or_default();
                 let r = CallToolResult::text(text).with_structured(v);
-                Outcome::json(&r.to_value(rules))
+                Outcome::json(&r.wire(rules))
             }
             Reply::InvalidArguments(message) if rules.invalid_arguments_are_tool_errors => {
-                Outcome::json(&CallToolResult::error(message).to_value(rules))
+                Outcome::json(&CallToolResult::error(message).wire(rules))
             }
             Reply::InvalidArguments(message) => {
                 Outcome::Error(ErrorObject::invalid_params(message))
@@ -96,18 +96,32 @@ impl CallToolResult {
 
     /// The result's JSON on `rules`' revision.
     pub fn to_value(&self, rules: &ToolRules) -> Value {
-        let mut v = json!({ "content": self.content });
-        if let Some(s) = &self.structured
-            && rules.structured
-            && (s.is_object() || rules.structured_any)
-        {
-            v["structuredContent"] = s.clone();
-        }
-        if self.is_error {
-            v["isError"] = true.into();
-        }
-        v
+        serde_json::to_value(self.wire(rules)).unwrap_or_else(|_| unreachable!("JSON values serialize"))
     }
+
+    /// The result as it is serialized on `rules`' revision, borrowed (no
+    /// JSON tree built for an answer written once).
+    fn wire<'a>(&'a self, rules: &ToolRules) -> Wire<'a> {
+        Wire {
+            content: &self.content,
+            is_error: self.is_error,
+            structured: self
+                .structured
+                .as_ref()
+                .filter(|s| rules.structured && (s.is_object() || rules.structured_any)),
+        }
+    }
+}
+
+/// A `CallToolResult` on the wire, members in the order a JSON object
+/// built with `json!` has them (sorted), so both paths write the same text.
+#[derive(Serialize)]
+struct Wire<'a> {
+    content: &'a [Value],
+    #[serde(rename = "isError", skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    structured: Option<&'a Value>,
 }
 
 /// A text content block.
@@ -225,6 +239,56 @@ impl<T: IntoToolResult> IntoToolResult for Result<T, ToolError> {
                 "Request cancelled",
             ))),
             Err(ToolError::InputRequired(ir)) => Reply::Outcome(Outcome::InputRequired(ir)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_transport_core::ProtocolVersion;
+
+    use super::*;
+
+    /// The result as a JSON tree built member by member, as it was before
+    /// [`Wire`]: the text written must not change.
+    fn tree(r: &CallToolResult, rules: &ToolRules) -> Value {
+        let mut v = json!({ "content": r.content });
+        if let Some(s) = &r.structured
+            && rules.structured
+            && (s.is_object() || rules.structured_any)
+        {
+            v["structuredContent"] = s.clone();
+        }
+        if r.is_error {
+            v["isError"] = true.into();
+        }
+        v
+    }
+
+    #[test]
+    fn a_result_is_written_as_its_json_tree_would_be_on_every_revision() {
+        let results = [
+            CallToolResult::text("5"),
+            CallToolResult::error("no"),
+            CallToolResult::text("{}").with_structured(json!({"sum": 5})),
+            CallToolResult::text("[1]").with_structured(json!([1])),
+            CallToolResult {
+                is_error: true,
+                ..CallToolResult::text("x").with_structured(json!({"e": 1}))
+            },
+            CallToolResult::new(vec![]),
+        ];
+        for version in ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"] {
+            let rules = ToolRules::of(&ProtocolVersion::parse(version));
+            for r in &results {
+                let want = serde_json::to_string(&tree(r, &rules)).unwrap();
+                assert_eq!(serde_json::to_string(&r.wire(&rules)).unwrap(), want, "{version}");
+                assert_eq!(serde_json::to_string(&r.to_value(&rules)).unwrap(), want);
+                let Outcome::Result(raw) = Reply::Result(r.clone()).into_outcome(&rules) else {
+                    panic!("a result")
+                };
+                assert_eq!(raw.get(), want, "{version}");
+            }
         }
     }
 }

@@ -22,10 +22,10 @@ use serde_json::{Map, Value, json};
 use crate::context::ToolContext;
 use crate::revision::Dialect;
 use crate::schema::Schemas;
-use crate::typed::typed_fn;
+use crate::typed::{Args, typed_fn};
 
 type PromptFn =
-    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<Value, ErrorObject>> + Send + Sync;
+    dyn Fn(Args<'_>, ToolContext) -> BoxFuture<'static, Result<Value, ErrorObject>> + Send + Sync;
 
 /// Who says a prompt message (`Role`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,7 +216,7 @@ impl Prompt {
         arguments: Map<String, Value>,
         cx: ToolContext,
     ) -> Result<Value, ErrorObject> {
-        (self.run)(Value::Object(arguments), cx).await
+        (self.run)(Args::Value(Value::Object(arguments)), cx).await
     }
 }
 

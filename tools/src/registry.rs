@@ -23,11 +23,11 @@ use crate::prompts::{IntoPrompt, Prompt};
 use crate::resources::{Resource, resource_not_found};
 use crate::revision::ToolRules;
 use crate::schema::Schemas;
-use crate::typed::{lookup, typed_fn};
+use crate::typed::{Args, lookup, typed_fn};
 
 /// A tool's typed function behind an untyped one: the whole call, the
 /// reply shaped for the context's revision, in one boxed future.
-type RunFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Outcome> + Send + Sync;
+type RunFn = dyn Fn(Args<'_>, ToolContext) -> BoxFuture<'static, Outcome> + Send + Sync;
 
 /// One tool: its definition (name, description, schemas, execution) and
 /// the typed function that runs it.
@@ -149,16 +149,18 @@ impl Tool {
     /// future is the tool's own (boxed once, its reply shaped for the
     /// revision when it ends), so a layer above can return it as it is.
     pub fn call(&self, arguments: Value, cx: RequestContext) -> BoxFuture<'static, Outcome> {
-        (self.run)(arguments, ToolContext::new(cx))
+        (self.run)(Args::Value(arguments), ToolContext::new(cx))
     }
 }
 
-/// `CallToolRequest.params` (the fields this layer reads).
+/// `CallToolRequest.params` (the fields this layer reads), borrowed from
+/// the request: the arguments go to the tool's type as their JSON text.
 #[derive(Deserialize)]
-struct CallParams {
-    name: String,
-    #[serde(default)]
-    arguments: Option<Value>,
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a serde_json::value::RawValue>,
 }
 
 /// A future that is ready with `outcome`.
@@ -333,6 +335,13 @@ impl Tools {
         self.index.get(name).map(|&i| &self.tools[i])
     }
 
+    /// How the tool named `name` runs ([`Tool::execution`]), `None` when no
+    /// tool has that name: for a handler in front of this registry that has
+    /// read the name already ([`Handler::execution`] reads it again).
+    pub fn execution_of(&self, name: &str) -> Option<Execution> {
+        self.get(name).map(|t| t.execution)
+    }
+
     /// The `Tool` definitions on `cx`'s revision's terms.
     pub fn list(&self, rules: &ToolRules) -> Vec<Value> {
         self.tools.iter().map(|t| t.definition(rules)).collect()
@@ -348,25 +357,52 @@ impl Tools {
     /// The params are read before this returns; the future is the tool's
     /// own ([`Tool::call`]), or a ready answer.
     pub fn call(&self, params: Option<&str>, cx: RequestContext) -> BoxFuture<'static, Outcome> {
-        let found = lookup(
-            params,
-            |p: &CallParams| self.get(&p.name),
-            |p| ErrorObject::new(INVALID_PARAMS, format!("Unknown tool: {}", p.name)),
-        );
-        let (p, tool) = match found {
-            Ok(found) => found,
-            Err(e) => return ready(Outcome::Error(e)),
+        let p = match serde_json::from_str::<CallParams<'_>>(params.unwrap_or("{}")) {
+            Ok(p) => p,
+            Err(e) => return ready(Outcome::Error(ErrorObject::invalid_params(e))),
         };
-        let arguments = match p.arguments {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(a @ Value::Object(_)) => a,
+        let Some(tool) = self.get(&p.name) else {
+            return ready(Outcome::Error(ErrorObject::new(
+                INVALID_PARAMS,
+                format!("Unknown tool: {}", p.name),
+            )));
+        };
+        Self::run(tool, &p, cx)
+    }
+
+    /// [`Self::call`] when these params name a tool of this registry;
+    /// otherwise (an unknown name, params that do not read as
+    /// `CallToolRequest`'s) `cx` is handed back untouched, for a handler
+    /// that serves other tools besides these to go on with, having read
+    /// the params once.
+    pub fn try_call(
+        &self,
+        params: Option<&str>,
+        cx: RequestContext,
+    ) -> Result<BoxFuture<'static, Outcome>, RequestContext> {
+        let Ok(p) = serde_json::from_str::<CallParams<'_>>(params.unwrap_or("{}")) else {
+            return Err(cx);
+        };
+        match self.get(&p.name) {
+            Some(tool) => Ok(Self::run(tool, &p, cx)),
+            None => Err(cx),
+        }
+    }
+
+    /// Runs `tool` with the arguments of `p`.
+    fn run(tool: &Tool, p: &CallParams<'_>, cx: RequestContext) -> BoxFuture<'static, Outcome> {
+        // `arguments` absent or `null` is `{}`; anything else but an object
+        // fails `CallToolRequest`'s schema.
+        let arguments = match p.arguments.map(|a| a.get()) {
+            None => "{}",
+            Some(a) if a.starts_with('{') => a,
             Some(_) => {
                 return ready(Outcome::Error(ErrorObject::invalid_params(
                     "tools/call arguments must be an object",
                 )));
             }
         };
-        tool.call(arguments, cx)
+        (tool.run)(Args::Text(arguments), ToolContext::new(cx))
     }
 
     /// Answers a `prompts/get` (*Prompts*, "Error Handling": an unknown

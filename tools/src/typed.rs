@@ -34,6 +34,25 @@ where
     }
 }
 
+/// A call's JSON arguments: parsed already, or the request's own text
+/// (read straight into the typed struct, with no JSON tree in between).
+#[derive(Debug)]
+pub(crate) enum Args<'a> {
+    /// An object built or parsed by the caller.
+    Value(Value),
+    /// The JSON text of an object, as the request sent it.
+    Text(&'a str),
+}
+
+impl Args<'_> {
+    fn into_typed<A: DeserializeOwned>(self) -> Result<A, serde_json::Error> {
+        match self {
+            Args::Value(v) => serde_json::from_value(v),
+            Args::Text(t) => serde_json::from_str(t),
+        }
+    }
+}
+
 /// `f`, taking its arguments as `A`, as a function of JSON arguments:
 /// arguments that do not deserialize are answered `invalid(error, cx)`
 /// without calling `f`; what `f` returns is turned into `T` by the
@@ -44,7 +63,7 @@ pub(crate) fn typed_fn<A, R, T, F, Fut, Fin>(
     f: F,
     finish: impl Fn(&ToolContext) -> Fin + Send + Sync + 'static,
     invalid: impl Fn(serde_json::Error, &ToolContext) -> T + Send + Sync + 'static,
-) -> impl Fn(Value, ToolContext) -> BoxFuture<'static, T> + Send + Sync + 'static
+) -> impl Fn(Args<'_>, ToolContext) -> BoxFuture<'static, T> + Send + Sync + 'static
 where
     A: DeserializeOwned + Send + 'static,
     R: Send + 'static,
@@ -53,7 +72,7 @@ where
     Fut: Future<Output = R> + Send + 'static,
     Fin: FnOnce(R) -> T + Send + 'static,
 {
-    move |args: Value, cx: ToolContext| match serde_json::from_value::<A>(args) {
+    move |args: Args<'_>, cx: ToolContext| match args.into_typed::<A>() {
         Ok(a) => {
             let fin = finish(&cx);
             f(a, cx).map(fin).boxed()

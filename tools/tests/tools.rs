@@ -244,6 +244,23 @@ async fn unknown_tools_and_malformed_calls_are_invalid_params_everywhere() {
         let req = Request::new(1, "tools/call", Some(&json!({ "name": "hello" }))).unwrap();
         let r = result(t.handle(req, cx(rev.clone())).await);
         assert_eq!(r["content"][0]["text"], "hello");
+        // `arguments: null` is an empty object too; a name sent with
+        // escapes is the name it decodes to.
+        let req = Request::new(1, "tools/call", Some(&json!({ "name": "hello", "arguments": null }))).unwrap();
+        let r = result(t.handle(req, cx(rev.clone())).await);
+        assert_eq!(r["content"][0]["text"], "hello");
+        let mut req = Request::new(1, "tools/call", Some(&json!({}))).unwrap();
+        req.params = Some(
+            serde_json::value::RawValue::from_string(r#"{"name":"h\u0065llo","arguments": {} }"#.into())
+                .unwrap(),
+        );
+        let r = result(t.handle(req, cx(rev.clone())).await);
+        assert_eq!(r["content"][0]["text"], "hello");
+        for args in [json!("x"), json!(3), json!(true)] {
+            let (code, msg) = error(call(&t, rev.clone(), "hello", args).await);
+            assert_eq!(code, -32602, "{rev}");
+            assert!(msg.contains("must be an object"), "{msg}");
+        }
         let r = result(call(&t, rev.clone(), "broken", json!({ "extra": 1 })).await);
         assert_eq!(
             r,
@@ -348,4 +365,29 @@ async fn other_methods_go_to_the_fallback_and_execution_follows_the_tool() {
 #[should_panic(expected = "must be an object schema")]
 fn non_object_arguments_are_refused_at_registration() {
     let _ = Tools::new().tool("n", "takes a number", |_: u32, _cx| async move { "x" });
+}
+
+#[tokio::test]
+async fn try_call_runs_a_known_tool_and_hands_back_anything_else() {
+    let t = tools();
+    let call = t
+        .try_call(
+            Some(r#"{"name":"add","arguments":{"a":2,"b":3}}"#),
+            cx(V::V2026_07_28),
+        )
+        .expect("add is known");
+    assert_eq!(result(call.await)["structuredContent"]["sum"], 5.0);
+    for params in [
+        Some(r#"{"name":"nope","arguments":{}}"#),
+        Some(r#"{"arguments":{}}"#),
+        Some(r#"{"name":7}"#),
+        Some(r#"{"name":"add","name":"add"}"#),
+        None,
+    ] {
+        let back = t
+            .try_call(params, cx_with(V::V2025_11_25, CancellationToken::new()))
+            .err()
+            .unwrap_or_else(|| panic!("{params:?} is no call of these tools"));
+        assert_eq!(back.revision, V::V2025_11_25, "the context comes back as it was");
+    }
 }

@@ -92,7 +92,7 @@ pub fn accepts<'a>(values: impl IntoIterator<Item = &'a str>) -> Accepts {
     for value in values {
         for range in value.split(',') {
             let mut parts = range.split(';');
-            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let media = parts.next().unwrap_or("").trim();
             let refused = parts.any(|p| {
                 let p = p.trim();
                 p.len() > 2
@@ -102,14 +102,15 @@ pub fn accepts<'a>(values: impl IntoIterator<Item = &'a str>) -> Accepts {
             if refused {
                 continue;
             }
-            match media.as_str() {
-                "*/*" => {
-                    a.json = true;
-                    a.sse = true;
-                }
-                "application/json" | "application/*" => a.json = true,
-                "text/event-stream" | "text/*" => a.sse = true,
-                _ => {}
+            // Compared without a lowercased copy: this runs on every POST.
+            let is = |name: &str| media.eq_ignore_ascii_case(name);
+            if is("*/*") {
+                a.json = true;
+                a.sse = true;
+            } else if is("application/json") || is("application/*") {
+                a.json = true;
+            } else if is("text/event-stream") || is("text/*") {
+                a.sse = true;
             }
         }
     }
@@ -187,6 +188,18 @@ mod tests {
 
     fn acc(v: &str) -> Accepts {
         accepts([v])
+    }
+
+    #[test]
+    fn accept_header_media_types_are_case_insensitive() {
+        let both = Accepts {
+            json: true,
+            sse: true,
+        };
+        assert_eq!(acc("Application/JSON, TEXT/Event-Stream"), both);
+        assert_eq!(acc("APPLICATION/*, Text/*"), both);
+        assert!(!acc("application/jsonx, text/event-streams").json);
+        assert!(!acc("application/jsonx, text/event-streams").sse);
     }
 
     #[test]

@@ -502,15 +502,23 @@ pub fn parse_body(bytes: &[u8], allow_batch: bool) -> Result<Body, BodyError> {
             .collect();
         return Ok(Body::Batch(out));
     }
-    // Check syntax first so that bad JSON is -32700 even when its shape is also wrong.
-    let raw: &RawValue = serde_json::from_str(text).map_err(|e| BodyError::Parse(e.to_string()))?;
-    parse_envelope(raw.get()).map(Body::Single)
+    parse_message(text).map(Body::Single)
 }
 
 /// Parses one message from JSON text (no batches).
+///
+/// One pass over a well-formed message: the envelope's parse reads every
+/// byte (members it does not keep are skipped by a parser that checks
+/// them), so it succeeds only on valid JSON. Only when it fails is the
+/// text parsed again for its syntax alone, so that bad JSON is `-32700`
+/// even when its shape is also wrong.
 pub fn parse_message(text: &str) -> Result<Message, BodyError> {
-    let raw: &RawValue = serde_json::from_str(text).map_err(|e| BodyError::Parse(e.to_string()))?;
-    parse_envelope(raw.get())
+    parse_envelope(text).map_err(|shape| {
+        match serde_json::from_str::<&RawValue>(text) {
+            Err(e) => BodyError::Parse(e.to_string()),
+            Ok(_) => shape,
+        }
+    })
 }
 
 fn salvage_id(text: &str) -> Option<RequestId> {
@@ -705,6 +713,16 @@ mod tests {
             ),
             (r#"{"jsonrpc":"2.0"}"#, INVALID_REQUEST),
             (r#"[{"jsonrpc":"2.0","method":"x"}]"#, INVALID_REQUEST),
+            // Bad JSON is -32700 even when the shape is also wrong, and
+            // wherever the bad byte is (the envelope's parse fails first).
+            (r#"{"jsonrpc":"2.0","id":1,"method":7, bad}"#, PARSE_ERROR),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"x"} x"#, PARSE_ERROR),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x"} x"#, PARSE_ERROR),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":[1,]}"#, PARSE_ERROR),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":"\q"}"#, PARSE_ERROR),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":01}"#, PARSE_ERROR),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":tru}}"#, PARSE_ERROR),
+            ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"e\":\"\u{1}\"}", PARSE_ERROR),
         ];
         for (text, code) in cases {
             let err = single(text).expect_err(text);

@@ -48,11 +48,16 @@ where
 }
 
 /// The `Service::call` future of an engine: `answer`, which cannot fail.
+///
+/// `answer` is mapped, not awaited in an `async` block: such a block keeps
+/// the future it moves in twice (as its capture and as the future it
+/// awaits), which doubled the box every request allocates and copies
+/// (7.7 KB for the 2026-07-28 engine's).
 pub fn respond<F>(answer: F) -> ResponseFuture
 where
     F: Future<Output = HttpResponse> + Send + 'static,
 {
-    Box::pin(async move { Ok(answer.await) })
+    Box::pin(futures_util::FutureExt::map(answer, Ok))
 }
 
 /// A request with any axum-compatible body, as the engines read it.

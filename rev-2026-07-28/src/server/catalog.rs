@@ -98,10 +98,23 @@ impl ToolCatalog {
         tool: &str,
     ) -> Headers {
         match self.lookup(tool) {
-            Ok(h) => return h,
-            Err(true) => return empty(),
-            Err(false) => {}
+            Ok(h) => h,
+            Err(true) => empty(),
+            // Boxed: the fetch is rare, and its future would otherwise
+            // size every `tools/call`'s.
+            Err(false) => Box::pin(self.fetch_headers(handler, version, tool)).await,
         }
+    }
+
+    /// [`Self::headers_for`] when the snapshot does not know the tool:
+    /// one fetch at a time, the snapshot replaced unless the tools changed
+    /// meanwhile.
+    async fn fetch_headers(
+        &self,
+        handler: &Arc<dyn Handler>,
+        version: &ProtocolVersion,
+        tool: &str,
+    ) -> Headers {
         let _one_fetch = self.fetch.lock().await;
         match self.lookup(tool) {
             Ok(h) => return h,

@@ -155,7 +155,7 @@ pub(crate) fn read_filter(params: &Params) -> Result<Filter, Rejection> {
             "Invalid params: subscriptions/listen requires params.notifications (the notification filter, e.g. {\"toolsListChanged\": true})",
         ));
     };
-    serde_json::from_str(raw.get()).map_err(|e| {
+    serde_json::from_str(raw).map_err(|e| {
         Rejection::params(format!(
             "Invalid params: params.notifications is not a valid filter: {e}"
         ))

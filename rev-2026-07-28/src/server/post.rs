@@ -180,10 +180,13 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     // A legacy client's `initialize` (no per-request metadata) gets the
     // versions named; one that carries modern `_meta` is a modern request
     // for a method this revision removed (404 below).
-    let modern_meta = req
-        .meta()
-        .is_some_and(|m| m.contains_key(crate::headers::META_PROTOCOL_VERSION));
-    if req.method == "initialize" && !modern_meta {
+    // (`_meta` is read here for `initialize` alone: every other request
+    // pays for one parse of its params, below.)
+    if req.method == "initialize"
+        && !req
+            .meta()
+            .is_some_and(|m| m.contains_key(crate::headers::META_PROTOCOL_VERSION))
+    {
         return initialize(shared, &req);
     }
     let id = req.id.clone();
@@ -235,20 +238,22 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     match req.method.as_str() {
         "server/discover" => return discover::respond(shared, id),
         "subscriptions/listen" => {
-            return listen::open(
+            // Boxed, as the task methods below: rare paths whose futures
+            // would otherwise size every request's future.
+            return Box::pin(listen::open(
                 shared,
                 id,
                 &params,
                 &meta.capabilities,
                 principal.as_deref(),
-            )
+            ))
             .await;
         }
         "tasks/get" | "tasks/update" | "tasks/cancel" if shared.tasks.is_some() => {
             let Some(t) = shared.tasks.as_ref() else {
                 unreachable!("guarded")
             };
-            return tasks::method(
+            return Box::pin(tasks::method(
                 shared,
                 t,
                 id,
@@ -256,7 +261,7 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
                 &params,
                 &meta.capabilities,
                 principal.as_deref(),
-            )
+            ))
             .await;
         }
         "tools/call" => {
@@ -280,7 +285,7 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     // MRTR (*Multi Round-Trip Requests*, "Server Requirements").
     let input_responses = match params.get("inputResponses") {
         None => None,
-        Some(raw) => match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(raw.get()) {
+        Some(raw) => match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(raw) {
             Ok(m) => Some(m),
             Err(_) => {
                 return reject(
@@ -294,7 +299,7 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     };
     let token = match params.get("requestState") {
         None => None,
-        Some(raw) => match serde_json::from_str::<String>(raw.get()) {
+        Some(raw) => match serde_json::from_str::<String>(raw) {
             Ok(t) => Some(t),
             Err(_) => {
                 return reject(
@@ -332,7 +337,9 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     // `requestState` ("the client MUST NOT include one in the retry"), and
     // inputResponses are client-controlled either way; the handler validates
     // them, re-asks for what is missing, and ignores what it never asked for.
-    let execution = if req.method == "tools/call" {
+    // Only asked when it can matter: without the Tasks extension every
+    // call is served in its POST.
+    let execution = if req.method == "tools/call" && shared.tasks.is_some() {
         shared.handler.execution(&req)
     } else {
         Execution::Immediate
@@ -353,7 +360,7 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     // the handler can only run as a task.
     match (execution, shared.tasks.as_ref()) {
         (Execution::MayBeLong | Execution::TaskOnly, Some(t)) if declared => {
-            tasks::start(shared, t, prepared, principal).await
+            Box::pin(tasks::start(shared, t, prepared, principal)).await
         }
         (Execution::TaskOnly, Some(_)) => tasks::missing_extension(id, "this tool"),
         _ => request::serve(shared, prepared).await,

@@ -252,7 +252,32 @@ struct Finish {
 }
 
 /// Runs the handler and answers the POST (see the module docs).
-pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpResponse {
+///
+/// Not an `async fn`: everything up to the handler's first poll runs when
+/// this is called, and the future returned holds only what answering
+/// needs. (An `async fn` would keep the whole [`Prepared`] as its argument
+/// next to what it was taken apart into, in every request's future.)
+pub(crate) fn serve(
+    shared: &Arc<Shared>,
+    prepared: Prepared,
+) -> impl Future<Output = HttpResponse> + Send + 'static {
+    answer(start(shared, prepared))
+}
+
+/// A request whose handler has been polled once: what answering needs.
+struct Started {
+    rx: mpsc::Receiver<Item>,
+    /// Armed until the answer is complete: dropping it (the client went
+    /// away before the head was sent) cancels the request.
+    guard: DropGuard,
+    id: RequestId,
+    json_mode: bool,
+    keepalive: Option<Duration>,
+}
+
+/// Builds the handler's context and polls its future once (see
+/// [`serve`]).
+fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
     let Prepared {
         request,
         version,
@@ -264,7 +289,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
         http,
     } = prepared;
     let cancel = CancellationToken::new();
-    let (tx, mut rx) = mpsc::channel(shared.config.stream_queue.max(1));
+    let (tx, rx) = mpsc::channel(shared.config.stream_queue.max(1));
     let sink = Arc::new(Sink {
         tx: tx.clone(),
         cancel: cancel.clone(),
@@ -287,8 +312,6 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
     cx.set_input(input_responses, opened.and_then(|o| o.state));
     cx.http = http;
 
-    // Armed until the answer is complete: dropping this future (the client
-    // went away before the head was sent) cancels the request.
     let guard = if shared
         .config
         .http
@@ -300,7 +323,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
     } else {
         cancel.drop_guard()
     };
-    let finish_id = finish.id.clone();
+    let id = finish.id.clone();
     // Polled once here first: a handler that answers at once (most do)
     // has its answer in the channel before the POST waits on it, with no
     // task spawned and no wake-up from another thread; one that does not
@@ -308,12 +331,34 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
     // the spawn, so dropping the POST cannot land in between.
     let mut task =
         Box::pin(run(shared.clone(), request, cx, tx, finish).instrument(tracing::Span::current()));
-    if futures_util::poll!(task.as_mut()).is_pending() {
+    let waker = futures_util::task::noop_waker();
+    if task
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(&waker))
+        .is_pending()
+    {
         tokio::spawn(task);
     }
+    Started {
+        rx,
+        guard,
+        id,
+        json_mode: shared.config.json_response,
+        keepalive: shared.config.keepalive,
+    }
+}
 
-    let json_mode = shared.config.json_response;
-    let first = match (json_mode, shared.config.keepalive) {
+/// Waits for the handler's first item and answers with it (see the
+/// module docs).
+async fn answer(started: Started) -> HttpResponse {
+    let Started {
+        mut rx,
+        guard,
+        id,
+        json_mode,
+        keepalive,
+    } = started;
+    let first = match (json_mode, keepalive) {
         (false, Some(every)) => match tokio::time::timeout(every, rx.recv()).await {
             Ok(item) => item.map(Some),
             Err(_) => Some(None),
@@ -329,16 +374,8 @@ pub(crate) async fn serve(shared: &Arc<Shared>, prepared: Prepared) -> HttpRespo
             guard.disarm();
             reply::sse(Body::from(reply::event(&fin.json)))
         }
-        Some(Some(Item::Notification(event))) => {
-            stream(rx, guard, event, shared.config.keepalive, &finish_id)
-        }
-        Some(None) => stream(
-            rx,
-            guard,
-            reply::comment(),
-            shared.config.keepalive,
-            &finish_id,
-        ),
+        Some(Some(Item::Notification(event))) => stream(rx, guard, event, keepalive, &id),
+        Some(None) => stream(rx, guard, reply::comment(), keepalive, &id),
         None => {
             // The task ended without an answer; it cannot have been
             // cancelled (the guard is still here), so it failed.

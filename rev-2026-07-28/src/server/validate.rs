@@ -25,7 +25,9 @@
 //! table: "Extra whitespace in header … Server MUST accept"); a value whose
 //! own leading or trailing whitespace matters is sent Base64-encoded.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use http::HeaderMap;
 use mcp_transport_core::handler::LogLevel;
@@ -66,44 +68,154 @@ impl Rejection {
     }
 }
 
-/// The top-level members of a request's `params`, values kept raw.
+/// The top-level members of a request's `params`, values kept raw: one
+/// copy of the params text and each member's name and value as spans of it.
+/// Two allocations whatever the number of members (a map of owned names to
+/// boxed raw values took two per member and a tree node, on every request).
 #[derive(Debug, Default)]
 pub(crate) struct Params {
-    members: BTreeMap<String, Box<RawValue>>,
+    text: Box<str>,
+    members: Vec<Member>,
+}
+
+/// One member of [`Params`].
+#[derive(Debug)]
+struct Member {
+    name: Name,
+    value: Range<usize>,
+}
+
+/// A member's name: a span of the text, or decoded (sent with escapes).
+#[derive(Debug)]
+enum Name {
+    Span(Range<usize>),
+    Decoded(Box<str>),
 }
 
 impl Params {
     /// Splits `params` into its members. The envelope parser has already
-    /// checked that `params`, when present, is a JSON object.
+    /// checked that `params`, when present, is a JSON object; anything else
+    /// has no members.
     pub fn parse(params: Option<&RawValue>) -> Params {
-        let members = params
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or_default();
-        Params { members }
+        let Some(text) = params.map(RawValue::get) else {
+            return Params::default();
+        };
+        let Ok(Spans(found)) = serde_json::from_str::<Spans<'_>>(text) else {
+            return Params::default();
+        };
+        // serde_json lends slices of its input: a slice's offset in `text`
+        // is its distance from `text`'s first byte.
+        let base = text.as_ptr() as usize;
+        let span = |part: &str| {
+            let start = part.as_ptr() as usize - base;
+            start..start + part.len()
+        };
+        let members = found
+            .into_iter()
+            .map(|(name, value)| Member {
+                name: match name {
+                    Cow::Borrowed(n) => Name::Span(span(n)),
+                    Cow::Owned(n) => Name::Decoded(n.into()),
+                },
+                value: span(value),
+            })
+            .collect();
+        Params {
+            text: text.into(),
+            members,
+        }
     }
 
-    /// One member, raw.
-    pub fn get(&self, key: &str) -> Option<&RawValue> {
-        self.members.get(key).map(|b| &**b)
+    /// One member's JSON text; a name sent more than once is its last value
+    /// (as a JSON object parsed into a map reads it).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.members
+            .iter()
+            .rev()
+            .find(|m| self.name(m) == key)
+            .map(|m| &self.text[m.value.clone()])
+    }
+
+    fn name<'a>(&'a self, m: &'a Member) -> &'a str {
+        match &m.name {
+            Name::Span(r) => &self.text[r.clone()],
+            Name::Decoded(n) => n,
+        }
     }
 
     /// One member parsed, `None` when absent or not of type `T`.
     pub fn parsed<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
-        serde_json::from_str(self.get(key)?.get()).ok()
+        serde_json::from_str(self.get(key)?).ok()
     }
 
-    /// Every member except `skip`, parsed (for digests).
+    /// Every member except `skip`, parsed (for digests; a repeated name is
+    /// its last value).
     pub fn values_except(&self, skip: &[&str]) -> BTreeMap<String, Value> {
-        self.members
-            .iter()
-            .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    serde_json::from_str(v.get()).unwrap_or(Value::Null),
-                )
-            })
-            .collect()
+        let mut out = BTreeMap::new();
+        for m in &self.members {
+            let name = self.name(m);
+            if !skip.contains(&name) {
+                let value = serde_json::from_str(&self.text[m.value.clone()]).unwrap_or(Value::Null);
+                out.insert(name.to_owned(), value);
+            }
+        }
+        out
+    }
+}
+
+/// The members of a params object, borrowed from its text where they can
+/// be (see [`Params`]).
+struct Spans<'a>(Vec<(Cow<'a, str>, &'a str)>);
+
+impl<'de> serde::Deserialize<'de> for Spans<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(SpansVisitor)
+    }
+}
+
+struct SpansVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SpansVisitor {
+    type Value = Spans<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Spans<'de>, A::Error> {
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+        while let Some(name) = map.next_key_seed(NameSeed)? {
+            let value: &'de RawValue = map.next_value()?;
+            members.push((name, value.get()));
+        }
+        Ok(Spans(members))
+    }
+}
+
+/// A member name, borrowed unless it was sent with escapes.
+struct NameSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for NameSeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NameSeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
     }
 }
 
@@ -149,7 +261,7 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
     };
     // One pass: the members read below, and any repeated name.
     let Ok(picked) = super::dup_keys::pick(
-        raw.get(),
+        raw,
         [
             META_PROTOCOL_VERSION,
             META_CLIENT_CAPABILITIES,
@@ -496,6 +608,46 @@ mod tests {
             );
         }
         h
+    }
+
+    fn parse_text(text: &str) -> Params {
+        let raw = RawValue::from_string(text.to_owned()).unwrap();
+        Params::parse(Some(&raw))
+    }
+
+    #[test]
+    fn params_members_are_exact_spans_of_the_text() {
+        let p = parse_text(
+            r#" { "name" : "add" , "arguments":{"a":[1, 2],"b":"}"} ,"_meta":{"k":null}}"#,
+        );
+        assert_eq!(p.get("name"), Some(r#""add""#));
+        assert_eq!(p.get("arguments"), Some(r#"{"a":[1, 2],"b":"}"}"#));
+        assert_eq!(p.get("_meta"), Some(r#"{"k":null}"#));
+        assert_eq!(p.get("missing"), None);
+        assert_eq!(p.parsed::<String>("name").as_deref(), Some("add"));
+        assert_eq!(p.parsed::<String>("arguments"), None, "not a string");
+    }
+
+    #[test]
+    fn params_read_a_repeated_name_as_its_last_value_and_decode_escaped_names() {
+        let p = parse_text(r#"{"name":"a","n\u0061me":"b","x":1,"x":2}"#);
+        assert_eq!(p.get("name"), Some(r#""b""#), "the escaped name is `name`, sent last");
+        assert_eq!(p.get("x"), Some("2"));
+        let all = p.values_except(&["x"]);
+        assert_eq!(all.len(), 1);
+        assert_eq!(all["name"], json!("b"));
+        let all = p.values_except(&[]);
+        assert_eq!(all["x"], json!(2));
+    }
+
+    #[test]
+    fn params_that_are_not_an_object_have_no_members() {
+        for text in ["[1,2]", "\"name\"", "null", "3"] {
+            let p = parse_text(text);
+            assert_eq!(p.get("name"), None, "{text}");
+            assert!(p.values_except(&[]).is_empty(), "{text}");
+        }
+        assert_eq!(Params::parse(None).get("name"), None);
     }
 
     #[test]

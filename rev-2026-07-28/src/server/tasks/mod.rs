@@ -205,7 +205,7 @@ pub(crate) async fn method(
         "tasks/update" => {
             let responses = match params
                 .get("inputResponses")
-                .map(|r| serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(r.get()))
+                .map(|r| serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(r))
             {
                 Some(Ok(m)) => m,
                 _ => {
