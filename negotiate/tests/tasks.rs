@@ -49,7 +49,7 @@ impl Handler for Worker {
             ]})),
             "tools/call" => {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                let how = if cx.task_id.is_some() {
+                let how = if cx.task_id().is_some() {
                     "task"
                 } else {
                     "stream"

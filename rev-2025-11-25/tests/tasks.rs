@@ -94,7 +94,7 @@ impl Handler for Tasky {
                 tokio::select! {
                     () = async { let _ = gate.wait_for(|open| *open).await; } => {
                         let _ = cx.progress(1.0, Some(1.0), Some("opened")).await;
-                        text(&format!("opened; task {}", cx.task_id.as_deref().unwrap_or("-")))
+                        text(&format!("opened; task {}", cx.task_id().unwrap_or("-")))
                     }
                     () = cx.cancelled() => {
                         self.cancelled.fetch_add(1, Ordering::SeqCst);
@@ -107,7 +107,7 @@ impl Handler for Tasky {
             "tool_error" => Outcome::json(&json!({
                 "content": [{"type": "text", "text": "bad input"}], "isError": true
             })),
-            "ask" => match cx.input_responses.as_ref().and_then(|r| r.get("name")) {
+            "ask" => match cx.input_responses().and_then(|r| r.get("name")) {
                 Some(a) => text(&format!("got {}", a.get())),
                 None => {
                     let mut requests = std::collections::BTreeMap::new();

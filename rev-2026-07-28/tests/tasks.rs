@@ -107,7 +107,7 @@ impl Handler for Tasky {
                 self.started.fetch_add(1, Ordering::SeqCst);
                 let mut gate = self.gate.clone();
                 tokio::select! {
-                    _ = gate.wait_for(|open| *open) => text(&format!("opened; task {:?}", cx.task_id)),
+                    _ = gate.wait_for(|open| *open) => text(&format!("opened; task {:?}", cx.task_id())),
                     () = cx.cancelled() => {
                         self.cancelled.fetch_add(1, Ordering::SeqCst);
                         Outcome::Error(ErrorObject::new(-32800, "cancelled"))
@@ -121,11 +121,10 @@ impl Handler for Tasky {
             })),
             "ask" => {
                 let answer = cx
-                    .input_responses
-                    .as_ref()
+                    .input_responses()
                     .and_then(|r| r.get("x"))
                     .map(|v| v.get().to_owned());
-                match (cx.request_state.as_deref(), answer) {
+                match (cx.request_state(), answer) {
                     (None, _) => ask_x(1),
                     (Some("round-1"), Some(a)) => {
                         // Remember the first answer in the next round's state.

@@ -137,3 +137,25 @@ async fn a_handler_that_waits_is_spawned_and_answers_later() {
     let rest = rest(body).await;
     assert!(rest.contains(r#""later":true"#), "{rest}");
 }
+
+/// `handle_parsed`: the message a dispatcher in front parsed is served as
+/// the POST's, and the body is not parsed again (here the two differ, so
+/// the answer shows which one was served).
+#[tokio::test(flavor = "current_thread")]
+async fn a_message_parsed_in_front_is_served_without_parsing_the_body() {
+    let server = server(false);
+    let session = initialized(&server).await;
+    let mut parsed = call("add");
+    parsed["params"]["arguments"] = json!({ "a": 20, "b": 22 });
+    let parsed = match mcp_transport_core::jsonrpc::parse_body(parsed.to_string().as_bytes(), false)
+    {
+        Ok(mcp_transport_core::jsonrpc::Body::Single(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    let response = server
+        .handle_parsed(post(&call("add"), Some(&session)), Some(parsed))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = rest(chunks(response.into_body())).await;
+    assert!(text.contains(r#""sum":42"#), "{text}");
+}

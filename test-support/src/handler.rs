@@ -453,13 +453,13 @@ pub mod tools {
                 c.stats
                     .ask_rounds
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                if let Some(answers) = &c.cx.input_responses {
+                if let Some(answers) = c.cx.input_responses() {
                     let answer: Value = answers
                         .get(how.key)
                         .and_then(|a| serde_json::from_str(a.get()).ok())
                         .unwrap_or(Value::Null);
                     return if how.answer_state {
-                        Outcome::json(&json!({ "answer": answer, "state": c.cx.request_state }))
+                        Outcome::json(&json!({ "answer": answer, "state": c.cx.request_state() }))
                     } else {
                         Outcome::json(&json!({ "answer": answer }))
                     };

@@ -52,7 +52,7 @@ impl ToolContext {
 
     /// The answer to the input request `key` of an earlier round, parsed.
     pub fn answer(&self, key: &str) -> Option<Value> {
-        let raw = self.inner.input_responses.as_ref()?.get(key)?;
+        let raw = self.inner.input_responses()?.get(key)?;
         serde_json::from_str(raw.get()).ok()
     }
 

@@ -299,10 +299,13 @@ async fn elicitation_is_asked_then_answered() {
         (json!({ "action": "decline" }), "no name (decline)"),
     ] {
         let mut c = cx(V::V2026_07_28);
-        c.input_responses = Some(BTreeMap::from([(
-            "name".to_owned(),
-            serde_json::value::to_raw_value(&answer).unwrap(),
-        )]));
+        c.set_input(
+            Some(BTreeMap::from([(
+                "name".to_owned(),
+                serde_json::value::to_raw_value(&answer).unwrap(),
+            )])),
+            None,
+        );
         let req = Request::new(1, "tools/call", Some(&json!({ "name": "ask" }))).unwrap();
         let r = result(t.handle(req, c).await);
         assert_eq!(r["content"][0]["text"], expected);

@@ -9,8 +9,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, ready};
 
-use event_listener::{Event, Listener};
+use event_listener::{Event, EventListener, Listener};
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -43,21 +44,15 @@ impl CancellationToken {
     }
 
     /// Completes once the token is cancelled (at once if it already is).
-    pub fn cancelled(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
-        let inner = self.inner.clone();
-        Box::pin(async move {
-            loop {
-                if inner.cancelled.load(Ordering::SeqCst) {
-                    return;
-                }
-                let listener = inner.event.listen();
-                // Re-check after registering, so a cancel in between is not missed.
-                if inner.cancelled.load(Ordering::SeqCst) {
-                    return;
-                }
-                listener.await;
-            }
-        })
+    ///
+    /// A named future (no box): a request pending for minutes between
+    /// SEP-1699 polls waits on it twice (its task and its handler), so its
+    /// size is kept small — the token and, once polled, one listener.
+    pub fn cancelled(&self) -> Cancelled {
+        Cancelled {
+            inner: self.inner.clone(),
+            listener: None,
+        }
     }
 
     /// Blocks the current thread until cancelled (for tests and sync code).
@@ -75,6 +70,39 @@ impl CancellationToken {
     pub fn drop_guard(&self) -> DropGuard {
         DropGuard {
             token: Some(self.clone()),
+        }
+    }
+}
+
+/// The future of [`CancellationToken::cancelled`]: completes once the token
+/// is cancelled. `Unpin`; it registers a listener on its first poll, not
+/// before.
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Cancelled {
+    inner: Arc<Inner>,
+    listener: Option<EventListener>,
+}
+
+impl Future for Cancelled {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        loop {
+            if this.inner.cancelled.load(Ordering::SeqCst) {
+                this.listener = None;
+                return Poll::Ready(());
+            }
+            match &mut this.listener {
+                // Listen, then check the flag again (the loop's top), so a
+                // cancel in between is not missed.
+                None => this.listener = Some(this.inner.event.listen()),
+                Some(listener) => {
+                    ready!(Pin::new(listener).poll(cx));
+                    this.listener = None;
+                }
+            }
         }
     }
 }
@@ -129,5 +157,42 @@ mod tests {
         assert!(!t.is_cancelled());
         drop(t.drop_guard());
         assert!(t.is_cancelled());
+    }
+
+    /// The named future: pending (with one listener) until cancelled, its
+    /// waker woken by `cancel`, then ready; a second wait on an already
+    /// cancelled token is ready on its first poll without listening.
+    #[test]
+    fn cancelled_future_wakes_its_waker() {
+        use std::sync::atomic::AtomicUsize;
+        use std::task::{Wake, Waker};
+
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+
+        let t = CancellationToken::new();
+        let mut wait = t.cancelled();
+        assert!(wait.listener.is_none(), "listens before its first poll");
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_pending());
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_pending());
+        assert!(wait.listener.is_some());
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        t.cancel();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1, "cancel did not wake");
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_ready());
+        assert!(wait.listener.is_none());
+
+        let mut again = t.cancelled();
+        assert!(Pin::new(&mut again).poll(&mut cx).is_ready());
+        assert!(again.listener.is_none());
+        // No box: the token and an optional listener.
+        assert_eq!(std::mem::size_of::<Cancelled>(), 16);
     }
 }

@@ -196,7 +196,16 @@ impl fmt::Debug for RequestHead {
 /// A name is at most 65,535 bytes (`http`'s own limit); a value longer
 /// than `u32::MAX` bytes cannot have been received.
 fn block(uri: &Uri, headers: &HeaderMap) -> Box<[u8]> {
-    let target = uri.to_string();
+    // An origin-form target (`/mcp?x=1`, what a server receives) is its
+    // path and query as they are: no `Display` round into a new `String`.
+    let owned;
+    let target = match (uri.scheme(), uri.authority(), uri.path_and_query()) {
+        (None, None, Some(pq)) => pq.as_str(),
+        _ => {
+            owned = uri.to_string();
+            owned.as_str()
+        }
+    };
     let size = 4
         + target.len()
         + headers
@@ -304,5 +313,26 @@ mod tests {
         assert_eq!(head.headers().count(), 0);
         assert!(head.header_map().is_empty());
         assert!(head.extensions().is_empty());
+    }
+
+    /// The target is kept as the `Uri` prints it, whichever form it has
+    /// (origin-form is copied as it is, without printing).
+    #[test]
+    fn the_target_is_the_uri_as_printed_in_every_form() {
+        for target in [
+            "/mcp?x=1&y=%20",
+            "/",
+            "*",
+            "/a/b?",
+            "http://example.com:8080/mcp?a=b",
+            "https://example.com",
+            "example.com:443",
+        ] {
+            let uri: Uri = target.parse().unwrap();
+            let p = parts(http::Request::get(uri.clone()));
+            let head = RequestHead::new(p);
+            assert_eq!(head.target(), uri.to_string(), "{target}");
+            assert_eq!(head.uri(), uri, "{target}");
+        }
     }
 }

@@ -230,8 +230,10 @@ impl MultiServer {
     /// Serves one request: reads what routing needs, then forwards the
     /// request to the chosen engine. When both eras are served, a POST
     /// body holding one well-formed request or notification is parsed here
-    /// once and handed down (the [`Message`] in the request's
-    /// extensions), so the engine does not parse it again; anything else
+    /// once and handed down (to the legacy engine as an argument,
+    /// [`LegacyServer::handle_parsed`]; to the modern one as the
+    /// [`Message`] in the request's extensions), so the engine does not
+    /// parse it again; anything else
     /// is routed from the raw body and parsed by the engine, as before.
     pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
@@ -247,11 +249,11 @@ impl MultiServer {
         };
         let version_header = parts
             .headers
-            .get(headers::PROTOCOL_VERSION)
+            .get(PROTOCOL_VERSION_NAME)
             .and_then(|v| v.to_str().ok());
         let probe = Probe {
             method: &parts.method,
-            has_session: parts.headers.contains_key(headers::SESSION_ID),
+            has_session: parts.headers.contains_key(SESSION_ID_NAME),
             version_header,
             body: bytes.as_deref(),
         };
@@ -271,20 +273,37 @@ impl MultiServer {
             self.engines.legacy.is_some(),
             self.engines.modern.is_some(),
         );
-        if let Some(message) = parsed {
-            parts.extensions.insert(message);
-        }
+        // The legacy engine takes the parsed message as an argument; the
+        // modern one from the request's extensions.
+        let legacy_parsed = match (target, &self.legacy) {
+            (Target::Legacy, Some(_)) => parsed,
+            _ => {
+                if let Some(message) = parsed {
+                    parts.extensions.insert(message);
+                }
+                None
+            }
+        };
         let span = request_span(&parts, target, bytes.as_deref());
         tracing::trace!(parent: &span, "routed");
         let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
         let req = Request::from_parts(parts, body);
-        let response = match self.engines.get(target) {
-            Some(engine) => match engine.oneshot(req).instrument(span.clone()).await {
-                Ok(response) => response,
-                Err(never) => match never {},
+        let response = match (target, &self.legacy) {
+            // Boxed: inline, the legacy engine's future would size this
+            // one (several kilobytes) for every request, modern ones too.
+            (Target::Legacy, Some(legacy)) => {
+                Box::pin(legacy.handle_parsed(req, legacy_parsed))
+                    .instrument(span.clone())
+                    .await
+            }
+            _ => match self.engines.get(target) {
+                Some(engine) => match engine.oneshot(req).instrument(span.clone()).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                },
+                // `route` only picks a configured engine.
+                None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
             },
-            // `route` only picks a configured engine.
-            None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         };
         span.record("http.status", response.status().as_u16());
         SpanBody::wrap(response, span)
@@ -340,6 +359,15 @@ impl MultiServer {
     }
 }
 
+/// The MCP header names as [`http::HeaderName`]s: a lookup by `&str`
+/// parses the name again on every call.
+const SESSION_ID_NAME: http::HeaderName = http::HeaderName::from_static(headers::SESSION_ID);
+/// See [`SESSION_ID_NAME`].
+const PROTOCOL_VERSION_NAME: http::HeaderName =
+    http::HeaderName::from_static(headers::PROTOCOL_VERSION);
+/// See [`SESSION_ID_NAME`].
+const LAST_EVENT_ID_NAME: http::HeaderName = http::HeaderName::from_static(headers::LAST_EVENT_ID);
+
 /// The span of one HTTP request to the endpoint (`mcp.request`), entered
 /// while the engine handles it, while its handler runs and while its
 /// response body (an SSE stream) is sent. Fields: `http.method`,
@@ -352,21 +380,31 @@ fn request_span(
     target: Target,
     body: Option<&[u8]>,
 ) -> tracing::Span {
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let span = tracing::info_span!(
         "mcp.request",
         http.method = %parts.method,
         http.status = tracing::field::Empty,
         mcp.era = ?target,
-        mcp.session_id = header(headers::SESSION_ID),
-        mcp.protocol_version = header(headers::PROTOCOL_VERSION),
-        mcp.last_event_id = header("last-event-id"),
+        mcp.session_id = tracing::field::Empty,
+        mcp.protocol_version = tracing::field::Empty,
+        mcp.last_event_id = tracing::field::Empty,
         rpc.method = tracing::field::Empty,
         rpc.id = tracing::field::Empty,
     );
-    if !span.is_disabled()
-        && let Some(body) = body
-    {
+    if span.is_disabled() {
+        // Nothing below is read by anyone: no header looked up, no parse.
+        return span;
+    }
+    for (field, name) in [
+        ("mcp.session_id", SESSION_ID_NAME),
+        ("mcp.protocol_version", PROTOCOL_VERSION_NAME),
+        ("mcp.last_event_id", LAST_EVENT_ID_NAME),
+    ] {
+        if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
+            span.record(field, v);
+        }
+    }
+    if let Some(body) = body {
         #[derive(serde::Deserialize)]
         struct Envelope<'a> {
             #[serde(borrow)]

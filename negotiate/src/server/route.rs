@@ -105,6 +105,10 @@ fn message_kind(message: &Message) -> Option<BodyKind> {
 
 fn kind_of(method: Option<&str>, params: Option<&RawValue>) -> BodyKind {
     let modern = params
+        // Parsed only when the text may name `_meta`: it appears in it, or
+        // an escape does (`"\u005fmeta"`). A legacy request carries none
+        // mostly, and the parse would scan all its params.
+        .filter(|p| p.get().contains("_meta") || p.get().contains('\\'))
         .and_then(|p| serde_json::from_str::<Params<'_>>(p.get()).ok())
         .and_then(|p| p.meta)
         .and_then(|m| m.version)
@@ -188,6 +192,12 @@ mod tests {
             Target::Modern
         );
         assert_eq!(route(&post(INIT, None, false), true, true), Target::Legacy);
+        // `_meta` spelled with an escape is still `_meta`.
+        let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(
+            route(&post(escaped, None, false), true, true),
+            Target::Modern
+        );
         // initialize carrying modern _meta is a modern request (for a removed method).
         let modern_init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
         assert_eq!(

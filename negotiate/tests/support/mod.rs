@@ -42,7 +42,7 @@ fn text(s: &str) -> Outcome {
 }
 
 async fn ask(c: Call) -> Outcome {
-    if let Some(answer) = c.cx.input_responses.as_ref().and_then(|r| r.get("name")) {
+    if let Some(answer) = c.cx.input_responses().and_then(|r| r.get("name")) {
         let v: Value = serde_json::from_str(answer.get()).unwrap_or(Value::Null);
         let name = v["content"]["name"].as_str().unwrap_or("?");
         return text(&format!("hello, {name}"));

@@ -37,6 +37,33 @@ fn capability() -> Value {
     })
 }
 
+/// `params.task` (SEP-1686, "Creating Tasks"), as `params_of` would give
+/// it, without building the whole `params` as a `Value` on every
+/// `tools/call`: the other members are skipped, and only `task` is parsed
+/// (a `"task": null` counts as present, as it does in the object). Params
+/// that the one-member read cannot take (duplicate members, not an
+/// object) go the whole way.
+pub(crate) fn task_param(request: &Request) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct OnlyTask<'a> {
+        #[serde(borrow, default, deserialize_with = "present")]
+        task: Option<&'a serde_json::value::RawValue>,
+    }
+    /// A member that is there, `null` included.
+    fn present<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<&'de serde_json::value::RawValue>, D::Error> {
+        serde::Deserialize::deserialize(d).map(Some)
+    }
+    let text = request.params.as_deref()?.get();
+    if text.trim_start().starts_with('{')
+        && let Ok(only) = serde_json::from_str::<OnlyTask<'_>>(text)
+    {
+        return only.task.and_then(|t| serde_json::from_str(t.get()).ok());
+    }
+    params_of(request).get("task").cloned()
+}
+
 /// `params` parsed as an object (empty when absent or not an object).
 pub(crate) fn params_of(request: &Request) -> serde_json::Map<String, Value> {
     request
@@ -147,7 +174,7 @@ impl Handler for TaskHandler {
             }),
             "tools/call" => {
                 let execution = self.inner.execution(&request);
-                let task = params_of(&request).get("task").cloned();
+                let task = task_param(&request);
                 match (task, execution) {
                     (Some(_), Execution::Immediate) => {
                         Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
@@ -178,5 +205,46 @@ impl Handler for TaskHandler {
 
     async fn notification(&self, notification: Notification) {
         self.inner.notification(notification).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(params: &str) -> Request {
+        Request {
+            id: mcp_transport_core::jsonrpc::RequestId::Number(1),
+            method: "tools/call".into(),
+            params: Some(serde_json::value::RawValue::from_string(params.to_owned()).unwrap()),
+        }
+    }
+
+    /// The one-member read gives what the whole object gives, for every
+    /// shape of `params`.
+    #[test]
+    fn the_task_member_is_read_as_the_whole_params_give_it() {
+        for params in [
+            r#"{"name":"add","arguments":{"a":1,"task":2}}"#,
+            r#"{"name":"add","task":{"ttl":60000}}"#,
+            r#"{"task":null,"name":"add"}"#,
+            r#"{"task":1,"task":{"ttl":5}}"#,
+            r#"{"name":"add","\u0074ask":{}}"#,
+            r#"[{"ttl":1}]"#,
+            r#"{}"#,
+        ] {
+            let r = call(params);
+            assert_eq!(
+                task_param(&r),
+                params_of(&r).get("task").cloned(),
+                "params {params}"
+            );
+        }
+        assert_eq!(task_param(&call(r#"{"task":null}"#)), Some(Value::Null));
+        let none = Request {
+            params: None,
+            ..call("{}")
+        };
+        assert_eq!(task_param(&none), None);
     }
 }

@@ -188,7 +188,7 @@ pub(crate) async fn result(
         Err(e) => return Outcome::Error(e),
     };
     let store = &tasks.config.store;
-    if let Some(answers) = cx.input_responses.clone() {
+    if let Some(answers) = cx.input_responses().cloned() {
         if let Err(e) = store
             .deliver_input(&id, Some(session), answers, now_ms())
             .await
@@ -201,8 +201,7 @@ pub(crate) async fn result(
         tasks.publish(&id);
     }
     let asked: HashSet<String> = cx
-        .input_responses
-        .as_ref()
+        .input_responses()
         .map(|a| a.keys().cloned().collect())
         .unwrap_or_default();
     let poll = Duration::from_millis(tasks.config.poll_interval_ms.max(10));

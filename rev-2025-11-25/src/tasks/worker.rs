@@ -174,7 +174,7 @@ pub(crate) async fn start(
         sink,
     );
     wcx.progress_token = cx.progress_token.clone();
-    wcx.task_id = Some(record.id.clone());
+    wcx.set_task_id(Some(record.id.clone()));
     tokio::spawn(run(
         tasks.clone(),
         session.clone(),
@@ -309,7 +309,6 @@ async fn drive(
             Err(InputEnd::Fail(e)) => return WorkEnd::failed(e),
             Err(InputEnd::Ended) => return WorkEnd::Already,
         };
-        cx.input_responses = Some(answers);
-        cx.request_state = input.state;
+        cx.set_input(Some(answers), input.state);
     }
 }

@@ -316,8 +316,7 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
     };
     let mut cx = RequestContext::new(version, request.id.clone(), client, cancel.clone(), sink);
     cx.progress_token = meta.progress_token;
-    cx.input_responses = input_responses;
-    cx.request_state = opened.and_then(|o| o.state);
+    cx.set_input(input_responses, opened.and_then(|o| o.state));
     cx.http = http;
 
     let guard = if shared

@@ -149,8 +149,7 @@ fn elicit(message: &str, field: &str) -> InputRequest {
 }
 
 fn answer(cx: &RequestContext, key: &str) -> Option<Value> {
-    cx.input_responses
-        .as_ref()?
+    cx.input_responses()?
         .get(key)
         .and_then(|r| serde_json::from_str(r.get()).ok())
 }
@@ -158,7 +157,7 @@ fn answer(cx: &RequestContext, key: &str) -> Option<Value> {
 async fn ask(c: Call) -> Outcome {
     // Round 1: the name; round 2: a confirmation; then done.
     let cx = &c.cx;
-    let state = cx.request_state.clone();
+    let state = cx.request_state().map(str::to_owned);
     match (state.as_deref(), answer(cx, "name"), answer(cx, "confirm")) {
         (Some("want-name"), Some(name), _) => {
             let who = name["content"]["name"].as_str().unwrap_or("?").to_owned();

@@ -4,7 +4,7 @@
 //! [`mcp_http_edge::server::checks`]); each check returns a [`Reject`]
 //! (status, JSON-RPC code, message) on failure.
 
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, HeaderName, StatusCode};
 use mcp_transport_core::ProtocolVersion;
 
 use super::config::ServerConfig;
@@ -14,10 +14,16 @@ use crate::headers::{PROTOCOL_VERSION, SESSION_ID};
 
 pub(crate) use mcp_http_edge::server::checks::{accepts, check_post_media};
 
+/// `MCP-Session-Id` as a [`HeaderName`]: a lookup by `&str` parses the
+/// name again on every call (every POST looks both headers up).
+const SESSION_ID_NAME: HeaderName = HeaderName::from_static(SESSION_ID);
+/// `MCP-Protocol-Version` as a [`HeaderName`] (see [`SESSION_ID_NAME`]).
+const PROTOCOL_VERSION_NAME: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
+
 /// The `MCP-Session-Id` header: `Ok(None)` when absent, 400 when it is not
 /// visible ASCII.
 pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Reject> {
-    match headers.get(SESSION_ID) {
+    match headers.get(SESSION_ID_NAME) {
         None => Ok(None),
         Some(v) => match v.to_str() {
             Ok(s) if !s.is_empty() && s.bytes().all(|b| (0x21..=0x7e).contains(&b)) => Ok(Some(s)),
@@ -44,7 +50,7 @@ pub(crate) fn check_protocol_version(
     session: &Session,
     config: &ServerConfig,
 ) -> Result<(), Reject> {
-    let mut values = headers.get_all(PROTOCOL_VERSION).iter();
+    let mut values = headers.get_all(PROTOCOL_VERSION_NAME).iter();
     let Some(value) = values.next() else {
         if session.revision.version_header() {
             tracing::debug!(
@@ -68,6 +74,11 @@ pub(crate) fn check_protocol_version(
         ));
     };
     let v = ProtocolVersion::parse(text.trim());
+    // The session's own version (nearly every request): served, as it was
+    // negotiated from the served ones; nothing to list.
+    if v == session.version {
+        return Ok(());
+    }
     if !v.is_well_formed() {
         return Err(Reject::invalid(
             StatusCode::BAD_REQUEST,

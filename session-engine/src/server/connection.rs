@@ -174,7 +174,7 @@ struct Connection {
     sent_id: bool,
     /// Where in the chunk being built the last message event starts, and
     /// its id (for the `DropLastBeforeClose` self-test fault only).
-    last_written: Option<(usize, String)>,
+    last_written: Option<(usize, EventId)>,
     /// Events of other streams written first (the `LeakOtherStream`
     /// self-test fault only; always empty otherwise).
     leak: Vec<StoredEvent>,
@@ -248,13 +248,13 @@ impl Connection {
             && let Some((start, id)) = self.last_written.take()
         {
             buf.truncate(start);
-            let _ = sse::write_priming(buf, &id);
+            with_id_text(&id, |id| sse::write_priming(buf, id));
         }
         if let Some(ms) = self.retry_ms {
             if !self.sent_id {
                 let id = EventId::new(self.session.tag, self.stream.id, self.cursor)
                     .renewed(self.session.next_renewal());
-                let _ = sse::write_priming(buf, &id.to_string());
+                with_id_text(&id, |id| sse::write_priming(buf, id));
                 self.sent_id = true;
             }
             sse::write_retry(buf, ms);
@@ -286,7 +286,9 @@ impl Connection {
         }
         if let Some(id) = self.priming.take() {
             // Ids are visible ASCII without CR, LF or NUL: this cannot fail.
-            let _ = sse::write_priming(&mut buf, &id.to_string());
+            // The priming event, and room for a `retry` line after it.
+            buf.reserve(PRIMING_ROOM);
+            with_id_text(&id, |id| sse::write_priming(&mut buf, id));
             self.sent_id = true;
             if self
                 .policy
@@ -474,10 +476,17 @@ impl Connection {
                 break;
             }
             let data = String::from_utf8_lossy(&ev.data);
-            let id = self.with_ids.then(|| ev.id.to_string());
             let start_at = buf.len();
-            let _ = sse::write_event(buf, None, id.as_deref(), &data);
-            self.last_written = id.map(|id| (start_at, id));
+            // One `data:` line (JSON text has no line breaks), the id and
+            // the field names: reserved at once, not grown field by field.
+            buf.reserve(data.len() + EVENT_ROOM);
+            if self.with_ids {
+                with_id_text(&ev.id, |id| sse::write_event(buf, None, Some(id), &data));
+                self.last_written = Some((start_at, ev.id));
+            } else {
+                let _ = sse::write_event(buf, None, None, &data);
+                self.last_written = None;
+            }
             self.cursor = ev.id.seq;
             written += 1;
         }
@@ -490,6 +499,53 @@ impl Connection {
             self.stream.delivered(self.generation, self.cursor);
         }
         written
+    }
+}
+
+/// Bytes reserved for a chunk's priming event (`id: <id>\ndata:\n\n`)
+/// and a `retry` line after it.
+const PRIMING_ROOM: usize = EventId::MAX_LEN + 32;
+/// Bytes reserved for one message event besides its data: `id: <id>\n`,
+/// `data: `, the line ends.
+const EVENT_ROOM: usize = EventId::MAX_LEN + 16;
+
+/// Calls `f` with `id`'s text, formatted on the stack (the text of every
+/// event id fits; a heap `String` otherwise). Ids are visible ASCII
+/// without CR, LF or NUL, so writing one cannot fail: `f`'s result is
+/// dropped.
+fn with_id_text<T>(id: &EventId, f: impl FnOnce(&str) -> T) {
+    /// A fixed buffer that `write!` fills until it is full.
+    struct Stack {
+        bytes: [u8; STACK_ID],
+        len: usize,
+    }
+    impl std::fmt::Write for Stack {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let end = self.len + s.len();
+            let room = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+            room.copy_from_slice(s.as_bytes());
+            self.len = end;
+            Ok(())
+        }
+    }
+    const STACK_ID: usize = EventId::MAX_LEN + 8;
+    let mut stack = Stack {
+        bytes: [0; STACK_ID],
+        len: 0,
+    };
+    match std::fmt::Write::write_fmt(&mut stack, format_args!("{id}")) {
+        // Whole `str`s were copied in: the bytes are UTF-8.
+        Ok(()) => match std::str::from_utf8(&stack.bytes[..stack.len]) {
+            Ok(text) => {
+                let _ = f(text);
+            }
+            Err(_) => {
+                let _ = f(&id.to_string());
+            }
+        },
+        Err(_) => {
+            let _ = f(&id.to_string());
+        }
     }
 }
 

@@ -401,7 +401,27 @@ impl LegacyServer {
 
     /// Serves one HTTP request to the MCP endpoint (POST, GET or DELETE;
     /// anything else is 405). `Origin` and `Host` are checked first.
+    ///
+    /// A [`Message`] in the request's extensions is taken as the POST's
+    /// body already parsed (see [`handle_parsed`](Self::handle_parsed),
+    /// which hands it over without the extensions).
     pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
+        self.handle_parsed(req, None).await
+    }
+
+    /// [`handle`](Self::handle), for a dispatcher that has parsed the
+    /// POST's body already (`mcp_negotiate`): `parsed` must be that body's
+    /// one request or notification as `jsonrpc::parse_body` returns it, and
+    /// the engine does not parse the body again. Handed over here rather
+    /// than in the request's extensions: a request pending between
+    /// SEP-1699 polls keeps a copy of the extensions
+    /// ([`RequestContext::http`](mcp_transport_core::handler::RequestContext::http)),
+    /// and one more entry there grows their table for as long as it runs.
+    pub async fn handle_parsed(
+        &self,
+        req: http::Request<Body>,
+        parsed: Option<Message>,
+    ) -> http::Response<Body> {
         let shared = &self.shared;
         let (mut parts, body) = req.into_parts();
         if let Err(r) = shared.config.http.origins.check(&parts) {
@@ -409,11 +429,11 @@ impl LegacyServer {
         }
         match parts.method {
             Method::POST => {
-                // The message the dispatcher in front parsed, if it did
-                // (`mcp_negotiate`): taken out before the parts are kept
-                // for the handler, so it is neither cloned nor retained.
-                let parsed = parts.extensions.remove::<Message>();
-                let http = Arc::new(request::kept_head(&parts));
+                // A message parsed in front and put in the extensions is
+                // taken out before the parts are kept for the handler, so
+                // it is neither cloned nor retained.
+                let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
+                let http = Arc::new(request::kept_head(&mut parts));
                 request::HTTP_PARTS
                     .scope(http, post::post(shared, parts, parsed, body))
                     .await

@@ -48,7 +48,13 @@ pub(crate) struct Outlet {
     session: Arc<Session>,
     cancel: CancellationToken,
     stream: OnceLock<Arc<StreamState>>,
-    open_lock: tokio::sync::Mutex<()>,
+    /// Serialises opening the stream late with the response, for an outlet
+    /// whose stream may open late (`json_response` mode, a batch's
+    /// request); `None` when the stream is open from the start (every SSE
+    /// request, pending ones between SEP-1699 polls among them): then only
+    /// the request's task answers, once, and nothing opens a stream. Boxed
+    /// for the same reason as `json`.
+    open_lock: Option<Box<tokio::sync::Mutex<()>>>,
     done: AtomicBool,
     /// The batch this request belongs to: its stream and its answer are
     /// the group's.
@@ -91,6 +97,7 @@ impl Outlet {
     ) -> (Arc<Self>, oneshot::Receiver<Answer>) {
         let (tx, rx) = oneshot::channel();
         let mut o = Self::new(shared, session, cancel);
+        o.open_lock = Some(Box::default());
         o.json = Some(Box::new(JsonMode {
             answer: Mutex::new(Some(tx)),
             request: id,
@@ -107,6 +114,7 @@ impl Outlet {
         group: Arc<Group>,
     ) -> Arc<Self> {
         let mut o = Self::new(shared, session, cancel);
+        o.open_lock = Some(Box::default());
         o.group = Some(group);
         Arc::new(o)
     }
@@ -117,7 +125,7 @@ impl Outlet {
             session: session.clone(),
             cancel,
             stream: OnceLock::new(),
-            open_lock: tokio::sync::Mutex::new(()),
+            open_lock: None,
             done: AtomicBool::new(false),
             group: None,
             json: None,
@@ -130,12 +138,20 @@ impl Outlet {
         lock(&self.json.as_ref()?.answer).take()
     }
 
+    /// Holds off opening the stream late (see `open_lock`).
+    async fn lock_opening(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match &self.open_lock {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
+        }
+    }
+
     /// The stream, opening it (and switching the answer to SSE) if needed.
     async fn ensure_stream(&self) -> Result<Arc<StreamState>, SendError> {
         if let Some(s) = self.stream.get() {
             return Ok(s.clone());
         }
-        let _guard = self.open_lock.lock().await;
+        let _guard = self.lock_opening().await;
         if let Some(s) = self.stream.get() {
             return Ok(s.clone());
         }
@@ -202,7 +218,7 @@ impl Outlet {
         if self.cancel.is_cancelled() {
             return self.abandon().await;
         }
-        let _guard = self.open_lock.lock().await;
+        let _guard = self.lock_opening().await;
         if self.done.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -233,7 +249,7 @@ impl Outlet {
     /// Ends the stream without a response (the request was cancelled or
     /// the session ended).
     pub async fn abandon(&self) {
-        let _guard = self.open_lock.lock().await;
+        let _guard = self.lock_opening().await;
         if self.done.swap(true, Ordering::AcqRel) {
             return;
         }

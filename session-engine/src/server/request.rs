@@ -95,17 +95,17 @@ tokio::task_local! {
 /// buffer, which a pending request would otherwise keep alive), the
 /// extensions cloned without axum's `OriginalUri` when that is the target
 /// itself (a router inserts it into every request: a `Uri` and its shared
-/// bytes, ~110 bytes).
-pub(crate) fn kept_head(parts: &http::request::Parts) -> RequestHead {
-    let mut head = RequestHead::from_parts(parts);
-    if head
-        .extensions()
+/// bytes, ~110 bytes). That `OriginalUri` is taken out of `parts` first
+/// (it says nothing `parts.uri` does not), so it is not cloned either.
+pub(crate) fn kept_head(parts: &mut http::request::Parts) -> RequestHead {
+    if parts
+        .extensions
         .get::<axum::extract::OriginalUri>()
         .is_some_and(|o| o.0 == parts.uri)
     {
-        head.extensions_mut().remove::<axum::extract::OriginalUri>();
+        parts.extensions.remove::<axum::extract::OriginalUri>();
     }
-    head
+    RequestHead::from_parts(parts)
 }
 
 /// Runs `request` as [`spawn`] does, but polls it once here first: a
@@ -303,15 +303,27 @@ fn context(
         outlet.clone(),
     );
     cx.http = http.clone();
-    cx.progress_token = request
-        .meta()
-        .and_then(|m| m.get("progressToken").cloned())
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    cx.progress_token = progress_token(request);
     if let Some((answers, state)) = answered {
-        cx.input_responses = Some(answers);
-        cx.request_state = state;
+        cx.set_input(Some(answers), state);
     }
     cx
+}
+
+/// `_meta.progressToken` of `request` when it is a string or an integer.
+/// The params are parsed for it only when their text may name `_meta`:
+/// it appears in it, or an escape does (a key may be spelled
+/// `"\u005fmeta"`). Most requests carry none, and the parse would scan
+/// all of them.
+fn progress_token(request: &Request) -> Option<serde_json::Value> {
+    let text = request.params.as_deref()?.get();
+    if !text.contains("_meta") && !text.contains('\\') {
+        return None;
+    }
+    request
+        .meta()
+        .and_then(|mut m| m.remove("progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
 }
 
 /// The answer to a request whose handler needs a server-to-client method
@@ -352,7 +364,7 @@ mod tests {
             .into_parts();
         parts.extensions.insert(Principal("ada"));
         parts.extensions.insert(OriginalUri(parts.uri.clone()));
-        let head = kept_head(&parts);
+        let head = kept_head(&mut parts);
         assert!(head.extensions().get::<OriginalUri>().is_none());
         assert_eq!(
             head.extensions().get::<Principal>(),
@@ -363,10 +375,33 @@ mod tests {
         parts
             .extensions
             .insert(OriginalUri(http::Uri::from_static("/api/mcp")));
-        let head = kept_head(&parts);
+        let head = kept_head(&mut parts);
         assert_eq!(
             head.extensions().get::<OriginalUri>().map(|o| o.0.path()),
             Some("/api/mcp")
         );
+    }
+
+    #[test]
+    fn the_progress_token_is_read_only_where_meta_may_be() {
+        let token = |params: &str| {
+            progress_token(&Request {
+                id: RequestId::Number(1),
+                method: "tools/call".into(),
+                params: Some(RawValue::from_string(params.to_owned()).unwrap()),
+            })
+        };
+        assert_eq!(
+            token(r#"{"name":"add","_meta":{"progressToken":"t"}}"#),
+            Some(serde_json::json!("t"))
+        );
+        // An escaped key names `_meta` too.
+        assert_eq!(
+            token(r#"{"\u005fmeta":{"progressToken":7}}"#),
+            Some(serde_json::json!(7))
+        );
+        assert_eq!(token(r#"{"name":"add","arguments":{"a":1}}"#), None);
+        assert_eq!(token(r#"{"name":"_meta"}"#), None);
+        assert_eq!(token(r#"{"_meta":{"progressToken":1.5}}"#), None);
     }
 }

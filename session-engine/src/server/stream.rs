@@ -160,14 +160,22 @@ pub(crate) struct StreamState {
     /// Wakes the waits of [`LiveReceiver`]s and of producers waiting for
     /// room after a change that notifies.
     changes: Notify,
+    /// What few streams have ([`Rare`]), boxed: every stream would carry
+    /// its size (a pending request's stream is kept between SEP-1699
+    /// polls).
+    rare: Mutex<Option<Box<Rare>>>,
+}
+
+/// What a stream has only with leases, or after a store failure.
+#[derive(Debug, Default)]
+struct Rare {
     /// This instance's lease on the stream while it writes it
-    /// (`ServerConfig::leases`); released when the stream finishes. Boxed:
-    /// most servers hold none, and every stream would carry its size.
-    lease: std::sync::Mutex<Option<Box<HeldLease>>>,
+    /// (`ServerConfig::leases`); released when the stream finishes.
+    lease: Option<HeldLease>,
     /// The stream's final message when the event store refused it (Redis
     /// down during the answer): the attached connection delivers it
     /// without an id before it ends (`keep_unstored`).
-    unstored: std::sync::Mutex<Option<Bytes>>,
+    unstored: Option<Bytes>,
 }
 
 impl StreamState {
@@ -188,8 +196,7 @@ impl StreamState {
                 version: 0,
             }),
             changes: Notify::new(),
-            lease: std::sync::Mutex::new(None),
-            unstored: std::sync::Mutex::new(None),
+            rare: Mutex::new(None),
         }
     }
 
@@ -440,11 +447,7 @@ impl StreamState {
             tracing::debug!(stream = %self.id, error = %e, "finish_stream failed");
         }
         self.send_modify(|s| s.live.finished = true);
-        let held = self
-            .lease
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        let held = self.take_lease();
         if let Some(held) = held
             && recorded.is_ok()
         {
@@ -455,27 +458,18 @@ impl StreamState {
     /// Keeps the stream's final message, which the event store refused,
     /// for the attached connection to deliver directly.
     pub fn keep_unstored(&self, message: Bytes) {
-        *self
-            .unstored
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(message);
+        self.rare().get_or_insert_default().unstored = Some(message);
     }
 
     /// The final message the event store refused, if any (taken once).
     pub fn take_unstored(&self) -> Option<Bytes> {
-        self.unstored
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+        self.rare().as_mut().and_then(|r| r.unstored.take())
     }
 
     /// Keeps `held`, this instance's lease on the stream, until it
     /// finishes.
     pub fn set_lease(&self, held: HeldLease) {
-        *self
-            .lease
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(held));
+        self.rare().get_or_insert_default().lease = Some(held);
     }
 
     /// The request ids of this instance's lease on the stream (empty for a
@@ -483,21 +477,21 @@ impl StreamState {
     /// writes the stream, or it has finished). For the shutdown
     /// (`LegacyServer::abandon_after`).
     pub fn lease_ids(&self) -> Option<Vec<mcp_transport_core::jsonrpc::RequestId>> {
-        self.lease
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.rare()
             .as_ref()
+            .and_then(|r| r.lease.as_ref())
             .map(|held| held.ids().to_vec())
     }
 
     /// Takes this instance's lease on the stream out, so that finishing the
     /// stream no longer releases it (`lease::abandon_stream`).
     pub fn take_lease(&self) -> Option<HeldLease> {
-        self.lease
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .map(|held| *held)
+        self.rare().as_mut().and_then(|r| r.lease.take())
+    }
+
+    /// The rare members, locked.
+    fn rare(&self) -> MutexGuard<'_, Option<Box<Rare>>> {
+        self.rare.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Asks the attached connection (if any) to close after a `retry`.

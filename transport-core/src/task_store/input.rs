@@ -156,7 +156,7 @@ impl InputRounds {
             }
             let mut cancelled = t.cancel.cancelled();
             let go_on = poll_fn(|cx| {
-                if cancelled.as_mut().poll(cx).is_ready() {
+                if Pin::new(&mut cancelled).poll(cx).is_ready() {
                     Poll::Ready(false)
                 } else if Pin::new(&mut woken).poll(cx).is_ready() {
                     Poll::Ready(true)

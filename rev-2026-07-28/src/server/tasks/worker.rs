@@ -166,9 +166,8 @@ async fn drive(
         sink,
     );
     cx.progress_token = meta.progress_token;
-    cx.input_responses = input_responses;
-    cx.request_state = opened.and_then(|o| o.state);
-    cx.task_id = Some(record.id.clone());
+    cx.set_input(input_responses, opened.and_then(|o| o.state));
+    cx.set_task_id(Some(record.id.clone()));
     let mut rounds = InputRounds::new(TaskInput {
         store: store.clone(),
         id: record.id.clone(),
@@ -225,7 +224,6 @@ async fn drive(
             Err(InputEnd::Fail(e)) => return WorkEnd::failed(e),
             Err(InputEnd::Ended) => return WorkEnd::Already,
         };
-        cx.input_responses = Some(answers);
-        cx.request_state = input.state;
+        cx.set_input(Some(answers), input.state);
     }
 }
