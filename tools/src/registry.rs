@@ -372,20 +372,22 @@ impl Tools {
 
     /// [`Self::call`] when these params name a tool of this registry;
     /// otherwise (an unknown name, params that do not read as
-    /// `CallToolRequest`'s) `cx` is handed back untouched, for a handler
+    /// `CallToolRequest`'s) `cx` is handed back untouched (boxed), for a handler
     /// that serves other tools besides these to go on with, having read
     /// the params once.
     pub fn try_call(
         &self,
         params: Option<&str>,
         cx: RequestContext,
-    ) -> Result<BoxFuture<'static, Outcome>, RequestContext> {
+    ) -> Result<BoxFuture<'static, Outcome>, Box<RequestContext>> {
+        // Boxed on the way back only: a miss is the rare path, and the
+        // result stays two words wide on the common one.
         let Ok(p) = serde_json::from_str::<CallParams<'_>>(params.unwrap_or("{}")) else {
-            return Err(cx);
+            return Err(Box::new(cx));
         };
         match self.get(&p.name) {
             Some(tool) => Ok(Self::run(tool, &p, cx)),
-            None => Err(cx),
+            None => Err(Box::new(cx)),
         }
     }
 
