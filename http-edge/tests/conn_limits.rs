@@ -193,6 +193,43 @@ async fn an_idle_keep_alive_connection_is_closed() {
 }
 
 #[tokio::test]
+async fn a_kept_alive_connection_is_judged_by_the_idle_timeout_after_its_first_request() {
+    // The header-read timeout (200 ms) passes between the two requests; the
+    // idle timeout (60 s) is what applies once a request has been served.
+    let addr = start(
+        limits()
+            .with_header_read_timeout(Duration::from_millis(200))
+            .with_idle_timeout(Duration::from_secs(60)),
+    )
+    .await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(GET).await.unwrap();
+    assert!(read_answer(&mut tcp).await.starts_with("HTTP/1.1 200"));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tcp.write_all(GET).await.unwrap();
+    let again = read_answer(&mut tcp).await;
+    assert!(again.starts_with("HTTP/1.1 200"), "closed early: {again:?}");
+}
+
+#[tokio::test]
+async fn activity_moves_the_idle_deadline() {
+    // Requests every 150 ms against an idle timeout of 400 ms: the
+    // connection outlives several timeouts, then closes once left idle.
+    let addr = start(limits().with_idle_timeout(Duration::from_millis(400))).await;
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    for _ in 0..8 {
+        tcp.write_all(GET).await.unwrap();
+        let answer = read_answer(&mut tcp).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "closed early: {answer:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    assert_eq!(read_to_close(&mut tcp).await, "");
+}
+
+#[tokio::test]
 async fn a_streaming_answer_is_not_idle() {
     // 20 chunks 50 ms apart, against an idle timeout of 100 ms.
     let addr = start(limits().with_idle_timeout(Duration::from_millis(100))).await;

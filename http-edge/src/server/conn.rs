@@ -32,7 +32,7 @@ use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -43,7 +43,8 @@ use hyper_util::rt::TokioIo;
 use std::future::Future;
 use tokio::net::{TcpListener, TcpStream};
 
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Semaphore, watch};
+use tokio::time::Instant;
 use tower::{Service, ServiceExt};
 
 use super::limits::ConnLimits;
@@ -180,30 +181,87 @@ async fn accept_error(e: io::Error) {
     tokio::time::sleep(Duration::from_millis(200)).await;
 }
 
-/// The requests in flight on one connection.
-#[derive(Default)]
+/// The requests in flight on one connection, as the idle clock reads them.
+///
+/// Only counters and a time: nothing here wakes the connection's task. The
+/// idle timer is lazy (see [`drive`]): it is armed once, and when it fires
+/// it reads these to decide whether to close or when to look again. (A
+/// `Notify` per request start and end, with a fresh `Sleep` registered
+/// and cancelled each time, cost two extra polls of the connection's task
+/// and two timer-wheel insertions per request: about 4 % of the server's
+/// samples in `docs/PERFORMANCE.md`'s session-10 profile.)
 struct InFlight {
+    /// Requests whose response has not ended.
     active: AtomicUsize,
+    /// Requests started on this connection, in all.
     started: AtomicUsize,
-    changed: Notify,
+    /// When `active` last fell to 0, in nanoseconds after `epoch`.
+    idle_since: AtomicU64,
+    /// The connection's start: the origin of `idle_since`.
+    epoch: Instant,
 }
 
 /// One request in flight; ends when dropped.
 struct InFlightGuard(Arc<InFlight>);
 
+/// What the idle clock says when its timer fires.
+#[derive(Debug, PartialEq, Eq)]
+enum IdleCheck {
+    /// No request in flight for the whole limit: close the connection.
+    Close,
+    /// Look again at this time.
+    Later(Instant),
+}
+
 impl InFlight {
+    fn new(epoch: Instant) -> Self {
+        InFlight {
+            active: AtomicUsize::new(0),
+            started: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(0),
+            epoch,
+        }
+    }
+
     fn start(self: &Arc<Self>) -> InFlightGuard {
         self.active.fetch_add(1, Ordering::SeqCst);
         self.started.fetch_add(1, Ordering::SeqCst);
-        self.changed.notify_one();
         InFlightGuard(self.clone())
+    }
+
+    /// The idle clock at `now`: a connection that never had a request
+    /// gets `header_read` from its start; one that had, `idle` from the
+    /// end of its last response; one with a request in flight is not idle.
+    ///
+    /// The next look is never more than `idle` away: a request that ends
+    /// after `now` sets a deadline `idle` after its end, which must not
+    /// come before the timer (a connection that is past its first request
+    /// before the header-read timer fires, say).
+    fn check(&self, now: Instant, header_read: Duration, idle: Duration) -> IdleCheck {
+        if self.active.load(Ordering::SeqCst) > 0 {
+            return IdleCheck::Later(now + idle);
+        }
+        let deadline = if self.started.load(Ordering::SeqCst) == 0 {
+            self.epoch + header_read
+        } else {
+            self.epoch + Duration::from_nanos(self.idle_since.load(Ordering::SeqCst)) + idle
+        };
+        if now >= deadline {
+            IdleCheck::Close
+        } else {
+            IdleCheck::Later(deadline.min(now + idle))
+        }
     }
 }
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
-        self.0.active.fetch_sub(1, Ordering::SeqCst);
-        self.0.changed.notify_one();
+        let flight = &self.0;
+        if flight.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let since = Instant::now().saturating_duration_since(flight.epoch);
+            let nanos = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
+            flight.idle_since.store(nanos, Ordering::SeqCst);
+        }
     }
 }
 
@@ -212,6 +270,11 @@ impl Drop for InFlightGuard {
 /// idle timeout (after), when it is dropped and so closed. When `stopping`
 /// says [`Phase::Finishing`] the connection finishes its request in flight
 /// and closes; at [`Phase::Closing`] it is dropped at once.
+///
+/// The idle timer is armed once and only moved when it fires
+/// ([`InFlight::check`]): requests starting and ending do not wake this
+/// task or touch the timer, so a busy keep-alive connection costs the
+/// clock one `Instant::now()` per response.
 async fn drive<S>(
     tcp: TcpStream,
     peer: SocketAddr,
@@ -225,7 +288,8 @@ async fn drive<S>(
         + 'static,
     S::Future: Send + 'static,
 {
-    let flight = Arc::new(InFlight::default());
+    let epoch = Instant::now();
+    let flight = Arc::new(InFlight::new(epoch));
     let hyper_service = {
         let flight = flight.clone();
         hyper::service::service_fn(move |req: Request<Incoming>| {
@@ -251,7 +315,11 @@ async fn drive<S>(
             hyper_service,
         );
     let mut conn = std::pin::pin!(conn);
+    // Never more than the idle timeout away (see `InFlight::check`).
+    let first_look = epoch + limits.header_read_timeout.min(limits.idle_timeout);
+    let mut idle_timer = std::pin::pin!(tokio::time::sleep_until(first_look));
     let mut told = false;
+    let mut watching = true;
     loop {
         let phase = *stopping.borrow_and_update();
         if phase == Phase::Closing {
@@ -261,38 +329,101 @@ async fn drive<S>(
             told = true;
             conn.as_mut().graceful_shutdown();
         }
-        let stop = async {
-            if stopping.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        };
-        let changed = flight.changed.notified();
-        if flight.active.load(Ordering::SeqCst) > 0 {
-            tokio::select! {
-                _ = conn.as_mut() => return,
-                () = changed => {}
-                () = stop => {}
-            }
-            continue;
-        }
-        let started = flight.started.load(Ordering::SeqCst);
-        let limit = if started == 0 {
-            limits.header_read_timeout
-        } else {
-            limits.idle_timeout
-        };
         tokio::select! {
             _ = conn.as_mut() => return,
-            () = changed => {}
-            () = stop => {}
-            () = tokio::time::sleep(limit) => {
-                if flight.active.load(Ordering::SeqCst) == 0
-                    && flight.started.load(Ordering::SeqCst) == started
-                {
-                    tracing::debug!(?limit, first = started == 0, "closing a connection with no request in flight");
-                    return;
+            changed = stopping.changed(), if watching => {
+                // The sender gone (the loop returned): no phase comes again.
+                watching = changed.is_ok();
+            }
+            () = idle_timer.as_mut() => {
+                let check = flight.check(
+                    Instant::now(),
+                    limits.header_read_timeout,
+                    limits.idle_timeout,
+                );
+                match check {
+                    IdleCheck::Close => {
+                        tracing::debug!(
+                            first = flight.started.load(Ordering::SeqCst) == 0,
+                            "closing a connection with no request in flight"
+                        );
+                        return;
+                    }
+                    IdleCheck::Later(at) => idle_timer.as_mut().reset(at),
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: Duration = Duration::from_secs(2);
+    const IDLE: Duration = Duration::from_secs(10);
+
+    fn flight() -> (Arc<InFlight>, Instant) {
+        let epoch = Instant::now();
+        (Arc::new(InFlight::new(epoch)), epoch)
+    }
+
+    #[test]
+    fn a_connection_without_a_request_gets_the_header_read_timeout_from_its_start() {
+        let (f, epoch) = flight();
+        let at = epoch + Duration::from_secs(1);
+        assert_eq!(f.check(at, HEADER, IDLE), IdleCheck::Later(epoch + HEADER));
+        assert_eq!(f.check(epoch + HEADER, HEADER, IDLE), IdleCheck::Close);
+    }
+
+    #[test]
+    fn the_next_look_is_never_more_than_the_idle_timeout_away() {
+        // A header-read timeout longer than the idle timeout: a request
+        // may come and end before it, and its idle deadline would then
+        // fall before a timer set for the header-read one.
+        let (f, epoch) = flight();
+        let (header, idle) = (Duration::from_secs(600), Duration::from_secs(1));
+        let at = epoch + Duration::from_millis(10);
+        assert_eq!(f.check(at, header, idle), IdleCheck::Later(at + idle));
+    }
+
+    #[test]
+    fn a_request_in_flight_is_never_idle() {
+        let (f, epoch) = flight();
+        let _guard = f.start();
+        let late = epoch + IDLE * 100;
+        assert_eq!(f.check(late, HEADER, IDLE), IdleCheck::Later(late + IDLE));
+    }
+
+    #[test]
+    fn the_idle_clock_runs_from_the_end_of_the_last_response() {
+        let (f, epoch) = flight();
+        drop(f.start());
+        let ended = epoch + Duration::from_nanos(f.idle_since.load(Ordering::SeqCst));
+        // Past the header-read timeout, but a request came: the idle
+        // timeout applies, from the response's end.
+        let at = epoch + HEADER;
+        assert_eq!(f.check(at, HEADER, IDLE), IdleCheck::Later(ended + IDLE));
+        assert_eq!(f.check(ended + IDLE, HEADER, IDLE), IdleCheck::Close);
+    }
+
+    #[test]
+    fn only_the_last_of_overlapping_requests_starts_the_idle_clock() {
+        let (f, epoch) = flight();
+        let first = f.start();
+        let second = f.start();
+        drop(first);
+        assert_eq!(
+            f.idle_since.load(Ordering::SeqCst),
+            0,
+            "one still in flight"
+        );
+        let late = epoch + IDLE * 3;
+        assert_eq!(f.check(late, HEADER, IDLE), IdleCheck::Later(late + IDLE));
+        drop(second);
+        assert!(matches!(
+            f.check(epoch, HEADER, IDLE),
+            IdleCheck::Later(at) if at >= epoch + IDLE
+        ));
     }
 }
