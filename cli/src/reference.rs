@@ -282,6 +282,10 @@ impl Handler for ReferenceHandler {
         self.tools.execution(request)
     }
 
+    fn tool_execution(&self, name: &str, request: &Request) -> Execution {
+        self.tools.tool_execution(name, request)
+    }
+
     /// `tools/list` and `tools/call`; anything else is `-32601`. Written
     /// out rather than `async`: the tools' own future is returned as is,
     /// so a pending call holds no boxed future of this layer.

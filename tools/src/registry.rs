@@ -546,6 +546,16 @@ impl Handler for Tools {
         }
     }
 
+    /// The named tool's [`Tool::execution`], read without the params; the
+    /// fallback's for a name not registered.
+    fn tool_execution(&self, name: &str, request: &Request) -> Execution {
+        match (self.get(name), &self.fallback) {
+            (Some(tool), _) => tool.execution,
+            (None, Some(f)) => f.tool_execution(name, request),
+            (None, None) => Execution::Immediate,
+        }
+    }
+
     async fn notification(&self, notification: Notification) {
         if let Some(f) = &self.fallback {
             f.notification(notification).await;

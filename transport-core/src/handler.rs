@@ -407,6 +407,18 @@ pub trait Handler: Send + Sync + 'static {
         Execution::Immediate
     }
 
+    /// [`execution`](Self::execution) of a `tools/call` whose tool `name`
+    /// the transport has already read from its params (the 2026-07-28
+    /// engine reads it to check `Mcp-Name`, *Streamable HTTP*, "Standard
+    /// Headers"). Override it to decide from the name without reading the
+    /// params again (a handler that decides by tool needs nothing else);
+    /// it must agree with `execution` for the same request. Default:
+    /// [`execution`](Self::execution).
+    fn tool_execution(&self, name: &str, request: &Request) -> Execution {
+        let _ = name;
+        self.execution(request)
+    }
+
     /// A client notification the transport does not consume itself
     /// (it consumes `notifications/initialized` and `notifications/cancelled`).
     async fn notification(&self, _notification: Notification) {}

@@ -203,6 +203,10 @@ impl Handler for TaskHandler {
         self.inner.execution(request)
     }
 
+    fn tool_execution(&self, name: &str, request: &Request) -> Execution {
+        self.inner.tool_execution(name, request)
+    }
+
     async fn notification(&self, notification: Notification) {
         self.inner.notification(notification).await;
     }

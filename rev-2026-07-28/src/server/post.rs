@@ -235,6 +235,10 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
         );
     }
     let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
+    // A `tools/call`'s tool, read once: its `Mcp-Param-*` headers and
+    // whether it may run as a task are decided by it.
+    let tool_name =
+        (req.method == "tools/call").then(|| params.parsed::<String>("name").unwrap_or_default());
     match req.method.as_str() {
         "server/discover" => return discover::respond(shared, id),
         "subscriptions/listen" => {
@@ -265,10 +269,10 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
             .await;
         }
         "tools/call" => {
-            let name = params.parsed::<String>("name").unwrap_or_default();
+            let name = tool_name.as_deref().unwrap_or_default();
             let specs = shared
                 .catalog
-                .headers_for(&shared.handler, &version, &name)
+                .headers_for(&shared.handler, &version, name)
                 .await;
             if !specs.is_empty() {
                 let arguments = params.parsed::<Value>("arguments");
@@ -339,10 +343,9 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     // them, re-asks for what is missing, and ignores what it never asked for.
     // Only asked when it can matter: without the Tasks extension every
     // call is served in its POST.
-    let execution = if req.method == "tools/call" && shared.tasks.is_some() {
-        shared.handler.execution(&req)
-    } else {
-        Execution::Immediate
+    let execution = match (&tool_name, &shared.tasks) {
+        (Some(name), Some(_)) => shared.handler.tool_execution(name, &req),
+        _ => Execution::Immediate,
     };
     let declared = tasks::wire::declared(&meta.capabilities);
     let prepared = Prepared {
