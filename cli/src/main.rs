@@ -40,6 +40,16 @@ enum Command {
     },
 }
 
+/// The binary's allocator: mimalloc, not the system's. The servers
+/// allocate and free a few dozen small blocks per request, and glibc's
+/// `malloc`/`free` were about a fifth of a stateless request's
+/// instructions (docs/PERFORMANCE.md, session 10). Only this binary
+/// chooses it: the libraries leave the allocator to whoever embeds them,
+/// and the floor server (`bench --floor-server`) runs in this binary too,
+/// so the benchmark's ratios compare like with like.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
