@@ -159,3 +159,55 @@ async fn a_message_parsed_in_front_is_served_without_parsing_the_body() {
     let text = rest(chunks(response.into_body())).await;
     assert!(text.contains(r#""sum":42"#), "{text}");
 }
+
+/// A quick answer's stream is read before the response is returned: a
+/// session that opens more streams than the store keeps (here 2) before
+/// the first response's body is read must not lose that answer. (The
+/// store evicts the stream that finished longest ago, answered or not;
+/// `bench --workloads legacy-sse-shared` lost about one answer in 20,000
+/// that way before the engine read a finished stream's events in the POST.)
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_answer_survives_its_stream_being_evicted_before_the_body_is_read() {
+    use mcp_transport_core::event_log::{MemoryEventStore, MemoryEventStoreConfig};
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.event_store = Arc::new(MemoryEventStore::new(MemoryEventStoreConfig {
+        max_streams_per_session: 2,
+        ..MemoryEventStoreConfig::default()
+    }));
+    let handler = TestHandler::builder("quick")
+        .tool(
+            "add",
+            tool_fn(|c: Call| async move {
+                let sum = c.args["a"].as_i64().unwrap_or(0) + c.args["b"].as_i64().unwrap_or(0);
+                Outcome::json(&json!({ "sum": sum }))
+            }),
+        )
+        .build();
+    let server = LegacyServer::new(Arc::new(handler), config);
+    let session = initialized(&server).await;
+    let call_with = |id: u64, a: i64| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "add", "arguments": { "a": a, "b": 3 } }
+        })
+    };
+    let first = server
+        .clone()
+        .oneshot(post(&call_with(1, 2), Some(&session)))
+        .await
+        .unwrap();
+    for id in 2..=4 {
+        let other = server
+            .clone()
+            .oneshot(post(&call_with(id, 100), Some(&session)))
+            .await
+            .unwrap();
+        let text = rest(chunks(other.into_body())).await;
+        assert!(text.contains(r#""sum":103"#), "{text}");
+    }
+    let text = rest(chunks(first.into_body())).await;
+    assert!(
+        text.contains(r#""sum":5"#),
+        "the first answer was lost with its evicted stream: {text:?}"
+    );
+}

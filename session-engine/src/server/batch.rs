@@ -224,5 +224,6 @@ fn sse(
     priming: EventId,
 ) -> HttpResponse {
     let generation = state.attach(0);
-    connection::respond_new(shared, session, state, generation, priming)
+    // Its requests are spawned, not polled first: nothing to prefetch.
+    connection::respond_new(shared, session, state, generation, priming, None)
 }

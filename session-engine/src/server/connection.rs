@@ -98,19 +98,20 @@ pub(crate) struct Plan {
 
 /// The SSE response that opens a new request stream: its first connection,
 /// attached as `generation`, delivers from the start, after the priming
-/// event.
+/// event (`prefetched`: its events, when already read).
 pub(crate) fn respond_new(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
     stream: Arc<StreamState>,
     generation: u64,
     priming: EventId,
+    prefetched: Option<Replay>,
 ) -> HttpResponse {
     let plan = Plan {
         generation,
         priming: Some(priming),
         cursor: 0,
-        prefetched: None,
+        prefetched,
         resuming: false,
         leak: Vec::new(),
         first: true,

@@ -19,6 +19,8 @@ use futures_util::FutureExt;
 use futures_util::future::CatchUnwind;
 use http::StatusCode;
 use mcp_transport_core::cancel::CancellationToken;
+use mcp_transport_core::event_id::EventId;
+use mcp_transport_core::event_log::Replay;
 use mcp_transport_core::handler::{Outcome, RequestContext};
 use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
 use mcp_transport_core::request_head::RequestHead;
@@ -33,6 +35,34 @@ use super::open::open_request_stream;
 use super::outlet::{Answer, Outlet};
 use super::reply::{self, HttpResponse};
 use super::session::Session;
+use super::stream::StreamState;
+
+/// The events of a stream whose request answered in its first poll
+/// (`start`), read now, in the POST's task: the stream's first connection
+/// then writes them without reading the store. Read later, when hyper
+/// first polls the response body, they may be gone: a session over its
+/// stream cap evicts the stream that finished longest ago, answered or
+/// not, and under load (64 connections on one session,
+/// `bench --workloads legacy-sse-shared`) a few hundred streams opened
+/// in between did so, losing about one answer in 20,000 (docs/PERFORMANCE.md,
+/// session 10). `None` for a stream still running, or when the read
+/// fails (the connection reads the store itself, as before).
+async fn prefetch_finished(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    state: &StreamState,
+) -> Option<Replay> {
+    if !state.live().finished {
+        return None;
+    }
+    let after = EventId::new(session.tag, state.id, 0);
+    shared
+        .config
+        .event_store
+        .replay_after(&session.tag, &after)
+        .await
+        .ok()
+}
 
 /// Starts `request` and answers the POST: an SSE stream, or in
 /// `json_response` mode JSON unless the handler streams first.
@@ -66,7 +96,8 @@ pub(crate) async fn serve(
         let generation = state.attach(0);
         let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
         start(shared, session, request, cancel, outlet).await;
-        return connection::respond_new(shared, session, state, generation, priming);
+        let prefetched = prefetch_finished(shared, session, &state).await;
+        return connection::respond_new(shared, session, state, generation, priming, prefetched);
     }
     let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
     start(shared, session, request, cancel, outlet).await;
@@ -74,7 +105,7 @@ pub(crate) async fn serve(
         Ok(Answer::Json(response)) => reply::json_response(response),
         Ok(Answer::Stream(state, priming)) => {
             let generation = state.attach(0);
-            connection::respond_new(shared, session, state, generation, priming)
+            connection::respond_new(shared, session, state, generation, priming, None)
         }
         // Cancelled before anything was sent: an SSE stream that ends at
         // once, without a response.
