@@ -27,6 +27,14 @@ use server_common::memory::{initialized, post};
 use tower::ServiceExt;
 
 fn server(json_response: bool) -> LegacyServer {
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.json_response = json_response;
+    server_with(config)
+}
+
+/// The test handler (`add` answers at once, `later` after 10 ms) served
+/// with `config`.
+fn server_with(config: ServerConfig) -> LegacyServer {
     let handler = TestHandler::builder("quick")
         .tool(
             "add",
@@ -43,8 +51,6 @@ fn server(json_response: bool) -> LegacyServer {
             }),
         )
         .build();
-    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
-    config.json_response = json_response;
     LegacyServer::new(Arc::new(handler), config)
 }
 
@@ -174,16 +180,7 @@ async fn a_quick_answer_survives_its_stream_being_evicted_before_the_body_is_rea
         max_streams_per_session: 2,
         ..MemoryEventStoreConfig::default()
     }));
-    let handler = TestHandler::builder("quick")
-        .tool(
-            "add",
-            tool_fn(|c: Call| async move {
-                let sum = c.args["a"].as_i64().unwrap_or(0) + c.args["b"].as_i64().unwrap_or(0);
-                Outcome::json(&json!({ "sum": sum }))
-            }),
-        )
-        .build();
-    let server = LegacyServer::new(Arc::new(handler), config);
+    let server = server_with(config);
     let session = initialized(&server).await;
     let call_with = |id: u64, a: i64| {
         json!({
