@@ -40,8 +40,24 @@ local function drop_stream(s, n)
   redis.call('HINCRBY', meta, 'bytes', 0 - hnum(meta, f .. 'bytes'))
   redis.call('HINCRBY', meta, 'events', 0 - hnum(meta, f .. 'n'))
   redis.call('HINCRBY', meta, 'streams', -1)
-  redis.call('HDEL', meta, f .. 'last', f .. 'ev', f .. 'bytes', f .. 'n', f .. 'fin')
+  redis.call('HDEL', meta, f .. 'last', f .. 'ev', f .. 'bytes', f .. 'n', f .. 'fin', f .. 'read')
   redis.call('DEL', k(s, 's:' .. n))
+end
+
+-- The finished stream of session s the bounds evict next (taken off its
+-- finished list): the longest-finished one a replay has read to its end,
+-- else the longest-finished one; false when none has finished. (As
+-- MemoryEventStore's take_victim: an unread finished stream is most likely
+-- an answer whose connection is about to read it.)
+local function take_victim(s)
+  local meta, finkey = k(s, 'meta'), k(s, 'fin')
+  for _, v in ipairs(redis.call('LRANGE', finkey, 0, -1)) do
+    if hnum(meta, 's:' .. v .. ':read') == 1 then
+      redis.call('LREM', finkey, 1, v)
+      return v
+    end
+  end
+  return redis.call('LPOP', finkey)
 end
 
 -- Evicts the oldest retained event of stream n of session s; false when
@@ -121,7 +137,7 @@ local skey = KEYS[3]
 if op == 'open_stream' then
   if redis.call('HEXISTS', meta, f .. 'last') == 1 then return {'stream_exists'} end
   if hnum(meta, 'streams') >= tonumber(ARGV[6]) then
-    local victim = redis.call('LPOP', fin)
+    local victim = take_victim(sid)
     if not victim then return {'too_many_streams'} end
     drop_stream(sid, victim)
   end
@@ -157,7 +173,7 @@ if op == 'append' then
   end
   -- Per-session bound: finished streams first, then this stream's oldest.
   while hnum(meta, 'bytes') > max_sess do
-    local victim = redis.call('LPOP', fin)
+    local victim = take_victim(sid)
     if victim then
       drop_stream(sid, victim)
     elseif not evict_front(sid, n) then
@@ -215,6 +231,8 @@ if op == 'replay' then
   if q > last then return {'unknown_event_id'} end
   if q < hnum(meta, f .. 'ev') then return {'expired'} end
   local out = {'ok', last, hnum(meta, f .. 'fin')}
+  -- Read to its end after it finished: evicted before unread ones.
+  if out[3] == 1 then redis.call('HSET', meta, f .. 'read', 1) end
   if q == last then return out end
   local evs = redis.call('XRANGE', skey, '0-' .. int(q + 1), '+')
   -- Fewer than issued: the stream's key expired under us.

@@ -151,6 +151,7 @@ fn event_store_suite_on_the_cluster() {
         es::zero_retention_still_issues_ids(&m).await;
         es::remove_session_then_unknown(&m).await;
         es::stream_limit_evicts_longest_finished_stream(&m).await;
+        es::a_stream_read_to_its_end_is_evicted_first(&m).await;
         es::session_byte_limit_evicts_finished_streams_first(&m).await;
         es::session_bytes_stay_exact_through_evictions(&m).await;
         es::a_stream_evicted_for_count_releases_its_bytes(&m).await;

@@ -486,6 +486,97 @@ pub async fn stream_limit_evicts_longest_finished_stream(m: &dyn EventStoreMaker
     ));
 }
 
+/// Case: a finished stream a replay has read to its end is evicted before
+/// one nobody has read yet, by the stream cap and by the session's byte
+/// bound: a quick answer whose connection has not read it yet survives a
+/// burst of other streams.
+pub async fn a_stream_read_to_its_end_is_evicted_first(m: &dyn EventStoreMaker) {
+    let store = m
+        .make(MemoryEventStoreConfig {
+            max_streams_per_session: 3,
+            ..Default::default()
+        })
+        .await;
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    for n in 1..=3 {
+        store.open_stream(&t, StreamId(n)).await.unwrap();
+        store.append(&t, StreamId(n), msg("x")).await.unwrap();
+    }
+    // 1 finishes first, but 2 is the one read to its end.
+    store.finish_stream(&t, StreamId(1)).await.unwrap();
+    store.finish_stream(&t, StreamId(2)).await.unwrap();
+    // Read before it finished does not count: only a read of the end does.
+    store
+        .replay_after(&t, &EventId::priming(t, StreamId(3)))
+        .await
+        .unwrap();
+    store
+        .replay_after(&t, &EventId::priming(t, StreamId(2)))
+        .await
+        .unwrap();
+    store.open_stream(&t, StreamId(4)).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(2)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let kept = store
+        .replay_after(&t, &EventId::priming(t, StreamId(1)))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&kept), vec![&b"x"[..]]);
+    // Now 1 is read to its end too, and finished before 3: 1 goes next.
+    store.finish_stream(&t, StreamId(3)).await.unwrap();
+    store.open_stream(&t, StreamId(5)).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(1)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    assert!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(3)))
+            .await
+            .is_ok()
+    );
+
+    // The session's byte bound: the read stream goes, the unread one stays.
+    let store = m
+        .make(MemoryEventStoreConfig {
+            max_bytes_per_stream: 100,
+            max_bytes_per_session: 10,
+            ..Default::default()
+        })
+        .await;
+    let t = sess(2);
+    store.open_session(&t).await.unwrap();
+    for s in [S1, S2] {
+        store.open_stream(&t, s).await.unwrap();
+        store.append(&t, s, msg("aaaa")).await.unwrap();
+        store.finish_stream(&t, s).await.unwrap();
+    }
+    store
+        .replay_after(&t, &EventId::priming(t, S2))
+        .await
+        .unwrap();
+    let s3 = StreamId(3);
+    store.open_stream(&t, s3).await.unwrap();
+    store.append(&t, s3, msg("cccc")).await.unwrap(); // 12 > 10: one goes
+    assert!(matches!(
+        store.replay_after(&t, &EventId::priming(t, S2)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    assert!(
+        store
+            .replay_after(&t, &EventId::priming(t, S1))
+            .await
+            .is_ok()
+    );
+}
+
 /// Case: session byte limit evicts finished streams first.
 pub async fn session_byte_limit_evicts_finished_streams_first(m: &dyn EventStoreMaker) {
     let store = m
@@ -995,6 +1086,12 @@ macro_rules! event_store_suite {
         async fn stream_limit_evicts_longest_finished_stream() {
             let maker = $maker;
             $crate::conformance::event_store::stream_limit_evicts_longest_finished_stream(&maker)
+                .await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_stream_read_to_its_end_is_evicted_first() {
+            let maker = $maker;
+            $crate::conformance::event_store::a_stream_read_to_its_end_is_evicted_first(&maker)
                 .await;
         }
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,12 +36,14 @@ pub struct MemoryEventStoreConfig {
     /// [`StoreError::MessageTooLarge`]. Default 4 MiB.
     pub max_bytes_per_stream: usize,
     /// Streams per session. Opening one more evicts the session's stream that
-    /// finished longest ago; if no stream has finished, it is
-    /// [`StoreError::TooManyStreams`]. Default 256.
+    /// finished longest ago, preferring one a replay has already read to its
+    /// end; if no stream has finished, it is [`StoreError::TooManyStreams`].
+    /// Default 256.
     pub max_streams_per_session: usize,
     /// Payload bytes retained per session. Beyond it, appending evicts the
-    /// session's finished streams (longest finished first), then the oldest
-    /// events of the stream being appended to. Default 16 MiB.
+    /// session's finished streams (those read to their end first, then
+    /// longest finished first), then the oldest events of the stream being
+    /// appended to. Default 16 MiB.
     pub max_bytes_per_session: usize,
     /// Sessions; opening one more is [`StoreError::TooManySessions`].
     /// Default [`DEFAULT_MAX_SESSIONS`] (4,096).
@@ -147,6 +149,10 @@ struct StreamLog {
     /// Payload bytes in `events`.
     bytes: usize,
     finished: bool,
+    /// A replay returned the stream's end after it finished: whoever was
+    /// reading it has had everything, so it is evicted before finished
+    /// streams nobody has read to the end (see [`take_victim`]).
+    read_out: bool,
 }
 
 impl StreamLog {
@@ -304,7 +310,7 @@ impl MemoryEventStore {
             });
         }
         if log.streams.len() >= self.config.max_streams_per_session {
-            let Some(victim) = log.finished_order.pop_front() else {
+            let Some(victim) = take_victim(log) else {
                 return Err(StoreError::TooManyStreams {
                     session: *session,
                     max: self.config.max_streams_per_session,
@@ -372,7 +378,7 @@ impl MemoryEventStore {
         // Per-session bound: finished streams first, then this stream's
         // oldest events.
         while log.bytes > cfg.max_bytes_per_session {
-            if let Some(victim) = log.finished_order.pop_front() {
+            if let Some(victim) = take_victim(log) {
                 if let Some(gone) = log.streams.remove(&victim) {
                     log.bytes -= gone.bytes;
                     log.events -= gone.events.len();
@@ -389,6 +395,22 @@ impl MemoryEventStore {
             }
         }
         Ok(EventId::new(*session, stream, seq))
+    }
+}
+
+/// The finished stream the bounds evict next: the one that finished longest
+/// ago among those already read to their end, else the one that finished
+/// longest ago. A stream that finished but has not been read yet is most
+/// likely a quick answer whose connection is about to read it; evicting it
+/// first lost answers under load (docs/PERFORMANCE.md, session 10).
+fn take_victim(log: &mut SessionLog) -> Option<StreamId> {
+    let read = log
+        .finished_order
+        .iter()
+        .position(|id| log.streams.get(id).is_some_and(|s| s.read_out));
+    match read {
+        Some(i) => log.finished_order.remove(i),
+        None => log.finished_order.pop_front(),
     }
 }
 
@@ -501,11 +523,17 @@ impl EventStore for MemoryEventStore {
         let Some(log) = self.session(expected_session) else {
             return Err(ReplayError::UnknownEventId { id: *last });
         };
-        let log = lock(&log);
+        let mut log = lock(&log);
         if log.removed {
             return Err(ReplayError::UnknownEventId { id: *last });
         }
-        do_replay(&log, last)
+        let replay = do_replay(&log, last)?;
+        if replay.finished
+            && let Some(s) = log.streams.get_mut(&last.stream)
+        {
+            s.read_out = true;
+        }
+        Ok(replay)
     }
 
     async fn last_seq(&self, session: &SessionTag, stream: StreamId) -> Result<u64, StoreError> {
