@@ -430,8 +430,9 @@ pub async fn store_errors(m: &dyn EventStoreMaker) {
     store.open_session(&sess(3)).await.unwrap();
 }
 
-/// Case: stream limit evicts longest finished stream.
-pub async fn stream_limit_evicts_longest_finished_stream(m: &dyn EventStoreMaker) {
+/// A store of 3 streams a session, and session 1 holding streams 1 to 3,
+/// each with one event `x`, none finished.
+async fn three_streams_of_three(m: &dyn EventStoreMaker) -> (Arc<dyn EventStore>, SessionTag) {
     let store = m
         .make(MemoryEventStoreConfig {
             max_streams_per_session: 3,
@@ -444,6 +445,12 @@ pub async fn stream_limit_evicts_longest_finished_stream(m: &dyn EventStoreMaker
         store.open_stream(&t, StreamId(n)).await.unwrap();
         store.append(&t, StreamId(n), msg("x")).await.unwrap();
     }
+    (store, t)
+}
+
+/// Case: stream limit evicts longest finished stream.
+pub async fn stream_limit_evicts_longest_finished_stream(m: &dyn EventStoreMaker) {
+    let (store, t) = three_streams_of_three(m).await;
     // Full and nothing finished: error.
     assert!(matches!(
         store.open_stream(&t, StreamId(4)).await,
@@ -491,18 +498,7 @@ pub async fn stream_limit_evicts_longest_finished_stream(m: &dyn EventStoreMaker
 /// bound: a quick answer whose connection has not read it yet survives a
 /// burst of other streams.
 pub async fn a_stream_read_to_its_end_is_evicted_first(m: &dyn EventStoreMaker) {
-    let store = m
-        .make(MemoryEventStoreConfig {
-            max_streams_per_session: 3,
-            ..Default::default()
-        })
-        .await;
-    let t = sess(1);
-    store.open_session(&t).await.unwrap();
-    for n in 1..=3 {
-        store.open_stream(&t, StreamId(n)).await.unwrap();
-        store.append(&t, StreamId(n), msg("x")).await.unwrap();
-    }
+    let (store, t) = three_streams_of_three(m).await;
     // 1 finishes first, but 2 is the one read to its end.
     store.finish_stream(&t, StreamId(1)).await.unwrap();
     store.finish_stream(&t, StreamId(2)).await.unwrap();
@@ -544,15 +540,8 @@ pub async fn a_stream_read_to_its_end_is_evicted_first(m: &dyn EventStoreMaker) 
     );
 
     // The session's byte bound: the read stream goes, the unread one stays.
-    let store = m
-        .make(MemoryEventStoreConfig {
-            max_bytes_per_stream: 100,
-            max_bytes_per_session: 10,
-            ..Default::default()
-        })
-        .await;
     let t = sess(2);
-    store.open_session(&t).await.unwrap();
+    let store = ten_bytes_a_session(m, t).await;
     for s in [S1, S2] {
         store.open_stream(&t, s).await.unwrap();
         store.append(&t, s, msg("aaaa")).await.unwrap();
@@ -577,8 +566,9 @@ pub async fn a_stream_read_to_its_end_is_evicted_first(m: &dyn EventStoreMaker) 
     );
 }
 
-/// Case: session byte limit evicts finished streams first.
-pub async fn session_byte_limit_evicts_finished_streams_first(m: &dyn EventStoreMaker) {
+/// A store of 10 payload bytes a session (100 a stream), with session `t`
+/// open.
+async fn ten_bytes_a_session(m: &dyn EventStoreMaker, t: SessionTag) -> Arc<dyn EventStore> {
     let store = m
         .make(MemoryEventStoreConfig {
             max_bytes_per_stream: 100,
@@ -586,8 +576,14 @@ pub async fn session_byte_limit_evicts_finished_streams_first(m: &dyn EventStore
             ..Default::default()
         })
         .await;
-    let t = sess(1);
     store.open_session(&t).await.unwrap();
+    store
+}
+
+/// Case: session byte limit evicts finished streams first.
+pub async fn session_byte_limit_evicts_finished_streams_first(m: &dyn EventStoreMaker) {
+    let t = sess(1);
+    let store = ten_bytes_a_session(m, t).await;
     store.open_stream(&t, S1).await.unwrap();
     store.open_stream(&t, S2).await.unwrap();
     store.append(&t, S1, msg("aaaa")).await.unwrap();
