@@ -189,7 +189,7 @@ async fn accept_error(e: io::Error) {
 /// `Notify` per request start and end, with a fresh `Sleep` registered
 /// and cancelled each time, cost two extra polls of the connection's task
 /// and two timer-wheel insertions per request: about 4 % of the server's
-/// samples in `docs/PERFORMANCE.md`'s session-10 profile.)
+/// samples in `docs/PERFORMANCE.md`'s session-9 profile.)
 struct InFlight {
     /// Requests whose response has not ended.
     active: AtomicUsize,
