@@ -24,6 +24,23 @@ pub const PARAM_PREFIX: &str = "mcp-param-";
 /// events on at once.
 pub const X_ACCEL_BUFFERING: &str = "x-accel-buffering";
 
+/// The header names above as [`http::HeaderName`]s, for lookups on the hot
+/// path: `HeaderMap::get` with a `&str` parses the name on every call.
+pub mod name {
+    use http::HeaderName;
+
+    /// [`SESSION_ID`](super::SESSION_ID).
+    pub const SESSION_ID: HeaderName = HeaderName::from_static(super::SESSION_ID);
+    /// [`PROTOCOL_VERSION`](super::PROTOCOL_VERSION).
+    pub const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(super::PROTOCOL_VERSION);
+    /// [`LAST_EVENT_ID`](super::LAST_EVENT_ID).
+    pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static(super::LAST_EVENT_ID);
+    /// [`METHOD`](super::METHOD).
+    pub const METHOD: HeaderName = HeaderName::from_static(super::METHOD);
+    /// [`NAME`](super::NAME).
+    pub const NAME: HeaderName = HeaderName::from_static(super::NAME);
+}
+
 /// The media type `application/json`.
 pub const JSON: &str = "application/json";
 /// The media type `text/event-stream`.

@@ -15,7 +15,7 @@ use base64::engine::general_purpose::STANDARD;
 /// `Last-Event-ID`, which this revision ignores (never minted or echoed;
 /// streams are not resumable).
 pub use mcp_http_edge::headers::{
-    LAST_EVENT_ID, METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID,
+    LAST_EVENT_ID, METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID, name,
 };
 
 /// `_meta` key carrying the protocol version.

@@ -249,11 +249,11 @@ impl MultiServer {
         };
         let version_header = parts
             .headers
-            .get(PROTOCOL_VERSION_NAME)
+            .get(headers::name::PROTOCOL_VERSION)
             .and_then(|v| v.to_str().ok());
         let probe = Probe {
             method: &parts.method,
-            has_session: parts.headers.contains_key(SESSION_ID_NAME),
+            has_session: parts.headers.contains_key(headers::name::SESSION_ID),
             version_header,
             body: bytes.as_deref(),
         };
@@ -359,15 +359,6 @@ impl MultiServer {
     }
 }
 
-/// The MCP header names as [`http::HeaderName`]s: a lookup by `&str`
-/// parses the name again on every call.
-const SESSION_ID_NAME: http::HeaderName = http::HeaderName::from_static(headers::SESSION_ID);
-/// See [`SESSION_ID_NAME`].
-const PROTOCOL_VERSION_NAME: http::HeaderName =
-    http::HeaderName::from_static(headers::PROTOCOL_VERSION);
-/// See [`SESSION_ID_NAME`].
-const LAST_EVENT_ID_NAME: http::HeaderName = http::HeaderName::from_static(headers::LAST_EVENT_ID);
-
 /// The span of one HTTP request to the endpoint (`mcp.request`), entered
 /// while the engine handles it, while its handler runs and while its
 /// response body (an SSE stream) is sent. Fields: `http.method`,
@@ -396,9 +387,9 @@ fn request_span(
         return span;
     }
     for (field, name) in [
-        ("mcp.session_id", SESSION_ID_NAME),
-        ("mcp.protocol_version", PROTOCOL_VERSION_NAME),
-        ("mcp.last_event_id", LAST_EVENT_ID_NAME),
+        ("mcp.session_id", headers::name::SESSION_ID),
+        ("mcp.protocol_version", headers::name::PROTOCOL_VERSION),
+        ("mcp.last_event_id", headers::name::LAST_EVENT_ID),
     ] {
         if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
             span.record(field, v);

@@ -336,7 +336,7 @@ fn show(s: &str) -> String {
 /// value would be ambiguous).
 fn single<'a>(
     headers: &'a HeaderMap,
-    name: &str,
+    name: impl http::header::AsHeaderName,
     display: &str,
 ) -> Result<Option<&'a [u8]>, Rejection> {
     let mut values = headers.get_all(name).iter();
@@ -374,7 +374,7 @@ pub(crate) fn check_version_header(
     meta_version: &str,
 ) -> Result<(), Rejection> {
     const D: &str = "MCP-Protocol-Version";
-    let Some(raw) = single(headers, headers::PROTOCOL_VERSION, D)? else {
+    let Some(raw) = single(headers, &headers::name::PROTOCOL_VERSION, D)? else {
         return Err(Rejection::header(format!(
             "Header mismatch: the required {D} header is missing (it must equal _meta {META_PROTOCOL_VERSION}, {})",
             show(meta_version)
@@ -394,7 +394,7 @@ pub(crate) fn check_version_header(
 /// `Mcp-Method` is present and equals the JSON-RPC `method`.
 pub(crate) fn check_method_header(headers: &HeaderMap, method: &str) -> Result<(), Rejection> {
     const D: &str = "Mcp-Method";
-    let Some(raw) = single(headers, headers::METHOD, D)? else {
+    let Some(raw) = single(headers, &headers::name::METHOD, D)? else {
         return Err(Rejection::header(format!(
             "Header mismatch: the required {D} header is missing (it must equal the method, {})",
             show(method)
@@ -429,7 +429,7 @@ pub(crate) fn check_name_header(
             "Invalid params: {method} requires params.{member} (a string)"
         )));
     };
-    let Some(raw) = single(headers, headers::NAME, D)? else {
+    let Some(raw) = single(headers, &headers::name::NAME, D)? else {
         return Err(Rejection::header(format!(
             "Header mismatch: the required {D} header is missing (it must carry params.{member}, {})",
             show(&body)
@@ -474,7 +474,7 @@ pub(crate) fn check_param_headers(
 ) -> Result<(), Rejection> {
     for spec in specs {
         let display = format!("Mcp-Param-{}", spec.name);
-        let raw = single(headers, spec.header.as_str(), &display)?;
+        let raw = single(headers, &spec.header, &display)?;
         let decoded = raw
             .map(|raw| {
                 headers::decode_value(raw).map_err(|e| {

@@ -4,21 +4,20 @@
 //! [`mcp_http_edge::server::checks`]); each check returns a [`Reject`]
 //! (status, JSON-RPC code, message) on failure.
 
-use http::{HeaderMap, HeaderName, StatusCode};
+use http::{HeaderMap, StatusCode};
 use mcp_transport_core::ProtocolVersion;
 
 use super::config::ServerConfig;
 use super::reply::Reject;
 use super::session::Session;
-use crate::headers::{PROTOCOL_VERSION, SESSION_ID};
 
 pub(crate) use mcp_http_edge::server::checks::{accepts, check_post_media};
 
-/// `MCP-Session-Id` as a [`HeaderName`]: a lookup by `&str` parses the
-/// name again on every call (every POST looks both headers up).
-const SESSION_ID_NAME: HeaderName = HeaderName::from_static(SESSION_ID);
-/// `MCP-Protocol-Version` as a [`HeaderName`] (see [`SESSION_ID_NAME`]).
-const PROTOCOL_VERSION_NAME: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
+// Every POST looks both headers up: by `HeaderName`, not `&str` (which
+// parses the name on every call).
+use mcp_http_edge::headers::name::{
+    PROTOCOL_VERSION as PROTOCOL_VERSION_NAME, SESSION_ID as SESSION_ID_NAME,
+};
 
 /// The `MCP-Session-Id` header: `Ok(None)` when absent, 400 when it is not
 /// visible ASCII.
