@@ -8,7 +8,8 @@
 //! axum-compatible body `B`, with `Response = http::Response<Body>` and
 //! `Error = Infallible`: every failure is an HTTP answer. So an engine can
 //! be driven in memory (`tower::ServiceExt::oneshot`), wrapped in tower
-//! middleware, boxed next to other engines, or mounted with [`router`].
+//! middleware, boxed (`tower::util::BoxCloneSyncService`), or mounted with
+//! [`router`].
 //!
 //! Nothing in the engines needs connection extensions (such as axum's
 //! `ConnectInfo`): a request built in memory is served like one from a
@@ -30,22 +31,6 @@ use super::HttpResponse;
 
 /// The future of an engine's `Service::call`.
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<HttpResponse, Infallible>> + Send>>;
-
-/// A boxed engine: what a dispatcher in front of several engines holds.
-pub type BoxEngine = tower::util::BoxCloneSyncService<Request<Body>, HttpResponse, Infallible>;
-
-/// Boxes an engine (see [`BoxEngine`]).
-pub fn boxed<S>(engine: S) -> BoxEngine
-where
-    S: Service<Request<Body>, Response = HttpResponse, Error = Infallible>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    S::Future: Send + 'static,
-{
-    BoxEngine::new(engine)
-}
 
 /// The `Service::call` future of an engine: `answer`, which cannot fail.
 ///

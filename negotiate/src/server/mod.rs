@@ -28,14 +28,13 @@ use axum::response::IntoResponse;
 use http::{Request, Response, StatusCode};
 use mcp_http_edge::headers;
 use mcp_http_edge::server::read_body;
-use mcp_http_edge::server::service::{self, BoxEngine};
+use mcp_http_edge::server::service;
 use mcp_http_edge::server::span_body::SpanBody;
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{self, Message, Notification};
-use tower::ServiceExt;
 use tracing::Instrument;
 
 pub use route::{Probe, Target, route, route_parsed};
@@ -110,30 +109,11 @@ pub enum ConfigError {
 /// Infallible`).
 #[derive(Clone)]
 pub struct MultiServer {
-    /// The engines as services, by era: what requests are routed to.
-    engines: Engines,
-    /// The legacy engine's handle, for its management API.
+    /// The legacy engine, when a legacy revision is configured.
     legacy: Option<LegacyServer>,
-    /// The modern engine's handle, for its management API.
+    /// The modern engine, when 2026-07-28 is configured.
     modern: Option<ModernServer>,
     max_body: usize,
-}
-
-/// The boxed engine of each configured era.
-#[derive(Clone)]
-struct Engines {
-    legacy: Option<BoxEngine>,
-    modern: Option<BoxEngine>,
-}
-
-impl Engines {
-    /// The service of the era `route` chose.
-    fn get(&self, target: Target) -> Option<BoxEngine> {
-        match target {
-            Target::Legacy => self.legacy.clone(),
-            Target::Modern => self.modern.clone(),
-        }
-    }
 }
 
 mcp_http_edge::impl_engine_service!(MultiServer);
@@ -195,12 +175,7 @@ impl MultiServer {
             m.advertised_versions = Some(config.revisions.clone());
             ModernServer::new(handler.clone(), m)
         });
-        let engines = Engines {
-            legacy: legacy.clone().map(service::boxed),
-            modern: modern.clone().map(service::boxed),
-        };
         Ok(MultiServer {
-            engines,
             legacy,
             modern,
             max_body,
@@ -236,7 +211,7 @@ impl MultiServer {
     /// parse it again; anything else
     /// is routed from the raw body and parsed by the engine, as before.
     pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
-        let (mut parts, body) = req.into_parts();
+        let (parts, body) = req.into_parts();
         let bytes = if parts.method == http::Method::POST {
             // One pre-sized copy, `Content-Length` checked before anything
             // is read (so `Expect: 100-continue` gets 413, not 100).
@@ -257,7 +232,7 @@ impl MultiServer {
             version_header,
             body: bytes.as_deref(),
         };
-        let both = self.engines.legacy.is_some() && self.engines.modern.is_some();
+        let both = self.legacy.is_some() && self.modern.is_some();
         let parsed = bytes
             .as_deref()
             .filter(|b| both && b.iter().find(|c| !c.is_ascii_whitespace()) != Some(&b'['))
@@ -270,40 +245,32 @@ impl MultiServer {
         let target = route_parsed(
             &probe,
             parsed.as_ref(),
-            self.engines.legacy.is_some(),
-            self.engines.modern.is_some(),
+            self.legacy.is_some(),
+            self.modern.is_some(),
         );
-        // The legacy engine takes the parsed message as an argument; the
-        // modern one from the request's extensions.
-        let legacy_parsed = match (target, &self.legacy) {
-            (Target::Legacy, Some(_)) => parsed,
-            _ => {
-                if let Some(message) = parsed {
-                    parts.extensions.insert(message);
-                }
-                None
-            }
-        };
         let span = request_span(&parts, target, bytes.as_deref());
         tracing::trace!(parent: &span, "routed");
         let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
         let req = Request::from_parts(parts, body);
-        let response = match (target, &self.legacy) {
+        // Each engine is called directly with the parsed message as an
+        // argument: no boxed service cloned and called per request, and no
+        // extensions entry (docs/PERFORMANCE.md, session 11).
+        let response = match (target, &self.legacy, &self.modern) {
             // Boxed: inline, the legacy engine's future would size this
             // one (several kilobytes) for every request, modern ones too.
-            (Target::Legacy, Some(legacy)) => {
-                Box::pin(legacy.handle_parsed(req, legacy_parsed))
+            (Target::Legacy, Some(legacy), _) => {
+                Box::pin(legacy.handle_parsed(req, parsed))
                     .instrument(span.clone())
                     .await
             }
-            _ => match self.engines.get(target) {
-                Some(engine) => match engine.oneshot(req).instrument(span.clone()).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
-                },
-                // `route` only picks a configured engine.
-                None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-            },
+            (Target::Modern, _, Some(modern)) => {
+                modern
+                    .handle_parsed(req, parsed)
+                    .instrument(span.clone())
+                    .await
+            }
+            // `route` only picks a configured engine.
+            _ => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         };
         span.record("http.status", response.status().as_u16());
         SpanBody::wrap(response, span)

@@ -245,6 +245,22 @@ impl ModernServer {
     /// checked first (403), then anything but POST gets 405 with
     /// `Allow: POST`, then the POST pipeline runs (see the module docs).
     pub async fn handle(&self, req: http::Request<Body>) -> http::Response<Body> {
+        self.handle_parsed(req, None).await
+    }
+
+    /// [`handle`](Self::handle), for a dispatcher that has parsed the
+    /// POST's body already (`mcp_negotiate`): `parsed` must be that body's
+    /// one request or notification as `jsonrpc::parse_body` returns it, and
+    /// the engine does not parse the body again (it still reads the body,
+    /// to apply its own size limit). Without one, a [`Message`] in the
+    /// request's extensions is taken as the parsed body, as before.
+    ///
+    /// [`Message`]: mcp_transport_core::jsonrpc::Message
+    pub async fn handle_parsed(
+        &self,
+        req: http::Request<Body>,
+        parsed: Option<mcp_transport_core::jsonrpc::Message>,
+    ) -> http::Response<Body> {
         let (parts, body) = req.into_parts();
         if let Err(r) = self.shared.config.http.origins.check(&parts) {
             return r.response();
@@ -252,7 +268,7 @@ impl ModernServer {
         if parts.method != Method::POST {
             return reply::method_not_allowed(&parts.method);
         }
-        let mut response = post::post(&self.shared, parts, body).await;
+        let mut response = post::post(&self.shared, parts, parsed, body).await;
         if self
             .shared
             .config

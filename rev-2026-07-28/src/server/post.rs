@@ -67,7 +67,12 @@ use super::validate::{self, Params, Rejection};
 use super::{Shared, discover, listen, mrtr, tasks};
 
 /// Handles one POST.
-pub(crate) async fn post(shared: &Arc<Shared>, mut parts: Parts, body: Body) -> HttpResponse {
+pub(crate) async fn post(
+    shared: &Arc<Shared>,
+    mut parts: Parts,
+    parsed: Option<Message>,
+    body: Body,
+) -> HttpResponse {
     if let Err(r) = check_post_media(&parts.headers) {
         return r.response();
     }
@@ -75,8 +80,9 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut parts: Parts, body: Body) -> 
         Ok(b) => b,
         Err(r) => return r.response(),
     };
-    // Parsed already by the dispatcher in front (`mcp_negotiate`), or here.
-    let parsed = parts.extensions.remove::<Message>();
+    // Parsed already by the dispatcher in front (`mcp_negotiate`), handed
+    // over as an argument or in the extensions, or parsed here.
+    let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
     let message = match parsed.map_or_else(
         || jsonrpc::parse_body(&bytes, false),
         |m| Ok(jsonrpc::Body::Single(m)),
