@@ -55,18 +55,24 @@ impl OriginPolicy {
     /// target's authority replaces `Host`).
     pub fn check(&self, parts: &Parts) -> Result<(), Reject> {
         let forbidden = |m: String| Reject::invalid(StatusCode::FORBIDDEN, m);
-        if parts.headers.get_all(ORIGIN).iter().nth(1).is_some() {
+        // Each name looked up once: its first value, and whether a second
+        // follows.
+        let mut origins = parts.headers.get_all(ORIGIN).iter();
+        let origin = origins.next();
+        if origins.next().is_some() {
             return Err(forbidden(
                 "Forbidden: the request carries more than one Origin header".into(),
             ));
         }
-        if parts.headers.get_all(HOST).iter().nth(1).is_some() {
+        let mut hosts = parts.headers.get_all(HOST).iter();
+        let host_header = hosts.next();
+        if hosts.next().is_some() {
             return Err(forbidden(
                 "Forbidden: the request carries more than one Host header (DNS rebinding protection)"
                     .into(),
             ));
         }
-        if let Some(origin) = parts.headers.get(ORIGIN) {
+        if let Some(origin) = origin {
             let ok = origin
                 .to_str()
                 .is_ok_and(|o| origin_allowed(o, self.allowed_origins.as_deref()));
@@ -85,7 +91,7 @@ impl OriginPolicy {
                 authority.as_str()
             )));
         }
-        let host = match parts.headers.get(HOST) {
+        let host = match host_header {
             Some(h) => h.to_str().ok(),
             None => parts.uri.authority().map(|a| a.as_str()),
         };

@@ -90,11 +90,21 @@ pub struct Accepts {
 pub fn accepts<'a>(values: impl IntoIterator<Item = &'a str>) -> Accepts {
     let mut a = Accepts::default();
     for value in values {
+        // What clients send (the spec's own wording, either order): read
+        // without splitting, on every POST.
+        if value == "application/json, text/event-stream"
+            || value == "text/event-stream, application/json"
+        {
+            a.json = true;
+            a.sse = true;
+            continue;
+        }
         for range in value.split(',') {
             let mut parts = range.split(';');
-            let media = parts.next().unwrap_or("").trim();
+            // HTTP's optional whitespace is ASCII (RFC 9110 §5.6.3).
+            let media = parts.next().unwrap_or("").trim_ascii();
             let refused = parts.any(|p| {
-                let p = p.trim();
+                let p = p.trim_ascii();
                 p.len() > 2
                     && p[..2].eq_ignore_ascii_case("q=")
                     && p[2..].parse::<f32>().is_ok_and(|q| q <= 0.0)
@@ -123,7 +133,7 @@ pub fn is_json_media_type(value: &str) -> bool {
     value
         .split(';')
         .next()
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(|m| m.trim_ascii().eq_ignore_ascii_case("application/json"))
 }
 
 #[cfg(test)]
@@ -240,6 +250,21 @@ mod tests {
             }
         );
         assert_eq!(acc("text/html"), Accepts::default());
+        // Either order, with or without the canonical spacing.
+        for v in [
+            "text/event-stream, application/json",
+            "text/event-stream,application/json",
+            "application/json ,\ttext/event-stream",
+        ] {
+            assert_eq!(
+                acc(v),
+                Accepts {
+                    json: true,
+                    sse: true
+                },
+                "{v}"
+            );
+        }
     }
 
     #[test]
