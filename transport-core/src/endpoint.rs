@@ -5,11 +5,15 @@
 //! media ranges and the JSON `Content-Type`. Pure functions over header
 //! values, shared by the legacy and the stateless engines.
 
+use std::borrow::Cow;
+
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
-/// Splits `host[:port]` (with `[v6]` literals) into lowercase host and port.
-fn split_host_port(authority: &str) -> Option<(String, Option<&str>)> {
-    let a = authority.trim();
+/// Splits `host[:port]` (with `[v6]` literals) into lowercase host and port
+/// (the host copied only when it has uppercase letters: this runs on every
+/// request).
+fn split_host_port(authority: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
+    let a = authority.trim_ascii();
     if a.is_empty() {
         return None;
     }
@@ -35,7 +39,12 @@ fn split_host_port(authority: &str) -> Option<(String, Option<&str>)> {
     if host.is_empty() || host.contains(['/', '@', ' ']) {
         return None;
     }
-    Some((host.to_ascii_lowercase(), port))
+    let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(host)
+    };
+    Some((host, port))
 }
 
 /// Whether a `Host` value is allowed: `allowed` entries are `host` (any
@@ -45,7 +54,7 @@ pub fn host_allowed(host: &str, allowed: Option<&[String]>) -> bool {
         return false;
     };
     match allowed {
-        None => LOOPBACK_HOSTS.contains(&name.as_str()),
+        None => LOOPBACK_HOSTS.contains(&name.as_ref()),
         Some(list) => list.iter().any(|entry| match split_host_port(entry) {
             Some((n, None)) => n == name,
             Some((n, Some(p))) => n == name && Some(p) == port,
@@ -70,7 +79,7 @@ pub fn origin_allowed(origin: &str, allowed: Option<&[String]>) -> bool {
             };
             (scheme == "http" || scheme == "https")
                 && split_host_port(authority)
-                    .is_some_and(|(h, _)| LOOPBACK_HOSTS.contains(&h.as_str()))
+                    .is_some_and(|(h, _)| LOOPBACK_HOSTS.contains(&h.as_ref()))
         }
     }
 }
@@ -167,6 +176,7 @@ mod tests {
         }
         let list = vec!["mcp.example.com".to_owned(), "10.0.0.1:8080".to_owned()];
         assert!(host_allowed("mcp.example.com:443", Some(&list)));
+        assert!(host_allowed("MCP.Example.com:443", Some(&list)));
         assert!(host_allowed("10.0.0.1:8080", Some(&list)));
         assert!(!host_allowed("10.0.0.1:8081", Some(&list)));
         assert!(!host_allowed("localhost", Some(&list)));
