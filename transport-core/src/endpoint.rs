@@ -180,6 +180,9 @@ mod tests {
         assert!(host_allowed("10.0.0.1:8080", Some(&list)));
         assert!(!host_allowed("10.0.0.1:8081", Some(&list)));
         assert!(!host_allowed("localhost", Some(&list)));
+        // A port with no host names no host, even against the same entry.
+        let portless = vec![":8080".to_owned()];
+        assert!(!host_allowed(":8080", Some(&portless)));
     }
 
     #[test]
