@@ -349,6 +349,9 @@ mod tests {
         assert!(p.check(&parts(&[("host", "localhost:3000")])).is_ok());
         let e = p.check(&parts(&[])).unwrap_err();
         assert!(e.message.contains("names no Host"), "{}", e.message);
+        let e = p.check(&parts(&[("host", "evil.example")])).unwrap_err();
+        assert_eq!(e.status, StatusCode::FORBIDDEN);
+        assert!(e.message.contains("Host \"evil.example\""), "{}", e.message);
         let e = p
             .check(&parts(&[
                 ("host", "localhost"),
