@@ -2,6 +2,7 @@
 //! `prompts/*`, `resources/*` for the prompts and resources registered),
 //! and the [`Handler`] it implements.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -11,10 +12,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_util::future::BoxFuture;
 use mcp_transport_core::handler::{Execution, Handler, Outcome, RequestContext, ServerDescription};
+use mcp_transport_core::json_members::Valid;
 use mcp_transport_core::jsonrpc::{ErrorObject, INVALID_PARAMS, Notification, Request};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
@@ -153,27 +156,56 @@ impl Tool {
     }
 }
 
-/// `CallToolRequest.params` (the fields this layer reads), borrowed from
+/// `CallToolRequest.params` (the members this layer reads), borrowed from
 /// the request: the arguments go to the tool's type as their JSON text.
-#[derive(Deserialize)]
 struct CallParams<'a> {
-    #[serde(borrow)]
-    name: std::borrow::Cow<'a, str>,
-    #[serde(default, borrow)]
-    arguments: Option<&'a serde_json::value::RawValue>,
+    name: Cow<'a, str>,
+    /// `None` when absent or `null`.
+    arguments: Option<&'a str>,
+}
+
+impl<'a> CallParams<'a> {
+    /// Reads `name` and `arguments` as `CallToolRequest`'s schema has them
+    /// (a string `name`, each member at most once). The params were
+    /// validated with the request's envelope (they are a `RawValue`), so
+    /// they are walked, not parsed again (`json_members`); the other
+    /// members are skipped unread.
+    fn read(params: Option<&'a RawValue>) -> Result<CallParams<'a>, String> {
+        let members = match params.map(Valid::from) {
+            None => None,
+            Some(p) => Some(p.object().ok_or("tools/call params must be an object")?),
+        };
+        let (mut name, mut arguments) = (None, None);
+        for m in members.into_iter().flatten() {
+            let slot = if m.is("name") {
+                &mut name
+            } else if m.is("arguments") {
+                &mut arguments
+            } else {
+                continue;
+            };
+            if slot.replace(m.value()).is_some() {
+                return Err(format!("tools/call params name `{}` twice", m.name()));
+            }
+        }
+        let name = name.ok_or("tools/call params have no `name`")?.text();
+        let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+            Some(plain) if !plain.contains('\\') => Cow::Borrowed(plain),
+            _ => Cow::Owned(
+                serde_json::from_str::<String>(name)
+                    .map_err(|_| "the tools/call `name` must be a string".to_owned())?,
+            ),
+        };
+        Ok(CallParams {
+            name,
+            arguments: arguments.map(Valid::text).filter(|a| *a != "null"),
+        })
+    }
 }
 
 /// A future that is ready with `outcome`.
 fn ready(outcome: Outcome) -> BoxFuture<'static, Outcome> {
     Box::pin(std::future::ready(outcome))
-}
-
-/// The name a `tools/call` names, all [`Tools::execution`] reads: the
-/// other members (the arguments above all) are skipped, not parsed.
-#[derive(Deserialize)]
-struct CalledName<'a> {
-    #[serde(borrow)]
-    name: std::borrow::Cow<'a, str>,
 }
 
 /// A registry of typed tools (and prompts and resources). It is a
@@ -356,8 +388,12 @@ impl Tools {
     ///
     /// The params are read before this returns; the future is the tool's
     /// own ([`Tool::call`]), or a ready answer.
-    pub fn call(&self, params: Option<&str>, cx: RequestContext) -> BoxFuture<'static, Outcome> {
-        let p = match serde_json::from_str::<CallParams<'_>>(params.unwrap_or("{}")) {
+    pub fn call(
+        &self,
+        params: Option<&RawValue>,
+        cx: RequestContext,
+    ) -> BoxFuture<'static, Outcome> {
+        let p = match CallParams::read(params) {
             Ok(p) => p,
             Err(e) => return ready(Outcome::Error(ErrorObject::invalid_params(e))),
         };
@@ -377,12 +413,12 @@ impl Tools {
     /// the params once.
     pub fn try_call(
         &self,
-        params: Option<&str>,
+        params: Option<&RawValue>,
         cx: RequestContext,
     ) -> Result<BoxFuture<'static, Outcome>, Box<RequestContext>> {
         // Boxed on the way back only: a miss is the rare path, and the
         // result stays two words wide on the common one.
-        let Ok(p) = serde_json::from_str::<CallParams<'_>>(params.unwrap_or("{}")) else {
+        let Ok(p) = CallParams::read(params) else {
             return Err(Box::new(cx));
         };
         match self.get(&p.name) {
@@ -395,7 +431,7 @@ impl Tools {
     fn run(tool: &Tool, p: &CallParams<'_>, cx: RequestContext) -> BoxFuture<'static, Outcome> {
         // `arguments` absent or `null` is `{}`; anything else but an object
         // fails `CallToolRequest`'s schema.
-        let arguments = match p.arguments.map(|a| a.get()) {
+        let arguments = match p.arguments {
             None => "{}",
             Some(a) if a.starts_with('{') => a,
             Some(_) => {
@@ -461,7 +497,7 @@ impl Tools {
         if request.method != "tools/call" {
             return None;
         }
-        let p: CalledName<'_> = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
+        let p = CallParams::read(request.params.as_deref()).ok()?;
         self.get(&p.name)
     }
 }
@@ -509,7 +545,7 @@ impl Handler for Tools {
                 let rules = ToolRules::of(&cx.revision);
                 ready(Outcome::json(&json!({ "tools": self.list(&rules) })))
             }
-            "tools/call" => self.call(request.params.as_deref().map(|p| p.get()), cx),
+            "tools/call" => self.call(request.params.as_deref(), cx),
             "prompts/list" if !self.prompts.is_empty() => {
                 let prompts: Vec<Value> = self.prompts.iter().map(Prompt::definition).collect();
                 ready(Outcome::json(&json!({ "prompts": prompts })))

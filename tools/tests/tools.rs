@@ -239,7 +239,38 @@ async fn unknown_tools_and_malformed_calls_are_invalid_params_everywhere() {
         let (code, _) = error(call(&t, rev.clone(), "hello", json!([1])).await);
         assert_eq!(code, -32602, "{rev}");
         let req = Request::new(1, "tools/call", Some(&json!({ "arguments": {} }))).unwrap();
-        assert_eq!(error(t.handle(req, cx(rev.clone())).await).0, -32602);
+        assert_eq!(
+            error(t.handle(req, cx(rev.clone())).await),
+            (
+                -32602,
+                "Invalid params: tools/call params have no `name`".into()
+            )
+        );
+        // `name` not a string, or a member sent twice (JSON leaves a
+        // repeated name to the reader; `CallToolRequest` has one of each).
+        for (params, why) in [
+            (
+                r#"{"name":{"x":"hello"}}"#,
+                "the tools/call `name` must be a string",
+            ),
+            (r#"{"name":null}"#, "the tools/call `name` must be a string"),
+            (
+                r#"{"name":"hello","n\u0061me":"hello"}"#,
+                "tools/call params name `name` twice",
+            ),
+            (
+                r#"{"arguments":{},"name":"hello","arguments":null}"#,
+                "tools/call params name `arguments` twice",
+            ),
+        ] {
+            let mut req = Request::new(1, "tools/call", Some(&json!({}))).unwrap();
+            req.params = Some(serde_json::value::RawValue::from_string(params.into()).unwrap());
+            assert_eq!(
+                error(t.handle(req, cx(rev.clone())).await),
+                (-32602, format!("Invalid params: {why}")),
+                "{params}"
+            );
+        }
         // No arguments at all: an empty object.
         let req = Request::new(1, "tools/call", Some(&json!({ "name": "hello" }))).unwrap();
         let r = result(t.handle(req, cx(rev.clone())).await);
@@ -377,11 +408,10 @@ fn non_object_arguments_are_refused_at_registration() {
 #[tokio::test]
 async fn try_call_runs_a_known_tool_and_hands_back_anything_else() {
     let t = tools();
+    let raw = |text: &str| serde_json::value::RawValue::from_string(text.to_owned()).unwrap();
+    let add = raw(r#"{"name":"add","arguments":{"a":2,"b":3}}"#);
     let call = t
-        .try_call(
-            Some(r#"{"name":"add","arguments":{"a":2,"b":3}}"#),
-            cx(V::V2026_07_28),
-        )
+        .try_call(Some(&add), cx(V::V2026_07_28))
         .expect("add is known");
     assert_eq!(result(call.await)["structuredContent"]["sum"], 5.0);
     for params in [
@@ -389,10 +419,17 @@ async fn try_call_runs_a_known_tool_and_hands_back_anything_else() {
         Some(r#"{"arguments":{}}"#),
         Some(r#"{"name":7}"#),
         Some(r#"{"name":"add","name":"add"}"#),
+        Some(r#"{"name":"add","n\u0061me":"add"}"#),
+        Some(r#"{"name":"add","arguments":{},"arguments":{}}"#),
+        Some(r#"[{"name":"add"}]"#),
         None,
     ] {
+        let raw = params.map(raw);
         let back = t
-            .try_call(params, cx_with(V::V2025_11_25, CancellationToken::new()))
+            .try_call(
+                raw.as_deref(),
+                cx_with(V::V2025_11_25, CancellationToken::new()),
+            )
             .err()
             .unwrap_or_else(|| panic!("{params:?} is no call of these tools"));
         assert_eq!(

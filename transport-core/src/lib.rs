@@ -16,6 +16,7 @@
 //! | module | what it holds |
 //! | --- | --- |
 //! | [`jsonrpc`] | JSON-RPC 2.0 messages, ids, error codes, body classification (`-32700` / `-32600`) |
+//! | [`json_members`] | the members of an object validated already (a `params`, a result), located without parsing it again |
 //! | [`version`] | [`ProtocolVersion`], [`Era`] and the per-revision feature table — the one place that compares versions |
 //! | [`negotiation`] | pure version selection for the legacy `initialize` handshake and the modern per-request model |
 //! | [`sse`] | a WHATWG-exact `text/event-stream` decoder and an encoder |
@@ -37,6 +38,7 @@ pub mod error;
 pub mod event_id;
 pub mod event_log;
 pub mod handler;
+pub mod json_members;
 pub mod jsonrpc;
 pub mod lease;
 pub mod negotiation;

@@ -10,17 +10,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt;
 
-use serde::de::{Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use mcp_transport_core::json_members::Valid;
 use serde_json::Value;
-
-/// The first member name that appears twice in the JSON object `raw`
-/// (`None` when every name is unique, or `raw` is not an object).
-#[cfg(test)]
-pub(crate) fn duplicate_key(raw: &str) -> Option<String> {
-    pick(raw, []).ok()?.duplicate
-}
 
 /// What [`pick`] found in an object.
 pub(crate) struct Picked<const N: usize> {
@@ -30,14 +22,34 @@ pub(crate) struct Picked<const N: usize> {
     pub duplicate: Option<String>,
 }
 
-/// One pass over the JSON object `raw`: the members named in `wanted`,
-/// parsed, and the first repeated member name.
-/// Other members are skipped unparsed, and names are borrowed from `raw`
-/// unless they contain escapes. `Err` when `raw` is not a JSON object.
-pub(crate) fn pick<const N: usize>(raw: &str, wanted: [&str; N]) -> Result<Picked<N>, ()> {
-    let mut de = serde_json::Deserializer::from_str(raw);
-    let picked = PickSeed { wanted }.deserialize(&mut de).map_err(|_| ())?;
-    de.end().map_err(|_| ())?;
+/// One walk over the JSON object `raw` (`json_members`: it was validated
+/// with the request): the members named in `wanted`, parsed, and the
+/// first repeated member name. Other members are skipped unparsed, and
+/// names are borrowed from `raw` unless they contain escapes. `Err` when
+/// `raw` is not a JSON object.
+pub(crate) fn pick<const N: usize>(raw: Valid<'_>, wanted: [&str; N]) -> Result<Picked<N>, ()> {
+    let members = raw.object().ok_or(())?;
+    let mut picked = Picked {
+        values: std::array::from_fn(|_| None),
+        duplicate: None,
+    };
+    let mut seen = Seen {
+        small: [""; SMALL],
+        len: 0,
+        big: None,
+    };
+    for m in members {
+        let name = m.name();
+        if let Some(i) = wanted.iter().position(|w| *w == name) {
+            picked.values[i] = Some(serde_json::from_str(m.value().text()).map_err(|_| ())?);
+        }
+        if picked.duplicate.is_none() {
+            let shown = name.clone();
+            if seen.repeated(name) {
+                picked.duplicate = Some(shown.into_owned());
+            }
+        }
+    }
     Ok(picked)
 }
 
@@ -72,95 +84,39 @@ impl<'de> Seen<'de> {
     }
 }
 
-/// A member name, borrowed from the input when it has no escapes.
-struct Name<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Name<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-struct PickSeed<'w, const N: usize> {
-    wanted: [&'w str; N],
-}
-
-impl<'de, const N: usize> DeserializeSeed<'de> for PickSeed<'_, N> {
-    type Value = Picked<N>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Picked<N>, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de, const N: usize> Visitor<'de> for PickSeed<'_, N> {
-    type Value = Picked<N>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Picked<N>, A::Error> {
-        let mut picked = Picked {
-            values: std::array::from_fn(|_| None),
-            duplicate: None,
-        };
-        let mut seen = Seen {
-            small: [""; SMALL],
-            len: 0,
-            big: None,
-        };
-        while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
-            match self.wanted.iter().position(|w| *w == name) {
-                Some(i) => picked.values[i] = Some(map.next_value::<Value>()?),
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            if picked.duplicate.is_none() {
-                let shown = name.clone();
-                if seen.repeated(name) {
-                    picked.duplicate = Some(shown.into_owned());
-                }
-            }
-        }
-        Ok(picked)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::value::RawValue;
+
+    /// `pick` of `text`, valid JSON.
+    fn pick_in<const N: usize>(text: &str, wanted: [&str; N]) -> Result<Picked<N>, ()> {
+        let raw = RawValue::from_string(text.to_owned()).expect("valid JSON");
+        pick(Valid::from(&*raw), wanted)
+    }
+
+    /// The first member name that appears twice in the object `text`
+    /// (`None` when every name is unique, or `text` is not an object).
+    fn duplicate_in(text: &str) -> Option<String> {
+        pick_in(text, []).ok()?.duplicate
+    }
 
     #[test]
     fn finds_the_first_repeated_name() {
-        assert_eq!(duplicate_key(r#"{"a":1,"b":{"a":2}}"#), None);
+        assert_eq!(duplicate_in(r#"{"a":1,"b":{"a":2}}"#), None);
         assert_eq!(
-            duplicate_key(r#"{"v":"2026-07-28","x":[1,{"v":0}],"v":"2025-11-25"}"#).as_deref(),
+            duplicate_in(r#"{"v":"2026-07-28","x":[1,{"v":0}],"v":"2025-11-25"}"#).as_deref(),
             Some("v")
         );
-        assert_eq!(duplicate_key("[1,2]"), None);
+        assert_eq!(duplicate_in("[1,2]"), None);
     }
 
     #[test]
     fn pick_reads_wanted_members_and_finds_repeats() {
-        let p = pick(r#"{"v":"x","w":[1],"\u0076":"y"}"#, ["v", "z"]).unwrap();
+        let p = pick_in(r#"{"v":"x","w":[1],"\u0076":"y"}"#, ["v", "z"]).unwrap();
         assert_eq!(p.values, [Some(Value::from("y")), None]);
         assert_eq!(p.duplicate.as_deref(), Some("v"));
-        let p = pick(r#"{"a":{"a":1},"b":2}"#, ["b"]).unwrap();
+        let p = pick_in(r#"{"a":{"a":1},"b":2}"#, ["b"]).unwrap();
         assert_eq!(
             (p.values[0].clone(), p.duplicate),
             (Some(Value::from(2)), None)
@@ -169,11 +125,10 @@ mod tests {
         let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
         let text = format!("{{{},\"k33\":0}}", many.join(","));
         assert_eq!(
-            pick(&text, ["k1"]).unwrap().duplicate.as_deref(),
+            pick_in(&text, ["k1"]).unwrap().duplicate.as_deref(),
             Some("k33")
         );
-        assert_eq!(duplicate_key(&text).as_deref(), Some("k33"));
-        assert!(pick("[1]", ["a"]).is_err());
-        assert!(pick("{} x", ["a"]).is_err());
+        assert_eq!(duplicate_in(&text).as_deref(), Some("k33"));
+        assert!(pick_in("[1]", ["a"]).is_err());
     }
 }

@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 
 use mcp_transport_core::handler::InputRequest;
+use mcp_transport_core::json_members::Valid;
 use mcp_transport_core::jsonrpc::{RequestId, to_raw};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -85,7 +86,7 @@ pub(crate) fn complete(
     deco: &Decoration<'_>,
 ) -> Result<Box<RawValue>, String> {
     let mut text = String::new();
-    if splice(result.get(), method, deco, &mut text) {
+    if splice(result, method, deco, &mut text) {
         Ok(RawValue::from_string(text)
             .unwrap_or_else(|_| unreachable!("a JSON object with members added stays JSON")))
     } else {
@@ -113,7 +114,7 @@ pub(crate) fn complete_into(
     deco: &Decoration<'_>,
     out: &mut String,
 ) -> Result<(), String> {
-    if splice(result.get(), method, deco, out) {
+    if splice(result, method, deco, out) {
         return Ok(());
     }
     let rebuilt = rebuild(result, method, deco)?;
@@ -157,61 +158,35 @@ const MAX_NAMES: usize = 16;
 /// [`MAX_NAMES`].
 struct Names<'a> {
     names: [&'a str; MAX_NAMES],
-    values: [Option<&'a RawValue>; MAX_NAMES],
+    values: [Valid<'a>; MAX_NAMES],
     len: usize,
 }
 
 impl<'a> Names<'a> {
-    fn scan(text: &'a str) -> Option<Names<'a>> {
-        serde_json::from_str::<NamesScan<'a>>(text).ok()?.0
-    }
-
-    fn get(&self, name: &str) -> Option<&'a RawValue> {
-        (0..self.len)
-            .find(|&i| self.names[i] == name)
-            .and_then(|i| self.values[i])
-    }
-}
-
-struct NamesScan<'a>(Option<Names<'a>>);
-
-impl<'de> serde::Deserialize<'de> for NamesScan<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(NamesVisitor)
-    }
-}
-
-struct NamesVisitor;
-
-impl<'de> serde::de::Visitor<'de> for NamesVisitor {
-    type Value = NamesScan<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn scan(value: Valid<'a>) -> Option<Names<'a>> {
         let mut out = Names {
             names: [""; MAX_NAMES],
-            values: [None; MAX_NAMES],
+            values: [value; MAX_NAMES],
             len: 0,
         };
-        // A name with escapes cannot be borrowed: the error sends the
-        // object to the general path.
-        while let Some(name) = map.next_key::<&'de str>()? {
-            let value = map.next_value::<&'de RawValue>()?;
-            if out.len == MAX_NAMES || out.names[..out.len].contains(&name) {
-                while map
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                return Ok(NamesScan(None));
+        for m in value.object()? {
+            // A name with escapes, a repeated one or one too many: the
+            // general path decides.
+            let name = m.raw_name();
+            if m.is_escaped() || out.len == MAX_NAMES || out.names[..out.len].contains(&name) {
+                return None;
             }
             out.names[out.len] = name;
-            out.values[out.len] = Some(value);
+            out.values[out.len] = m.value();
             out.len += 1;
         }
-        Ok(NamesScan(Some(out)))
+        Some(out)
+    }
+
+    fn get(&self, name: &str) -> Option<Valid<'a>> {
+        (0..self.len)
+            .find(|&i| self.names[i] == name)
+            .map(|i| self.values[i])
     }
 }
 
@@ -236,19 +211,24 @@ fn push_member(out: &mut String, name: &str, value: &str) {
 /// `complete` by splicing the missing members into the result's text,
 /// appended to `out`; `false` (and `out` untouched) when the general path
 /// must decide (see [`Names`]).
-fn splice(text: &str, method: &str, deco: &Decoration<'_>, out: &mut String) -> bool {
-    splice_parts(text, method, deco, out).is_some()
+fn splice(result: &RawValue, method: &str, deco: &Decoration<'_>, out: &mut String) -> bool {
+    splice_parts(Valid::from(result).trimmed(), method, deco, out).is_some()
 }
 
-fn splice_parts(text: &str, method: &str, deco: &Decoration<'_>, out: &mut String) -> Option<()> {
-    let body = text.trim_matches([' ', '\t', '\n', '\r']);
-    let top = Names::scan(body)?;
+fn splice_parts(
+    result: Valid<'_>,
+    method: &str,
+    deco: &Decoration<'_>,
+    out: &mut String,
+) -> Option<()> {
+    let body = result.text();
+    let top = Names::scan(result)?;
     let result_type = top.get("resultType");
     let complete = match result_type {
         None => true,
         Some(t) => {
-            t.get() == "\"complete\""
-                || serde_json::from_str::<String>(t.get()).is_ok_and(|t| t == "complete")
+            t.text() == "\"complete\""
+                || serde_json::from_str::<String>(t.text()).is_ok_and(|t| t == "complete")
         }
     };
     let cacheable = complete && CACHEABLE.contains(&method);
@@ -261,11 +241,11 @@ fn splice_parts(text: &str, method: &str, deco: &Decoration<'_>, out: &mut Strin
     if let Some(info) = deco.server_info {
         match top.get("_meta") {
             None => new_meta = Some(info),
-            Some(m) if m.get().starts_with('{') => {
-                let names = Names::scan(m.get())?;
+            Some(m) if m.text().starts_with('{') => {
+                let names = Names::scan(m)?;
                 if names.get(META_SERVER_INFO).is_none() {
-                    let at = offset(body, m.get()) + 1;
-                    meta_insert = Some((at, info, !empty_object(m.get())));
+                    let at = offset(body, m.text()) + 1;
+                    meta_insert = Some((at, info, !empty_object(m.text())));
                 }
             }
             // Not an object: the handler's business.
@@ -464,13 +444,14 @@ mod tests {
                 } else {
                     format!("{{{odd}}}")
                 };
+                let odd = RawValue::from_string(odd).unwrap();
                 let mut out = String::from("kept");
                 assert!(!splice(&odd, "tools/call", &deco, &mut out), "{odd}");
                 assert_eq!(out, "kept", "a refused splice leaves the text alone");
             }
         }
         assert!(!splice(
-            " [1] ",
+            &RawValue::from_string(" [1] ".to_owned()).unwrap(),
             "tools/call",
             &Decoration {
                 server_info: None,

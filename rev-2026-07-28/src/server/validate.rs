@@ -25,12 +25,12 @@
 //! table: "Extra whitespace in header … Server MUST accept"); a value whose
 //! own leading or trailing whitespace matters is sent Base64-encoded.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 use http::HeaderMap;
 use mcp_transport_core::handler::LogLevel;
+use mcp_transport_core::json_members::Valid;
 use mcp_transport_core::jsonrpc::{HEADER_MISMATCH, INVALID_PARAMS};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -97,27 +97,25 @@ impl Params {
     /// checked that `params`, when present, is a JSON object; anything else
     /// has no members.
     pub fn parse(params: Option<&RawValue>) -> Params {
-        let Some(text) = params.map(RawValue::get) else {
+        let Some(members) = params.map(Valid::from).and_then(Valid::object) else {
             return Params::default();
         };
-        let Ok(Spans(found)) = serde_json::from_str::<Spans<'_>>(text) else {
-            return Params::default();
-        };
-        // serde_json lends slices of its input: a slice's offset in `text`
-        // is its distance from `text`'s first byte.
+        let text = params.map_or("", RawValue::get);
+        // The walk lends slices of `text`: a slice's offset in `text` is
+        // its distance from `text`'s first byte.
         let base = text.as_ptr() as usize;
         let span = |part: &str| {
             let start = part.as_ptr() as usize - base;
             start..start + part.len()
         };
-        let members = found
-            .into_iter()
-            .map(|(name, value)| Member {
-                name: match name {
-                    Cow::Borrowed(n) => Name::Span(span(n)),
-                    Cow::Owned(n) => Name::Decoded(n.into()),
+        let members = members
+            .map(|m| Member {
+                name: if m.is_escaped() {
+                    Name::Decoded(m.name().into())
+                } else {
+                    Name::Span(span(m.raw_name()))
                 },
-                value: span(value),
+                value: span(m.value().text()),
             })
             .collect();
         Params {
@@ -164,62 +162,6 @@ impl Params {
     }
 }
 
-/// The members of a params object, borrowed from its text where they can
-/// be (see [`Params`]).
-struct Spans<'a>(Vec<(Cow<'a, str>, &'a str)>);
-
-impl<'de> serde::Deserialize<'de> for Spans<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(SpansVisitor)
-    }
-}
-
-struct SpansVisitor;
-
-impl<'de> serde::de::Visitor<'de> for SpansVisitor {
-    type Value = Spans<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Spans<'de>, A::Error> {
-        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
-        while let Some(name) = map.next_key_seed(NameSeed)? {
-            let value: &'de RawValue = map.next_value()?;
-            members.push((name, value.get()));
-        }
-        Ok(Spans(members))
-    }
-}
-
-/// A member name, borrowed unless it was sent with escapes.
-struct NameSeed;
-
-impl<'de> serde::de::DeserializeSeed<'de> for NameSeed {
-    type Value = Cow<'de, str>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for NameSeed {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a member name")
-    }
-
-    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_owned()))
-    }
-}
-
 /// What `params._meta` says about the client and the request.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestMeta {
@@ -262,7 +204,8 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
     };
     // One pass: the members read below, and any repeated name.
     let Ok(picked) = super::dup_keys::pick(
-        raw,
+        // A span of the params' text the walk found: valid JSON.
+        Valid::assume(raw),
         [
             META_PROTOCOL_VERSION,
             META_CLIENT_CAPABILITIES,

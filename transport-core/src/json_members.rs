@@ -1,0 +1,484 @@
+//! The members of a JSON object that has been validated already, located
+//! without parsing it again.
+//!
+//! A request's `params` is validated once, when the JSON-RPC envelope is
+//! parsed (it is kept as a [`RawValue`], which `serde_json` only builds
+//! from valid JSON). What reads it afterwards (the engine's header checks,
+//! a tool registry looking for `name` and `arguments`, the result
+//! decoration looking for `resultType` and `_meta`) wants where each member
+//! is, not the members parsed: running `serde_json` again for that
+//! re-validated every byte, three times per `tools/call` (about 6,000
+//! instructions of a stateless request: docs/PERFORMANCE.md, session 12).
+//! This module walks the text once, looking for quotes and brackets eight
+//! bytes at a time, and hands out each member's name and its value's
+//! exact text.
+//!
+//! It is written here rather than taken from a crate because none of the
+//! JSON crates offers this: `serde_json`'s borrowed `RawValue` members
+//! re-validate, and the SIMD parsers validate too (that is their job).
+//!
+//! Soundness of the shortcut rests on the input being valid JSON, so the
+//! entry points take what guarantees it: a [`RawValue`], or a member's
+//! value found by this module (a part of valid JSON that is itself a JSON
+//! value is valid), or, where a span was kept as a plain `&str`, the
+//! caller's word ([`Valid::assume`]). On valid input the spans are exact,
+//! which the property tests compare with `serde_json`'s own reading;
+//! nothing here panics on any input (also tested).
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+/// A JSON value's text, valid JSON by construction (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Valid<'a>(&'a str);
+
+impl<'a> From<&'a RawValue> for Valid<'a> {
+    fn from(raw: &'a RawValue) -> Valid<'a> {
+        Valid(raw.get())
+    }
+}
+
+impl<'a> Valid<'a> {
+    /// The value's text, exactly as it was sent (no surrounding
+    /// whitespace when it is a member's value).
+    pub fn text(self) -> &'a str {
+        self.0
+    }
+
+    /// The same value without the whitespace around it (JSON allows some
+    /// before and after a value; a `RawValue` built from text keeps it).
+    pub fn trimmed(self) -> Valid<'a> {
+        Valid(self.0.trim_matches([' ', '\t', '\n', '\r']))
+    }
+
+    /// The members of this value, in the order they were sent, when it is
+    /// a JSON object; `None` for any other value.
+    pub fn object(self) -> Option<Members<'a>> {
+        let start = skip_ws(self.0.as_bytes(), 0);
+        (self.0.as_bytes().get(start) == Some(&b'{')).then_some(Members {
+            text: self.0,
+            pos: start + 1,
+        })
+    }
+
+    /// Text the caller knows to be valid JSON without a type to show it:
+    /// a span this module handed out and that was kept as a `&str` (a
+    /// member's value stored by offsets, say). On text that is not valid
+    /// JSON the walk's answers are unspecified, but it never panics.
+    pub fn assume(text: &'a str) -> Valid<'a> {
+        Valid(text)
+    }
+}
+
+/// One member of an object: its name as sent and its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member<'a> {
+    /// The name with its quotes.
+    quoted: &'a str,
+    /// Whether the name has a backslash (found by the walk).
+    escaped: bool,
+    value: Valid<'a>,
+}
+
+impl<'a> Member<'a> {
+    /// The name as sent, between its quotes: escapes not decoded.
+    pub fn raw_name(&self) -> &'a str {
+        &self.quoted[1..self.quoted.len() - 1]
+    }
+
+    /// Whether the name was sent with escapes (`"n\u0061me"`), so that
+    /// [`raw_name`](Self::raw_name) is not the name.
+    pub fn is_escaped(&self) -> bool {
+        self.escaped
+    }
+
+    /// The name, decoded: borrowed unless it was sent with escapes.
+    pub fn name(&self) -> Cow<'a, str> {
+        if self.is_escaped() {
+            // A JSON string (the input is valid), so this cannot fail; an
+            // empty name would be a wrong answer, not a panic, if it did.
+            Cow::Owned(serde_json::from_str(self.quoted).unwrap_or_default())
+        } else {
+            Cow::Borrowed(self.raw_name())
+        }
+    }
+
+    /// Whether the (decoded) name is `name`.
+    pub fn is(&self, name: &str) -> bool {
+        if self.is_escaped() {
+            self.name() == name
+        } else {
+            self.raw_name() == name
+        }
+    }
+
+    /// The value.
+    pub fn value(&self) -> Valid<'a> {
+        self.value
+    }
+}
+
+/// The members of an object, in order (see [`Valid::object`]). Names are
+/// not deduplicated: an object that repeats a name yields it twice, and
+/// the reader decides (JSON leaves it open: RFC 8259, section 4).
+#[derive(Clone, Debug)]
+pub struct Members<'a> {
+    text: &'a str,
+    /// The next byte to read, just after the `{` or after a member's value.
+    pos: usize,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = Member<'a>;
+
+    fn next(&mut self) -> Option<Member<'a>> {
+        let bytes = self.text.as_bytes();
+        let mut at = skip_ws(bytes, self.pos);
+        if bytes.get(at) == Some(&b',') {
+            at = skip_ws(bytes, at + 1);
+        }
+        if bytes.get(at) != Some(&b'"') {
+            // `}` (the end), or input that is not what it claims: stop.
+            self.pos = bytes.len();
+            return None;
+        }
+        let found = string_end(bytes, at).and_then(|(name_end, escaped)| {
+            let colon = skip_ws(bytes, name_end);
+            let start = skip_ws(bytes, colon + 1);
+            let end = (bytes.get(colon) == Some(&b':'))
+                .then(|| value_end(bytes, start))
+                .flatten()?;
+            Some((name_end, escaped, start, end))
+        });
+        let Some((name_end, escaped, start, end)) = found else {
+            self.pos = bytes.len();
+            return None;
+        };
+        self.pos = end;
+        Some(Member {
+            quoted: &self.text[at..name_end],
+            escaped,
+            value: Valid(&self.text[start..end]),
+        })
+    }
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The index just past the string that starts (with its quote) at `at`,
+/// and whether it has escapes.
+fn string_end(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
+    let mut i = at + 1;
+    let mut escaped = false;
+    loop {
+        i = find(bytes, i, [b'"', b'\\', b'"'])?;
+        if bytes[i] == b'"' {
+            return Some((i + 1, escaped));
+        }
+        // A backslash escapes the next byte (`\"`, `\\`, `\u…`: the
+        // four hex digits need no care).
+        escaped = true;
+        i += 2;
+    }
+}
+
+/// The index of the first of `wanted` in `bytes` at or after `from`.
+///
+/// Eight bytes at a time (SWAR), not `memchr`: the strings and objects of
+/// a request are short, and a `memchr` call costs more to set up than the
+/// few bytes it skips. Measured on a stateless `tools/call` (its params
+/// walked twice, its result once): ~5,200 instructions with
+/// `memchr2`/`memchr3`, ~3,700 byte by byte, ~3,100 this way.
+fn find(bytes: &[u8], from: usize, wanted: [u8; 3]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of each byte that is zero in `x`: exact for the
+    // lowest such byte (borrows only run upwards), which is all we read.
+    let zeros = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let [a, b, c] = wanted.map(|w| ONES * u64::from(w));
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let hits = zeros(x ^ a) | zeros(x ^ b) | zeros(x ^ c);
+        if hits != 0 {
+            return Some(i + hits.trailing_zeros() as usize / 8);
+        }
+        i += 8;
+    }
+    let tail = bytes.get(i..)?;
+    tail.iter().position(|x| wanted.contains(x)).map(|p| i + p)
+}
+
+/// The index just past the value that starts at `at`.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at).map(|(end, _)| end),
+        b'{' => nested_end(bytes, at, b'{', b'}'),
+        b'[' => nested_end(bytes, at, b'[', b']'),
+        // A number, `true`, `false` or `null`: up to what follows it.
+        _ => {
+            let len = bytes[at..]
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(bytes.len() - at);
+            (len > 0).then_some(at + len)
+        }
+    }
+}
+
+/// The index just past the object or array that starts at `at`. In valid
+/// JSON the brackets of one kind balance outside strings, so only those
+/// and the quotes need looking at.
+fn nested_end(bytes: &[u8], at: usize, open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = at;
+    loop {
+        i = find(bytes, i, [b'"', open, close])?;
+        match bytes[i] {
+            b'"' => {
+                i = string_end(bytes, i)?.0;
+                continue;
+            }
+            b if b == open => depth += 1,
+            _ => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn members(text: &str) -> Vec<(String, String)> {
+        let raw = RawValue::from_string(text.to_owned()).expect("valid JSON");
+        Valid::from(&*raw)
+            .object()
+            .expect("an object")
+            .map(|m| (m.name().into_owned(), m.value().text().to_owned()))
+            .collect()
+    }
+
+    /// What `serde_json` reads: every member (repeats included) with its
+    /// value's text.
+    fn serde_members(text: &str) -> Vec<(String, String)> {
+        struct All(Vec<(String, String)>);
+        impl<'de> serde::Deserialize<'de> for All {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<All, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = All;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("an object")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<All, A::Error> {
+                        let mut out = Vec::new();
+                        while let Some(k) = map.next_key::<String>()? {
+                            let v: &RawValue = map.next_value()?;
+                            out.push((k, v.get().to_owned()));
+                        }
+                        Ok(All(out))
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+        serde_json::from_str::<All>(text).expect("an object").0
+    }
+
+    #[test]
+    fn members_are_exact_spans_in_order() {
+        let text = r#" { "name" : "a\"}" , "arguments":{"a":[1, {"]":"["}],"b":"}"} ,
+            "n":-1.5e3,"t":true ,"z":null,"e":{},"l":[],"s":"\\"}  "#;
+        assert_eq!(
+            members(text),
+            [
+                ("name", r#""a\"}""#),
+                ("arguments", r#"{"a":[1, {"]":"["}],"b":"}"}"#),
+                ("n", "-1.5e3"),
+                ("t", "true"),
+                ("z", "null"),
+                ("e", "{}"),
+                ("l", "[]"),
+                ("s", r#""\\""#),
+            ]
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        );
+    }
+
+    #[test]
+    fn names_sent_with_escapes_are_decoded_and_repeats_kept() {
+        let raw = RawValue::from_string(r#"{"n\u0061me":1,"name":2,"a\\b":3}"#.into()).unwrap();
+        let all: Vec<_> = Valid::from(&*raw).object().unwrap().collect();
+        assert_eq!(all.len(), 3);
+        assert!(all[0].is_escaped());
+        assert_eq!(all[0].raw_name(), r"n\u0061me");
+        assert_eq!(all[0].name(), "name");
+        assert!(all[0].is("name") && all[1].is("name"));
+        assert!(!all[1].is_escaped());
+        assert!(matches!(all[1].name(), Cow::Borrowed("name")));
+        assert_eq!(all[2].name(), r"a\b");
+        assert!(all[2].is(r"a\b") && !all[2].is(r"a\\b"));
+        assert!(!all[0].is("nam") && !all[1].is("names"));
+    }
+
+    #[test]
+    fn only_objects_have_members() {
+        for text in ["[1]", "\"{}\"", "3", "null", "true"] {
+            let raw = RawValue::from_string(text.into()).unwrap();
+            assert!(Valid::from(&*raw).object().is_none(), "{text}");
+        }
+        assert_eq!(members(" {} ").len(), 0);
+        assert_eq!(members("{ \n }").len(), 0);
+    }
+
+    #[test]
+    fn a_member_value_is_valid_json_and_walks_again() {
+        let raw = RawValue::from_string(r#"{"_meta":{"k":{"x":1}},"v":2}"#.into()).unwrap();
+        let meta = Valid::from(&*raw).object().unwrap().next().unwrap();
+        let inner: Vec<_> = meta.value().object().unwrap().collect();
+        assert_eq!(inner.len(), 1);
+        assert_eq!(inner[0].value().text(), r#"{"x":1}"#);
+        let value: Value = serde_json::from_str(inner[0].value().text()).unwrap();
+        assert_eq!(value, json!({"x": 1}));
+    }
+
+    /// Input that is not valid JSON (impossible through the public entry
+    /// points) stops the walk; it never panics or loops.
+    #[test]
+    fn broken_text_ends_the_walk() {
+        for text in [
+            "{",
+            "{\"",
+            "{\"a",
+            "{\"a\"",
+            "{\"a\":",
+            "{\"a\" 1}",
+            "{\"a\":\"x",
+            "{\"a\":{",
+            "{\"a\":[1",
+            "{\"a\":\"\\",
+            "{1:2}",
+        ] {
+            let n = Valid::assume(text).object().map_or(0, Iterator::count);
+            assert!(n <= 1, "{text}: {n}");
+        }
+        let mut m = Valid::assume("{\"a\":1 x").object().unwrap();
+        assert_eq!(m.next().map(|m| m.value().text()), Some("1"));
+        assert_eq!(m.next(), None);
+        assert_eq!(m.next(), None, "stays ended");
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+            "[\"\\\\{}\\[\\],: ]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("[a-z\"\\\\{}]{0,4}", inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Whitespace JSON allows between tokens, put between the tokens of
+    /// `compact` (outside strings).
+    fn spaced(compact: &str, gaps: &[u8]) -> String {
+        let ws = [" ", "\n", "\t", "\r\n ", ""];
+        let mut out = String::new();
+        let mut in_string = false;
+        let mut escaped = false;
+        let mut k = 0;
+        for c in compact.chars() {
+            if in_string {
+                out.push(c);
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            if matches!(c, '{' | '}' | '[' | ']' | ',' | ':') {
+                out.push_str(ws[usize::from(gaps[k % gaps.len()]) % ws.len()]);
+                k += 1;
+            }
+            out.push(c);
+            if c == '"' {
+                in_string = true;
+            }
+        }
+        out
+    }
+
+    proptest! {
+        /// On any valid object (names repeated, nested, escaped, spaced
+        /// out) the walk reads what `serde_json` reads.
+        #[test]
+        fn agrees_with_serde_json(
+            entries in prop::collection::vec(("[a-z\"\\\\é{}]{0,5}", json_value()), 0..8),
+            gaps in prop::collection::vec(any::<u8>(), 1..16),
+        ) {
+            // Built by hand so that names may repeat.
+            let body: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{}:{}", Value::from(k.clone()), v))
+                .collect();
+            let text = spaced(&format!("{{{}}}", body.join(",")), &gaps);
+            prop_assert_eq!(members(&text), serde_members(&text));
+        }
+
+        /// The eight-at-a-time search finds what a byte-by-byte one finds,
+        /// at every offset (bytes above 0x7f and near misses included).
+        #[test]
+        fn find_is_a_byte_search(
+            bytes in prop::collection::vec(prop_oneof![
+                Just(b'"'), Just(b'\\'), Just(b'!'), Just(b'#'), Just(0u8), Just(0xa2u8),
+                any::<u8>(),
+            ], 0..40),
+            from in 0usize..44,
+        ) {
+            let wanted = [b'"', b'\\', 0xa2];
+            let naive = bytes
+                .get(from..)
+                .and_then(|t| t.iter().position(|b| wanted.contains(b)))
+                .map(|p| from + p);
+            prop_assert_eq!(find(&bytes, from, wanted), naive);
+        }
+
+        /// Nothing panics, whatever the text.
+        #[test]
+        fn never_panics(text in "[{}\\[\\]\",:\\\\a1 ]{0,40}") {
+            if let Some(m) = Valid::assume(&text).object() {
+                let _ = m.take(64).count();
+            }
+        }
+    }
+}
