@@ -205,7 +205,9 @@ pub struct ModernConfig {
     pub listen_queue: usize,
     /// The most notifications queued, unsent, for one request's response
     /// stream; a handler's `notify` then waits (backpressure). Default 16;
-    /// at least 1.
+    /// at least 1. The queue is made at a request's first notification
+    /// (or when its handler does not answer at once): a request answered
+    /// in its handler's first poll without notifications has none.
     pub stream_queue: usize,
     /// Names the authenticated principal of a request, to bind
     /// `requestState` to it. `None` (the default): state is not bound to a

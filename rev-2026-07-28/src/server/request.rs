@@ -3,7 +3,10 @@
 //! The handler runs in its own task, polled once in the POST before it is
 //! spawned (an answer ready at once needs no task and no wake-up across
 //! threads: docs/PERFORMANCE.md). What it
-//! produces travels through a bounded queue to the HTTP response:
+//! produces travels through a bounded queue to the HTTP response; the
+//! queue is made when something needs it (the first notification, or a
+//! handler still running after its first poll), so an answer ready at
+//! once, without notifications, goes straight to the response:
 //!
 //! * The POST waits for the first thing the handler produces. A final
 //!   answer that comes first is sent as JSON when `json_response` is on or
@@ -33,8 +36,9 @@
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Poll;
 use std::time::Duration;
 use tracing::Instrument;
 
@@ -155,10 +159,49 @@ pub(crate) struct Prepared {
     pub http: Option<Arc<RequestHead>>,
 }
 
+/// The queue from the handler to the response, made on first use.
+struct Queue {
+    capacity: usize,
+    tx: OnceLock<mpsc::Sender<Item>>,
+    /// The receiving end, until the response takes it.
+    rx: Mutex<Option<mpsc::Receiver<Item>>>,
+}
+
+impl Queue {
+    fn new(capacity: usize) -> Queue {
+        Queue {
+            capacity: capacity.max(1),
+            tx: OnceLock::new(),
+            rx: Mutex::new(None),
+        }
+    }
+
+    /// The sending end (the queue made now if it was not yet).
+    fn sender(&self) -> &mpsc::Sender<Item> {
+        self.tx.get_or_init(|| {
+            let (tx, rx) = mpsc::channel(self.capacity);
+            *self.rx.lock().unwrap_or_else(|e| e.into_inner()) = Some(rx);
+            tx
+        })
+    }
+
+    /// Whether anything was queued (the queue exists).
+    fn made(&self) -> bool {
+        self.tx.get().is_some()
+    }
+
+    /// The receiving end (the queue made now if it was not yet); `None`
+    /// once taken.
+    fn receiver(&self) -> Option<mpsc::Receiver<Item>> {
+        self.sender();
+        self.rx.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
 /// The request's [`RequestSink`]: queues notifications for the response
 /// stream, applying the per-request rules.
 struct Sink {
-    tx: mpsc::Sender<Item>,
+    queue: Queue,
     cancel: CancellationToken,
     log_level: Option<LogLevel>,
     progress_token: Option<Value>,
@@ -220,7 +263,7 @@ impl RequestSink for Sink {
         }
         let event = reply::event(&Message::Notification(n).to_json());
         tokio::select! {
-            sent = self.tx.send(Item::Notification(event)) => sent.map_err(|_| SendError::Finished),
+            sent = self.queue.sender().send(Item::Notification(event)) => sent.map_err(|_| SendError::Finished),
             () = self.cancel.cancelled() => Err(SendError::Finished),
         }
     }
@@ -273,7 +316,11 @@ pub(crate) fn serve(
 
 /// A request whose handler has been polled once: what answering needs.
 struct Started {
-    rx: mpsc::Receiver<Item>,
+    /// The final answer, when the handler gave it in its first poll and
+    /// queued nothing before it.
+    ready: Option<Final>,
+    /// Where the rest comes from otherwise.
+    rx: Option<mpsc::Receiver<Item>>,
     /// Armed until the answer is complete: dropping it (the client went
     /// away before the head was sent) cancels the request.
     guard: DropGuard,
@@ -296,9 +343,8 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
         http,
     } = prepared;
     let cancel = CancellationToken::new();
-    let (tx, rx) = mpsc::channel(shared.config.stream_queue.max(1));
     let sink = Arc::new(Sink {
-        tx: tx.clone(),
+        queue: Queue::new(shared.config.stream_queue),
         cancel: cancel.clone(),
         log_level,
         progress_token: meta.progress_token.clone(),
@@ -314,7 +360,13 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
         binding,
         round: opened.as_ref().map_or(0, |o| o.round),
     };
-    let mut cx = RequestContext::new(version, request.id.clone(), client, cancel.clone(), sink);
+    let mut cx = RequestContext::new(
+        version,
+        request.id.clone(),
+        client,
+        cancel.clone(),
+        sink.clone(),
+    );
     cx.progress_token = meta.progress_token;
     cx.set_input(input_responses, opened.and_then(|o| o.state));
     cx.http = http;
@@ -332,21 +384,50 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
     };
     let id = finish.id.clone();
     // Polled once here first: a handler that answers at once (most do)
-    // has its answer in the channel before the POST waits on it, with no
-    // task spawned and no wake-up from another thread; one that does not
-    // is spawned as it is. Nothing is awaited between the first poll and
-    // the spawn, so dropping the POST cannot land in between.
+    // has its answer before the POST waits for it, with no task spawned,
+    // no wake-up from another thread and (when it sent no notification)
+    // no queue; one that does not is spawned as it is, and its answer
+    // follows its notifications through the queue. Nothing is awaited
+    // between the first poll and the spawn, so dropping the POST cannot
+    // land in between.
     let mut task =
-        Box::pin(run(shared.clone(), request, cx, tx, finish).instrument(tracing::Span::current()));
+        Box::pin(run(shared.clone(), request, cx, finish).instrument(tracing::Span::current()));
     let waker = futures_util::task::noop_waker();
-    if task
+    let ready = match task
         .as_mut()
         .poll(&mut std::task::Context::from_waker(&waker))
-        .is_pending()
     {
-        tokio::spawn(task);
-    }
+        Poll::Ready(Some(fin)) if sink.queue.made() => {
+            // Notifications went first: the answer goes behind them.
+            let tx = sink.queue.sender().clone();
+            if let Err(mpsc::error::TrySendError::Full(item)) = tx.try_send(Item::Final(fin)) {
+                tokio::spawn(async move {
+                    let _ = tx.send(item).await;
+                });
+            }
+            None
+        }
+        Poll::Ready(fin) => fin,
+        Poll::Pending => {
+            let tx = sink.queue.sender().clone();
+            tokio::spawn(async move {
+                if let Some(fin) = task.await {
+                    // The receiver is gone if the client closed the
+                    // stream meanwhile.
+                    let _ = tx.send(Item::Final(fin)).await;
+                }
+            });
+            None
+        }
+    };
+    // Not taken for an answer ready at once: no queue is made for it.
+    let rx = if ready.is_some() {
+        None
+    } else {
+        sink.queue.receiver()
+    };
     Started {
+        ready,
         rx,
         guard,
         id,
@@ -359,31 +440,41 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
 /// module docs).
 async fn answer(started: Started) -> HttpResponse {
     let Started {
-        mut rx,
+        ready,
+        rx,
         guard,
         id,
         json_mode,
         keepalive,
     } = started;
-    let first = match (json_mode, keepalive) {
-        (false, Some(every)) => match tokio::time::timeout(every, rx.recv()).await {
-            Ok(item) => item.map(Some),
-            Err(_) => Some(None),
-        },
-        _ => rx.recv().await.map(Some),
+    let (first, rx) = match (ready, rx) {
+        (Some(fin), _) => (Some(Some(Item::Final(fin))), None),
+        (None, None) => (None, None),
+        (None, Some(mut rx)) => {
+            let first = match (json_mode, keepalive) {
+                (false, Some(every)) => match tokio::time::timeout(every, rx.recv()).await {
+                    Ok(item) => item.map(Some),
+                    Err(_) => Some(None),
+                },
+                _ => rx.recv().await.map(Some),
+            };
+            (first, Some(rx))
+        }
     };
-    match first {
-        Some(Some(Item::Final(fin))) if json_mode || fin.status != StatusCode::OK => {
+    match (first, rx) {
+        (Some(Some(Item::Final(fin))), _) if json_mode || fin.status != StatusCode::OK => {
             guard.disarm();
             reply::json(fin.status, fin.json)
         }
-        Some(Some(Item::Final(fin))) => {
+        (Some(Some(Item::Final(fin))), _) => {
             guard.disarm();
             reply::sse(Body::from(reply::event(&fin.json)))
         }
-        Some(Some(Item::Notification(event))) => stream(rx, guard, event, keepalive, &id),
-        Some(None) => stream(rx, guard, reply::comment(), keepalive, &id),
-        None => {
+        (Some(Some(Item::Notification(event))), Some(rx)) => {
+            stream(rx, guard, event, keepalive, &id)
+        }
+        (Some(None), Some(rx)) => stream(rx, guard, reply::comment(), keepalive, &id),
+        _ => {
             // The task ended without an answer; it cannot have been
             // cancelled (the guard is still here), so it failed.
             guard.disarm();
@@ -458,14 +549,14 @@ fn stream(
     reply::sse(Body::from_stream(chunks))
 }
 
-/// The handler's task.
+/// The handler's task: its final answer, `None` when the request was
+/// cancelled (its response stream closed).
 async fn run(
     shared: Arc<Shared>,
     request: Request,
     cx: RequestContext,
-    tx: mpsc::Sender<Item>,
     mut finish: Finish,
-) {
+) -> Option<Final> {
     let _busy = Busy::enter(&shared);
     let cancel = cx.cancellation().clone();
     let outcome = AssertUnwindSafe(shared.handler.handle(request, cx))
@@ -473,7 +564,7 @@ async fn run(
         .await;
     if cancel.is_cancelled() {
         tracing::debug!(request = %finish.id, "request cancelled: its response stream was closed");
-        return;
+        return None;
     }
     let fin = match outcome {
         Ok(outcome) => conclude(&shared, &mut finish, outcome),
@@ -485,8 +576,7 @@ async fn run(
             )
         }
     };
-    // The receiver is gone if the client closed the stream meanwhile.
-    let _ = tx.send(Item::Final(fin)).await;
+    Some(fin)
 }
 
 /// Turns the handler's outcome into the final answer.
