@@ -6,6 +6,8 @@
 //! carried as plain header text are sent as `=?base64?{Base64}?=` ("Value
 //! Encoding").
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
@@ -95,6 +97,12 @@ pub enum HeaderValueError {
 /// Base64-decoded (markers are case-sensitive), anything else must be plain
 /// header text and is returned as-is.
 pub fn decode_value(raw: &[u8]) -> Result<String, HeaderValueError> {
+    decode(raw).map(Cow::into_owned)
+}
+
+/// [`decode_value`], borrowing a plain value from `raw` (only an encoded
+/// one is decoded into a new string).
+pub fn decode(raw: &[u8]) -> Result<Cow<'_, str>, HeaderValueError> {
     if !raw.iter().all(|b| matches!(b, 0x21..=0x7e | b' ' | b'\t')) {
         return Err(HeaderValueError::InvalidCharacters);
     }
@@ -105,9 +113,11 @@ pub fn decode_value(raw: &[u8]) -> Result<String, HeaderValueError> {
         let bytes = STANDARD
             .decode(inner)
             .map_err(|_| HeaderValueError::InvalidBase64)?;
-        return String::from_utf8(bytes).map_err(|_| HeaderValueError::NotUtf8);
+        return String::from_utf8(bytes)
+            .map(Cow::Owned)
+            .map_err(|_| HeaderValueError::NotUtf8);
     }
-    Ok(text.to_owned())
+    Ok(Cow::Borrowed(text))
 }
 
 #[cfg(test)]

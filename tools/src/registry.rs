@@ -188,14 +188,10 @@ impl<'a> CallParams<'a> {
                 return Err(format!("tools/call params name `{}` twice", m.name()));
             }
         }
-        let name = name.ok_or("tools/call params have no `name`")?.text();
-        let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-            Some(plain) if !plain.contains('\\') => Cow::Borrowed(plain),
-            _ => Cow::Owned(
-                serde_json::from_str::<String>(name)
-                    .map_err(|_| "the tools/call `name` must be a string".to_owned())?,
-            ),
-        };
+        let name = name
+            .ok_or("tools/call params have no `name`")?
+            .as_str()
+            .ok_or("the tools/call `name` must be a string")?;
         Ok(CallParams {
             name,
             arguments: arguments.map(Valid::text).filter(|a| *a != "null"),

@@ -52,6 +52,18 @@ impl<'a> Valid<'a> {
         Valid(self.0.trim_matches([' ', '\t', '\n', '\r']))
     }
 
+    /// The value as a string when it is a JSON string: borrowed when it
+    /// was sent without escapes, decoded otherwise; `None` for any other
+    /// value.
+    pub fn as_str(self) -> Option<Cow<'a, str>> {
+        let inner = self.0.strip_prefix('"')?.strip_suffix('"')?;
+        if inner.contains('\\') {
+            serde_json::from_str(self.0).ok().map(Cow::Owned)
+        } else {
+            Some(Cow::Borrowed(inner))
+        }
+    }
+
     /// The members of this value, in the order they were sent, when it is
     /// a JSON object; `None` for any other value.
     pub fn object(self) -> Option<Members<'a>> {
@@ -338,6 +350,25 @@ mod tests {
         assert_eq!(all[2].name(), r"a\b");
         assert!(all[2].is(r"a\b") && !all[2].is(r"a\\b"));
         assert!(!all[0].is("nam") && !all[1].is("names"));
+    }
+
+    #[test]
+    fn strings_are_read_borrowed_unless_escaped() {
+        let raw = RawValue::from_string(
+            r#"{"a":"add","b":"\u0061d\"d","c":7,"d":null,"e":"","f":["x"]}"#.into(),
+        )
+        .unwrap();
+        let v: Vec<_> = Valid::from(&*raw)
+            .object()
+            .unwrap()
+            .map(|m| m.value().as_str())
+            .collect();
+        assert!(matches!(v[0], Some(Cow::Borrowed("add"))));
+        assert!(matches!(&v[1], Some(Cow::Owned(s)) if s == "ad\"d"));
+        assert_eq!(v[2], None);
+        assert_eq!(v[3], None);
+        assert!(matches!(v[4], Some(Cow::Borrowed(""))));
+        assert_eq!(v[5], None);
     }
 
     #[test]

@@ -243,8 +243,7 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
     // A `tools/call`'s tool, read once: its `Mcp-Param-*` headers and
     // whether it may run as a task are decided by it.
-    let tool_name =
-        (req.method == "tools/call").then(|| params.parsed::<String>("name").unwrap_or_default());
+    let tool_name = (req.method == "tools/call").then(|| params.string("name").unwrap_or_default());
     match req.method.as_str() {
         "server/discover" => return discover::respond(shared, id),
         "subscriptions/listen" => {
@@ -291,6 +290,15 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
         }
         _ => {}
     }
+
+    // Only asked when it can matter: without the Tasks extension every
+    // call is served in its POST.
+    let execution = match (&tool_name, &shared.tasks) {
+        (Some(name), Some(_)) => shared.handler.tool_execution(name, &req),
+        _ => Execution::Immediate,
+    };
+    // It borrows `params`, which the MRTR binding below takes.
+    drop(tool_name);
 
     // MRTR (*Multi Round-Trip Requests*, "Server Requirements").
     let input_responses = match params.get("inputResponses") {
@@ -347,12 +355,6 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     // `requestState` ("the client MUST NOT include one in the retry"), and
     // inputResponses are client-controlled either way; the handler validates
     // them, re-asks for what is missing, and ignores what it never asked for.
-    // Only asked when it can matter: without the Tasks extension every
-    // call is served in its POST.
-    let execution = match (&tool_name, &shared.tasks) {
-        (Some(name), Some(_)) => shared.handler.tool_execution(name, &req),
-        _ => Execution::Immediate,
-    };
     let declared = tasks::wire::declared(&meta.capabilities);
     let prepared = Prepared {
         request: req,

@@ -25,6 +25,7 @@
 //! table: "Extra whitespace in header … Server MUST accept"); a value whose
 //! own leading or trailing whitespace matters is sent Base64-encoded.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -139,6 +140,13 @@ impl Params {
             Name::Span(r) => &self.text[r.clone()],
             Name::Decoded(n) => n,
         }
+    }
+
+    /// One member when it is a JSON string, borrowed unless it was sent
+    /// with escapes (what `parsed::<String>` gives, without a copy).
+    pub fn string(&self, key: &str) -> Option<Cow<'_, str>> {
+        // A span of the text the walk found: valid JSON.
+        Valid::assume(self.get(key)?).as_str()
     }
 
     /// One member parsed, `None` when absent or not of type `T`.
@@ -367,7 +375,7 @@ pub(crate) fn check_name_header(
     let Some(member) = headers::name_member(method) else {
         return Ok(());
     };
-    let Some(body) = params.parsed::<String>(member) else {
+    let Some(body) = params.string(member) else {
         return Err(Rejection::params(format!(
             "Invalid params: {method} requires params.{member} (a string)"
         )));
@@ -378,7 +386,7 @@ pub(crate) fn check_name_header(
             show(&body)
         )));
     };
-    let value = headers::decode_value(raw).map_err(|e| {
+    let value = headers::decode(raw).map_err(|e| {
         Rejection::header(format!(
             "Header mismatch: the {D} header value is invalid: {e}"
         ))
@@ -773,6 +781,14 @@ mod tests {
             assert_eq!(e.code, HEADER_MISMATCH, "{bad:?}");
             assert!(e.message.contains("invalid"), "{}", e.message);
         }
+        // A body name sent with escapes is the name it decodes to; one
+        // that is not a string is no name.
+        let p = parse_text(r#"{"name":"h\u0065llo"}"#);
+        assert!(check_name_header(&hdrs(&[("mcp-name", b"hello")]), "tools/call", &p).is_ok());
+        assert_eq!(p.string("name").as_deref(), Some("hello"));
+        let p = parse_text(r#"{"name":["hello"]}"#);
+        let e = check_name_header(&hdrs(&[("mcp-name", b"hello")]), "tools/call", &p).unwrap_err();
+        assert_eq!(e.code, INVALID_PARAMS);
         // Case-sensitive markers: an upper-case sentinel is a literal value.
         let p = params(json!({"name": "=?BASE64?SGVsbG8=?="}));
         assert!(
