@@ -412,6 +412,14 @@ mod tests {
             let n = Valid::assume(text).object().map_or(0, Iterator::count);
             assert!(n <= 1, "{text}: {n}");
         }
+        // A member without a value ends the walk before it; a scalar at
+        // the very end runs to the end of the text.
+        for text in ["{\"a\":}", "{\"a\":,\"b\":1}", "{\"a\": ]"] {
+            assert_eq!(Valid::assume(text).object().unwrap().count(), 0, "{text}");
+        }
+        let mut m = Valid::assume("{\"a\":12345").object().unwrap();
+        assert_eq!(m.next().map(|m| m.value().text()), Some("12345"));
+        assert_eq!(m.next(), None);
         let mut m = Valid::assume("{\"a\":1 x").object().unwrap();
         assert_eq!(m.next().map(|m| m.value().text()), Some("1"));
         assert_eq!(m.next(), None);
