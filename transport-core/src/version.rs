@@ -251,7 +251,33 @@ impl Ord for ProtocolVersion {
     /// By date; malformed strings sort before every date, among themselves
     /// by text, so the order is total and consistent with `Eq`.
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.is_well_formed(), self.as_str()).cmp(&(other.is_well_formed(), other.as_str()))
+        match (self.known_rank(), other.known_rank()) {
+            // Two known revisions: their order of declaration is by date
+            // (a comparison of text and a date check each, otherwise, on
+            // every request that asks which rules apply).
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => by_text(self, other),
+        }
+    }
+}
+
+/// The order of [`ProtocolVersion`] from the text: by date, malformed
+/// strings first.
+fn by_text(a: &ProtocolVersion, b: &ProtocolVersion) -> Ordering {
+    (a.is_well_formed(), a.as_str()).cmp(&(b.is_well_formed(), b.as_str()))
+}
+
+impl ProtocolVersion {
+    /// A known revision's place in date order.
+    fn known_rank(&self) -> Option<u8> {
+        Some(match self {
+            ProtocolVersion::V2024_11_05 => 0,
+            ProtocolVersion::V2025_03_26 => 1,
+            ProtocolVersion::V2025_06_18 => 2,
+            ProtocolVersion::V2025_11_25 => 3,
+            ProtocolVersion::V2026_07_28 => 4,
+            ProtocolVersion::Unknown(_) => return None,
+        })
     }
 }
 
@@ -343,6 +369,21 @@ mod tests {
                 "2030-01-01"
             ]
         );
+    }
+
+    /// The known revisions' shortcut gives the order their text gives,
+    /// pair by pair (an unknown version and a known one go by text).
+    #[test]
+    fn the_known_order_is_the_order_of_the_text() {
+        let mut all: Vec<ProtocolVersion> = ProtocolVersion::KNOWN.to_vec();
+        all.extend(["2025-06-17", "2025-06-19", "zzz", "2099-01-01"].map(ProtocolVersion::parse));
+        for a in &all {
+            for b in &all {
+                assert_eq!(a.cmp(b), by_text(a, b), "{a} against {b}");
+            }
+        }
+        assert!(ProtocolVersion::V2025_06_18 < ProtocolVersion::V2025_11_25);
+        assert!(ProtocolVersion::V2026_07_28 > ProtocolVersion::V2024_11_05);
     }
 
     #[test]
