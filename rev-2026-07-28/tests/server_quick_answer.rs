@@ -31,7 +31,7 @@ fn post(body: &Value) -> Request<Body> {
         .header("host", "localhost")
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json");
-    for (name, value) in std_headers(&body) {
+    for (name, value) in std_headers(body) {
         req = req.header(name, value);
     }
     req.body(Body::from(body.to_string())).unwrap()
