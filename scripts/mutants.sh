@@ -66,6 +66,7 @@ cd "$ROOT"
 CRITICAL=(
   "transport-core/src/sse/decoder.rs|mcp-transport-core|--lib --test sse_decoder"
   "transport-core/src/event_id.rs|mcp-transport-core|--lib --test event_id"
+  "transport-core/src/json_members.rs|mcp-transport-core|--lib"
   "transport-core/src/event_log/memory.rs|mcp-transport-core|--lib --test memory_stores --test event_log"
   "transport-core/src/task_store/state.rs|mcp-transport-core|--lib --test memory_stores --test task_store --test task_input"
   "transport-core/src/task_store/memory.rs|mcp-transport-core|--lib --test memory_stores --test task_store --test task_input"
