@@ -106,11 +106,20 @@ impl<'a> Member<'a> {
     }
 
     /// The name, decoded: borrowed unless it was sent with escapes.
+    ///
+    /// A name whose escapes are not Unicode text (a lone surrogate such as
+    /// `"\uDD61"`, which JSON's grammar allows and `serde_json` accepts
+    /// in a `RawValue` but will not decode) is its text as sent, quotes
+    /// included: it equals a decoded name only if that name holds those
+    /// very quotes and backslashes (never a name this workspace looks
+    /// for), and two such names are the same only when sent alike. Found
+    /// by the `json_members` fuzz target.
     pub fn name(&self) -> Cow<'a, str> {
         if self.is_escaped() {
-            // A JSON string (the input is valid), so this cannot fail; an
-            // empty name would be a wrong answer, not a panic, if it did.
-            Cow::Owned(serde_json::from_str(self.quoted).unwrap_or_default())
+            match serde_json::from_str::<String>(self.quoted) {
+                Ok(name) => Cow::Owned(name),
+                Err(_) => Cow::Borrowed(self.quoted),
+            }
         } else {
             Cow::Borrowed(self.raw_name())
         }
@@ -369,6 +378,22 @@ mod tests {
         assert_eq!(v[3], None);
         assert!(matches!(v[4], Some(Cow::Borrowed(""))));
         assert_eq!(v[5], None);
+    }
+
+    /// JSON allows escapes that are not Unicode text (a lone surrogate);
+    /// such a name is kept as sent and matches no decodable name, and such
+    /// a string value is not read as a string.
+    #[test]
+    fn lone_surrogates_are_kept_as_sent() {
+        let raw =
+            RawValue::from_string(r#"{"\uDD61":"\uD800","a\uDD61":1,"\uDD61":2}"#.into()).unwrap();
+        let all: Vec<_> = Valid::from(&*raw).object().unwrap().collect();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[0].name(), r#""\uDD61""#);
+        assert_eq!(all[1].name(), r#""a\uDD61""#);
+        assert_eq!(all[0].name(), all[2].name(), "sent alike, the same name");
+        assert!(!all[0].is("") && !all[0].is("\u{fffd}") && !all[0].is(r"\uDD61"));
+        assert_eq!(all[0].value().as_str(), None);
     }
 
     #[test]
