@@ -15,6 +15,11 @@
 //!     --callgrind-out-file=cg.out target/release/deps/per_request-HASH
 //! ```
 //!
+//! This binary allocates with glibc's `malloc` (what `stats_alloc` can wrap
+//! in a `static` without `unsafe`), which costs several times mimalloc's
+//! instructions a call; `benches/instructions.rs` runs the same loop with
+//! the binary's allocator, for the instruction counts `serve` pays.
+//!
 //! The allocations table runs each case 200 times to warm up, then counts
 //! the allocator's calls over 2,000 requests on a current-thread runtime
 //! (the handler task runs on the same thread, so every allocation of a
@@ -206,14 +211,7 @@ fn main() {
     // `PER_REQUEST_LOOP=CASE:N`: N requests of one case and nothing else
     // (for callgrind's instruction counts).
     if let Ok(spec) = std::env::var("PER_REQUEST_LOOP") {
-        let (name, n) = spec.split_once(':').expect("PER_REQUEST_LOOP=CASE:N");
-        let case = Case::from_name(name).unwrap_or_else(|| panic!("no case {name:?}"));
-        let n: u64 = n.parse().expect("N is a number");
-        let rt = runtime();
-        let mut h = rt
-            .block_on(Harness::new(case))
-            .unwrap_or_else(|e| panic!("{e}"));
-        rt.block_on(h.many(n)).unwrap_or_else(|e| panic!("{e}"));
+        mcp_compat::bench::inproc::run_loop(&spec).unwrap_or_else(|e| panic!("{e}"));
         return;
     }
     if std::env::var_os("PER_REQUEST_RETAINED_ONLY").is_some() {

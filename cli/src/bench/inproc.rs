@@ -207,6 +207,26 @@ impl Harness {
     }
 }
 
+/// Runs `spec` (`CASE:N`): `N` requests of one case on a current-thread
+/// runtime and nothing else, for `valgrind --tool=callgrind` to count the
+/// instructions (two runs of different `N`, the difference divided, so
+/// that set-up cancels out).
+pub fn run_loop(spec: &str) -> Result<(), String> {
+    let (name, n) = spec
+        .split_once(':')
+        .ok_or_else(|| format!("expected CASE:N, got {spec:?}"))?;
+    let case = Case::from_name(name).ok_or_else(|| format!("no case {name:?}"))?;
+    let n: u64 = n.parse().map_err(|_| format!("N is not a number: {n:?}"))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("a tokio runtime: {e}"))?;
+    rt.block_on(async {
+        let mut h = Harness::new(case).await?;
+        h.many(n).await
+    })
+}
+
 /// Opens a 2025-11-25 session in memory; returns its id.
 async fn open_session(router: &Router) -> Result<String, String> {
     open_session_with(router, wire::initialize(ADDR, PATH)).await
