@@ -11,6 +11,12 @@
 //! slice of the connection's read buffer that it keeps alive); a
 //! `RequestHead` keeps the request target and every header in one buffer
 //! and reads them from there.
+//!
+//! Copying costs work on every request (~1,300 instructions for the eight
+//! headers of a stateless `tools/call`), which a request answered while its
+//! HTTP exchange lasts does not repay: the connection holds its buffers
+//! meanwhile anyway. [`RequestHead::as_received`] keeps such a request's
+//! `HeaderMap` as it came, with the same accessors.
 
 use std::fmt;
 
@@ -46,10 +52,19 @@ use http::{Extensions, Method, Uri, Version};
 pub struct RequestHead {
     method: Method,
     version: Version,
+    fields: Fields,
+    extensions: Extensions,
+}
+
+/// Where a [`RequestHead`] keeps the target and the headers.
+#[derive(Clone)]
+enum Fields {
     /// The request target, then each header as `[name length: u16 LE]
     /// [value length: u32 LE][name][value]`.
-    block: Box<[u8]>,
-    extensions: Extensions,
+    Block(Box<[u8]>),
+    /// As received ([`RequestHead::as_received`]): an origin-form target
+    /// (its path and query are its text) and the headers.
+    Received { uri: Uri, headers: HeaderMap },
 }
 
 /// Bytes of one header's lengths in [`RequestHead::block`].
@@ -70,7 +85,36 @@ impl RequestHead {
         RequestHead {
             method,
             version,
-            block: block(&uri, &headers),
+            fields: Fields::Block(block(&uri, &headers)),
+            extensions,
+        }
+    }
+
+    /// Keeps `parts` as received, nothing copied: for a request whose
+    /// handler runs while its HTTP exchange lasts (a kept request, such as
+    /// one polled for or run as a task, is better [`new`](Self::new)). The
+    /// accessors answer as they do for [`new`](Self::new)'s copy; a target
+    /// that is not in origin form (`/mcp?x=1`, what a server receives) is
+    /// copied as `new` does, since its text must be printed first.
+    pub fn as_received(parts: http::request::Parts) -> RequestHead {
+        let origin_form = parts.uri.scheme().is_none()
+            && parts.uri.authority().is_none()
+            && parts.uri.path_and_query().is_some();
+        if !origin_form {
+            return RequestHead::new(parts);
+        }
+        let http::request::Parts {
+            method,
+            uri,
+            version,
+            headers,
+            extensions,
+            ..
+        } = parts;
+        RequestHead {
+            method,
+            version,
+            fields: Fields::Received { uri, headers },
             extensions,
         }
     }
@@ -80,7 +124,7 @@ impl RequestHead {
         RequestHead {
             method: parts.method.clone(),
             version: parts.version,
-            block: block(&parts.uri, &parts.headers),
+            fields: Fields::Block(block(&parts.uri, &parts.headers)),
             extensions: parts.extensions.clone(),
         }
     }
@@ -97,10 +141,16 @@ impl RequestHead {
 
     /// The request target as received (`/mcp?x=1`, or an absolute URI).
     pub fn target(&self) -> &str {
-        let (len, rest) = self.block.split_at(4);
-        let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
-        // Written from a `Uri`'s text: always UTF-8.
-        std::str::from_utf8(&rest[..len]).unwrap_or_default()
+        match &self.fields {
+            Fields::Block(block) => {
+                let (len, rest) = block.split_at(4);
+                let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+                // Written from a `Uri`'s text: always UTF-8.
+                std::str::from_utf8(&rest[..len]).unwrap_or_default()
+            }
+            // Origin form (checked by `as_received`).
+            Fields::Received { uri, .. } => uri.path_and_query().map_or("", |pq| pq.as_str()),
+        }
     }
 
     /// The request target as a [`Uri`] (parsed from [`target`](Self::target)
@@ -111,17 +161,25 @@ impl RequestHead {
 
     /// Every header as `(name, value)`, in the order received.
     pub fn headers(&self) -> Headers<'_> {
-        let at = 4 + self.target().len();
-        Headers {
-            rest: &self.block[at..],
+        match &self.fields {
+            Fields::Block(block) => {
+                let at = 4 + self.target().len();
+                Headers(HeadersRepr::Block(&block[at..]))
+            }
+            Fields::Received { headers, .. } => Headers(HeadersRepr::Map(headers.iter())),
         }
     }
 
     /// The first value of header `name` (any case).
     pub fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
+        match &self.fields {
+            Fields::Block(_) => self
+                .headers()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v),
+            // `HeaderMap` looks a `&str` name up in any case.
+            Fields::Received { headers, .. } => headers.get(name).map(HeaderValue::as_bytes),
+        }
     }
 
     /// The first value of header `name` (any case) when it is visible
@@ -147,6 +205,9 @@ impl RequestHead {
 
     /// The headers as a [`HeaderMap`] (a copy).
     pub fn header_map(&self) -> HeaderMap {
+        if let Fields::Received { headers, .. } = &self.fields {
+            return headers.clone();
+        }
         let mut map = HeaderMap::new();
         for (name, value) in self.headers() {
             if let (Ok(n), Ok(v)) = (
@@ -231,25 +292,34 @@ fn len32(n: usize) -> u32 {
 }
 
 /// The headers of a [`RequestHead`], in order: `(name, value)`.
-#[derive(Clone, Debug)]
-pub struct Headers<'a> {
-    rest: &'a [u8],
+#[derive(Debug)]
+pub struct Headers<'a>(HeadersRepr<'a>);
+
+#[derive(Debug)]
+enum HeadersRepr<'a> {
+    /// What is left of [`Fields::Block`]'s headers.
+    Block(&'a [u8]),
+    Map(http::header::Iter<'a, HeaderValue>),
 }
 
 impl<'a> Iterator for Headers<'a> {
     type Item = (&'a str, &'a [u8]);
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.rest.len() < LENGTHS {
+        let rest = match &mut self.0 {
+            HeadersRepr::Block(rest) => rest,
+            HeadersRepr::Map(iter) => return iter.next().map(|(n, v)| (n.as_str(), v.as_bytes())),
+        };
+        if rest.len() < LENGTHS {
             return None;
         }
-        let (lengths, rest) = self.rest.split_at(LENGTHS);
+        let (lengths, after) = rest.split_at(LENGTHS);
         let name_len = usize::from(u16::from_le_bytes([lengths[0], lengths[1]]));
         let value_len =
             u32::from_le_bytes([lengths[2], lengths[3], lengths[4], lengths[5]]) as usize;
-        let (name, rest) = rest.split_at(name_len);
-        let (value, rest) = rest.split_at(value_len);
-        self.rest = rest;
+        let (name, after) = after.split_at(name_len);
+        let (value, after) = after.split_at(value_len);
+        *rest = after;
         // Written from a `HeaderName`: lowercase visible ASCII.
         Some((std::str::from_utf8(name).unwrap_or_default(), value))
     }
@@ -303,6 +373,63 @@ mod tests {
                 head.extensions().get::<Principal>(),
                 Some(&Principal("ada"))
             );
+        }
+    }
+
+    /// Everything a handler can read of a head is the same whichever way
+    /// it was kept; only an origin-form target is kept as received.
+    #[test]
+    fn a_head_kept_as_received_reads_as_the_copy_does() {
+        let p = parts(
+            http::Request::post("/mcp?a=b")
+                .header("Content-Type", "application/json")
+                .header("x-multi", "one")
+                .header("accept", "text/event-stream")
+                .header("x-multi", "two")
+                .header("x-bin", HeaderValue::from_bytes(b"\xffok").unwrap())
+                .header("x-empty", ""),
+        );
+        let copy = RequestHead::new(p.clone());
+        let kept = RequestHead::as_received(p.clone());
+        assert!(matches!(kept.fields, Fields::Received { .. }));
+        assert!(matches!(copy.fields, Fields::Block(_)));
+        assert_eq!(kept.target(), "/mcp?a=b");
+        assert_eq!(kept.target(), copy.target());
+        assert_eq!(kept.uri(), copy.uri());
+        assert_eq!(
+            kept.headers().collect::<Vec<_>>(),
+            copy.headers().collect::<Vec<_>>()
+        );
+        for name in [
+            "content-type",
+            "CONTENT-TYPE",
+            "X-Multi",
+            "x-bin",
+            "x-empty",
+            "absent",
+        ] {
+            assert_eq!(kept.header(name), copy.header(name), "{name}");
+            assert_eq!(kept.header_str(name), copy.header_str(name), "{name}");
+            assert_eq!(
+                kept.header_all(name).collect::<Vec<_>>(),
+                copy.header_all(name).collect::<Vec<_>>(),
+                "{name}"
+            );
+        }
+        assert_eq!(kept.header("x-multi"), Some(&b"one"[..]));
+        assert_eq!(kept.header_map(), p.headers);
+        assert_eq!(format!("{kept:?}"), format!("{copy:?}"));
+        // `*` is its path: kept as received.
+        let star = RequestHead::as_received(parts(http::Request::options("*")));
+        assert!(matches!(star.fields, Fields::Received { .. }));
+        assert_eq!(star.target(), "*");
+        // Absolute form, authority form: copied, their text printed.
+        for target in ["http://example.com/mcp", "example.com:443"] {
+            let head =
+                RequestHead::as_received(parts(http::Request::options(target).header("x-a", "1")));
+            assert!(matches!(head.fields, Fields::Block(_)), "{target}");
+            assert_eq!(head.target(), target);
+            assert_eq!(head.header_str("X-A"), Some("1"));
         }
     }
 

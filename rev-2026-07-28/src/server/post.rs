@@ -356,6 +356,18 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
     // inputResponses are client-controlled either way; the handler validates
     // them, re-asks for what is missing, and ignores what it never asked for.
     let declared = tasks::wire::declared(&meta.capabilities);
+    let as_task = matches!(
+        (execution, shared.tasks.is_some()),
+        (Execution::MayBeLong | Execution::TaskOnly, true)
+    ) && declared;
+    // A task outlives its POST: its head is copied into one small buffer.
+    // Any other request is answered while its exchange lasts, so its
+    // headers are kept as received (no copy).
+    let head = if as_task {
+        RequestHead::new(parts)
+    } else {
+        RequestHead::as_received(parts)
+    };
     let prepared = Prepared {
         request: req,
         version,
@@ -364,15 +376,13 @@ async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpRes
         binding,
         opened,
         input_responses,
-        http: Some(Arc::new(RequestHead::new(parts))),
+        http: Some(Arc::new(head)),
     };
     // Long-running work (*Tasks*, "Capability Negotiation"): a task only
     // for a request that declares the extension; `-32021` naming it when
     // the handler can only run as a task.
     match (execution, shared.tasks.as_ref()) {
-        (Execution::MayBeLong | Execution::TaskOnly, Some(t)) if declared => {
-            Box::pin(tasks::start(shared, t, prepared, principal)).await
-        }
+        (_, Some(t)) if as_task => Box::pin(tasks::start(shared, t, prepared, principal)).await,
         (Execution::TaskOnly, Some(_)) => tasks::missing_extension(id, "this tool"),
         _ => request::serve(shared, prepared).await,
     }
