@@ -419,6 +419,11 @@ mod tests {
         assert_eq!(kept.header("x-multi"), Some(&b"one"[..]));
         assert_eq!(kept.header_map(), p.headers);
         assert_eq!(format!("{kept:?}"), format!("{copy:?}"));
+        let shown = format!("{kept:?}");
+        assert!(
+            shown.contains("/mcp?a=b") && shown.contains("x-multi") && !shown.contains("one"),
+            "the target and the header names, not the values: {shown}"
+        );
         // `*` is its path: kept as received.
         let star = RequestHead::as_received(parts(http::Request::options("*")));
         assert!(matches!(star.fields, Fields::Received { .. }));
@@ -431,6 +436,27 @@ mod tests {
             assert_eq!(head.target(), target);
             assert_eq!(head.header_str("X-A"), Some("1"));
         }
+    }
+
+    /// `header_str` is `HeaderValue::to_str`'s rule: visible ASCII and
+    /// tabs (bytes from 0x80 up are refused, `x-bin` above).
+    #[test]
+    fn header_str_takes_tabs() {
+        let p = parts(
+            http::Request::post("/mcp").header("x-tab", HeaderValue::from_bytes(b"a\tb").unwrap()),
+        );
+        for head in [RequestHead::new(p.clone()), RequestHead::as_received(p)] {
+            assert_eq!(head.header_str("x-tab"), Some("a\tb"));
+        }
+    }
+
+    #[test]
+    fn extensions_can_be_changed_in_place() {
+        let mut head = RequestHead::new(parts(http::Request::post("/mcp")));
+        head.extensions_mut().insert(7u8);
+        assert_eq!(head.extensions().get::<u8>(), Some(&7));
+        head.extensions_mut().remove::<u8>();
+        assert!(head.extensions().is_empty());
     }
 
     #[test]
