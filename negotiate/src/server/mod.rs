@@ -210,70 +210,75 @@ impl MultiServer {
     /// [`Message`] in the request's extensions), so the engine does not
     /// parse it again; anything else
     /// is routed from the raw body and parsed by the engine, as before.
-    pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
-        let (parts, body) = req.into_parts();
-        let bytes = if parts.method == http::Method::POST {
-            // One pre-sized copy, `Content-Length` checked before anything
-            // is read (so `Expect: 100-continue` gets 413, not 100).
-            match read_body(body, &parts.headers, self.max_body).await {
-                Ok(b) => Some(b),
-                Err(reject) => return reject.response(),
-            }
-        } else {
-            None
-        };
-        let version_header = parts
-            .headers
-            .get(headers::name::PROTOCOL_VERSION)
-            .and_then(|v| v.to_str().ok());
-        let probe = Probe {
-            method: &parts.method,
-            has_session: parts.headers.contains_key(headers::name::SESSION_ID),
-            version_header,
-            body: bytes.as_deref(),
-        };
-        let both = self.legacy.is_some() && self.modern.is_some();
-        let parsed = bytes
-            .as_deref()
-            .filter(|b| both && b.iter().find(|c| !c.is_ascii_whitespace()) != Some(&b'['))
-            .and_then(|b| match jsonrpc::parse_body(b, false) {
-                Ok(jsonrpc::Body::Single(m @ (Message::Request(_) | Message::Notification(_)))) => {
-                    Some(m)
+    ///
+    /// Not an `async fn` (the future is the same): its argument is the
+    /// future's own field, not copied into a local of its own.
+    pub fn handle(&self, req: Request<Body>) -> impl Future<Output = Response<Body>> + Send + '_ {
+        async move {
+            let (parts, body) = req.into_parts();
+            let bytes = if parts.method == http::Method::POST {
+                // One pre-sized copy, `Content-Length` checked before anything
+                // is read (so `Expect: 100-continue` gets 413, not 100).
+                match read_body(body, &parts.headers, self.max_body).await {
+                    Ok(b) => Some(b),
+                    Err(reject) => return reject.response(),
                 }
-                _ => None,
-            });
-        let target = route_parsed(
-            &probe,
-            parsed.as_ref(),
-            self.legacy.is_some(),
-            self.modern.is_some(),
-        );
-        let span = request_span(&parts, target, bytes.as_deref());
-        tracing::trace!(parent: &span, "routed");
-        let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
-        let req = Request::from_parts(parts, body);
-        // Each engine is called directly with the parsed message as an
-        // argument: no boxed service cloned and called per request, and no
-        // extensions entry (docs/PERFORMANCE.md, session 11).
-        let response = match (target, &self.legacy, &self.modern) {
-            // Boxed: inline, the legacy engine's future would size this
-            // one (several kilobytes) for every request, modern ones too.
-            (Target::Legacy, Some(legacy), _) => {
-                Box::pin(legacy.handle_parsed(req, parsed))
-                    .instrument(span.clone())
-                    .await
-            }
-            (Target::Modern, _, Some(modern)) => {
-                modern
-                    .handle_parsed(req, parsed)
-                    .instrument(span.clone())
-                    .await
-            }
-            // `route` only picks a configured engine.
-            _ => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        };
-        span.record("http.status", response.status().as_u16());
-        SpanBody::wrap(response, span)
+            } else {
+                None
+            };
+            let version_header = parts
+                .headers
+                .get(headers::name::PROTOCOL_VERSION)
+                .and_then(|v| v.to_str().ok());
+            let probe = Probe {
+                method: &parts.method,
+                has_session: parts.headers.contains_key(headers::name::SESSION_ID),
+                version_header,
+                body: bytes.as_deref(),
+            };
+            let both = self.legacy.is_some() && self.modern.is_some();
+            let parsed = bytes
+                .as_deref()
+                .filter(|b| both && b.iter().find(|c| !c.is_ascii_whitespace()) != Some(&b'['))
+                .and_then(|b| match jsonrpc::parse_body(b, false) {
+                    Ok(jsonrpc::Body::Single(
+                        m @ (Message::Request(_) | Message::Notification(_)),
+                    )) => Some(m),
+                    _ => None,
+                });
+            let target = route_parsed(
+                &probe,
+                parsed.as_ref(),
+                self.legacy.is_some(),
+                self.modern.is_some(),
+            );
+            let span = request_span(&parts, target, bytes.as_deref());
+            tracing::trace!(parent: &span, "routed");
+            let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
+            let req = Request::from_parts(parts, body);
+            // Each engine is called directly with the parsed message as an
+            // argument: no boxed service cloned and called per request, and no
+            // extensions entry (docs/PERFORMANCE.md, session 11).
+            let response = match (target, &self.legacy, &self.modern) {
+                // Boxed: inline, the legacy engine's future would size this
+                // one (several kilobytes) for every request, modern ones too.
+                (Target::Legacy, Some(legacy), _) => {
+                    Box::pin(legacy.handle_parsed(req, parsed))
+                        .instrument(span.clone())
+                        .await
+                }
+                (Target::Modern, _, Some(modern)) => {
+                    modern
+                        .handle_parsed(req, parsed)
+                        .instrument(span.clone())
+                        .await
+                }
+                // `route` only picks a configured engine.
+                _ => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            };
+            span.record("http.status", response.status().as_u16());
+            SpanBody::wrap(response, span)
+        }
     }
 
     /// Publishes a change notification (list changes, resource updates) to

@@ -256,32 +256,37 @@ impl ModernServer {
     /// request's extensions is taken as the parsed body, as before.
     ///
     /// [`Message`]: mcp_transport_core::jsonrpc::Message
-    pub async fn handle_parsed(
+    ///
+    /// Not an `async fn` (the future is the same): its arguments are the
+    /// future's own fields, not copied into locals of their own.
+    pub fn handle_parsed(
         &self,
         req: http::Request<Body>,
         parsed: Option<mcp_transport_core::jsonrpc::Message>,
-    ) -> http::Response<Body> {
-        let (parts, body) = req.into_parts();
-        if let Err(r) = self.shared.config.http.origins.check(&parts) {
-            return r.response();
+    ) -> impl Future<Output = http::Response<Body>> + Send + '_ {
+        async move {
+            let (parts, body) = req.into_parts();
+            if let Err(r) = self.shared.config.http.origins.check(&parts) {
+                return r.response();
+            }
+            if parts.method != Method::POST {
+                return reply::method_not_allowed(&parts.method);
+            }
+            let mut response = post::post(&self.shared, parts, parsed, body).await;
+            if self
+                .shared
+                .config
+                .http
+                .faults
+                .has(mcp_http_edge::faults::Fault::MintSessionId)
+            {
+                response.headers_mut().insert(
+                    mcp_http_edge::headers::SESSION_ID,
+                    http::HeaderValue::from_static("minted-by-a-fault"),
+                );
+            }
+            response
         }
-        if parts.method != Method::POST {
-            return reply::method_not_allowed(&parts.method);
-        }
-        let mut response = post::post(&self.shared, parts, parsed, body).await;
-        if self
-            .shared
-            .config
-            .http
-            .faults
-            .has(mcp_http_edge::faults::Fault::MintSessionId)
-        {
-            response.headers_mut().insert(
-                mcp_http_edge::headers::SESSION_ID,
-                http::HeaderValue::from_static("minted-by-a-fault"),
-            );
-        }
-        response
     }
 
     /// Delivers a change notification to every open `subscriptions/listen`

@@ -67,43 +67,49 @@ use super::validate::{self, Params, Rejection};
 use super::{Shared, discover, listen, mrtr, tasks};
 
 /// Handles one POST.
-pub(crate) async fn post(
+///
+/// Not an `async fn`: its arguments are the future's own fields, used in
+/// place (an `async fn` copies each into a local of its own, which doubled
+/// `parts` in the future and copied it once more per request).
+pub(crate) fn post(
     shared: &Arc<Shared>,
     mut parts: Parts,
     parsed: Option<Message>,
     body: Body,
-) -> HttpResponse {
-    if let Err(r) = check_post_media(&parts.headers) {
-        return r.response();
-    }
-    let bytes = match read_body(body, &parts.headers, shared.config.http.max_body_bytes).await {
-        Ok(b) => b,
-        Err(r) => return r.response(),
-    };
-    // Parsed already by the dispatcher in front (`mcp_negotiate`), handed
-    // over as an argument or in the extensions, or parsed here.
-    let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
-    let message = match parsed.map_or_else(
-        || jsonrpc::parse_body(&bytes, false),
-        |m| Ok(jsonrpc::Body::Single(m)),
-    ) {
-        Ok(jsonrpc::Body::Single(m)) => m,
-        Ok(jsonrpc::Body::Batch(_)) => {
-            // Not reachable with `allow_batch = false`; kept total.
-            return reply::body_error(&jsonrpc::BodyError::BatchNotAllowed);
+) -> impl Future<Output = HttpResponse> + Send + '_ {
+    async move {
+        if let Err(r) = check_post_media(&parts.headers) {
+            return r.response();
         }
-        Err(e) => return reply::body_error(&e),
-    };
-    match message {
-        Message::Request(req) => on_request(shared, parts, req).await,
-        Message::Notification(n) => {
-            on_notification(shared, n).await;
-            reply::accepted()
+        let bytes = match read_body(body, &parts.headers, shared.config.http.max_body_bytes).await {
+            Ok(b) => b,
+            Err(r) => return r.response(),
+        };
+        // Parsed already by the dispatcher in front (`mcp_negotiate`), handed
+        // over as an argument or in the extensions, or parsed here.
+        let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
+        let message = match parsed.map_or_else(
+            || jsonrpc::parse_body(&bytes, false),
+            |m| Ok(jsonrpc::Body::Single(m)),
+        ) {
+            Ok(jsonrpc::Body::Single(m)) => m,
+            Ok(jsonrpc::Body::Batch(_)) => {
+                // Not reachable with `allow_batch = false`; kept total.
+                return reply::body_error(&jsonrpc::BodyError::BatchNotAllowed);
+            }
+            Err(e) => return reply::body_error(&e),
+        };
+        match message {
+            Message::Request(req) => on_request(shared, parts, req).await,
+            Message::Notification(n) => {
+                on_notification(shared, n).await;
+                reply::accepted()
+            }
+            Message::Response(_) => reply::invalid(
+                StatusCode::BAD_REQUEST,
+                "Invalid Request: clients must not send JSON-RPC responses; in protocol revision 2026-07-28 servers send no requests (input is requested with InputRequiredResult)",
+            ),
         }
-        Message::Response(_) => reply::invalid(
-            StatusCode::BAD_REQUEST,
-            "Invalid Request: clients must not send JSON-RPC responses; in protocol revision 2026-07-28 servers send no requests (input is requested with InputRequiredResult)",
-        ),
     }
 }
 
@@ -182,208 +188,217 @@ fn removed(method: &str) -> Option<&'static str> {
 
 /// A request (its HTTP parts end up in the handler's
 /// `RequestContext::http`, their extensions moved, not cloned).
-async fn on_request(shared: &Arc<Shared>, parts: Parts, req: Request) -> HttpResponse {
-    // A legacy client's `initialize` (no per-request metadata) gets the
-    // versions named; one that carries modern `_meta` is a modern request
-    // for a method this revision removed (404 below).
-    // (`_meta` is read here for `initialize` alone: every other request
-    // pays for one parse of its params, below.)
-    if req.method == "initialize"
-        && !req
-            .meta()
-            .is_some_and(|m| m.contains_key(crate::headers::META_PROTOCOL_VERSION))
-    {
-        return initialize(shared, &req);
-    }
-    let id = req.id.clone();
-    let params = Params::parse(req.params.as_deref());
-    let meta = match validate::read_meta(&params) {
-        Ok(m) => m,
-        Err(r) => return reject(&id, r),
-    };
-    if let Err(r) = validate::check_version_header(&parts.headers, &meta.version) {
-        return reject(&id, r);
-    }
-    let version = ProtocolVersion::parse(&meta.version);
-    if let Err(data) = modern_server_check(&version, &shared.served) {
-        return unsupported(shared, &id, data.requested);
-    }
-    if let Err(r) = validate::check_method_header(&parts.headers, &req.method) {
-        return reject(&id, r);
-    }
-    // `Mcp-Name: <taskId>` on `tasks/*` is the Tasks extension's rule
-    // (*Tasks*: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent
-    // over the Streamable HTTP transport, the client MUST set the
-    // `Mcp-Name` header"); the core spec names only `tools/call`,
-    // `resources/read` and `prompts/get`. Without the extension those
-    // methods do not exist here, so they get `-32601`, not `-32020`.
-    let extension_method = matches!(
-        req.method.as_str(),
-        "tasks/get" | "tasks/update" | "tasks/cancel"
-    );
-    if (shared.tasks.is_some() || !extension_method)
-        && let Err(r) = validate::check_name_header(&parts.headers, &req.method, &params)
-    {
-        return reject(&id, r);
-    }
-    let log_level = match meta.log_level() {
-        Ok(l) => l,
-        Err(r) => return reject(&id, r),
-    };
-    if let Some(why) = removed(&req.method) {
-        return reply::error(
-            StatusCode::NOT_FOUND,
-            Some(id),
-            ErrorObject::new(
-                jsonrpc::METHOD_NOT_FOUND,
-                format!("Method not found: {} ({why})", req.method),
-            ),
+///
+/// Not an `async fn`, as [`post`].
+fn on_request(
+    shared: &Arc<Shared>,
+    parts: Parts,
+    req: Request,
+) -> impl Future<Output = HttpResponse> + Send + '_ {
+    async move {
+        // A legacy client's `initialize` (no per-request metadata) gets the
+        // versions named; one that carries modern `_meta` is a modern request
+        // for a method this revision removed (404 below).
+        // (`_meta` is read here for `initialize` alone: every other request
+        // pays for one parse of its params, below.)
+        if req.method == "initialize"
+            && !req
+                .meta()
+                .is_some_and(|m| m.contains_key(crate::headers::META_PROTOCOL_VERSION))
+        {
+            return initialize(shared, &req);
+        }
+        let id = req.id.clone();
+        let params = Params::parse(req.params.as_deref());
+        let meta = match validate::read_meta(&params) {
+            Ok(m) => m,
+            Err(r) => return reject(&id, r),
+        };
+        if let Err(r) = validate::check_version_header(&parts.headers, &meta.version) {
+            return reject(&id, r);
+        }
+        let version = ProtocolVersion::parse(&meta.version);
+        if let Err(data) = modern_server_check(&version, &shared.served) {
+            return unsupported(shared, &id, data.requested);
+        }
+        if let Err(r) = validate::check_method_header(&parts.headers, &req.method) {
+            return reject(&id, r);
+        }
+        // `Mcp-Name: <taskId>` on `tasks/*` is the Tasks extension's rule
+        // (*Tasks*: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent
+        // over the Streamable HTTP transport, the client MUST set the
+        // `Mcp-Name` header"); the core spec names only `tools/call`,
+        // `resources/read` and `prompts/get`. Without the extension those
+        // methods do not exist here, so they get `-32601`, not `-32020`.
+        let extension_method = matches!(
+            req.method.as_str(),
+            "tasks/get" | "tasks/update" | "tasks/cancel"
         );
-    }
-    let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
-    // A `tools/call`'s tool, read once: its `Mcp-Param-*` headers and
-    // whether it may run as a task are decided by it.
-    let tool_name = (req.method == "tools/call").then(|| params.string("name").unwrap_or_default());
-    match req.method.as_str() {
-        "server/discover" => return discover::respond(shared, id),
-        "subscriptions/listen" => {
-            // Boxed, as the task methods below: rare paths whose futures
-            // would otherwise size every request's future.
-            return Box::pin(listen::open(
-                shared,
-                id,
-                &params,
-                &meta.capabilities,
-                principal.as_deref(),
-            ))
-            .await;
+        if (shared.tasks.is_some() || !extension_method)
+            && let Err(r) = validate::check_name_header(&parts.headers, &req.method, &params)
+        {
+            return reject(&id, r);
         }
-        "tasks/get" | "tasks/update" | "tasks/cancel" if shared.tasks.is_some() => {
-            let Some(t) = shared.tasks.as_ref() else {
-                unreachable!("guarded")
-            };
-            return Box::pin(tasks::method(
-                shared,
-                t,
-                id,
-                &req.method,
-                &params,
-                &meta.capabilities,
-                principal.as_deref(),
-            ))
-            .await;
-        }
-        "tools/call" => {
-            let name = tool_name.as_deref().unwrap_or_default();
-            let specs = shared
-                .catalog
-                .headers_for(&shared.handler, &version, name)
-                .await;
-            if !specs.is_empty() {
-                let arguments = params.parsed::<Value>("arguments");
-                if let Err(r) =
-                    validate::check_param_headers(&parts.headers, &specs, arguments.as_ref())
-                {
-                    return reject(&id, r);
-                }
-            }
-        }
-        _ => {}
-    }
-
-    // Only asked when it can matter: without the Tasks extension every
-    // call is served in its POST.
-    let execution = match (&tool_name, &shared.tasks) {
-        (Some(name), Some(_)) => shared.handler.tool_execution(name, &req),
-        _ => Execution::Immediate,
-    };
-    // It borrows `params`, which the MRTR binding below takes.
-    drop(tool_name);
-
-    // MRTR (*Multi Round-Trip Requests*, "Server Requirements").
-    let input_responses = match params.get("inputResponses") {
-        None => None,
-        Some(raw) => match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(raw) {
-            Ok(m) => Some(m),
-            Err(_) => {
-                return reject(
-                    &id,
-                    Rejection::params(
-                        "Invalid params: inputResponses must be an object mapping the keys of the server's inputRequests to their results",
-                    ),
-                );
-            }
-        },
-    };
-    let token = match params.get("requestState") {
-        None => None,
-        Some(raw) => match serde_json::from_str::<String>(raw) {
-            Ok(t) => Some(t),
-            Err(_) => {
-                return reject(
-                    &id,
-                    Rejection::params("Invalid params: requestState must be a string"),
-                );
-            }
-        },
-    };
-    let mut binding = mrtr::supports_input_required(&req.method)
-        .then(|| mrtr::BindingSource::new(&req.method, params, principal.clone()));
-    let opened = match (token, &mut binding) {
-        (None, _) => None,
-        (Some(_), None) => {
-            return reject(
-                &id,
-                Rejection::params(format!(
-                    "Invalid params: requestState on {}, which never receives an InputRequiredResult (only tools/call, prompts/get and resources/read do)",
-                    req.method
-                )),
+        let log_level = match meta.log_level() {
+            Ok(l) => l,
+            Err(r) => return reject(&id, r),
+        };
+        if let Some(why) = removed(&req.method) {
+            return reply::error(
+                StatusCode::NOT_FOUND,
+                Some(id),
+                ErrorObject::new(
+                    jsonrpc::METHOD_NOT_FOUND,
+                    format!("Method not found: {} ({why})", req.method),
+                ),
             );
         }
-        (Some(token), Some(binding)) => {
-            match shared
-                .sealer
-                .open(&token, binding.binding(), mrtr::now_ms())
-            {
-                Ok(o) => Some(o),
-                Err(e) => return reject(&id, Rejection::params(e.to_string())),
+        let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
+        // A `tools/call`'s tool, read once: its `Mcp-Param-*` headers and
+        // whether it may run as a task are decided by it.
+        let tool_name =
+            (req.method == "tools/call").then(|| params.string("name").unwrap_or_default());
+        match req.method.as_str() {
+            "server/discover" => return discover::respond(shared, id),
+            "subscriptions/listen" => {
+                // Boxed, as the task methods below: rare paths whose futures
+                // would otherwise size every request's future.
+                return Box::pin(listen::open(
+                    shared,
+                    id,
+                    &params,
+                    &meta.capabilities,
+                    principal.as_deref(),
+                ))
+                .await;
             }
+            "tasks/get" | "tasks/update" | "tasks/cancel" if shared.tasks.is_some() => {
+                let Some(t) = shared.tasks.as_ref() else {
+                    unreachable!("guarded")
+                };
+                return Box::pin(tasks::method(
+                    shared,
+                    t,
+                    id,
+                    &req.method,
+                    &params,
+                    &meta.capabilities,
+                    principal.as_deref(),
+                ))
+                .await;
+            }
+            "tools/call" => {
+                let name = tool_name.as_deref().unwrap_or_default();
+                let specs = shared
+                    .catalog
+                    .headers_for(&shared.handler, &version, name)
+                    .await;
+                if !specs.is_empty() {
+                    let arguments = params.parsed::<Value>("arguments");
+                    if let Err(r) =
+                        validate::check_param_headers(&parts.headers, &specs, arguments.as_ref())
+                    {
+                        return reject(&id, r);
+                    }
+                }
+            }
+            _ => {}
         }
-    };
-    // `inputResponses` without a `requestState` reach the handler as
-    // unverified input: the spec lets an InputRequiredResult carry no
-    // `requestState` ("the client MUST NOT include one in the retry"), and
-    // inputResponses are client-controlled either way; the handler validates
-    // them, re-asks for what is missing, and ignores what it never asked for.
-    let declared = tasks::wire::declared(&meta.capabilities);
-    let as_task = matches!(
-        (execution, shared.tasks.is_some()),
-        (Execution::MayBeLong | Execution::TaskOnly, true)
-    ) && declared;
-    // A task outlives its POST: its head is copied into one small buffer.
-    // Any other request is answered while its exchange lasts, so its
-    // headers are kept as received (no copy).
-    let head = if as_task {
-        RequestHead::new(parts)
-    } else {
-        RequestHead::as_received(parts)
-    };
-    let prepared = Prepared {
-        request: req,
-        version,
-        meta,
-        log_level,
-        binding,
-        opened,
-        input_responses,
-        http: Some(Arc::new(head)),
-    };
-    // Long-running work (*Tasks*, "Capability Negotiation"): a task only
-    // for a request that declares the extension; `-32021` naming it when
-    // the handler can only run as a task.
-    match (execution, shared.tasks.as_ref()) {
-        (_, Some(t)) if as_task => Box::pin(tasks::start(shared, t, prepared, principal)).await,
-        (Execution::TaskOnly, Some(_)) => tasks::missing_extension(id, "this tool"),
-        _ => request::serve(shared, prepared).await,
+
+        // Only asked when it can matter: without the Tasks extension every
+        // call is served in its POST.
+        let execution = match (&tool_name, &shared.tasks) {
+            (Some(name), Some(_)) => shared.handler.tool_execution(name, &req),
+            _ => Execution::Immediate,
+        };
+        // It borrows `params`, which the MRTR binding below takes.
+        drop(tool_name);
+
+        // MRTR (*Multi Round-Trip Requests*, "Server Requirements").
+        let input_responses = match params.get("inputResponses") {
+            None => None,
+            Some(raw) => match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(raw) {
+                Ok(m) => Some(m),
+                Err(_) => {
+                    return reject(
+                        &id,
+                        Rejection::params(
+                            "Invalid params: inputResponses must be an object mapping the keys of the server's inputRequests to their results",
+                        ),
+                    );
+                }
+            },
+        };
+        let token = match params.get("requestState") {
+            None => None,
+            Some(raw) => match serde_json::from_str::<String>(raw) {
+                Ok(t) => Some(t),
+                Err(_) => {
+                    return reject(
+                        &id,
+                        Rejection::params("Invalid params: requestState must be a string"),
+                    );
+                }
+            },
+        };
+        let mut binding = mrtr::supports_input_required(&req.method)
+            .then(|| mrtr::BindingSource::new(&req.method, params, principal.clone()));
+        let opened = match (token, &mut binding) {
+            (None, _) => None,
+            (Some(_), None) => {
+                return reject(
+                    &id,
+                    Rejection::params(format!(
+                        "Invalid params: requestState on {}, which never receives an InputRequiredResult (only tools/call, prompts/get and resources/read do)",
+                        req.method
+                    )),
+                );
+            }
+            (Some(token), Some(binding)) => {
+                match shared
+                    .sealer
+                    .open(&token, binding.binding(), mrtr::now_ms())
+                {
+                    Ok(o) => Some(o),
+                    Err(e) => return reject(&id, Rejection::params(e.to_string())),
+                }
+            }
+        };
+        // `inputResponses` without a `requestState` reach the handler as
+        // unverified input: the spec lets an InputRequiredResult carry no
+        // `requestState` ("the client MUST NOT include one in the retry"), and
+        // inputResponses are client-controlled either way; the handler validates
+        // them, re-asks for what is missing, and ignores what it never asked for.
+        let declared = tasks::wire::declared(&meta.capabilities);
+        let as_task = matches!(
+            (execution, shared.tasks.is_some()),
+            (Execution::MayBeLong | Execution::TaskOnly, true)
+        ) && declared;
+        // A task outlives its POST: its head is copied into one small buffer.
+        // Any other request is answered while its exchange lasts, so its
+        // headers are kept as received (no copy).
+        let head = if as_task {
+            RequestHead::new(parts)
+        } else {
+            RequestHead::as_received(parts)
+        };
+        let prepared = Prepared {
+            request: req,
+            version,
+            meta,
+            log_level,
+            binding,
+            opened,
+            input_responses,
+            http: Some(Arc::new(head)),
+        };
+        // Long-running work (*Tasks*, "Capability Negotiation"): a task only
+        // for a request that declares the extension; `-32021` naming it when
+        // the handler can only run as a task.
+        match (execution, shared.tasks.as_ref()) {
+            (_, Some(t)) if as_task => Box::pin(tasks::start(shared, t, prepared, principal)).await,
+            (Execution::TaskOnly, Some(_)) => tasks::missing_extension(id, "this tool"),
+            _ => request::serve(shared, prepared).await,
+        }
     }
 }
