@@ -71,6 +71,10 @@ use super::{Shared, discover, listen, mrtr, tasks};
 /// Not an `async fn`: its arguments are the future's own fields, used in
 /// place (an `async fn` copies each into a local of its own, which doubled
 /// `parts` in the future and copied it once more per request).
+#[expect(
+    clippy::manual_async_fn,
+    reason = "arguments used in place: an async fn copies each into a local of its future"
+)]
 pub(crate) fn post(
     shared: &Arc<Shared>,
     mut parts: Parts,
@@ -190,6 +194,10 @@ fn removed(method: &str) -> Option<&'static str> {
 /// `RequestContext::http`, their extensions moved, not cloned).
 ///
 /// Not an `async fn`, as [`post`].
+#[expect(
+    clippy::manual_async_fn,
+    reason = "arguments used in place: an async fn copies each into a local of its future"
+)]
 fn on_request(
     shared: &Arc<Shared>,
     parts: Parts,
