@@ -551,32 +551,42 @@ fn stream(
 
 /// The handler's task: its final answer, `None` when the request was
 /// cancelled (its response stream closed).
-async fn run(
+///
+/// Not an `async fn`, as `post::post`: the arguments are the future's own
+/// fields, used in place (872 → 488 bytes, and one copy of `finish` and
+/// `cx` fewer a request).
+#[expect(
+    clippy::manual_async_fn,
+    reason = "arguments used in place: an async fn copies each into a local of its future"
+)]
+fn run(
     shared: Arc<Shared>,
     request: Request,
     cx: RequestContext,
     mut finish: Finish,
-) -> Option<Final> {
-    let _busy = Busy::enter(&shared);
-    let cancel = cx.cancellation().clone();
-    let outcome = AssertUnwindSafe(shared.handler.handle(request, cx))
-        .catch_unwind()
-        .await;
-    if cancel.is_cancelled() {
-        tracing::debug!(request = %finish.id, "request cancelled: its response stream was closed");
-        return None;
-    }
-    let fin = match outcome {
-        Ok(outcome) => conclude(&shared, &mut finish, outcome),
-        Err(_) => {
-            tracing::error!(request = %finish.id, method = %finish.method, "the handler panicked");
-            Final::error(
-                &finish.id,
-                ErrorObject::new(INTERNAL_ERROR, "Internal error: the handler failed"),
-            )
+) -> impl Future<Output = Option<Final>> + Send + 'static {
+    async move {
+        let _busy = Busy::enter(&shared);
+        let cancel = cx.cancellation().clone();
+        let outcome = AssertUnwindSafe(shared.handler.handle(request, cx))
+            .catch_unwind()
+            .await;
+        if cancel.is_cancelled() {
+            tracing::debug!(request = %finish.id, "request cancelled: its response stream was closed");
+            return None;
         }
-    };
-    Some(fin)
+        let fin = match outcome {
+            Ok(outcome) => conclude(&shared, &mut finish, outcome),
+            Err(_) => {
+                tracing::error!(request = %finish.id, method = %finish.method, "the handler panicked");
+                Final::error(
+                    &finish.id,
+                    ErrorObject::new(INTERNAL_ERROR, "Internal error: the handler failed"),
+                )
+            }
+        };
+        Some(fin)
+    }
 }
 
 /// Turns the handler's outcome into the final answer.
