@@ -417,36 +417,45 @@ impl LegacyServer {
     /// SEP-1699 polls keeps a copy of the extensions
     /// ([`RequestContext::http`](mcp_transport_core::handler::RequestContext::http)),
     /// and one more entry there grows their table for as long as it runs.
-    pub async fn handle_parsed(
+    ///
+    /// Not an `async fn` (the future is the same): its arguments are the
+    /// future's own fields, not copied into locals of their own.
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "arguments used in place: an async fn copies each into a local of its future"
+    )]
+    pub fn handle_parsed(
         &self,
         req: http::Request<Body>,
         parsed: Option<Message>,
-    ) -> http::Response<Body> {
-        let shared = &self.shared;
-        let (mut parts, body) = req.into_parts();
-        if let Err(r) = shared.config.http.origins.check(&parts) {
-            return r.response();
-        }
-        match parts.method {
-            Method::POST => {
-                // A message parsed in front and put in the extensions is
-                // taken out before the parts are kept for the handler, so
-                // it is neither cloned nor retained.
-                let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
-                let http = Arc::new(request::kept_head(&mut parts));
-                request::HTTP_PARTS
-                    .scope(http, post::post(shared, parts, parsed, body))
-                    .await
+    ) -> impl Future<Output = http::Response<Body>> + Send + '_ {
+        async move {
+            let shared = &self.shared;
+            let (mut parts, body) = req.into_parts();
+            if let Err(r) = shared.config.http.origins.check(&parts) {
+                return r.response();
             }
-            Method::GET => get::get(shared, &parts).await,
-            Method::DELETE => delete::delete(shared, &parts).await,
-            _ => reply::method_not_allowed(
-                "GET, POST, DELETE",
-                format!(
-                    "Method Not Allowed: the MCP endpoint answers POST, GET and DELETE, not {}",
-                    parts.method
+            match parts.method {
+                Method::POST => {
+                    // A message parsed in front and put in the extensions is
+                    // taken out before the parts are kept for the handler, so
+                    // it is neither cloned nor retained.
+                    let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
+                    let http = Arc::new(request::kept_head(&mut parts));
+                    request::HTTP_PARTS
+                        .scope(http, post::post(shared, parts, parsed, body))
+                        .await
+                }
+                Method::GET => get::get(shared, &parts).await,
+                Method::DELETE => delete::delete(shared, &parts).await,
+                _ => reply::method_not_allowed(
+                    "GET, POST, DELETE",
+                    format!(
+                        "Method Not Allowed: the MCP endpoint answers POST, GET and DELETE, not {}",
+                        parts.method
+                    ),
                 ),
-            ),
+            }
         }
     }
 

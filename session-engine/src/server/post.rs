@@ -41,74 +41,83 @@ use super::{Shared, batch, checks, cluster, initialize, request};
 
 /// Handles one POST; `parsed` is its body's message when the dispatcher in
 /// front already parsed it (`mcp_negotiate`), else the body is parsed here.
-pub(crate) async fn post(
+///
+/// Not an `async fn`: its arguments are the future's own fields, used in
+/// place (an `async fn` copies each into a local of its own).
+#[expect(
+    clippy::manual_async_fn,
+    reason = "arguments used in place: an async fn copies each into a local of its future"
+)]
+pub(crate) fn post(
     shared: &Arc<Shared>,
     parts: Parts,
     parsed: Option<Message>,
     body: Body,
-) -> HttpResponse {
-    if let Err(r) = checks::check_post_media(&parts.headers) {
-        return r.response();
-    }
-    let bytes = match read_body(body, &parts.headers, shared.config.http.max_body_bytes).await {
-        Ok(b) => b,
-        Err(r) => return r.response(),
-    };
-    let session_id = match checks::session_id(&parts.headers) {
-        Ok(id) => id,
-        Err(r) => return r.response(),
-    };
-    let session = match session_id {
-        Some(id) => match shared.lookup_for(id, &parts).await {
+) -> impl Future<Output = HttpResponse> + Send + '_ {
+    async move {
+        if let Err(r) = checks::check_post_media(&parts.headers) {
+            return r.response();
+        }
+        let bytes = match read_body(body, &parts.headers, shared.config.http.max_body_bytes).await {
+            Ok(b) => b,
+            Err(r) => return r.response(),
+        };
+        let session_id = match checks::session_id(&parts.headers) {
+            Ok(id) => id,
+            Err(r) => return r.response(),
+        };
+        let session = match session_id {
+            Some(id) => match shared.lookup_for(id, &parts).await {
+                Ok(s) => s,
+                Err(r) => return r.response(),
+            },
+            None => None,
+        };
+        // The session's revision decides whether a batch is legal; before a
+        // session exists, any served revision that allows them.
+        let batches = match &session {
+            Some(s) => s.revision.batches(),
+            None => shared.config.served_revisions().iter().any(|r| r.batches()),
+        };
+        let message = match parsed.map_or_else(
+            || jsonrpc::parse_body(&bytes, batches),
+            |m| Ok(jsonrpc::Body::Single(m)),
+        ) {
+            Ok(jsonrpc::Body::Single(m)) => m,
+            Ok(jsonrpc::Body::Batch(items)) => {
+                return batch::post(shared, &parts.headers, session_id, session, items).await;
+            }
+            Err(e) => return reply::body_error(&e),
+        };
+
+        if let Message::Request(req) = &message
+            && req.method == "initialize"
+        {
+            if session_id.is_some() {
+                return reply::invalid(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: initialize must not carry an MCP-Session-Id header (it starts a new session)",
+                );
+            }
+            let Message::Request(req) = message else {
+                unreachable!("checked above")
+            };
+            return initialize::initialize(shared, req, shared.principal_of(&parts)).await;
+        }
+        let session = match established(shared, &parts.headers, session_id, session) {
             Ok(s) => s,
             Err(r) => return r.response(),
-        },
-        None => None,
-    };
-    // The session's revision decides whether a batch is legal; before a
-    // session exists, any served revision that allows them.
-    let batches = match &session {
-        Some(s) => s.revision.batches(),
-        None => shared.config.served_revisions().iter().any(|r| r.batches()),
-    };
-    let message = match parsed.map_or_else(
-        || jsonrpc::parse_body(&bytes, batches),
-        |m| Ok(jsonrpc::Body::Single(m)),
-    ) {
-        Ok(jsonrpc::Body::Single(m)) => m,
-        Ok(jsonrpc::Body::Batch(items)) => {
-            return batch::post(shared, &parts.headers, session_id, session, items).await;
-        }
-        Err(e) => return reply::body_error(&e),
-    };
-
-    if let Message::Request(req) = &message
-        && req.method == "initialize"
-    {
-        if session_id.is_some() {
-            return reply::invalid(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: initialize must not carry an MCP-Session-Id header (it starts a new session)",
-            );
-        }
-        let Message::Request(req) = message else {
-            unreachable!("checked above")
         };
-        return initialize::initialize(shared, req, shared.principal_of(&parts)).await;
-    }
-    let session = match established(shared, &parts.headers, session_id, session) {
-        Ok(s) => s,
-        Err(r) => return r.response(),
-    };
-    match message {
-        Message::Request(req) => on_request(shared, &session, req).await,
-        Message::Notification(n) => {
-            on_notification(shared, &session, n).await;
-            reply::accepted()
-        }
-        Message::Response(r) => {
-            on_response(shared, &session, r).await;
-            reply::accepted()
+        match message {
+            Message::Request(req) => on_request(shared, &session, req).await,
+            Message::Notification(n) => {
+                on_notification(shared, &session, n).await;
+                reply::accepted()
+            }
+            Message::Response(r) => {
+                on_response(shared, &session, r).await;
+                reply::accepted()
+            }
         }
     }
 }
