@@ -74,6 +74,14 @@ impl RequestHead {
     /// Keeps `parts`: its extensions moved, its target and headers copied
     /// into one buffer.
     pub fn new(parts: http::request::Parts) -> RequestHead {
+        RequestHead::keep(parts, |uri, headers| Fields::Block(block(&uri, &headers)))
+    }
+
+    /// `parts` moved in, the target and headers kept as `fields` says.
+    fn keep(
+        parts: http::request::Parts,
+        fields: impl FnOnce(Uri, HeaderMap) -> Fields,
+    ) -> RequestHead {
         let http::request::Parts {
             method,
             uri,
@@ -85,7 +93,7 @@ impl RequestHead {
         RequestHead {
             method,
             version,
-            fields: Fields::Block(block(&uri, &headers)),
+            fields: fields(uri, headers),
             extensions,
         }
     }
@@ -103,20 +111,7 @@ impl RequestHead {
         if !origin_form {
             return RequestHead::new(parts);
         }
-        let http::request::Parts {
-            method,
-            uri,
-            version,
-            headers,
-            extensions,
-            ..
-        } = parts;
-        RequestHead {
-            method,
-            version,
-            fields: Fields::Received { uri, headers },
-            extensions,
-        }
+        RequestHead::keep(parts, |uri, headers| Fields::Received { uri, headers })
     }
 
     /// Keeps a copy of `parts` (its extensions cloned).
