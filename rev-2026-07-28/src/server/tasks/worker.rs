@@ -75,155 +75,171 @@ impl RequestSink for TaskSink {
 }
 
 /// Runs the task to its end (spawned by [`super::start`]).
-pub(super) async fn run(
+///
+/// Not an `async fn`, nor is [`drive`]: the arguments are the future's
+/// own fields, used in place (an `async fn` copies each into a local of its
+/// own, and this future lives as long as the task runs).
+#[expect(
+    clippy::manual_async_fn,
+    reason = "arguments used in place: an async fn copies each into a local of its future"
+)]
+pub(super) fn run(
     shared: Arc<Shared>,
     prepared: Prepared,
     record: TaskRecord,
     running: Running,
-) {
-    let _busy = Busy::enter(&shared);
-    let Some(tasks) = shared.tasks.as_ref() else {
-        return;
-    };
-    let id = record.id.clone();
-    let work = drive(&shared, prepared, &record, &running);
-    // Beside the work: `follow_store` (what another instance does to the
-    // task) and, with leases, the lease's renewal (the work stops when it
-    // was taken over), within the task's TTL. Self-test fault
-    // `IgnoreTaskCancel`: the work is never told of a cancel, not even
-    // through the store.
-    let ignore_cancel = shared
-        .config
-        .http
-        .faults
-        .has(mcp_http_edge::faults::Fault::IgnoreTaskCancel);
-    let supervision = Supervision {
-        task: TaskInput {
-            store: tasks.config.store.clone(),
-            id: id.clone(),
-            scope: record.scope.clone(),
-            max_rounds: 0,
-            wake: running.wake.clone(),
-            cancel: running.cancel.clone(),
-        },
-        leases: tasks.config.leases.clone(),
-        tick: Duration::from_millis(tasks.config.poll_interval_ms.max(10)),
-        expires_at_ms: record.expires_at_ms(),
-        follow_store: !ignore_cancel,
-    };
-    match supervise(&supervision, work, tokio::time::sleep).await {
-        Exit::Finished(r) => publish(&shared, &r),
-        Exit::Ended => {}
-        Exit::Expired => {
-            tracing::debug!(task = %id, "task expired while running; its handler is cancelled");
+) -> impl Future<Output = ()> + Send + 'static {
+    async move {
+        let _busy = Busy::enter(&shared);
+        let Some(tasks) = shared.tasks.as_ref() else {
+            return;
+        };
+        let id = record.id.clone();
+        let work = drive(&shared, prepared, &record, &running);
+        // Beside the work: `follow_store` (what another instance does to the
+        // task) and, with leases, the lease's renewal (the work stops when it
+        // was taken over), within the task's TTL. Self-test fault
+        // `IgnoreTaskCancel`: the work is never told of a cancel, not even
+        // through the store.
+        let ignore_cancel = shared
+            .config
+            .http
+            .faults
+            .has(mcp_http_edge::faults::Fault::IgnoreTaskCancel);
+        let supervision = Supervision {
+            task: TaskInput {
+                store: tasks.config.store.clone(),
+                id: id.clone(),
+                scope: record.scope.clone(),
+                max_rounds: 0,
+                wake: running.wake.clone(),
+                cancel: running.cancel.clone(),
+            },
+            leases: tasks.config.leases.clone(),
+            tick: Duration::from_millis(tasks.config.poll_interval_ms.max(10)),
+            expires_at_ms: record.expires_at_ms(),
+            follow_store: !ignore_cancel,
+        };
+        match supervise(&supervision, work, tokio::time::sleep).await {
+            Exit::Finished(r) => publish(&shared, &r),
+            Exit::Ended => {}
+            Exit::Expired => {
+                tracing::debug!(task = %id, "task expired while running; its handler is cancelled");
+            }
+            Exit::LeaseLost => {
+                tracing::debug!(task = %id, "the task's lease was taken over; its handler was cancelled");
+            }
+            Exit::NotRecorded(TaskStoreError::Terminal { status, .. }) => {
+                tracing::debug!(task = %id, %status, "the task had already ended; its outcome is dropped");
+            }
+            Exit::NotRecorded(e) => {
+                tracing::warn!(task = %id, error = %e, "could not record the task's end");
+            }
         }
-        Exit::LeaseLost => {
-            tracing::debug!(task = %id, "the task's lease was taken over; its handler was cancelled");
-        }
-        Exit::NotRecorded(TaskStoreError::Terminal { status, .. }) => {
-            tracing::debug!(task = %id, %status, "the task had already ended; its outcome is dropped");
-        }
-        Exit::NotRecorded(e) => {
-            tracing::warn!(task = %id, error = %e, "could not record the task's end");
-        }
+        tasks.lock().remove(&id);
     }
-    tasks.lock().remove(&id);
 }
 
 /// The handler loop (see the module docs).
-async fn drive(
-    shared: &Arc<Shared>,
+#[expect(
+    clippy::manual_async_fn,
+    reason = "arguments used in place: an async fn copies each into a local of its future"
+)]
+fn drive<'a>(
+    shared: &'a Arc<Shared>,
     prepared: Prepared,
-    record: &TaskRecord,
-    running: &Running,
-) -> WorkEnd {
-    let Some(tasks) = shared.tasks.as_ref() else {
-        return WorkEnd::Already;
-    };
-    let store = tasks.config.store.clone();
-    let Prepared {
-        request,
-        version,
-        meta,
-        opened,
-        input_responses,
-        ..
-    } = prepared;
-    let capabilities = meta.capabilities.clone();
-    let sink = Arc::new(TaskSink {
-        store: store.clone(),
-        id: record.id.clone(),
-        cancel: running.cancel.clone(),
-    });
-    let mut cx = RequestContext::new(
-        version,
-        request.id.clone(),
-        Arc::new(ClientDescription {
-            info: meta.info,
-            capabilities: meta.capabilities,
-        }),
-        running.cancel.clone(),
-        sink,
-    );
-    cx.progress_token = meta.progress_token;
-    cx.set_input(input_responses, opened.and_then(|o| o.state));
-    cx.set_task_id(Some(record.id.clone()));
-    let mut rounds = InputRounds::new(TaskInput {
-        store: store.clone(),
-        id: record.id.clone(),
-        scope: record.scope.clone(),
-        max_rounds: shared.config.max_input_rounds,
-        wake: running.wake.clone(),
-        cancel: running.cancel.clone(),
-    });
-    loop {
-        let outcome = AssertUnwindSafe(shared.handler.handle(request.clone(), cx.clone()))
-            .catch_unwind()
-            .await;
-        if running.cancel.is_cancelled() {
-            return WorkEnd::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
-        }
-        let input = match outcome {
-            Err(_) => {
-                tracing::error!(task = %record.id, "the handler panicked");
-                return WorkEnd::failed(ErrorObject::new(
-                    INTERNAL_ERROR,
-                    "Internal error: the handler failed",
-                ));
-            }
-            Ok(Outcome::Result(raw)) => {
-                let deco = Decoration {
-                    server_info: None,
-                    ttl_ms: shared.config.result_ttl_ms,
-                    scope: shared.config.result_cache_scope,
-                };
-                return match result::complete(&raw, &request.method, &deco) {
-                    Ok(r) => WorkEnd::Finish(Terminal::Completed(r), None),
-                    Err(e) => WorkEnd::failed(ErrorObject::internal(e)),
-                };
-            }
-            Ok(Outcome::Error(e)) => return WorkEnd::failed(reply::wire_error(e)),
-            Ok(Outcome::InputRequired(input)) => input,
+    record: &'a TaskRecord,
+    running: &'a Running,
+) -> impl Future<Output = WorkEnd> + Send + 'a {
+    async move {
+        let Some(tasks) = shared.tasks.as_ref() else {
+            return WorkEnd::Already;
         };
-        match mrtr::missing_capabilities(&input.requests, &capabilities) {
-            Err(e) => return WorkEnd::failed(ErrorObject::internal(e)),
-            Ok(Some(missing)) => {
-                return WorkEnd::failed(
-                    ErrorObject::new(
-                        MISSING_REQUIRED_CLIENT_CAPABILITY,
-                        format!("Missing required client capability: the task needs {missing}, which the creating request did not declare"),
-                    )
-                    .with_data(&serde_json::json!({ "requiredCapabilities": missing })),
-                );
+        let store = tasks.config.store.clone();
+        let Prepared {
+            request,
+            version,
+            meta,
+            opened,
+            input_responses,
+            ..
+        } = prepared;
+        let capabilities = meta.capabilities.clone();
+        let sink = Arc::new(TaskSink {
+            store: store.clone(),
+            id: record.id.clone(),
+            cancel: running.cancel.clone(),
+        });
+        let mut cx = RequestContext::new(
+            version,
+            request.id.clone(),
+            Arc::new(ClientDescription {
+                info: meta.info,
+                capabilities: meta.capabilities,
+            }),
+            running.cancel.clone(),
+            sink,
+        );
+        cx.progress_token = meta.progress_token;
+        cx.set_input(input_responses, opened.and_then(|o| o.state));
+        cx.set_task_id(Some(record.id.clone()));
+        let mut rounds = InputRounds::new(TaskInput {
+            store: store.clone(),
+            id: record.id.clone(),
+            scope: record.scope.clone(),
+            max_rounds: shared.config.max_input_rounds,
+            wake: running.wake.clone(),
+            cancel: running.cancel.clone(),
+        });
+        loop {
+            let outcome = AssertUnwindSafe(shared.handler.handle(request.clone(), cx.clone()))
+                .catch_unwind()
+                .await;
+            if running.cancel.is_cancelled() {
+                return WorkEnd::Finish(Terminal::Cancelled, Some("cancelled".to_owned()));
             }
-            Ok(None) => {}
+            let input = match outcome {
+                Err(_) => {
+                    tracing::error!(task = %record.id, "the handler panicked");
+                    return WorkEnd::failed(ErrorObject::new(
+                        INTERNAL_ERROR,
+                        "Internal error: the handler failed",
+                    ));
+                }
+                Ok(Outcome::Result(raw)) => {
+                    let deco = Decoration {
+                        server_info: None,
+                        ttl_ms: shared.config.result_ttl_ms,
+                        scope: shared.config.result_cache_scope,
+                    };
+                    return match result::complete(&raw, &request.method, &deco) {
+                        Ok(r) => WorkEnd::Finish(Terminal::Completed(r), None),
+                        Err(e) => WorkEnd::failed(ErrorObject::internal(e)),
+                    };
+                }
+                Ok(Outcome::Error(e)) => return WorkEnd::failed(reply::wire_error(e)),
+                Ok(Outcome::InputRequired(input)) => input,
+            };
+            match mrtr::missing_capabilities(&input.requests, &capabilities) {
+                Err(e) => return WorkEnd::failed(ErrorObject::internal(e)),
+                Ok(Some(missing)) => {
+                    return WorkEnd::failed(
+                        ErrorObject::new(
+                            MISSING_REQUIRED_CLIENT_CAPABILITY,
+                            format!("Missing required client capability: the task needs {missing}, which the creating request did not declare"),
+                        )
+                        .with_data(&serde_json::json!({ "requiredCapabilities": missing })),
+                    );
+                }
+                Ok(None) => {}
+            }
+            let answers = rounds.exchange(&input, |r| publish(shared, r)).await;
+            let answers = match answers {
+                Ok(a) => a,
+                Err(InputEnd::Fail(e)) => return WorkEnd::failed(e),
+                Err(InputEnd::Ended) => return WorkEnd::Already,
+            };
+            cx.set_input(Some(answers), input.state);
         }
-        let answers = rounds.exchange(&input, |r| publish(shared, r)).await;
-        let answers = match answers {
-            Ok(a) => a,
-            Err(InputEnd::Fail(e)) => return WorkEnd::failed(e),
-            Err(InputEnd::Ended) => return WorkEnd::Already,
-        };
-        cx.set_input(Some(answers), input.state);
     }
 }
