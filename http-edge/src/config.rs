@@ -12,6 +12,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use mcp_transport_core::endpoint::{host_allowed, origin_allowed};
 use mcp_transport_core::transport::{ConfigError, TransportError};
 
+use crate::header_scan;
 use crate::server::Reject;
 
 /// The default [`ServerHttp::max_body_bytes`]: 4 MiB.
@@ -55,23 +56,19 @@ impl OriginPolicy {
     /// target's authority replaces `Host`).
     pub fn check(&self, parts: &Parts) -> Result<(), Reject> {
         let forbidden = |m: String| Reject::invalid(StatusCode::FORBIDDEN, m);
-        // Each name looked up once: its first value, and whether a second
-        // follows.
-        let mut origins = parts.headers.get_all(ORIGIN).iter();
-        let origin = origins.next();
-        if origins.next().is_some() {
+        // Both names found in one pass, with whether each was repeated.
+        let [origin, host_header] = header_scan::scan(&parts.headers, [&ORIGIN, &HOST]);
+        let Ok(origin) = origin.single() else {
             return Err(forbidden(
                 "Forbidden: the request carries more than one Origin header".into(),
             ));
-        }
-        let mut hosts = parts.headers.get_all(HOST).iter();
-        let host_header = hosts.next();
-        if hosts.next().is_some() {
+        };
+        let Ok(host_header) = host_header.single() else {
             return Err(forbidden(
                 "Forbidden: the request carries more than one Host header (DNS rebinding protection)"
                     .into(),
             ));
-        }
+        };
         if let Some(origin) = origin {
             let ok = origin
                 .to_str()

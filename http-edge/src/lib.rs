@@ -15,6 +15,7 @@
 //!
 //! | module | what |
 //! | --- | --- |
+//! | [`header_scan`] | a few headers of a request found in one pass, each with how often it was sent |
 //! | [`headers`] | one constant per header name and media type of the transport |
 //! | [`server`] | `Origin`/`Host`/`Accept`/`Content-Type` checks on requests, size-limited body reads, replies (JSON, SSE, JSON-RPC errors with their HTTP status), the `tower::Service` glue of the engines |
 //! | [`client`] | sending with reqwest, error chains, media types, bounded answer bodies, error bodies, the SSE reader over a response |
@@ -30,6 +31,7 @@ pub mod client;
 pub mod config;
 #[doc(hidden)]
 pub mod faults;
+pub mod header_scan;
 pub mod headers;
 pub mod server;
 pub mod trace;
