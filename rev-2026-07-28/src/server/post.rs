@@ -222,31 +222,37 @@ fn on_request(
             Ok(m) => m,
             Err(r) => return reject(&id, r),
         };
-        if let Err(r) = validate::check_version_header(&parts.headers, &meta.version) {
-            return reject(&id, r);
-        }
-        let version = ProtocolVersion::parse(&meta.version);
-        if let Err(data) = modern_server_check(&version, &shared.served) {
-            return unsupported(shared, &id, data.requested);
-        }
-        if let Err(r) = validate::check_method_header(&parts.headers, &req.method) {
-            return reject(&id, r);
-        }
-        // `Mcp-Name: <taskId>` on `tasks/*` is the Tasks extension's rule
-        // (*Tasks*: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent
-        // over the Streamable HTTP transport, the client MUST set the
-        // `Mcp-Name` header"); the core spec names only `tools/call`,
-        // `resources/read` and `prompts/get`. Without the extension those
-        // methods do not exist here, so they get `-32601`, not `-32020`.
-        let extension_method = matches!(
-            req.method.as_str(),
-            "tasks/get" | "tasks/update" | "tasks/cancel"
-        );
-        if (shared.tasks.is_some() || !extension_method)
-            && let Err(r) = validate::check_name_header(&parts.headers, &req.method, &params)
-        {
-            return reject(&id, r);
-        }
+        // The headers the body is checked against, read in one pass; the
+        // block ends their borrow of `parts` before any await.
+        let version = {
+            let mcp_headers = validate::McpHeaders::read(&parts.headers);
+            if let Err(r) = validate::check_version_header(&mcp_headers, &meta.version) {
+                return reject(&id, r);
+            }
+            let version = ProtocolVersion::parse(&meta.version);
+            if let Err(data) = modern_server_check(&version, &shared.served) {
+                return unsupported(shared, &id, data.requested);
+            }
+            if let Err(r) = validate::check_method_header(&mcp_headers, &req.method) {
+                return reject(&id, r);
+            }
+            // `Mcp-Name: <taskId>` on `tasks/*` is the Tasks extension's rule
+            // (*Tasks*: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent
+            // over the Streamable HTTP transport, the client MUST set the
+            // `Mcp-Name` header"); the core spec names only `tools/call`,
+            // `resources/read` and `prompts/get`. Without the extension those
+            // methods do not exist here, so they get `-32601`, not `-32020`.
+            let extension_method = matches!(
+                req.method.as_str(),
+                "tasks/get" | "tasks/update" | "tasks/cancel"
+            );
+            if (shared.tasks.is_some() || !extension_method)
+                && let Err(r) = validate::check_name_header(&mcp_headers, &req.method, &params)
+            {
+                return reject(&id, r);
+            }
+            version
+        };
         let log_level = match meta.log_level() {
             Ok(l) => l,
             Err(r) => return reject(&id, r),

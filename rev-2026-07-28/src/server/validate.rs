@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use http::HeaderMap;
+use mcp_http_edge::header_scan::{self, Ambiguous, Seen};
 use mcp_transport_core::handler::LogLevel;
 use mcp_transport_core::json_members::Valid;
 use mcp_transport_core::jsonrpc::{HEADER_MISMATCH, INVALID_PARAMS};
@@ -282,24 +283,46 @@ fn show(s: &str) -> String {
     format!("'{}'", s.escape_debug())
 }
 
-/// The single value of header `name`, with surrounding optional whitespace
+/// The single value of a header, with surrounding optional whitespace
 /// trimmed; `None` when absent. Sent more than once is a mismatch (the
 /// value would be ambiguous).
-fn single<'a>(
-    headers: &'a HeaderMap,
-    name: impl http::header::AsHeaderName,
-    display: &str,
-) -> Result<Option<&'a [u8]>, Rejection> {
-    let mut values = headers.get_all(name).iter();
-    let Some(first) = values.next() else {
-        return Ok(None);
-    };
-    if values.next().is_some() {
-        return Err(Rejection::header(format!(
+fn single<'a>(seen: Seen<'a>, display: &str) -> Result<Option<&'a [u8]>, Rejection> {
+    match seen.single() {
+        Ok(v) => Ok(v.map(|v| v.as_bytes().trim_ascii())),
+        Err(Ambiguous) => Err(Rejection::header(format!(
             "Header mismatch: the {display} header was sent more than once"
-        )));
+        ))),
     }
-    Ok(Some(first.as_bytes().trim_ascii()))
+}
+
+/// The three standard MCP headers every request's body is checked
+/// against (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`), found in
+/// one pass over the request's headers ([`header_scan`]: three hashed
+/// lookups of these custom names cost ~600 instructions a request).
+#[derive(Debug)]
+pub(crate) struct McpHeaders<'a> {
+    version: Seen<'a>,
+    method: Seen<'a>,
+    name: Seen<'a>,
+}
+
+impl<'a> McpHeaders<'a> {
+    /// Reads the three headers (with how often each was sent).
+    pub fn read(headers: &'a HeaderMap) -> McpHeaders<'a> {
+        let [version, method, name] = header_scan::scan(
+            headers,
+            [
+                &headers::name::PROTOCOL_VERSION,
+                &headers::name::METHOD,
+                &headers::name::NAME,
+            ],
+        );
+        McpHeaders {
+            version,
+            method,
+            name,
+        }
+    }
 }
 
 /// A plain (never Base64-encoded) header value: visible ASCII and
@@ -321,11 +344,11 @@ fn plain<'a>(raw: &'a [u8], display: &str) -> Result<&'a str, Rejection> {
 /// do not match, the server MUST reject the request with `400 Bad Request`
 /// and a `HeaderMismatch` JSON-RPC error").
 pub(crate) fn check_version_header(
-    headers: &HeaderMap,
+    headers: &McpHeaders<'_>,
     meta_version: &str,
 ) -> Result<(), Rejection> {
     const D: &str = "MCP-Protocol-Version";
-    let Some(raw) = single(headers, &headers::name::PROTOCOL_VERSION, D)? else {
+    let Some(raw) = single(headers.version, D)? else {
         return Err(Rejection::header(format!(
             "Header mismatch: the required {D} header is missing (it must equal _meta {META_PROTOCOL_VERSION}, {})",
             show(meta_version)
@@ -343,9 +366,9 @@ pub(crate) fn check_version_header(
 }
 
 /// `Mcp-Method` is present and equals the JSON-RPC `method`.
-pub(crate) fn check_method_header(headers: &HeaderMap, method: &str) -> Result<(), Rejection> {
+pub(crate) fn check_method_header(headers: &McpHeaders<'_>, method: &str) -> Result<(), Rejection> {
     const D: &str = "Mcp-Method";
-    let Some(raw) = single(headers, &headers::name::METHOD, D)? else {
+    let Some(raw) = single(headers.method, D)? else {
         return Err(Rejection::header(format!(
             "Header mismatch: the required {D} header is missing (it must equal the method, {})",
             show(method)
@@ -367,7 +390,7 @@ pub(crate) fn check_method_header(headers: &HeaderMap, method: &str) -> Result<(
 /// value. A body without that string member is `-32602`. Other methods
 /// have no `Mcp-Name` to check.
 pub(crate) fn check_name_header(
-    headers: &HeaderMap,
+    headers: &McpHeaders<'_>,
     method: &str,
     params: &Params,
 ) -> Result<(), Rejection> {
@@ -380,7 +403,7 @@ pub(crate) fn check_name_header(
             "Invalid params: {method} requires params.{member} (a string)"
         )));
     };
-    let Some(raw) = single(headers, &headers::name::NAME, D)? else {
+    let Some(raw) = single(headers.name, D)? else {
         return Err(Rejection::header(format!(
             "Header mismatch: the required {D} header is missing (it must carry params.{member}, {})",
             show(&body)
@@ -425,7 +448,7 @@ pub(crate) fn check_param_headers(
 ) -> Result<(), Rejection> {
     for spec in specs {
         let display = format!("Mcp-Param-{}", spec.name);
-        let raw = single(headers, &spec.header, &display)?;
+        let raw = single(Seen::of(headers, &spec.header), &display)?;
         let decoded = raw
             .map(|raw| {
                 headers::decode_value(raw).map_err(|e| {
@@ -669,16 +692,17 @@ mod tests {
     #[test]
     fn version_header() {
         let ok = hdrs(&[("MCP-Protocol-Version", b"2026-07-28")]);
-        assert!(check_version_header(&ok, "2026-07-28").is_ok());
+        assert!(check_version_header(&McpHeaders::read(&ok), "2026-07-28").is_ok());
         // Surrounding whitespace is framing.
         let ws = hdrs(&[("mcp-protocol-version", b"  2026-07-28 ")]);
-        assert!(check_version_header(&ws, "2026-07-28").is_ok());
+        assert!(check_version_header(&McpHeaders::read(&ws), "2026-07-28").is_ok());
 
-        let e = check_version_header(&HeaderMap::new(), "2026-07-28").unwrap_err();
+        let e =
+            check_version_header(&McpHeaders::read(&HeaderMap::new()), "2026-07-28").unwrap_err();
         assert_eq!(e.code, HEADER_MISMATCH);
         assert!(e.message.contains("missing"), "{}", e.message);
 
-        let e = check_version_header(&ok, "2025-11-25").unwrap_err();
+        let e = check_version_header(&McpHeaders::read(&ok), "2025-11-25").unwrap_err();
         assert!(
             e.message.contains("'2026-07-28'") && e.message.contains("'2025-11-25'"),
             "{}",
@@ -686,29 +710,83 @@ mod tests {
         );
 
         let bad = hdrs(&[("mcp-protocol-version", b"2026-07-28\xe9")]);
-        let e = check_version_header(&bad, "2026-07-28").unwrap_err();
+        let e = check_version_header(&McpHeaders::read(&bad), "2026-07-28").unwrap_err();
         assert!(e.message.contains("invalid characters"), "{}", e.message);
 
         let twice = hdrs(&[
             ("mcp-protocol-version", b"2026-07-28"),
             ("mcp-protocol-version", b"2026-07-28"),
         ]);
-        let e = check_version_header(&twice, "2026-07-28").unwrap_err();
+        let e = check_version_header(&McpHeaders::read(&twice), "2026-07-28").unwrap_err();
         assert!(e.message.contains("more than once"), "{}", e.message);
     }
 
     #[test]
+    fn the_three_headers_are_found_among_others_in_one_pass() {
+        let p = params(json!({"name": "add"}));
+        let h = hdrs(&[
+            ("accept", b"application/json, text/event-stream"),
+            ("Mcp-Name", b"add"),
+            ("host", b"localhost"),
+            ("MCP-Protocol-Version", b"2026-07-28"),
+            ("mcp-param-a", b"1"),
+            ("Mcp-Method", b"tools/call"),
+        ]);
+        let m = McpHeaders::read(&h);
+        assert!(check_version_header(&m, "2026-07-28").is_ok());
+        assert!(check_method_header(&m, "tools/call").is_ok());
+        assert!(check_name_header(&m, "tools/call", &p).is_ok());
+        // Each is judged by its own value, not another's.
+        assert!(check_method_header(&m, "add").is_err());
+        assert!(check_version_header(&m, "tools/call").is_err());
+    }
+
+    #[test]
+    fn a_method_or_name_header_sent_twice_is_a_mismatch_wherever_the_second_is() {
+        let p = params(json!({"name": "add"}));
+        let h = hdrs(&[
+            ("mcp-method", b"tools/call"),
+            ("mcp-name", b"add"),
+            ("host", b"localhost"),
+            ("mcp-method", b"tools/call"),
+            ("mcp-name", b"add"),
+            ("mcp-name", b"add"),
+        ]);
+        let m = McpHeaders::read(&h);
+        for e in [
+            check_method_header(&m, "tools/call").unwrap_err(),
+            check_name_header(&m, "tools/call", &p).unwrap_err(),
+        ] {
+            assert_eq!(e.code, HEADER_MISMATCH);
+            assert!(e.message.contains("more than once"), "{}", e.message);
+        }
+    }
+
+    #[test]
     fn method_header() {
-        assert!(check_method_header(&hdrs(&[("MCP-METHOD", b"tools/call")]), "tools/call").is_ok());
-        let e = check_method_header(&HeaderMap::new(), "tools/call").unwrap_err();
+        assert!(
+            check_method_header(
+                &McpHeaders::read(&hdrs(&[("MCP-METHOD", b"tools/call")])),
+                "tools/call"
+            )
+            .is_ok()
+        );
+        let e =
+            check_method_header(&McpHeaders::read(&HeaderMap::new()), "tools/call").unwrap_err();
         assert!(e.message.contains("missing"));
         // Values are case-sensitive.
-        let e =
-            check_method_header(&hdrs(&[("mcp-method", b"TOOLS/CALL")]), "tools/call").unwrap_err();
+        let e = check_method_header(
+            &McpHeaders::read(&hdrs(&[("mcp-method", b"TOOLS/CALL")])),
+            "tools/call",
+        )
+        .unwrap_err();
         assert_eq!(e.code, HEADER_MISMATCH);
         assert!(e.message.contains("does not match"));
-        let e = check_method_header(&hdrs(&[("mcp-method", b"prompts/get")]), "tools/call")
-            .unwrap_err();
+        let e = check_method_header(
+            &McpHeaders::read(&hdrs(&[("mcp-method", b"prompts/get")])),
+            "tools/call",
+        )
+        .unwrap_err();
         assert!(e.message.contains("'prompts/get'"));
     }
 
@@ -716,21 +794,32 @@ mod tests {
     fn name_header() {
         let p = params(json!({"name": "get_weather"}));
         assert!(
-            check_name_header(&hdrs(&[("mcp-name", b"get_weather")]), "tools/call", &p).is_ok()
+            check_name_header(
+                &McpHeaders::read(&hdrs(&[("mcp-name", b"get_weather")])),
+                "tools/call",
+                &p
+            )
+            .is_ok()
         );
         // Not required for other methods.
-        assert!(check_name_header(&HeaderMap::new(), "tools/list", &p).is_ok());
+        assert!(check_name_header(&McpHeaders::read(&HeaderMap::new()), "tools/list", &p).is_ok());
 
-        let e = check_name_header(&HeaderMap::new(), "tools/call", &p).unwrap_err();
+        let e =
+            check_name_header(&McpHeaders::read(&HeaderMap::new()), "tools/call", &p).unwrap_err();
         assert!(e.message.contains("missing"));
-        let e = check_name_header(&hdrs(&[("mcp-name", b"foo")]), "tools/call", &p).unwrap_err();
+        let e = check_name_header(
+            &McpHeaders::read(&hdrs(&[("mcp-name", b"foo")])),
+            "tools/call",
+            &p,
+        )
+        .unwrap_err();
         assert_eq!(
             e.message,
             "Header mismatch: Mcp-Name header value 'foo' does not match body value 'get_weather'"
         );
         // The body must carry the member.
         let e = check_name_header(
-            &hdrs(&[("mcp-name", b"x")]),
+            &McpHeaders::read(&hdrs(&[("mcp-name", b"x")])),
             "prompts/get",
             &params(json!({})),
         )
@@ -741,7 +830,12 @@ mod tests {
         let uri = "https://example.com/resource?id=123";
         let p = params(json!({"uri": uri}));
         assert!(
-            check_name_header(&hdrs(&[("mcp-name", uri.as_bytes())]), "resources/read", &p).is_ok()
+            check_name_header(
+                &McpHeaders::read(&hdrs(&[("mcp-name", uri.as_bytes())])),
+                "resources/read",
+                &p
+            )
+            .is_ok()
         );
     }
 
@@ -760,15 +854,24 @@ mod tests {
             let enc = headers::encode_value(name);
             assert!(enc.starts_with("=?base64?"), "{name:?} -> {enc}");
             assert!(
-                check_name_header(&hdrs(&[("mcp-name", enc.as_bytes())]), "tools/call", &p).is_ok(),
+                check_name_header(
+                    &McpHeaders::read(&hdrs(&[("mcp-name", enc.as_bytes())])),
+                    "tools/call",
+                    &p
+                )
+                .is_ok(),
                 "{name:?}"
             );
         }
         // A sentinel-looking plain value must not match the literal text:
         // the server decodes it.
         let p = params(json!({"name": "=?base64?aGk=?="}));
-        let e = check_name_header(&hdrs(&[("mcp-name", b"=?base64?aGk=?=")]), "tools/call", &p)
-            .unwrap_err();
+        let e = check_name_header(
+            &McpHeaders::read(&hdrs(&[("mcp-name", b"=?base64?aGk=?=")])),
+            "tools/call",
+            &p,
+        )
+        .unwrap_err();
         assert!(e.message.contains("'hi'"), "{}", e.message);
         // Invalid Base64 (bad padding, bad characters) and raw non-ASCII.
         let p = params(json!({"name": "Hello"}));
@@ -777,23 +880,40 @@ mod tests {
             b"=?base64?SGVs!!!bG8=?=",
             b"Hell\xc3\xb6",
         ] {
-            let e = check_name_header(&hdrs(&[("mcp-name", bad)]), "tools/call", &p).unwrap_err();
+            let e = check_name_header(
+                &McpHeaders::read(&hdrs(&[("mcp-name", bad)])),
+                "tools/call",
+                &p,
+            )
+            .unwrap_err();
             assert_eq!(e.code, HEADER_MISMATCH, "{bad:?}");
             assert!(e.message.contains("invalid"), "{}", e.message);
         }
         // A body name sent with escapes is the name it decodes to; one
         // that is not a string is no name.
         let p = parse_text(r#"{"name":"h\u0065llo"}"#);
-        assert!(check_name_header(&hdrs(&[("mcp-name", b"hello")]), "tools/call", &p).is_ok());
+        assert!(
+            check_name_header(
+                &McpHeaders::read(&hdrs(&[("mcp-name", b"hello")])),
+                "tools/call",
+                &p
+            )
+            .is_ok()
+        );
         assert_eq!(p.string("name").as_deref(), Some("hello"));
         let p = parse_text(r#"{"name":["hello"]}"#);
-        let e = check_name_header(&hdrs(&[("mcp-name", b"hello")]), "tools/call", &p).unwrap_err();
+        let e = check_name_header(
+            &McpHeaders::read(&hdrs(&[("mcp-name", b"hello")])),
+            "tools/call",
+            &p,
+        )
+        .unwrap_err();
         assert_eq!(e.code, INVALID_PARAMS);
         // Case-sensitive markers: an upper-case sentinel is a literal value.
         let p = params(json!({"name": "=?BASE64?SGVsbG8=?="}));
         assert!(
             check_name_header(
-                &hdrs(&[("mcp-name", b"=?BASE64?SGVsbG8=?=")]),
+                &McpHeaders::read(&hdrs(&[("mcp-name", b"=?BASE64?SGVsbG8=?=")])),
                 "tools/call",
                 &p
             )
