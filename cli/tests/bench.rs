@@ -32,6 +32,7 @@ fn quick_bench_reports_every_figure() {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout));
 
     positive(&report["machine"], "cpus", "machine");
+    assert_eq!(report["machine"]["rounds"], 2, "quick mode's rounds");
     let rows = report["throughput"].as_array().expect("throughput rows");
     let names: Vec<&str> = rows.iter().filter_map(|r| r["workload"].as_str()).collect();
     assert_eq!(
@@ -57,9 +58,18 @@ fn quick_bench_reports_every_figure() {
             "rps_ratio_to_floor",
             "p50_ratio_to_floor",
             "p99_ratio_to_floor",
+            "rps_ratio_min",
+            "rps_ratio_max",
         ] {
             positive(r, key, what);
         }
+        // Quick mode runs two rounds; the row's ratio is one of them.
+        let (lo, mid, hi) = (
+            r["rps_ratio_min"].as_f64().unwrap_or(0.0),
+            r["rps_ratio_to_floor"].as_f64().unwrap_or(0.0),
+            r["rps_ratio_max"].as_f64().unwrap_or(0.0),
+        );
+        assert!(lo <= mid && mid <= hi, "{what}: {lo} ≤ {mid} ≤ {hi}");
         assert_eq!(r["errors"], 0, "{what}: wrong answers: {r}");
     }
 

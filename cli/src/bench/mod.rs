@@ -47,6 +47,13 @@ pub struct BenchArgs {
     /// Measured time per request-rate workload, ms.
     #[arg(long, default_value_t = 5_000)]
     pub duration_ms: u64,
+    /// Rounds of the request-rate workloads: each round runs the floor and
+    /// then every selected workload; a workload's ratio is to its own
+    /// round's floor, and its row is the round with the median ratio (the
+    /// lowest and highest beside it). More rounds for a shared host whose
+    /// speed drifts.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
     /// Warm-up before each request-rate workload is measured, ms.
     #[arg(long, default_value_t = 1_000)]
     pub warmup_ms: u64,
@@ -80,7 +87,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = long::POOL_IDLE)]
     pub pool_idle: usize,
     /// A few seconds in all: 300 ms per rate workload on 4 connections,
-    /// 200 idle sessions, 20 long requests of 1 s, retry 500 ms, 50
+    /// two rounds, 200 idle sessions, 20 long requests of 1 s, retry 500 ms, 50
     /// cancel-by-close and 50 resume trials (overrides those options).
     #[arg(long)]
     pub quick: bool,
@@ -164,6 +171,8 @@ pub struct Machine {
     pub duration_ms: u64,
     /// Connections of the request-rate workloads.
     pub connections: usize,
+    /// Rounds of the request-rate workloads (`--rounds`).
+    pub rounds: usize,
     /// Long-running requests at once.
     pub long_requests: usize,
     /// Seconds each works.
@@ -249,6 +258,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     }
     if args.quick {
         args.duration_ms = 300;
+        args.rounds = 2;
         args.warmup_ms = 100;
         args.connections = 4;
         args.idle_sessions = 200;
@@ -258,8 +268,11 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         args.cancel_trials = 50;
         args.resume_trials = 50;
     }
-    if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 {
-        return Err("--connections, --duration-ms and --long-seconds must be at least 1".into());
+    if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 || args.rounds == 0
+    {
+        return Err(
+            "--connections, --duration-ms, --rounds and --long-seconds must be at least 1".into(),
+        );
     }
     if !(1..=4_000).contains(&args.idle_sessions) {
         return Err("--idle-sessions must be between 1 and 4000 (the server keeps 4,096)".into());
@@ -288,7 +301,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     let throughput = if selection.rate.is_empty() {
         Vec::new()
     } else {
-        throughput::run(&selection.rate, load, &args.rmcp_server).await?
+        throughput::run(&selection.rate, load, args.rounds, &args.rmcp_server).await?
     };
     let idle_sessions = if selection.idle {
         Some(idle::run(args.idle_sessions).await?)
@@ -345,6 +358,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
             nofile_limit: nofile,
             duration_ms: args.duration_ms,
             connections: args.connections,
+            rounds: args.rounds,
             long_requests: args.long_requests,
             long_seconds: args.long_seconds,
             retry_ms: args.retry_ms,

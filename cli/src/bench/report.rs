@@ -10,8 +10,8 @@ pub fn table(r: &Report) -> String {
     let m = &r.machine;
     let _ = writeln!(
         out,
-        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop); store: {}",
-        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms, m.store
+        "machine: {} CPUs (load average {:.2} at the start), open-file limit {}; rate workloads: {} connections, {} ms each (closed loop), {} round(s); store: {}",
+        m.cpus, m.load_average, m.nofile_limit, m.connections, m.duration_ms, m.rounds, m.store
     );
     if !r.throughput.is_empty() {
         let _ = writeln!(
@@ -45,6 +45,13 @@ pub fn table(r: &Report) -> String {
                 f.errors,
                 t.description
             );
+            if m.rounds > 1 && t.workload != "floor" {
+                let _ = writeln!(
+                    out,
+                    "{:<18} ×floor over {} rounds: {:.2}–{:.2} (the row is the median round)",
+                    "", m.rounds, t.rps_ratio_min, t.rps_ratio_max
+                );
+            }
             if let Some(e) = &f.first_error {
                 let _ = writeln!(out, "{:<18} first error: {e}", "");
             }

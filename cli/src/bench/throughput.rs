@@ -84,6 +84,11 @@ pub struct ThroughputRow {
     pub p50_ratio_to_floor: f64,
     /// p99 latency divided by the floor's.
     pub p99_ratio_to_floor: f64,
+    /// The lowest of the rounds' request-rate ratios (`--rounds`; the
+    /// ratio itself when there was one round).
+    pub rps_ratio_min: f64,
+    /// The highest of the rounds' request-rate ratios.
+    pub rps_ratio_max: f64,
 }
 
 /// The server children the workloads need, started once.
@@ -120,11 +125,21 @@ async fn rmcp(exe: &std::path::Path) -> Result<ServerChild, String> {
         .map_err(|e| format!("rmcp server {}: {e}", exe.display()))
 }
 
-/// Runs `selected` (the floor always runs: every ratio needs it); `rmcp`
-/// is the rmcp adapter's binary, for [`Workload::LegacySseRmcp`].
+/// Runs `selected` (the floor always runs: every ratio needs it) `rounds`
+/// times, the floor first in each round; `rmcp` is the rmcp adapter's
+/// binary, for [`Workload::LegacySseRmcp`].
+///
+/// Each ratio is taken against the floor of its own round, measured
+/// seconds before it: on a shared host the machine's speed drifts between
+/// runs (session 14 saw the floor alone swing from 65k to 103k req/s), and
+/// a ratio of two figures measured a minute apart carries that drift. A
+/// row is the round whose request-rate ratio is the median of the rounds'
+/// (the lower one of the middle two for an even count), with the lowest
+/// and highest ratio beside it.
 pub async fn run(
     selected: &[Workload],
     load: Load,
+    rounds: usize,
     rmcp_server: &std::path::Path,
 ) -> Result<Vec<ThroughputRow>, String> {
     let uses = |f: fn(Workload) -> bool| selected.iter().any(|w| f(*w));
@@ -151,49 +166,25 @@ pub async fn run(
             None
         },
     };
-    let mut rows: Vec<ThroughputRow> = Vec::new();
-    for w in Workload::ALL.into_iter().chain(Workload::EXTERNAL) {
-        if w != Workload::Floor && !selected.contains(&w) {
-            continue;
+    let workloads: Vec<Workload> = Workload::ALL
+        .into_iter()
+        .chain(Workload::EXTERNAL)
+        .filter(|w| *w == Workload::Floor || selected.contains(w))
+        .collect();
+    // `measured[round][i]`: workload `workloads[i]` in that round.
+    let mut measured: Vec<Vec<LoadFigures>> = Vec::with_capacity(rounds);
+    for _ in 0..rounds.max(1) {
+        let mut round = Vec::with_capacity(workloads.len());
+        for &w in &workloads {
+            round.push(measure(&servers, w, load).await?);
         }
-        let server = match w {
-            Workload::Floor => &servers.floor,
-            Workload::ModernJson | Workload::LegacyJson => servers.json.as_ref().expect("started"),
-            Workload::LegacySseRmcp => servers.rmcp.as_ref().expect("started"),
-            _ => servers.sse.as_ref().expect("started"),
-        };
-        let (addr, path) = (server.addr, server.path.as_str());
-        let (template, sessions) = match w {
-            Workload::Floor | Workload::ModernJson | Workload::ModernSse => {
-                (Template::add(addr, path, None), Sessions::None)
-            }
-            Workload::LegacyJson | Workload::LegacySse | Workload::LegacySseRmcp => (
-                Template::add(addr, path, Some("-")),
-                Sessions::PerConnection,
-            ),
-            Workload::LegacySseShared => {
-                let mut s = wire::connect(addr).await?;
-                let id = wire::open_session(&mut s, addr, path).await?;
-                (Template::add(addr, path, Some(&id)), Sessions::Shared(id))
-            }
-        };
-        let figures = load::run(addr, path, template, sessions, load, server.pid)
-            .await
-            .map_err(|e| format!("{}: {e}", w.name()))?;
-        let floor = rows
-            .first()
-            .map(|r| r.figures.clone())
-            .unwrap_or_else(|| figures.clone());
-        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-        rows.push(ThroughputRow {
-            workload: w.name(),
-            description: w.describe(),
-            rps_ratio_to_floor: ratio(figures.requests_per_sec, floor.requests_per_sec),
-            p50_ratio_to_floor: ratio(figures.p50_us, floor.p50_us),
-            p99_ratio_to_floor: ratio(figures.p99_us, floor.p99_us),
-            figures,
-        });
+        measured.push(round);
     }
+    let rows = workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| row(*w, &measured, i))
+        .collect();
     servers.floor.stop().await;
     for s in [servers.json, servers.sse, servers.rmcp]
         .into_iter()
@@ -202,4 +193,115 @@ pub async fn run(
         s.stop().await;
     }
     Ok(rows)
+}
+
+/// One load run of `w` against its server.
+async fn measure(servers: &Servers, w: Workload, load: Load) -> Result<LoadFigures, String> {
+    let server = match w {
+        Workload::Floor => &servers.floor,
+        Workload::ModernJson | Workload::LegacyJson => servers.json.as_ref().expect("started"),
+        Workload::LegacySseRmcp => servers.rmcp.as_ref().expect("started"),
+        _ => servers.sse.as_ref().expect("started"),
+    };
+    let (addr, path) = (server.addr, server.path.as_str());
+    let (template, sessions) = match w {
+        Workload::Floor | Workload::ModernJson | Workload::ModernSse => {
+            (Template::add(addr, path, None), Sessions::None)
+        }
+        Workload::LegacyJson | Workload::LegacySse | Workload::LegacySseRmcp => (
+            Template::add(addr, path, Some("-")),
+            Sessions::PerConnection,
+        ),
+        Workload::LegacySseShared => {
+            let mut s = wire::connect(addr).await?;
+            let id = wire::open_session(&mut s, addr, path).await?;
+            (Template::add(addr, path, Some(&id)), Sessions::Shared(id))
+        }
+    };
+    load::run(addr, path, template, sessions, load, server.pid)
+        .await
+        .map_err(|e| format!("{}: {e}", w.name()))
+}
+
+/// The lower median's index among `values` (`0` when there is one).
+fn median_index(values: &[f64]) -> usize {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    order[(values.len().max(1) - 1) / 2]
+}
+
+/// Workload `i`'s row: the round with the median request-rate ratio (for
+/// the floor itself, `i` = 0, the round with its median rate).
+fn row(w: Workload, measured: &[Vec<LoadFigures>], i: usize) -> ThroughputRow {
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let ratios: Vec<f64> = measured
+        .iter()
+        .map(|round| ratio(round[i].requests_per_sec, round[0].requests_per_sec))
+        .collect();
+    let k = if i == 0 {
+        let rates: Vec<f64> = measured.iter().map(|r| r[0].requests_per_sec).collect();
+        median_index(&rates)
+    } else {
+        median_index(&ratios)
+    };
+    let (figures, floor) = (&measured[k][i], &measured[k][0]);
+    ThroughputRow {
+        workload: w.name(),
+        description: w.describe(),
+        rps_ratio_to_floor: ratios[k],
+        p50_ratio_to_floor: ratio(figures.p50_us, floor.p50_us),
+        p99_ratio_to_floor: ratio(figures.p99_us, floor.p99_us),
+        rps_ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        rps_ratio_max: ratios.iter().copied().fold(0.0, f64::max),
+        figures: figures.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(rps: f64, p50: f64) -> LoadFigures {
+        LoadFigures {
+            requests_per_sec: rps,
+            p50_us: p50,
+            p99_us: 2.0 * p50,
+            ..LoadFigures::default()
+        }
+    }
+
+    #[test]
+    fn the_median_is_the_lower_middle_value() {
+        assert_eq!(median_index(&[5.0]), 0);
+        assert_eq!(median_index(&[3.0, 1.0, 2.0]), 2);
+        assert_eq!(median_index(&[4.0, 1.0, 3.0, 2.0]), 3);
+    }
+
+    #[test]
+    fn each_ratio_is_to_its_own_rounds_floor() {
+        // The host halves its speed in the second round and recovers in
+        // the third: each round's own floor keeps the ratios steady.
+        let measured = vec![
+            vec![figures(100.0, 10.0), figures(80.0, 12.0)],
+            vec![figures(50.0, 20.0), figures(35.0, 30.0)],
+            vec![figures(90.0, 11.0), figures(81.0, 11.0)],
+        ];
+        let r = row(Workload::ModernJson, &measured, 1);
+        assert_eq!(r.rps_ratio_to_floor, 0.8);
+        assert_eq!(r.figures.requests_per_sec, 80.0);
+        assert_eq!(r.p50_ratio_to_floor, 1.2);
+        assert_eq!(r.p99_ratio_to_floor, 1.2);
+        assert_eq!(r.rps_ratio_min, 0.7);
+        assert_eq!(r.rps_ratio_max, 0.9);
+        let floor = row(Workload::Floor, &measured, 0);
+        assert_eq!(floor.figures.requests_per_sec, 90.0);
+        assert_eq!(
+            (
+                floor.rps_ratio_to_floor,
+                floor.rps_ratio_min,
+                floor.rps_ratio_max
+            ),
+            (1.0, 1.0, 1.0)
+        );
+    }
 }
