@@ -74,6 +74,7 @@ CRITICAL=(
   "session-engine/src/server/connection.rs|mcp-session-engine|--lib --test server_*"
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
   "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
+  "http-edge/src/header_scan.rs|mcp-http-edge,mcp-rev-2026-07-28|--lib"
   "negotiate/src/server/route.rs|mcp-negotiate|--lib --test eras --test fallback --test bad_input"
   "store-redis/src/event_store.rs|mcp-store-redis|--test event_store --test redis_down"
   "store-redis/src/session_store.rs|mcp-store-redis|--test session_store --test redis_down"
