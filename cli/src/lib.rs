@@ -7,7 +7,7 @@
 //! * `mcp-compat serve`: the reference server ([`reference::ReferenceHandler`]).
 //! * `mcp-compat call`: one request from the negotiating client.
 //! * `mcp-compat matrix`: the compatibility matrix ([`matrix`]).
-//! * `mcp-compat bench`: the load benchmark ([`bench`]).
+//! * `mcp-compat bench`: the load benchmark ([`mod@bench`]).
 //! * `mcp-compat conformance-client URL`: the client the official
 //!   conformance suite drives ([`conformance_client`]).
 

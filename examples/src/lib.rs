@@ -3,7 +3,7 @@
 //!
 //! | binary | shows |
 //! | --- | --- |
-//! | `minimal_server` | a [`Handler`](mcp_transport_core::handler::Handler) with one tool, served in every Streamable HTTP revision, with a graceful shutdown on Ctrl-C/SIGTERM |
+//! | `minimal_server` | a [`Handler`] with one tool, served in every Streamable HTTP revision, with a graceful shutdown on Ctrl-C/SIGTERM |
 //! | `minimal_client` | the negotiating client: finds the revision, calls a tool, sends a header on every request |
 //! | `typed_tools` | typed tools (`mcp-tools`): serde arguments and results, generated schemas, structured results and argument errors as each revision defines them, an elicitation, a long-running tool with progress |
 //! | `every_era_server` | every era — the four Streamable HTTP revisions on `/mcp` and the deprecated HTTP+SSE transport on `/sse` — mounted in an axum app next to other routes, behind tower layers and a bearer-token check |

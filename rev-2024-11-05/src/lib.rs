@@ -133,10 +133,10 @@ impl HttpSseClient {
     ///    non-2xx answer is [`TransportError::Http`]; a 2xx that is not
     ///    `text/event-stream`, a first event of another type, an endpoint of
     ///    another origin or no event in time is
-    ///    [`TransportError::PeerMisbehaved`] (with [`Misbehaviour::WrongContentType`],
-    ///    [`Misbehaviour::FirstEventNotEndpoint`],
-    ///    [`Misbehaviour::EndpointOriginMismatch`] or
-    ///    [`Misbehaviour::NoEndpointEvent`]); each says the server does not
+    ///    [`TransportError::PeerMisbehaved`] (with [`Misbehaviour::WrongContentType`](mcp_transport_core::transport::Misbehaviour::WrongContentType),
+    ///    [`Misbehaviour::FirstEventNotEndpoint`](mcp_transport_core::transport::Misbehaviour::FirstEventNotEndpoint),
+    ///    [`Misbehaviour::EndpointOriginMismatch`](mcp_transport_core::transport::Misbehaviour::EndpointOriginMismatch) or
+    ///    [`Misbehaviour::NoEndpointEvent`](mcp_transport_core::transport::Misbehaviour::NoEndpointEvent)); each says the server does not
     ///    speak HTTP+SSE.
     /// 2. Starts the reader task on the stream.
     /// 3. POSTs `initialize` offering `config.protocol_versions[0]` (the

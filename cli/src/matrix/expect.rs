@@ -6,7 +6,7 @@
 //! the negotiation code under test. `long_running_drop` and `task` take one
 //! input more, who declares tasks ([`on_tasks`]): the matrix's
 //! configuration before a run, the wire after it (see
-//! [`declared`](super::declared)), since a call becomes a task only when
+//! [`declared`]), since a call becomes a task only when
 //! both sides declare tasks.
 
 use mcp_transport_core::ProtocolVersion as V;
@@ -294,7 +294,7 @@ const TASKS_2025: &str = "2025-11-25 Tasks, \"Capabilities\": \"Servers and clie
 
 /// What `long_running_drop` and `task` do on `revision` when `declared`
 /// says who declares tasks (read from the wire by the scenarios: see
-/// [`declared`](super::declared)).
+/// [`declared`]).
 pub fn on_tasks(revision: &V, declared: Declared, scenario: Scenario) -> (Expected, &'static str) {
     let tasks = declared::revision_has_tasks(revision) && declared.both();
     match scenario {

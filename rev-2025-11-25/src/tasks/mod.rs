@@ -2,7 +2,7 @@
 //! `basic/utilities`) on the session engine.
 //!
 //! When a [`TasksConfig`] is set ([`TasksExt::with_tasks`](crate::TasksExt::with_tasks)), every
-//! 2025-11-25 session is served through a [`handler`] wrapper (the
+//! 2025-11-25 session is served through a `handler` wrapper (the
 //! engine's `SessionRevision::session_handler` hook) that:
 //!
 //! * declares `capabilities.tasks` (`list`, `cancel`,
@@ -12,7 +12,7 @@
 //!   `required`, `Immediate` → absent (= `forbidden`);
 //! * answers a `tools/call` carrying `params.task` with a
 //!   `CreateTaskResult`, the task stored first, the handler running in a
-//!   [`worker`] that outlives the HTTP exchange; `-32601` for a task on a
+//!   `worker` that outlives the HTTP exchange; `-32601` for a task on a
 //!   `forbidden` tool and for a `required` tool called without one
 //!   (*Tasks*, "Tool-Level Negotiation");
 //! * answers `tasks/get`, `tasks/list` (cursor = the last task id of the

@@ -84,7 +84,7 @@ enum First {
     LeaseLost,
 }
 
-/// Runs `work` under `sup` (see the [module docs](self)) and records its
+/// Runs `work` under `sup` (see the module docs) and records its
 /// end. `sleep` is the runtime's timer.
 pub async fn supervise<W, S, F>(sup: &Supervision, work: W, sleep: S) -> Exit
 where

@@ -6,7 +6,7 @@
 //!
 //! Beyond each scenario's outcome: the version header, the 2025-11-25
 //! resumption rules, re-initializing after a 404 (the server forgets the
-//! session mid-run, [`super::forget`]), dropping a replayed event (the
+//! session mid-run, `forget`), dropping a replayed event (the
 //! server replays the `Last-Event-ID` event itself), failing as the
 //! versioning page's matrix says against a server of the other era, and
 //! with `--dual-era NAME` falling back to `initialize`. Every check has the
