@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::cancel::{CancellationToken, Cancelled};
+use crate::json_members::ObjectIndex;
 use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId};
 use crate::request_head::RequestHead;
 use crate::version::ProtocolVersion;
@@ -225,6 +226,9 @@ pub struct RequestContext {
     /// boxed: a handler's future holds its context for as long as it runs,
     /// minutes for a request pending between SEP-1699 polls.
     rare: Option<Box<Rare>>,
+    /// The transport's index of the request's params, when it made one
+    /// (see [`params_index`](Self::params_index)).
+    params_index: Option<Arc<ObjectIndex>>,
     cancel: CancellationToken,
     sink: Arc<dyn RequestSink>,
 }
@@ -263,6 +267,7 @@ impl RequestContext {
             client,
             http: None,
             rare: None,
+            params_index: None,
             cancel,
             sink,
         }
@@ -308,6 +313,25 @@ impl RequestContext {
             return;
         }
         self.rare.get_or_insert_default().task_id = task_id;
+    }
+
+    /// The members of `params` as the transport found them when it read
+    /// the request, so that a handler need not walk the text again (the
+    /// 2026-07-28 engine reads every request's params to check it).
+    /// `Some` only when the transport left an index here and it
+    /// [describes](ObjectIndex::describes) `params` byte for byte: a
+    /// handler passes the params it was given, and a layer that rewrote
+    /// them gets `None` (and walks them as before).
+    pub fn params_index(&self, params: Option<&RawValue>) -> Option<&Arc<ObjectIndex>> {
+        self.params_index
+            .as_ref()
+            .filter(|index| index.describes(params))
+    }
+
+    /// Leaves the index [`params_index`](Self::params_index) hands out
+    /// (called by the revision crates that read the params anyway).
+    pub fn set_params_index(&mut self, index: Option<Arc<ObjectIndex>>) {
+        self.params_index = index;
     }
 
     /// Whether the request has been cancelled.

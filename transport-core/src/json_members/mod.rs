@@ -29,6 +29,10 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+mod index;
+
+pub use index::ObjectIndex;
+
 /// A JSON value's text, valid JSON by construction (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Valid<'a>(&'a str);

@@ -1,0 +1,198 @@
+//! An owned index of one JSON object's members: its text kept once, each
+//! member located by offsets, so that whoever holds the index reads a
+//! member without walking the text again.
+//!
+//! Why it exists: the 2026-07-28 engine walks a request's `params` to
+//! check it (`_meta`, the `Mcp-Name` header against `name`, the MRTR
+//! binding) and keeps what it found; the handler behind it (`mcp-tools`
+//! reading a `tools/call`'s `name` and `arguments`) used to walk the same
+//! text again, skipping the same `_meta` (~1,800 instructions of a
+//! stateless call: docs/PERFORMANCE.md, session 15). The engine hands its
+//! index to the handler in the request's context
+//! ([`RequestContext::params_index`](crate::handler::RequestContext::params_index)),
+//! and a reader uses it only when it [`describes`](ObjectIndex::describes)
+//! the very params it was given, compared by content: a layer that
+//! rewrote the params before passing them on (keeping the context) gets
+//! no index and walks what it was given.
+
+use serde_json::value::RawValue;
+
+use super::{Member, Valid};
+
+/// A JSON object's members, found once and kept as offsets into a copy of
+/// its text (see the [module docs](self)). Members are in the order sent,
+/// repeats included, as [`Valid::object`] yields them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObjectIndex {
+    /// The object's text, as sent (empty for the index of no object).
+    text: Box<str>,
+    members: Vec<Span>,
+}
+
+/// Where one member is in [`ObjectIndex::text`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Span {
+    /// The name with its quotes.
+    quoted: std::ops::Range<usize>,
+    escaped: bool,
+    value: std::ops::Range<usize>,
+}
+
+impl ObjectIndex {
+    /// The index of `value` when it is a JSON object; `None` for any other
+    /// value. The text is copied once; the walk is
+    /// [`Valid::object`]'s.
+    pub fn of(value: Valid<'_>) -> Option<ObjectIndex> {
+        let members = value.object()?;
+        let text = value.text();
+        // The walk lends slices of `text`: a slice's offset in `text` is
+        // its distance from `text`'s first byte.
+        let base = text.as_ptr() as usize;
+        let span = |part: &str| {
+            let start = part.as_ptr() as usize - base;
+            start..start + part.len()
+        };
+        let members = members
+            .map(|m| Span {
+                quoted: span(m.quoted),
+                escaped: m.escaped,
+                value: span(m.value.text()),
+            })
+            .collect();
+        Some(ObjectIndex {
+            text: text.into(),
+            members,
+        })
+    }
+
+    /// The index of a request's `params`: empty (no members) when they are
+    /// absent or not an object.
+    pub fn of_params(params: Option<&RawValue>) -> ObjectIndex {
+        params
+            .and_then(|p| ObjectIndex::of(Valid::from(p)))
+            .unwrap_or_default()
+    }
+
+    /// The object's text, as it was indexed.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether this is the index of `params`: their text is the text
+    /// indexed, byte for byte (absent params are described by the empty
+    /// index). A reader handed an index checks this before trusting it.
+    pub fn describes(&self, params: Option<&RawValue>) -> bool {
+        params.map_or("", RawValue::get) == &*self.text
+    }
+
+    /// The members, in the order sent, exactly as [`Valid::object`] walks
+    /// them, without walking.
+    pub fn members(&self) -> impl DoubleEndedIterator<Item = Member<'_>> + '_ {
+        self.members.iter().map(|s| self.member(s))
+    }
+
+    /// The value of the member named `name` (decoded); a name sent more
+    /// than once is its last value, as a JSON object parsed into a map
+    /// reads it.
+    pub fn get(&self, name: &str) -> Option<Valid<'_>> {
+        // Names sent without escapes (all but a few) compared as bytes:
+        // no `Member` built, no UTF-8 boundary checks (the engine looks up
+        // four or five members of every request).
+        let bytes = self.text.as_bytes();
+        let span = self.members.iter().rev().find(|s| {
+            if s.escaped {
+                self.member(s).is(name)
+            } else {
+                bytes.get(s.quoted.start + 1..s.quoted.end - 1) == Some(name.as_bytes())
+            }
+        })?;
+        Some(self.member(span).value)
+    }
+
+    fn member(&self, s: &Span) -> Member<'_> {
+        Member {
+            quoted: &self.text[s.quoted.clone()],
+            escaped: s.escaped,
+            // A member's value found by the walk: valid JSON.
+            value: Valid::assume(&self.text[s.value.clone()]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).expect("valid JSON")
+    }
+
+    #[test]
+    fn members_are_the_walks() {
+        let p = raw(r#"{"name":"add","n\u0061me":1,"arguments":{"a":[1,"}"]},"_meta":{}}"#);
+        let index = ObjectIndex::of_params(Some(&p));
+        let walked: Vec<_> = Valid::from(&*p).object().unwrap().collect();
+        let indexed: Vec<_> = index.members().collect();
+        assert_eq!(indexed, walked);
+        assert_eq!(index.text(), p.get());
+        assert_eq!(
+            index.get("name").map(Valid::text),
+            Some("1"),
+            "the last one"
+        );
+        assert_eq!(
+            index.get("arguments").map(Valid::text),
+            Some(r#"{"a":[1,"}"]}"#)
+        );
+        assert_eq!(index.get("nam"), None);
+    }
+
+    #[test]
+    fn describes_only_its_own_text() {
+        let p = raw(r#"{"name":"add","arguments":{"a":1}}"#);
+        let index = ObjectIndex::of_params(Some(&p));
+        assert!(index.describes(Some(&p)));
+        assert!(index.describes(Some(&raw(r#"{"name":"add","arguments":{"a":1}}"#))));
+        // The same length, one byte changed: not described.
+        assert!(!index.describes(Some(&raw(r#"{"name":"add","arguments":{"a":2}}"#))));
+        assert!(!index.describes(Some(&raw(r#"{"name":"add","arguments":{}}"#))));
+        assert!(!index.describes(None));
+        let none = ObjectIndex::of_params(None);
+        assert!(none.describes(None) && !none.describes(Some(&p)));
+        assert_eq!(none.members().count(), 0);
+    }
+
+    #[test]
+    fn only_objects_are_indexed() {
+        for text in ["[1]", "\"{}\"", "3", "null"] {
+            assert_eq!(ObjectIndex::of(Valid::from(&*raw(text))), None, "{text}");
+            let empty = ObjectIndex::of_params(Some(&raw(text)));
+            assert_eq!(empty.members().count(), 0, "{text}");
+            assert!(!empty.describes(Some(&raw(text))), "{text}");
+        }
+        let empty = ObjectIndex::of(Valid::from(&*raw(" {} "))).unwrap();
+        assert_eq!(empty.members().count(), 0);
+    }
+
+    proptest! {
+        /// On any object the index yields what the walk yields.
+        #[test]
+        fn agrees_with_the_walk(
+            entries in prop::collection::vec(
+                ("[a-z\"\\\\é{}]{0,4}", "(1|\"[{}\\[\\] ]{0,3}\"|\\{\\}|\\[null\\]|true)"),
+                0..8,
+            ),
+        ) {
+            let body: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{}:{}", serde_json::Value::from(k.clone()), v))
+                .collect();
+            let p = raw(&format!("{{ {} }}", body.join(" , ")));
+            let index = ObjectIndex::of_params(Some(&p));
+            let walked: Vec<_> = Valid::from(&*p).object().unwrap().collect();
+            prop_assert_eq!(index.members().collect::<Vec<_>>(), walked);
+            prop_assert!(index.describes(Some(&p)));
+        }
+    }
+}
