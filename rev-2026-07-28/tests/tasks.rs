@@ -39,6 +39,7 @@ const EXT: &str = "io.modelcontextprotocol/tasks";
 /// | `tool_error` | may be long | `isError: true` |
 /// | `ask` | may be long | asks key `x` twice (two rounds), then answers both |
 /// | `quick` | immediate | answers at once |
+/// | `indexed`, `indexed_task` | immediate, may be long | whether the context's params index describes the params the handler got |
 struct Tasky {
     gate: watch::Receiver<bool>,
     cancelled: AtomicUsize,
@@ -95,7 +96,7 @@ impl Handler for Tasky {
     // asks `tool_execution` with the call's name.
     fn tool_execution(&self, name: &str, _request: &Request) -> Execution {
         match name {
-            "gate" | "fail" | "tool_error" | "ask" => Execution::MayBeLong,
+            "gate" | "fail" | "tool_error" | "ask" | "indexed_task" => Execution::MayBeLong,
             "only_task" => Execution::TaskOnly,
             _ => Execution::Immediate,
         }
@@ -118,6 +119,13 @@ impl Handler for Tasky {
                 }
             }
             "only_task" | "quick" => text("done"),
+            "indexed" | "indexed_task" => {
+                let index = cx.params_index(request.params.as_deref());
+                text(&format!(
+                    "indexed {:?}",
+                    index.map(|i| i.get("name").map(|n| n.text().to_owned()))
+                ))
+            }
             "fail" => Outcome::Error(ErrorObject::internal("exploded")),
             "tool_error" => Outcome::json(&json!({
                 "content": [{"type": "text", "text": "bad input"}], "isError": true
@@ -347,6 +355,35 @@ async fn working_then_completed_with_every_field() {
     );
     assert_eq!(t["result"]["resultType"], "complete");
     assert!(t.get("error").is_none());
+}
+
+/// The engine hands the handler its index of the params (what
+/// `mcp-tools` reads a call's `name` and `arguments` from instead of
+/// walking the params again), in its POST and in a task alike.
+#[tokio::test]
+async fn the_handler_gets_the_engines_index_of_its_params() {
+    let s = with_tasks().await;
+    let (status, v) = s
+        .call(&body(
+            "tools/call",
+            json!({"name": "indexed", "arguments": {"a": 1}}),
+            true,
+        ))
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        r#"indexed Some(Some("\"indexed\""))"#
+    );
+    let id = s.create("indexed_task").await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let t = s.until(&id, "completed").await;
+    assert_eq!(
+        t["result"]["content"][0]["text"],
+        r#"indexed Some(Some("\"indexed_task\""))"#
+    );
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_util::future::BoxFuture;
 use mcp_transport_core::handler::{Execution, Handler, Outcome, RequestContext, ServerDescription};
-use mcp_transport_core::json_members::Valid;
+use mcp_transport_core::json_members::{Member, ObjectIndex, Valid};
 use mcp_transport_core::jsonrpc::{ErrorObject, INVALID_PARAMS, Notification, Request};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -168,15 +168,26 @@ impl<'a> CallParams<'a> {
     /// Reads `name` and `arguments` as `CallToolRequest`'s schema has them
     /// (a string `name`, each member at most once). The params were
     /// validated with the request's envelope (they are a `RawValue`), so
-    /// they are walked, not parsed again (`json_members`); the other
+    /// they are walked, not parsed again (`json_members`), or, when the
+    /// transport left its index of these very params in the context
+    /// ([`RequestContext::params_index`]), not even walked; the other
     /// members are skipped unread.
-    fn read(params: Option<&'a RawValue>) -> Result<CallParams<'a>, String> {
-        let members = match params.map(Valid::from) {
-            None => None,
-            Some(p) => Some(p.object().ok_or("tools/call params must be an object")?),
-        };
+    fn read(
+        params: Option<&'a RawValue>,
+        index: Option<&'a ObjectIndex>,
+    ) -> Result<CallParams<'a>, String> {
+        match (index, params.map(Valid::from)) {
+            (Some(index), _) => Self::from_members(index.members()),
+            (None, None) => Self::from_members(std::iter::empty()),
+            (None, Some(p)) => {
+                Self::from_members(p.object().ok_or("tools/call params must be an object")?)
+            }
+        }
+    }
+
+    fn from_members(members: impl Iterator<Item = Member<'a>>) -> Result<CallParams<'a>, String> {
         let (mut name, mut arguments) = (None, None);
-        for m in members.into_iter().flatten() {
+        for m in members {
             let slot = if m.is("name") {
                 &mut name
             } else if m.is("arguments") {
@@ -394,7 +405,8 @@ impl Tools {
         params: Option<&RawValue>,
         cx: RequestContext,
     ) -> BoxFuture<'static, Outcome> {
-        let p = match CallParams::read(params) {
+        let index = cx.params_index(params).cloned();
+        let p = match CallParams::read(params, index.as_deref()) {
             Ok(p) => p,
             Err(e) => return ready(Outcome::Error(ErrorObject::invalid_params(e))),
         };
@@ -418,8 +430,10 @@ impl Tools {
         cx: RequestContext,
     ) -> Result<BoxFuture<'static, Outcome>, Box<RequestContext>> {
         // Boxed on the way back only: a miss is the rare path, and the
-        // result stays two words wide on the common one.
-        let Ok(p) = CallParams::read(params) else {
+        // result stays two words wide on the common one. The index is
+        // shared with `cx` (which the tool takes), so `p` borrows a clone.
+        let index = cx.params_index(params).cloned();
+        let Ok(p) = CallParams::read(params, index.as_deref()) else {
             return Err(Box::new(cx));
         };
         match self.get(&p.name) {
@@ -498,7 +512,7 @@ impl Tools {
         if request.method != "tools/call" {
             return None;
         }
-        let p = CallParams::read(request.params.as_deref()).ok()?;
+        let p = CallParams::read(request.params.as_deref(), None).ok()?;
         self.get(&p.name)
     }
 }

@@ -439,3 +439,58 @@ async fn try_call_runs_a_known_tool_and_hands_back_anything_else() {
         );
     }
 }
+
+/// A `tools/call` reads `name` and `arguments` from the index the
+/// transport left in the context when it describes the very params the
+/// call got, with the same answers as a walk of them (escapes, repeats,
+/// missing members), and never from an index of other params: a layer
+/// that rewrote the params (here: the same length, another argument)
+/// gets its own params read.
+#[tokio::test]
+async fn calls_use_the_transports_index_of_these_params_only() {
+    use mcp_transport_core::json_members::ObjectIndex;
+    let t = tools();
+    let raw = |text: &str| serde_json::value::RawValue::from_string(text.to_owned()).unwrap();
+    let indexed = |params: Option<&serde_json::value::RawValue>| {
+        let mut cx = cx(V::V2026_07_28);
+        cx.set_params_index(Some(Arc::new(ObjectIndex::of_params(params))));
+        cx
+    };
+    let answer = |o: Outcome| match o {
+        Outcome::Result(r) => r.get().to_owned(),
+        Outcome::Error(e) => format!("{} {}", e.code, e.message),
+        other => panic!("unexpected {other:?}"),
+    };
+    for params in [
+        Some(r#"{"name":"add","arguments":{"a":2,"b":3},"_meta":{"k":[1]}}"#),
+        Some(r#"{"n\u0061me":"add","arguments":{"a":2,"b":3}}"#),
+        Some(r#"{"name":"add"}"#),
+        Some(r#"{"name":"nope","arguments":{}}"#),
+        Some(r#"{"arguments":{}}"#),
+        Some(r#"{"name":7}"#),
+        Some(r#"{"name":"add","n\u0061me":"add"}"#),
+        Some(r#"{"name":"add","arguments":{},"arguments":{}}"#),
+        Some(r#"{"name":"add","arguments":[1]}"#),
+        Some(r#"[{"name":"add"}]"#),
+        None,
+    ] {
+        let p = params.map(raw);
+        let walked = answer(t.call(p.as_deref(), cx(V::V2026_07_28)).await);
+        let read = answer(t.call(p.as_deref(), indexed(p.as_deref())).await);
+        assert_eq!(read, walked, "{params:?}");
+        let tried = t.try_call(p.as_deref(), indexed(p.as_deref()));
+        assert_eq!(
+            tried.is_ok(),
+            t.try_call(p.as_deref(), cx(V::V2026_07_28)).is_ok(),
+            "{params:?}"
+        );
+    }
+    let sent = raw(r#"{"name":"add","arguments":{"a":1,"b":1}}"#);
+    let given = raw(r#"{"name":"add","arguments":{"a":2,"b":3}}"#);
+    let stale = || indexed(Some(&sent));
+    let sum = |o: Outcome| result(o)["structuredContent"]["sum"].clone();
+    assert_eq!(sum(t.call(Some(&given), stale()).await), 5.0);
+    let call = t.try_call(Some(&given), stale()).expect("add is known");
+    assert_eq!(sum(call.await), 5.0);
+    assert_eq!(sum(t.call(Some(&sent), stale()).await), 2.0);
+}

@@ -356,7 +356,7 @@ fn on_request(
             },
         };
         let mut binding = mrtr::supports_input_required(&req.method)
-            .then(|| mrtr::BindingSource::new(&req.method, params, principal.clone()));
+            .then(|| mrtr::BindingSource::new(&req.method, params.clone(), principal.clone()));
         let opened = match (token, &mut binding) {
             (None, _) => None,
             (Some(_), None) => {
@@ -398,6 +398,7 @@ fn on_request(
         };
         let prepared = Prepared {
             request: req,
+            params,
             version,
             meta,
             log_level,

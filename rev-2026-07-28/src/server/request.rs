@@ -65,7 +65,7 @@ use super::Shared;
 use super::mrtr::{self, BindingSource, Opened};
 use super::reply::{self, HttpResponse};
 use super::result::{self, Decoration};
-use super::validate::RequestMeta;
+use super::validate::{Params, RequestMeta};
 
 /// Notifications that belong on `subscriptions/listen` streams only.
 const LISTEN_ONLY: [&str; 5] = [
@@ -143,6 +143,9 @@ fn result_prefix(id: &RequestId, room: usize) -> String {
 pub(crate) struct Prepared {
     /// The request.
     pub request: Request,
+    /// Its params' members, as the engine found them (handed to the
+    /// handler: [`RequestContext::params_index`]).
+    pub params: Params,
     /// Its protocol version.
     pub version: ProtocolVersion,
     /// Its metadata.
@@ -334,6 +337,7 @@ struct Started {
 fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
     let Prepared {
         request,
+        params,
         version,
         meta,
         log_level,
@@ -370,6 +374,7 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
     cx.progress_token = meta.progress_token;
     cx.set_input(input_responses, opened.and_then(|o| o.state));
     cx.http = http;
+    cx.set_params_index(Some(params.into_index()));
 
     let guard = if shared
         .config

@@ -27,12 +27,12 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::ops::Range;
+use std::sync::Arc;
 
 use http::HeaderMap;
 use mcp_http_edge::header_scan::{self, Ambiguous, Seen};
 use mcp_transport_core::handler::LogLevel;
-use mcp_transport_core::json_members::Valid;
+use mcp_transport_core::json_members::{ObjectIndex, Valid};
 use mcp_transport_core::jsonrpc::{HEADER_MISMATCH, INVALID_PARAMS};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -70,84 +70,38 @@ impl Rejection {
     }
 }
 
-/// The top-level members of a request's `params`, values kept raw: one
-/// copy of the params text and each member's name and value as spans of it.
-/// Two allocations whatever the number of members (a map of owned names to
-/// boxed raw values took two per member and a tree node, on every request).
-#[derive(Debug, Default)]
-pub(crate) struct Params {
-    text: Box<str>,
-    members: Vec<Member>,
-}
-
-/// One member of [`Params`].
-#[derive(Debug)]
-struct Member {
-    name: Name,
-    value: Range<usize>,
-}
-
-/// A member's name: a span of the text, or decoded (sent with escapes).
-#[derive(Debug)]
-enum Name {
-    Span(Range<usize>),
-    Decoded(Box<str>),
-}
+/// The top-level members of a request's `params`, values kept raw: the
+/// transport-core [`ObjectIndex`] (one copy of the params text, each member
+/// as spans of it), shared: the handler's context gets the same index
+/// ([`RequestContext::params_index`](mcp_transport_core::handler::RequestContext::params_index)),
+/// so a `tools/call` handler reads `name` and `arguments` without walking
+/// the params again, and the MRTR binding keeps it for its digest.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Params(Arc<ObjectIndex>);
 
 impl Params {
     /// Splits `params` into its members. The envelope parser has already
     /// checked that `params`, when present, is a JSON object; anything else
     /// has no members.
     pub fn parse(params: Option<&RawValue>) -> Params {
-        let Some(members) = params.map(Valid::from).and_then(Valid::object) else {
-            return Params::default();
-        };
-        let text = params.map_or("", RawValue::get);
-        // The walk lends slices of `text`: a slice's offset in `text` is
-        // its distance from `text`'s first byte.
-        let base = text.as_ptr() as usize;
-        let span = |part: &str| {
-            let start = part.as_ptr() as usize - base;
-            start..start + part.len()
-        };
-        let members = members
-            .map(|m| Member {
-                name: if m.is_escaped() {
-                    Name::Decoded(m.name().into())
-                } else {
-                    Name::Span(span(m.raw_name()))
-                },
-                value: span(m.value().text()),
-            })
-            .collect();
-        Params {
-            text: text.into(),
-            members,
-        }
+        Params(Arc::new(ObjectIndex::of_params(params)))
+    }
+
+    /// The index, to hand to the handler.
+    pub fn into_index(self) -> Arc<ObjectIndex> {
+        self.0
     }
 
     /// One member's JSON text; a name sent more than once is its last value
     /// (as a JSON object parsed into a map reads it).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.members
-            .iter()
-            .rev()
-            .find(|m| self.name(m) == key)
-            .map(|m| &self.text[m.value.clone()])
-    }
-
-    fn name<'a>(&'a self, m: &'a Member) -> &'a str {
-        match &m.name {
-            Name::Span(r) => &self.text[r.clone()],
-            Name::Decoded(n) => n,
-        }
+        self.0.get(key).map(Valid::text)
     }
 
     /// One member when it is a JSON string, borrowed unless it was sent
     /// with escapes (what `parsed::<String>` gives, without a copy).
     pub fn string(&self, key: &str) -> Option<Cow<'_, str>> {
-        // A span of the text the walk found: valid JSON.
-        Valid::assume(self.get(key)?).as_str()
+        self.0.get(key)?.as_str()
     }
 
     /// One member parsed, `None` when absent or not of type `T`.
@@ -159,12 +113,11 @@ impl Params {
     /// its last value).
     pub fn values_except(&self, skip: &[&str]) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
-        for m in &self.members {
-            let name = self.name(m);
-            if !skip.contains(&name) {
-                let value =
-                    serde_json::from_str(&self.text[m.value.clone()]).unwrap_or(Value::Null);
-                out.insert(name.to_owned(), value);
+        for m in self.0.members() {
+            let name = m.name();
+            if !skip.contains(&name.as_ref()) {
+                let value = serde_json::from_str(m.value().text()).unwrap_or(Value::Null);
+                out.insert(name.into_owned(), value);
             }
         }
         out

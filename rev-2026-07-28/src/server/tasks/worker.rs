@@ -158,6 +158,7 @@ fn drive<'a>(
         let store = tasks.config.store.clone();
         let Prepared {
             request,
+            params,
             version,
             meta,
             opened,
@@ -183,6 +184,7 @@ fn drive<'a>(
         cx.progress_token = meta.progress_token;
         cx.set_input(input_responses, opened.and_then(|o| o.state));
         cx.set_task_id(Some(record.id.clone()));
+        cx.set_params_index(Some(params.into_index()));
         let mut rounds = InputRounds::new(TaskInput {
             store: store.clone(),
             id: record.id.clone(),
