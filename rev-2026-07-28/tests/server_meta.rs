@@ -321,3 +321,82 @@ async fn retired_error_codes_are_not_emitted() {
     );
     assert_eq!(a.error()["message"], "Resource not found");
 }
+
+/// Each `_meta` member the engine reads is checked for its type and
+/// parsed only as far as it is kept; a value that is valid JSON but not
+/// Unicode text (a lone surrogate escape, which JSON's grammar allows) is
+/// 400 `-32602` naming the field, like a value of the wrong type.
+#[tokio::test]
+async fn mistyped_or_unreadable_meta_values_are_400_naming_the_field() {
+    let t = start(config()).await;
+    let info = "io.modelcontextprotocol/clientInfo";
+    for (meta, key, says) in [
+        (
+            format!(r#"{{"{PV}":7,"{CC}":{{}}}}"#),
+            PV,
+            "must be a string, got 7",
+        ),
+        (
+            format!(r#"{{"{PV}":"\uD800","{CC}":{{}}}}"#),
+            PV,
+            "cannot be read",
+        ),
+        (
+            format!(r#"{{"{PV}":"{V}","{CC}":[1]}}"#),
+            CC,
+            "must be an object, got [1]",
+        ),
+        (
+            format!(r#"{{"{PV}":"{V}","{CC}":{{"x":"\uDC00"}}}}"#),
+            CC,
+            "cannot be read",
+        ),
+        (
+            format!(r#"{{"{PV}":"{V}","{CC}":{{}},"{info}":"me"}}"#),
+            info,
+            "Implementation object, got \"me\"",
+        ),
+        (
+            format!(r#"{{"{PV}":"{V}","{CC}":{{}},"{info}":{{"name":"\uD800"}}}}"#),
+            info,
+            "cannot be read",
+        ),
+        (
+            format!(r#"{{"{PV}":"{V}","{CC}":{{}},"progressToken":"\uD800"}}"#),
+            "progressToken",
+            "cannot be read",
+        ),
+    ] {
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"echo","arguments":{{}},"_meta":{meta}}}}}"#
+        );
+        let resp = t
+            .post()
+            .header("mcp-protocol-version", V)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "echo")
+            .body(text)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{meta}");
+        let v = error_json(resp).await;
+        assert_eq!(v["error"]["code"], -32602, "{meta}");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(key) && msg.contains(says), "{meta}: {msg}");
+    }
+    // A string sent with escapes is read decoded.
+    let text = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"echo","arguments":{{}},"_meta":{{"{PV}":"2026-07-2\u0038","{CC}":{{}}}}}}}}"#
+    );
+    let resp = t
+        .post()
+        .header("mcp-protocol-version", V)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .body(text)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}

@@ -12,22 +12,25 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use mcp_transport_core::json_members::Valid;
-use serde_json::Value;
 
 /// What [`pick`] found in an object.
-pub(crate) struct Picked<const N: usize> {
-    /// The value of each wanted member (the last one if it repeats).
-    pub values: [Option<Value>; N],
+pub(crate) struct Picked<'a, const N: usize> {
+    /// The value of each wanted member (the last one if it repeats), as
+    /// sent: the reader parses what it keeps.
+    pub values: [Option<Valid<'a>>; N],
     /// The first member name that appears twice, if any.
     pub duplicate: Option<String>,
 }
 
 /// One walk over the JSON object `raw` (`json_members`: it was validated
-/// with the request): the members named in `wanted`, parsed, and the
-/// first repeated member name. Other members are skipped unparsed, and
-/// names are borrowed from `raw` unless they contain escapes. `Err` when
-/// `raw` is not a JSON object.
-pub(crate) fn pick<const N: usize>(raw: Valid<'_>, wanted: [&str; N]) -> Result<Picked<N>, ()> {
+/// with the request): the members named in `wanted`, and the first
+/// repeated member name. Nothing is parsed, and names are borrowed from
+/// `raw` unless they contain escapes. `Err` when `raw` is not a JSON
+/// object.
+pub(crate) fn pick<'a, const N: usize>(
+    raw: Valid<'a>,
+    wanted: [&str; N],
+) -> Result<Picked<'a, N>, ()> {
     let members = raw.object().ok_or(())?;
     let mut picked = Picked {
         values: std::array::from_fn(|_| None),
@@ -41,7 +44,7 @@ pub(crate) fn pick<const N: usize>(raw: Valid<'_>, wanted: [&str; N]) -> Result<
     for m in members {
         let name = m.name();
         if let Some(i) = wanted.iter().position(|w| *w == name) {
-            picked.values[i] = Some(serde_json::from_str(m.value().text()).map_err(|_| ())?);
+            picked.values[i] = Some(m.value());
         }
         if picked.duplicate.is_none() {
             let shown = name.clone();
@@ -89,16 +92,23 @@ mod tests {
     use super::*;
     use serde_json::value::RawValue;
 
-    /// `pick` of `text`, valid JSON.
-    fn pick_in<const N: usize>(text: &str, wanted: [&str; N]) -> Result<Picked<N>, ()> {
+    /// `pick` of `text`, valid JSON: the values' texts.
+    fn pick_in<const N: usize>(
+        text: &str,
+        wanted: [&str; N],
+    ) -> Result<([Option<String>; N], Option<String>), ()> {
         let raw = RawValue::from_string(text.to_owned()).expect("valid JSON");
-        pick(Valid::from(&*raw), wanted)
+        let p = pick(Valid::from(&*raw), wanted)?;
+        Ok((
+            p.values.map(|v| v.map(|v| v.text().to_owned())),
+            p.duplicate,
+        ))
     }
 
     /// The first member name that appears twice in the object `text`
     /// (`None` when every name is unique, or `text` is not an object).
     fn duplicate_in(text: &str) -> Option<String> {
-        pick_in(text, []).ok()?.duplicate
+        pick_in(text, []).ok()?.1
     }
 
     #[test]
@@ -113,21 +123,16 @@ mod tests {
 
     #[test]
     fn pick_reads_wanted_members_and_finds_repeats() {
-        let p = pick_in(r#"{"v":"x","w":[1],"\u0076":"y"}"#, ["v", "z"]).unwrap();
-        assert_eq!(p.values, [Some(Value::from("y")), None]);
-        assert_eq!(p.duplicate.as_deref(), Some("v"));
-        let p = pick_in(r#"{"a":{"a":1},"b":2}"#, ["b"]).unwrap();
-        assert_eq!(
-            (p.values[0].clone(), p.duplicate),
-            (Some(Value::from(2)), None)
-        );
+        let (values, duplicate) =
+            pick_in(r#"{"v":"x","w":[1],"\u0076": "y" }"#, ["v", "z"]).unwrap();
+        assert_eq!(values, [Some(r#""y""#.to_owned()), None]);
+        assert_eq!(duplicate.as_deref(), Some("v"));
+        let (values, duplicate) = pick_in(r#"{"a":{"a":1},"b":2}"#, ["b"]).unwrap();
+        assert_eq!((values, duplicate), ([Some("2".to_owned())], None));
         // Past the pairwise names: the hash set.
         let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
         let text = format!("{{{},\"k33\":0}}", many.join(","));
-        assert_eq!(
-            pick_in(&text, ["k1"]).unwrap().duplicate.as_deref(),
-            Some("k33")
-        );
+        assert_eq!(pick_in(&text, ["k1"]).unwrap().1.as_deref(), Some("k33"));
         assert_eq!(duplicate_in(&text).as_deref(), Some("k33"));
         assert!(pick_in("[1]", ["a"]).is_err());
     }

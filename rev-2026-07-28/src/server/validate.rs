@@ -186,18 +186,26 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
         )));
     }
     let [version, capabilities, info, log_level, progress_token] = picked.values;
+    // Each read from its text: the version as a string (no `Value` made),
+    // the objects parsed once they are known to be objects.
     let version = match version {
         None => {
             return Err(Rejection::params(format!(
                 "Invalid params: missing required _meta field {META_PROTOCOL_VERSION}"
             )));
         }
-        Some(Value::String(s)) => s,
-        Some(other) => {
-            return Err(Rejection::params(format!(
-                "Invalid params: _meta field {META_PROTOCOL_VERSION} must be a string, got {other}"
-            )));
-        }
+        Some(v) => match v.as_str() {
+            Some(s) => s.into_owned(),
+            // Not a string, or one that is not Unicode text.
+            None => {
+                return Err(match meta_value(META_PROTOCOL_VERSION, v) {
+                    Err(unreadable) => unreadable,
+                    Ok(other) => Rejection::params(format!(
+                        "Invalid params: _meta field {META_PROTOCOL_VERSION} must be a string, got {other}"
+                    )),
+                });
+            }
+        },
     };
     let capabilities = match capabilities {
         None => {
@@ -205,22 +213,31 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
                 "Invalid params: missing required _meta field {META_CLIENT_CAPABILITIES} (send {{}} when the client has no optional capabilities)"
             )));
         }
-        Some(v @ Value::Object(_)) => v,
+        Some(v) if v.object().is_some() => meta_value(META_CLIENT_CAPABILITIES, v)?,
         Some(other) => {
             return Err(Rejection::params(format!(
-                "Invalid params: _meta field {META_CLIENT_CAPABILITIES} must be an object, got {other}"
+                "Invalid params: _meta field {META_CLIENT_CAPABILITIES} must be an object, got {}",
+                other.text()
             )));
         }
     };
     let info = match info {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v),
+        None => None,
+        Some(v) if v.text() == "null" => None,
+        Some(v) if v.object().is_some() => Some(meta_value(META_CLIENT_INFO, v)?),
         Some(other) => {
             return Err(Rejection::params(format!(
-                "Invalid params: _meta field {META_CLIENT_INFO} must be an Implementation object, got {other}"
+                "Invalid params: _meta field {META_CLIENT_INFO} must be an Implementation object, got {}",
+                other.text()
             )));
         }
     };
+    let log_level = log_level
+        .map(|v| meta_value(META_LOG_LEVEL, v))
+        .transpose()?;
+    let progress_token = progress_token
+        .map(|v| meta_value("progressToken", v))
+        .transpose()?;
     let progress_token = progress_token.filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     Ok(RequestMeta {
         version,
@@ -228,6 +245,17 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
         info,
         log_level,
         progress_token,
+    })
+}
+
+/// A `_meta` member's value parsed. It is valid JSON, so the parse fails
+/// only on a string escape that is not Unicode text (a lone surrogate,
+/// which JSON's grammar allows and `serde_json` will not decode).
+fn meta_value(name: &str, v: Valid<'_>) -> Result<Value, Rejection> {
+    serde_json::from_str(v.text()).map_err(|e| {
+        Rejection::params(format!(
+            "Invalid params: _meta field {name} cannot be read: {e}"
+        ))
     })
 }
 
