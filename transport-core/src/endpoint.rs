@@ -26,8 +26,11 @@ fn split_host_port(authority: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
         };
         (&a[..=end], port)
     } else {
-        match a.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
+        // Bytes, not chars: the separators are ASCII (so every index found
+        // is a char boundary), and a char pattern decodes UTF-8 as it goes
+        // (this runs on every request's `Host`).
+        match a.bytes().rposition(|b| b == b':') {
+            Some(i) => (&a[..i], Some(&a[i + 1..])),
             None => (a, None),
         }
     };
@@ -36,7 +39,7 @@ fn split_host_port(authority: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
     {
         return None;
     }
-    if host.is_empty() || host.contains(['/', '@', ' ']) {
+    if host.is_empty() || host.bytes().any(|b| matches!(b, b'/' | b'@' | b' ')) {
         return None;
     }
     let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
