@@ -50,7 +50,7 @@ pub struct Revision {
     /// [`DEFAULT_RESUME_HOLD`]; zero closes such a poll at once.
     pub resume_hold: Duration,
     /// 2025-11-25's experimental tasks (SEP-1686), served when set (set it
-    /// with [`TasksExt::with_tasks`](crate::TasksExt::with_tasks)). Default
+    /// with [`TasksExt::with_tasks`]). Default
     /// `None`: no `tasks` capability, and `tasks/*` go to the handler.
     pub tasks: Option<Arc<Tasks>>,
 }

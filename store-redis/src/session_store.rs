@@ -5,7 +5,7 @@
 //! and the idle timeout. `touch` is one script (check expiry, move
 //! last-seen, renew the key's TTL); the count bound is a sorted set of
 //! id → expiry. The key's TTL is the idle timeout left plus
-//! [`EXPIRED_GRACE`](crate::EXPIRED_GRACE), so an expired session is
+//! [`EXPIRED_GRACE`], so an expired session is
 //! reported expired for a while, then not found.
 //!
 //! On [`Layout::Cluster`] there is no index: each call touches the

@@ -67,7 +67,7 @@ enum Fields {
     Received { uri: Uri, headers: HeaderMap },
 }
 
-/// Bytes of one header's lengths in [`RequestHead::block`].
+/// Bytes of one header's lengths in [`block`].
 const LENGTHS: usize = 6;
 
 impl RequestHead {
@@ -248,7 +248,7 @@ impl fmt::Debug for RequestHead {
     }
 }
 
-/// The target and the headers in one buffer (see [`RequestHead::block`]).
+/// The target and the headers in one buffer (see [`Fields::Block`]).
 /// A name is at most 65,535 bytes (`http`'s own limit); a value longer
 /// than `u32::MAX` bytes cannot have been received.
 fn block(uri: &Uri, headers: &HeaderMap) -> Box<[u8]> {

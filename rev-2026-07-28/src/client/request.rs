@@ -14,7 +14,7 @@
 //! # Attempts
 //!
 //! Every attempt is a POST with a **new** request id, the caller's params
-//! plus the per-request metadata ([`meta`](super::meta)), answered by
+//! plus the per-request metadata ([`super::meta`]), answered by
 //! `application/json` or `text/event-stream` ("The client MUST support
 //! both"). A call makes a new attempt when
 //!
@@ -22,7 +22,7 @@
 //! | --- | --- |
 //! | `-32022 UnsupportedProtocolVersionError` (HTTP 400) | once per call: the highest version in both the configuration and `error.data.supported` becomes the client's version for this and later requests (*Versioning*, "Protocol Version Negotiation"), and the request is re-sent with it — also when it is the version just rejected (the server lists it as supported, so the rejection was transient); no mutual version is `TransportError::Negotiation`, naming both lists |
 //! | `-32020 HeaderMismatch` on `tools/call` | once per call: `tools/list` is fetched again (all pages) and the call re-sent with recomputed `Mcp-Param-*` headers ("Client Behavior": the client "SHOULD call `tools/list` ... then retry") |
-//! | `resultType: "input_required"` | up to `max_input_rounds` times: [`mrtr`](super::mrtr) |
+//! | `resultType: "input_required"` | up to `max_input_rounds` times: [`super::mrtr`] |
 //! | the stream or body ends before the response | only with `RequestOptions::safe_to_retry`, once: "Resumable SSE streams via `Last-Event-ID` are not supported", so the call is re-issued whole; otherwise `TransportError::ResumeFailed` |
 //!
 //! # What is yielded
@@ -40,7 +40,7 @@
 //! considered invalid"). A result without `resultType` is complete.
 //!
 //! The final result of `tools/list` has its invalid tools removed
-//! ([`tool_cache`](super::tool_cache)).
+//! ([`super::tool_cache`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -162,7 +162,7 @@ pub(crate) struct Call {
     deadline: Option<Instant>,
     deadline_enabled: bool,
     /// The task being followed, once the server made the call one
-    /// ([`task`](super::task)).
+    /// ([`super::task`]).
     task: Option<TaskPoll>,
     /// Where the task id is reported to the caller's `ResponseStream`, and
     /// whether the caller detached it.
@@ -226,7 +226,7 @@ impl Call {
         }
     }
 
-    /// A call that follows the existing task `task_id` ([`task`](super::task)).
+    /// A call that follows the existing task `task_id` ([`super::task`]).
     pub(crate) fn for_task(shared: Arc<Shared>, task_id: &str) -> Self {
         let caps = shared.config.capabilities.clone();
         let mut call = Self::from_map(shared, "tools/call", Map::new(), RequestOptions::default());

@@ -1,27 +1,27 @@
-//! An owned index of one JSON object's members: its text kept once, each
-//! member located by offsets, so that whoever holds the index reads a
-//! member without walking the text again.
-//!
-//! Why it exists: the 2026-07-28 engine walks a request's `params` to
-//! check it (`_meta`, the `Mcp-Name` header against `name`, the MRTR
-//! binding) and keeps what it found; the handler behind it (`mcp-tools`
-//! reading a `tools/call`'s `name` and `arguments`) used to walk the same
-//! text again, skipping the same `_meta` (~1,800 instructions of a
-//! stateless call: docs/PERFORMANCE.md, session 15). The engine hands its
-//! index to the handler in the request's context
-//! ([`RequestContext::params_index`](crate::handler::RequestContext::params_index)),
-//! and a reader uses it only when it [`describes`](ObjectIndex::describes)
-//! the very params it was given, compared by content: a layer that
-//! rewrote the params before passing them on (keeping the context) gets
-//! no index and walks what it was given.
+//! [`ObjectIndex`]: one JSON object's members, found once and kept as
+//! offsets, for whoever reads them after the walk.
 
 use serde_json::value::RawValue;
 
 use super::{Member, Valid};
 
 /// A JSON object's members, found once and kept as offsets into a copy of
-/// its text (see the [module docs](self)). Members are in the order sent,
-/// repeats included, as [`Valid::object`] yields them.
+/// its text, so that whoever holds the index reads a member without
+/// walking the text again. Members are in the order sent, repeats
+/// included, as [`Valid::object`] yields them.
+///
+/// Why it exists: the 2026-07-28 engine walks a request's `params` to
+/// check it (`_meta`, the `Mcp-Name` header against `name`, the MRTR
+/// binding) and keeps what it found; the handler behind it (`mcp-tools`
+/// reading a `tools/call`'s `name` and `arguments`) used to walk the same
+/// text again, skipping the same `_meta` (~1,000 instructions of a
+/// stateless call: docs/PERFORMANCE.md, session 15). The engine hands its
+/// index to the handler in the request's context
+/// ([`RequestContext::params_index`](crate::handler::RequestContext::params_index)),
+/// and a reader uses it only when it [`describes`](ObjectIndex::describes)
+/// the very params it was given, compared by content: a layer that
+/// rewrote the params before passing them on (keeping the context) gets
+/// no index and walks what it was given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ObjectIndex {
     /// The object's text, as sent (empty for the index of no object).
