@@ -6,6 +6,9 @@
 //! PER_REQUEST_ALLOCS_ONLY=1 cargo bench -p mcp-compat --bench per_request
 //! # what an idle session and a pending polled request keep allocated
 //! PER_REQUEST_RETAINED_ONLY=1 cargo bench -p mcp-compat --bench per_request
+//! # the same, failing when a figure is over issue 19's bound (1 KiB an idle
+//! # session, 2 KiB a polled request between polls; `.ci/run` does this)
+//! PER_REQUEST_RETAINED_ONLY=check cargo bench -p mcp-compat --bench per_request
 //! # one of those rows only (idle, idle-distinct, idle-no-tasks, polled):
 //! # where its blocks come from, under valgrind's DHAT (`eb` at the end)
 //! PER_REQUEST_RETAINED_ONLY=polled valgrind --tool=dhat target/release/deps/per_request-HASH
@@ -83,6 +86,10 @@ fn allocations() {
 
 /// Idle sessions measured, and pending polled requests.
 const RETAINED: usize = 1_000;
+/// Issue 19's bounds: an idle legacy session, a pending request under
+/// SEP-1699 polling between polls (bytes).
+const IDLE_BOUND: f64 = 1024.0;
+const POLLED_BOUND: f64 = 2048.0;
 /// Polled requests per session (a session keeps at most 256 streams).
 const PER_SESSION: usize = 100;
 
@@ -114,8 +121,17 @@ fn retained() {
     };
     let rt = runtime();
     println!("retained on the server ({RETAINED} of each; bytes requested and not freed)");
-    println!("| what | bytes retained | live blocks |");
-    println!("| --- | --- | --- |");
+    println!("| what | bytes retained | live blocks | bound |");
+    println!("| --- | --- | --- | --- |");
+    // Rows over their bound, for `PER_REQUEST_RETAINED_ONLY=check`.
+    let over = std::cell::RefCell::new(Vec::new());
+    let row = |what: &str, bytes: f64, blocks: f64, bound: f64| {
+        println!("| {what} | {bytes:.0} | {blocks:.1} | {bound:.0} |");
+        if bytes > bound {
+            over.borrow_mut()
+                .push(format!("{what}: {bytes:.0} B > {bound:.0} B"));
+        }
+    };
     let idle = |what: &str, args: &[&str], distinct: bool| {
         let server = rt
             .block_on(async { Retention::new(args) })
@@ -129,7 +145,7 @@ fn retained() {
             rt.block_on(server.open_session(distinct.then_some(i + 8)))
                 .unwrap_or_else(|e| panic!("{e}"));
         });
-        println!("| {what} | {bytes:.0} | {blocks:.1} |");
+        row(what, bytes, blocks, IDLE_BOUND);
         exit_if_alone();
     };
     if runs("idle") {
@@ -145,10 +161,18 @@ fn retained() {
             true,
         );
     }
-    if !runs("polled") {
-        return;
+    if runs("polled") {
+        polled(&rt, &row);
     }
+    let over = over.into_inner();
+    if only == "check" && !over.is_empty() {
+        eprintln!("over issue 19's bounds: {}", over.join("; "));
+        std::process::exit(1);
+    }
+}
 
+/// The polled row of [`retained`].
+fn polled(rt: &tokio::runtime::Runtime, row: &impl Fn(&str, f64, f64, f64)) {
     let mut server = rt
         .block_on(async {
             Retention::new(&["--disconnect", "after-priming", "--retry-ms", "60000"])
@@ -169,8 +193,11 @@ fn retained() {
         rt.block_on(server.start_polled(&sessions[i / PER_SESSION], 600_000))
             .unwrap_or_else(|e| panic!("{e}"));
     });
-    println!(
-        "| pending `tools/call`, SEP-1699 polling, between polls | {bytes:.0} | {blocks:.1} |"
+    row(
+        "pending `tools/call`, SEP-1699 polling, between polls",
+        bytes,
+        blocks,
+        POLLED_BOUND,
     );
     exit_if_alone();
 }
