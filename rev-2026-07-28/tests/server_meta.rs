@@ -367,18 +367,7 @@ async fn mistyped_or_unreadable_meta_values_are_400_naming_the_field() {
             "cannot be read",
         ),
     ] {
-        let text = format!(
-            r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"echo","arguments":{{}},"_meta":{meta}}}}}"#
-        );
-        let resp = t
-            .post()
-            .header("mcp-protocol-version", V)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "echo")
-            .body(text)
-            .send()
-            .await
-            .unwrap();
+        let resp = call_echo_with_meta(&t, &meta).await;
         assert_eq!(resp.status(), 400, "{meta}");
         let v = error_json(resp).await;
         assert_eq!(v["error"]["code"], -32602, "{meta}");
@@ -386,17 +375,22 @@ async fn mistyped_or_unreadable_meta_values_are_400_naming_the_field() {
         assert!(msg.contains(key) && msg.contains(says), "{meta}: {msg}");
     }
     // A string sent with escapes is read decoded.
+    let meta = format!(r#"{{"{PV}":"2026-07-2\u0038","{CC}":{{}}}}"#);
+    assert_eq!(call_echo_with_meta(&t, &meta).await.status(), 200);
+}
+
+/// A `tools/call` of `echo` whose `_meta` is the JSON text `meta` (sent
+/// as written: escapes JSON allows and `serde_json` will not build).
+async fn call_echo_with_meta(t: &TestServer, meta: &str) -> reqwest::Response {
     let text = format!(
-        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"echo","arguments":{{}},"_meta":{{"{PV}":"2026-07-2\u0038","{CC}":{{}}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"echo","arguments":{{}},"_meta":{meta}}}}}"#
     );
-    let resp = t
-        .post()
+    t.post()
         .header("mcp-protocol-version", V)
         .header("mcp-method", "tools/call")
         .header("mcp-name", "echo")
         .body(text)
         .send()
         .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+        .unwrap()
 }
