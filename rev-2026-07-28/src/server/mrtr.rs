@@ -57,7 +57,14 @@ pub(crate) const UNBOUND_PARAMS: [&str; 3] = ["inputResponses", "requestState", 
 /// Requests": "Servers MUST NOT send `InputRequiredResult` responses on any
 /// other client requests").
 pub(crate) fn supports_input_required(method: &str) -> bool {
-    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+    input_method(method).is_some()
+}
+
+/// `method` as a static name when it [supports an `InputRequiredResult`](supports_input_required).
+pub(crate) fn input_method(method: &str) -> Option<&'static str> {
+    ["tools/call", "prompts/get", "resources/read"]
+        .into_iter()
+        .find(|m| *m == method)
 }
 
 /// Milliseconds since the Unix epoch (state may be verified by another
@@ -95,7 +102,8 @@ impl Binding {
 /// digest costs a full parse of the params, and most requests never need
 /// it (only a retry, to verify its state, or an `InputRequired` outcome).
 pub(crate) struct BindingSource {
-    method: String,
+    /// One of the [`input_method`]s.
+    method: &'static str,
     params: Params,
     principal: Option<String>,
     computed: Option<Binding>,
@@ -103,9 +111,9 @@ pub(crate) struct BindingSource {
 
 impl BindingSource {
     /// The source of `method`'s binding.
-    pub fn new(method: &str, params: Params, principal: Option<String>) -> Self {
+    pub fn new(method: &'static str, params: Params, principal: Option<String>) -> Self {
         BindingSource {
-            method: method.to_owned(),
+            method,
             params,
             principal,
             computed: None,

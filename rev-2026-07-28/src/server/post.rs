@@ -355,8 +355,8 @@ fn on_request(
                 }
             },
         };
-        let mut binding = mrtr::supports_input_required(&req.method)
-            .then(|| mrtr::BindingSource::new(&req.method, params.clone(), principal.clone()));
+        let mut binding = mrtr::input_method(&req.method)
+            .map(|method| mrtr::BindingSource::new(method, params.clone(), principal.clone()));
         let opened = match (token, &mut binding) {
             (None, _) => None,
             (Some(_), None) => {

@@ -33,6 +33,7 @@
 //! Nothing about the request outlives it: the task, the queue and the
 //! guard are all it has.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
@@ -294,9 +295,30 @@ impl Drop for Busy {
     }
 }
 
+/// `method` as a static name when it is one a handler commonly gets;
+/// copied otherwise.
+fn method_name(method: &str) -> Cow<'static, str> {
+    const NAMED: [&str; 8] = [
+        "tools/call",
+        "tools/list",
+        "prompts/get",
+        "prompts/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "completion/complete",
+    ];
+    NAMED
+        .into_iter()
+        .find(|m| *m == method)
+        .map_or_else(|| Cow::Owned(method.to_owned()), Cow::Borrowed)
+}
+
 /// What the task needs to turn an outcome into the final answer.
 struct Finish {
-    method: String,
+    /// The method, borrowed when it is one the engine names (no copy for
+    /// the common ones).
+    method: Cow<'static, str>,
     id: RequestId,
     /// The client's description, shared with the handler's context.
     client: Arc<ClientDescription>,
@@ -358,7 +380,7 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
         capabilities: meta.capabilities,
     });
     let finish = Finish {
-        method: request.method.clone(),
+        method: method_name(&request.method),
         id: request.id.clone(),
         client: client.clone(),
         binding,
