@@ -226,10 +226,10 @@ fn on_request(
         // block ends their borrow of `parts` before any await.
         let version = {
             let mcp_headers = validate::McpHeaders::read(&parts.headers);
-            if let Err(r) = validate::check_version_header(&mcp_headers, &meta.version) {
+            if let Err(r) = validate::check_version_header(&mcp_headers, meta.version.as_str()) {
                 return reject(&id, r);
             }
-            let version = ProtocolVersion::parse(&meta.version);
+            let version = meta.version.clone();
             if let Err(data) = modern_server_check(&version, &shared.served) {
                 return unsupported(shared, &id, data.requested);
             }

@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use http::HeaderMap;
 use mcp_http_edge::header_scan::{self, Ambiguous, Seen};
+use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::LogLevel;
 use mcp_transport_core::json_members::{ObjectIndex, Valid};
 use mcp_transport_core::jsonrpc::{HEADER_MISMATCH, INVALID_PARAMS};
@@ -127,8 +128,9 @@ impl Params {
 /// What `params._meta` says about the client and the request.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestMeta {
-    /// `io.modelcontextprotocol/protocolVersion`, exactly as sent.
-    pub version: String,
+    /// `io.modelcontextprotocol/protocolVersion` (its text as sent:
+    /// [`ProtocolVersion::as_str`]; no copy for a version this crate knows).
+    pub version: ProtocolVersion,
     /// `io.modelcontextprotocol/clientCapabilities` (an object).
     pub capabilities: Value,
     /// `io.modelcontextprotocol/clientInfo`, when sent (an object).
@@ -195,7 +197,7 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
             )));
         }
         Some(v) => match v.as_str() {
-            Some(s) => s.into_owned(),
+            Some(s) => ProtocolVersion::parse(&s),
             // Not a string, or one that is not Unicode text.
             None => {
                 return Err(match meta_value(META_PROTOCOL_VERSION, v) {
@@ -649,7 +651,7 @@ mod tests {
             "progressToken": 7
         })))
         .unwrap();
-        assert_eq!(m.version, "2026-07-28");
+        assert_eq!(m.version.as_str(), "2026-07-28");
         assert_eq!(m.log_level().unwrap(), Some(LogLevel::Warning));
         assert_eq!(m.progress_token, Some(json!(7)));
         assert!(m.info.is_some());
