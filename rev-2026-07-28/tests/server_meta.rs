@@ -374,8 +374,11 @@ async fn mistyped_or_unreadable_meta_values_are_400_naming_the_field() {
         let msg = v["error"]["message"].as_str().unwrap();
         assert!(msg.contains(key) && msg.contains(says), "{meta}: {msg}");
     }
-    // A string sent with escapes is read decoded.
+    // A string sent with escapes is read decoded; a `null` clientInfo is
+    // none.
     let meta = format!(r#"{{"{PV}":"2026-07-2\u0038","{CC}":{{}}}}"#);
+    assert_eq!(call_echo_with_meta(&t, &meta).await.status(), 200);
+    let meta = format!(r#"{{"{PV}":"{V}","{CC}":{{}},"{info}":null}}"#);
     assert_eq!(call_echo_with_meta(&t, &meta).await.status(), 200);
 }
 
