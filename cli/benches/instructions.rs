@@ -15,12 +15,15 @@
 //! the `unsafe` a wrapper of our own would need). glibc's `malloc` and
 //! `free` cost several times mimalloc's instructions a call, so that
 //! binary's counts overweight allocation; this one's are what `serve`
-//! pays. Without an argument it runs `modern-json:1`, a smoke test.
+//! pays. Both install the binary's `tracing` subscriber
+//! ([`mcp_compat::logging`]). Without an argument it runs `modern-json:1`, a smoke test.
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // The binary's subscriber: without one, every span checks `log`'s level.
+    mcp_compat::logging::init();
     // `cargo bench` passes `--bench`; the spec is the first other argument.
     let spec = std::env::args()
         .skip(1)

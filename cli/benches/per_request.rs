@@ -235,6 +235,8 @@ fn times(c: &mut Criterion) {
 }
 
 fn main() {
+    // The binary's subscriber: without one, every span checks `log`'s level.
+    mcp_compat::logging::init();
     // `PER_REQUEST_LOOP=CASE:N`: N requests of one case and nothing else
     // (for callgrind's instruction counts).
     if let Ok(spec) = std::env::var("PER_REQUEST_LOOP") {

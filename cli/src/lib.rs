@@ -18,6 +18,7 @@ pub mod check_client_cmd;
 pub mod conformance_client;
 pub mod fixtures;
 pub mod http_client;
+pub mod logging;
 pub mod matrix;
 pub mod matrix_cmd;
 pub mod reference;

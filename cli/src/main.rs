@@ -52,10 +52,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    mcp_compat::logging::init();
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Serve(args) => serve::run(args).await,
