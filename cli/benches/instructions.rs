@@ -2,6 +2,9 @@
 //! itself uses (mimalloc): `per_request`'s loop (`bench::inproc::run_loop`)
 //! and nothing else, to be run under callgrind.
 //!
+//! `scripts/instructions.sh [--check] [CASE…]` does the following and
+//! prints the figures (CI bounds two of them with `--check`):
+//!
 //! ```sh
 //! cargo bench -p mcp-compat --bench instructions --no-run
 //! # twice, with different N; (instructions(N2) − instructions(N1)) / (N2 − N1)
