@@ -4,7 +4,7 @@
 //! Without a subscriber, `tracing` (whose `log` feature axum's default
 //! `tower-log` turns on) checks the `log` crate's level on every span it
 //! enters, exits or records, and the servers open a few spans a request:
-//! the in-process benchmarks counted ~1k instructions a stateless request
+//! the in-process benchmarks counted ~0.6k instructions a stateless request
 //! that the binary, which always installs this subscriber, does not spend
 //! (docs/PERFORMANCE.md, session 16).
 
