@@ -15,21 +15,10 @@ use mcp_transport_core::jsonrpc::{Notification, to_raw};
 use mcp_transport_core::task_store::TaskRecord;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 /// The `_meta` key tying a message to its task (*Tasks*, "Related Task
 /// Metadata").
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
-/// `ms` since the Unix epoch as an RFC 3339 UTC timestamp.
-pub(crate) fn timestamp(ms: u64) -> String {
-    let nanos = i128::from(ms) * 1_000_000;
-    OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
-}
 
 /// The `Task` object.
 pub(crate) fn task(r: &TaskRecord) -> Value {
@@ -39,11 +28,8 @@ pub(crate) fn task(r: &TaskRecord) -> Value {
     if let Some(msg) = &r.status_message {
         m.insert("statusMessage".into(), msg.clone().into());
     }
-    m.insert("createdAt".into(), timestamp(r.created_at_ms).into());
-    m.insert(
-        "lastUpdatedAt".into(),
-        timestamp(r.last_updated_at_ms).into(),
-    );
+    m.insert("createdAt".into(), r.created_at().into());
+    m.insert("lastUpdatedAt".into(), r.last_updated_at().into());
     m.insert("ttl".into(), r.ttl_ms.map_or(Value::Null, Value::from));
     if let Some(p) = r.poll_interval_ms {
         m.insert("pollInterval".into(), p.into());

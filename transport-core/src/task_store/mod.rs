@@ -6,7 +6,9 @@
 //! state here; `tasks/get` reads it, `tasks/update` delivers input into it,
 //! `tasks/cancel` ends it, and the worker running the request writes its
 //! progress and final result. The store is revision-neutral: the wire shapes
-//! (`CreateTaskResult`, `DetailedTask`, timestamps) are the revision crates'.
+//! (`CreateTaskResult`, `DetailedTask`) are the revision crates'; the text of
+//! a task's timestamps, which both revisions' `Task` define alike ("ISO 8601
+//! timestamp"), is here ([`TaskRecord::created_at`]).
 //!
 //! # State machine (*Tasks*, "Task Status")
 //!
@@ -161,7 +163,31 @@ pub struct TaskRecord {
     pub error: Option<Box<RawValue>>,
 }
 
+/// `ms` since the Unix epoch as an RFC 3339 UTC timestamp; the epoch
+/// itself for a time `time` cannot represent (past the year 9999).
+fn rfc3339(ms: u64) -> String {
+    use time::OffsetDateTime;
+    use time::format_description::well_known::Rfc3339;
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
+}
+
 impl TaskRecord {
+    /// `createdAt` as both revisions' `Task` carries it (2025-11-25's
+    /// `schema.ts` and the Tasks extension's: "ISO 8601 timestamp when the
+    /// task was created"): RFC 3339, an ISO 8601 profile, in UTC, with the
+    /// milliseconds when there are any.
+    pub fn created_at(&self) -> String {
+        rfc3339(self.created_at_ms)
+    }
+
+    /// `lastUpdatedAt`, written as [`created_at`](Self::created_at).
+    pub fn last_updated_at(&self) -> String {
+        rfc3339(self.last_updated_at_ms)
+    }
+
     /// When the task expires (ms since the Unix epoch), if it does.
     pub fn expires_at_ms(&self) -> Option<u64> {
         self.ttl_ms.map(|t| self.created_at_ms.saturating_add(t))
@@ -469,4 +495,38 @@ pub struct TaskPage {
     /// The cursor of the next page (the id of this page's last task), when
     /// more tasks follow.
     pub next_cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(created_at_ms: u64, last_updated_at_ms: u64) -> TaskRecord {
+        TaskRecord {
+            id: "t".into(),
+            scope: None,
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms,
+            last_updated_at_ms,
+            ttl_ms: None,
+            poll_interval_ms: None,
+            input_requests: BTreeMap::new(),
+            input_responses: BTreeMap::new(),
+            result: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        let r = at(0, 1_764_547_200_123);
+        assert_eq!(r.created_at(), "1970-01-01T00:00:00Z");
+        assert_eq!(r.last_updated_at(), "2025-12-01T00:00:00.123Z");
+        // Whole seconds have no fraction; the example of 2025-11-25's
+        // *Tasks* page ("createdAt": "2025-11-25T10:30:00Z").
+        assert_eq!(at(1_764_066_600_000, 0).created_at(), "2025-11-25T10:30:00Z");
+        // Past what `time` represents: the epoch, not a panic.
+        assert_eq!(at(u64::MAX, u64::MAX).created_at(), "1970-01-01T00:00:00Z");
+    }
 }

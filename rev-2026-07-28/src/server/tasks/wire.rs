@@ -17,23 +17,11 @@ use mcp_transport_core::jsonrpc::{Notification, to_raw};
 use mcp_transport_core::task_store::{TaskRecord, TaskStatus};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::super::result::META_SERVER_INFO;
 
 /// The extension's identifier (*Tasks*, "Extension Identifier").
 pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
-/// `ms` since the Unix epoch as an RFC 3339 UTC timestamp with
-/// milliseconds.
-pub(crate) fn timestamp(ms: u64) -> String {
-    let nanos = i128::from(ms) * 1_000_000;
-    OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
-}
 
 fn parsed(raw: &RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap_or(Value::Null)
@@ -47,11 +35,8 @@ fn task_members(r: &TaskRecord) -> Map<String, Value> {
     if let Some(msg) = &r.status_message {
         m.insert("statusMessage".into(), msg.clone().into());
     }
-    m.insert("createdAt".into(), timestamp(r.created_at_ms).into());
-    m.insert(
-        "lastUpdatedAt".into(),
-        timestamp(r.last_updated_at_ms).into(),
-    );
+    m.insert("createdAt".into(), r.created_at().into());
+    m.insert("lastUpdatedAt".into(), r.last_updated_at().into());
     m.insert("ttlMs".into(), r.ttl_ms.map_or(Value::Null, Value::from));
     if let Some(p) = r.poll_interval_ms {
         m.insert("pollIntervalMs".into(), p.into());
@@ -157,12 +142,6 @@ mod tests {
             result: Some(RawValue::from_string(r#"{"content":[]}"#.into()).unwrap()),
             error: Some(RawValue::from_string(r#"{"code":-1,"message":"m"}"#.into()).unwrap()),
         }
-    }
-
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
-        assert_eq!(timestamp(0), "1970-01-01T00:00:00Z");
-        assert_eq!(timestamp(1_764_547_200_123), "2025-12-01T00:00:00.123Z");
     }
 
     #[test]
