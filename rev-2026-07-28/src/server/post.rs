@@ -224,7 +224,7 @@ fn on_request(
         };
         // The headers the body is checked against, read in one pass; the
         // block ends their borrow of `parts` before any await.
-        let version = {
+        let (version, named) = {
             let mcp_headers = validate::McpHeaders::read(&parts.headers);
             if let Err(r) = validate::check_version_header(&mcp_headers, meta.version.as_str()) {
                 return reject(&id, r);
@@ -246,12 +246,17 @@ fn on_request(
                 req.method.as_str(),
                 "tasks/get" | "tasks/update" | "tasks/cancel"
             );
-            if (shared.tasks.is_some() || !extension_method)
-                && let Err(r) = validate::check_name_header(&mcp_headers, &req.method, &params)
-            {
-                return reject(&id, r);
-            }
-            version
+            // The body's value `Mcp-Name` was checked against (a
+            // `tools/call`'s tool name, used below).
+            let named = if shared.tasks.is_some() || !extension_method {
+                match validate::check_name_header(&mcp_headers, &req.method, &params) {
+                    Ok(named) => named,
+                    Err(r) => return reject(&id, r),
+                }
+            } else {
+                None
+            };
+            (version, named)
         };
         let log_level = match meta.log_level() {
             Ok(l) => l,
@@ -268,10 +273,10 @@ fn on_request(
             );
         }
         let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
-        // A `tools/call`'s tool, read once: its `Mcp-Param-*` headers and
-        // whether it may run as a task are decided by it.
-        let tool_name =
-            (req.method == "tools/call").then(|| params.string("name").unwrap_or_default());
+        // A `tools/call`'s tool, read once (with `Mcp-Name`, which a
+        // `tools/call` must carry): its `Mcp-Param-*` headers and whether it
+        // may run as a task are decided by it.
+        let tool_name = named.filter(|_| req.method == "tools/call");
         match req.method.as_str() {
             "server/discover" => return discover::respond(shared, id),
             "subscriptions/listen" => {

@@ -370,16 +370,17 @@ pub(crate) fn check_method_header(headers: &McpHeaders<'_>, method: &str) -> Res
 
 /// `Mcp-Name` for `tools/call`, `prompts/get` (`params.name`) and
 /// `resources/read` (`params.uri`): present, decoded, equal to the body
-/// value. A body without that string member is `-32602`. Other methods
-/// have no `Mcp-Name` to check.
-pub(crate) fn check_name_header(
+/// value, which is returned (the engine goes on with a `tools/call`'s tool
+/// name without reading it again). A body without that string member is
+/// `-32602`. Other methods have no `Mcp-Name` to check: `None`.
+pub(crate) fn check_name_header<'p>(
     headers: &McpHeaders<'_>,
     method: &str,
-    params: &Params,
-) -> Result<(), Rejection> {
+    params: &'p Params,
+) -> Result<Option<Cow<'p, str>>, Rejection> {
     const D: &str = "Mcp-Name";
     let Some(member) = headers::name_member(method) else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(body) = params.string(member) else {
         return Err(Rejection::params(format!(
@@ -404,7 +405,7 @@ pub(crate) fn check_name_header(
             show(&body)
         )));
     }
-    Ok(())
+    Ok(Some(body))
 }
 
 /// The value at `path` (a chain of `properties` keys) in the arguments;
@@ -776,16 +777,22 @@ mod tests {
     #[test]
     fn name_header() {
         let p = params(json!({"name": "get_weather"}));
-        assert!(
+        // The body's value, checked, is handed back.
+        assert_eq!(
             check_name_header(
                 &McpHeaders::read(&hdrs(&[("mcp-name", b"get_weather")])),
                 "tools/call",
                 &p
             )
-            .is_ok()
+            .unwrap()
+            .as_deref(),
+            Some("get_weather")
         );
         // Not required for other methods.
-        assert!(check_name_header(&McpHeaders::read(&HeaderMap::new()), "tools/list", &p).is_ok());
+        assert_eq!(
+            check_name_header(&McpHeaders::read(&HeaderMap::new()), "tools/list", &p).unwrap(),
+            None
+        );
 
         let e =
             check_name_header(&McpHeaders::read(&HeaderMap::new()), "tools/call", &p).unwrap_err();

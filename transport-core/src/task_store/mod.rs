@@ -525,7 +525,10 @@ mod tests {
         assert_eq!(r.last_updated_at(), "2025-12-01T00:00:00.123Z");
         // Whole seconds have no fraction; the example of 2025-11-25's
         // *Tasks* page ("createdAt": "2025-11-25T10:30:00Z").
-        assert_eq!(at(1_764_066_600_000, 0).created_at(), "2025-11-25T10:30:00Z");
+        assert_eq!(
+            at(1_764_066_600_000, 0).created_at(),
+            "2025-11-25T10:30:00Z"
+        );
         // Past what `time` represents: the epoch, not a panic.
         assert_eq!(at(u64::MAX, u64::MAX).created_at(), "1970-01-01T00:00:00Z");
     }
