@@ -211,15 +211,15 @@ impl MultiServer {
     /// parse it again; anything else
     /// is routed from the raw body and parsed by the engine, as before.
     ///
-    /// Not an `async fn` (the future is the same): its argument is the
-    /// future's own field, not copied into a local of its own.
-    #[expect(
-        clippy::manual_async_fn,
-        reason = "arguments used in place: an async fn copies each into a local of its future"
-    )]
+    /// Not an `async fn`: the request is split into its parts and body
+    /// before the future is made, so the future holds them as its own
+    /// fields (an `async fn` would hold the request as well, and copy each
+    /// argument into a local besides).
     pub fn handle(&self, req: Request<Body>) -> impl Future<Output = Response<Body>> + Send + '_ {
+        // Split before the future (as `ModernServer::handle_parsed`): the
+        // request and its parts are not both kept in it.
+        let (parts, body) = req.into_parts();
         async move {
-            let (parts, body) = req.into_parts();
             let bytes = if parts.method == http::Method::POST {
                 // One pre-sized copy, `Content-Length` checked before anything
                 // is read (so `Expect: 100-continue` gets 413, not 100).
