@@ -34,23 +34,20 @@ pub fn is_json_content_type(headers: &HeaderMap) -> bool {
 /// `text/event-stream`, then 415 unless `Content-Type` is
 /// `application/json`.
 pub fn check_post_media(headers: &HeaderMap) -> Result<(), Reject> {
-    // Both headers found in one pass over the request's few headers rather
-    // than two hashed lookups (`header_scan`'s reasoning; ~220
+    // Both headers found by walking the request's few headers rather than
+    // by two hashed lookups (`header_scan`'s reasoning; ~220
     // instructions). Every `Accept` counts, as in [`accepts`]; the first
     // `Content-Type`, as `HeaderMap::get` gives it.
-    let mut accepts = Accepts::default();
-    let mut content_type = None;
-    for (name, value) in headers {
-        if name == ACCEPT {
-            if let Ok(v) = value.to_str() {
-                let a = mcp_transport_core::endpoint::accepts([v]);
-                accepts.json |= a.json;
-                accepts.sse |= a.sse;
-            }
-        } else if name == CONTENT_TYPE && content_type.is_none() {
-            content_type = Some(value);
-        }
-    }
+    let accepts = mcp_transport_core::endpoint::accepts(
+        headers
+            .iter()
+            .filter(|(name, _)| *name == ACCEPT)
+            .filter_map(|(_, v)| v.to_str().ok()),
+    );
+    let content_type = headers
+        .iter()
+        .find(|(name, _)| *name == CONTENT_TYPE)
+        .map(|(_, v)| v);
     if !(accepts.json && accepts.sse) {
         return Err(Reject::invalid(
             StatusCode::NOT_ACCEPTABLE,
