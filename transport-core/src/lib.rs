@@ -30,8 +30,10 @@
 //! | [`error`] | the typed reasons behind [`transport::TransportError`]: [`error::Misbehaviour`], [`error::ResumeFailure`], [`error::ConfigError`] |
 //! | [`transport`] | the client-side [`transport::Transport`] trait every revision implements |
 //! | [`handler`] | the server-side handler API, written once and served in every era |
+//! | [`admission`] | a bound on the handlers an engine runs at once and the bytes of requests they keep ([`admission::Admission`]) |
 //! | [`request_head`] | [`request_head::RequestHead`]: the HTTP request a handler sees, kept compactly |
 
+pub mod admission;
 pub mod cancel;
 pub mod endpoint;
 pub mod error;

@@ -1,0 +1,327 @@
+//! A bound on the work a server runs at once, across all its sessions:
+//! how many handlers, and how many bytes of requests they keep.
+//!
+//! Held requests are bounded by the connections that hold them. Detached
+//! work is not: a 2025-11-25 request whose SSE stream the server dropped
+//! (SEP-1699 polling) keeps running, since *Transports* says
+//! "Disconnection SHOULD NOT be interpreted as the client cancelling its
+//! request", and a 2026-07-28 task runs with no connection at all. Each
+//! keeps its request (its `params`, up to the largest body accepted) until
+//! it ends. Without a bound of their own, a few clients could start
+//! handlers until memory runs out; with one, the request over the bound is
+//! refused at admission, before anything of it runs, and everything
+//! already running goes on (*DESIGN.md*, "Limits").
+//!
+//! Both engines take a permit from their [`Admission`] before a handler
+//! runs (a request, and a 2026-07-28 task's worker) and keep it until the
+//! handler ends. A refusal is the engine's `503` with a JSON-RPC
+//! `-32603` naming the limit ([`Refused`]'s text), for that request only:
+//! the server keeps serving.
+//!
+//! Written over two atomics rather than a `tokio::sync::Semaphore`: this
+//! crate has no runtime, nothing here ever waits (admission is a yes or a
+//! no), and a request's weight is its size, which a semaphore's `u32`
+//! permits would have to be scaled into.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::jsonrpc::{ErrorObject, Request};
+
+/// The default [`RunLimits::max_running`]: 16,384 handlers at once, above
+/// the 10,000 concurrent long-running requests of the project's
+/// long-running benchmark.
+pub const DEFAULT_MAX_RUNNING: usize = 16_384;
+
+/// The default [`RunLimits::max_running_bytes`]: 256 MiB of requests kept
+/// by running handlers (64 requests at the default 4 MiB body limit,
+/// hundreds of thousands of ordinary ones).
+pub const DEFAULT_MAX_RUNNING_BYTES: usize = 256 * 1024 * 1024;
+
+/// How much work one engine runs at once ([`Admission`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLimits {
+    /// The most handlers running at once; one more request is refused.
+    /// Default [`DEFAULT_MAX_RUNNING`]; at least 1.
+    pub max_running: usize,
+    /// The most bytes of requests ([`weight`]) their running handlers keep;
+    /// a request that would pass it is refused, unless nothing else is
+    /// running (so a request the body limit accepted can always run
+    /// alone). Default [`DEFAULT_MAX_RUNNING_BYTES`].
+    pub max_running_bytes: usize,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            max_running: DEFAULT_MAX_RUNNING,
+            max_running_bytes: DEFAULT_MAX_RUNNING_BYTES,
+        }
+    }
+}
+
+impl RunLimits {
+    /// Sets [`max_running`](Self::max_running) (at least 1).
+    pub fn with_max_running(mut self, n: usize) -> Self {
+        self.max_running = n.max(1);
+        self
+    }
+
+    /// Sets [`max_running_bytes`](Self::max_running_bytes).
+    pub fn with_max_running_bytes(mut self, n: usize) -> Self {
+        self.max_running_bytes = n;
+        self
+    }
+}
+
+/// What a running handler keeps of its request, as admission counts it:
+/// the method name and the `params` text. (An engine may keep more, such as
+/// an index into `params`; the bound is on what the client sent.)
+pub fn weight(request: &Request) -> usize {
+    request.method.len() + request.params.as_ref().map_or(0, |p| p.get().len())
+}
+
+/// Why a request was not admitted; its text is the error message the
+/// client gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// [`RunLimits::max_running`] handlers run already.
+    #[error("the server already runs its maximum of {max} requests at once; try again later")]
+    Running {
+        /// The limit.
+        max: usize,
+    },
+    /// The request would take the running requests past
+    /// [`RunLimits::max_running_bytes`].
+    #[error(
+        "the requests this server runs already hold {held} bytes; this one ({asked} bytes) would pass its maximum of {max}; try again later"
+    )]
+    Bytes {
+        /// The limit.
+        max: usize,
+        /// What the running requests held when this one came.
+        held: usize,
+        /// This request's [`weight`].
+        asked: usize,
+    },
+}
+
+impl Refused {
+    /// The JSON-RPC error a refused request is answered with (with HTTP
+    /// 503): `-32603`, the message naming the limit.
+    pub fn to_error(&self) -> ErrorObject {
+        ErrorObject::internal(self)
+    }
+}
+
+/// One engine's count of running handlers and the bytes they keep, against
+/// its [`RunLimits`].
+#[derive(Debug)]
+pub struct Admission {
+    limits: RunLimits,
+    running: AtomicUsize,
+    bytes: AtomicUsize,
+}
+
+impl Admission {
+    /// An admission with nothing running.
+    pub fn new(limits: RunLimits) -> Arc<Admission> {
+        Arc::new(Admission {
+            limits: RunLimits {
+                max_running: limits.max_running.max(1),
+                ..limits
+            },
+            running: AtomicUsize::new(0),
+            bytes: AtomicUsize::new(0),
+        })
+    }
+
+    /// The limits it enforces.
+    pub fn limits(&self) -> RunLimits {
+        self.limits
+    }
+
+    /// Handlers running now.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::Acquire)
+    }
+
+    /// Bytes their requests keep now.
+    pub fn running_bytes(&self) -> usize {
+        self.bytes.load(Ordering::Acquire)
+    }
+
+    /// Admits a handler keeping `bytes` of its request, or says which
+    /// limit it would pass. Never waits. The permit gives both back when
+    /// dropped.
+    pub fn try_admit(self: &Arc<Self>, bytes: usize) -> Result<RunPermit, Refused> {
+        let max = self.limits.max_running;
+        self.running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .map_err(|_| Refused::Running { max })?;
+        let max_bytes = self.limits.max_running_bytes;
+        let taken = self
+            .bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                let total = held.saturating_add(bytes);
+                (total <= max_bytes || held == 0).then_some(total)
+            });
+        if let Err(held) = taken {
+            self.running.fetch_sub(1, Ordering::AcqRel);
+            return Err(Refused::Bytes {
+                max: max_bytes,
+                held,
+                asked: bytes,
+            });
+        }
+        Ok(RunPermit {
+            admission: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// A running handler's place in its [`Admission`], given back on drop.
+#[derive(Debug)]
+pub struct RunPermit {
+    admission: Arc<Admission>,
+    bytes: usize,
+}
+
+impl Drop for RunPermit {
+    fn drop(&mut self) {
+        self.admission.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        self.admission.running.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::RequestId;
+    use serde_json::value::RawValue;
+
+    fn limits(running: usize, bytes: usize) -> RunLimits {
+        RunLimits::default()
+            .with_max_running(running)
+            .with_max_running_bytes(bytes)
+    }
+
+    #[test]
+    fn counts_up_to_max_running_then_refuses_until_one_ends() {
+        let a = Admission::new(limits(2, 1000));
+        let p1 = a.try_admit(10).unwrap();
+        let _p2 = a.try_admit(10).unwrap();
+        assert_eq!(a.running(), 2);
+        assert_eq!(a.try_admit(10).unwrap_err(), Refused::Running { max: 2 });
+        // The refusal took nothing.
+        assert_eq!((a.running(), a.running_bytes()), (2, 20));
+        drop(p1);
+        assert_eq!((a.running(), a.running_bytes()), (1, 10));
+        assert!(a.try_admit(10).is_ok());
+    }
+
+    #[test]
+    fn bytes_are_bounded_and_given_back() {
+        let a = Admission::new(limits(10, 100));
+        let p1 = a.try_admit(60).unwrap();
+        let p2 = a.try_admit(40).unwrap();
+        assert_eq!(a.running_bytes(), 100);
+        assert_eq!(
+            a.try_admit(1).unwrap_err(),
+            Refused::Bytes {
+                max: 100,
+                held: 100,
+                asked: 1
+            }
+        );
+        // A refusal for bytes gives its count back.
+        assert_eq!(a.running(), 2);
+        drop(p2);
+        let _p3 = a.try_admit(40).unwrap();
+        drop(p1);
+        assert_eq!((a.running(), a.running_bytes()), (1, 40));
+    }
+
+    #[test]
+    fn a_request_larger_than_the_budget_runs_alone() {
+        let a = Admission::new(limits(10, 100));
+        let big = a.try_admit(500).unwrap();
+        assert!(matches!(a.try_admit(1), Err(Refused::Bytes { .. })));
+        drop(big);
+        let small = a.try_admit(1).unwrap();
+        assert!(matches!(a.try_admit(500), Err(Refused::Bytes { .. })));
+        drop(small);
+        assert_eq!((a.running(), a.running_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn max_running_is_at_least_one() {
+        let a = Admission::new(RunLimits {
+            max_running: 0,
+            max_running_bytes: 10,
+        });
+        assert_eq!(a.limits().max_running, 1);
+        assert_eq!(RunLimits::default().with_max_running(0).max_running, 1);
+        let _p = a.try_admit(1).unwrap();
+        assert!(a.try_admit(1).is_err());
+    }
+
+    #[test]
+    fn refusals_name_the_limit() {
+        let text = Refused::Running { max: 7 }.to_string();
+        assert!(text.contains("maximum of 7 requests"), "{text}");
+        let text = Refused::Bytes {
+            max: 9,
+            held: 8,
+            asked: 2,
+        }
+        .to_string();
+        assert!(
+            text.contains("8 bytes") && text.contains("(2 bytes)") && text.contains("maximum of 9"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_is_an_internal_error_naming_the_limit() {
+        let e = Refused::Running { max: 3 }.to_error();
+        assert_eq!(e.code, crate::jsonrpc::INTERNAL_ERROR);
+        assert!(e.message.contains("maximum of 3 requests"), "{}", e.message);
+    }
+
+    #[test]
+    fn weight_is_the_method_and_the_params_text() {
+        let request = Request {
+            id: RequestId::Number(1),
+            method: "tools/call".into(),
+            params: Some(RawValue::from_string(r#"{"name":"x"}"#.into()).unwrap()),
+        };
+        assert_eq!(weight(&request), 10 + 12);
+        let bare = Request {
+            params: None,
+            ..request
+        };
+        assert_eq!(weight(&bare), 10);
+    }
+
+    #[test]
+    fn concurrent_admissions_never_pass_the_limits() {
+        let a = Admission::new(limits(8, 80));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..2_000 {
+                        if let Ok(p) = a.try_admit(10) {
+                            assert!(a.running() <= 8 && a.running_bytes() <= 80);
+                            drop(p);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!((a.running(), a.running_bytes()), (0, 0));
+    }
+}
