@@ -43,6 +43,17 @@ pub fn error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> H
     json(status, response_json(jsonrpc::Response::error(id, error)))
 }
 
+/// 503 with a `-32603` naming the limit a request was refused for at
+/// admission ([`mcp_transport_core::admission`]): too many handlers run
+/// already, or their requests hold too many bytes. Only this request is
+/// refused; the client may send it again later.
+pub fn not_admitted(
+    id: Option<RequestId>,
+    why: &mcp_transport_core::admission::Refused,
+) -> HttpResponse {
+    error(StatusCode::SERVICE_UNAVAILABLE, id, why.to_error())
+}
+
 /// `status` with a `-32600 Invalid Request` error and no id.
 pub fn invalid(status: StatusCode, message: impl Into<String>) -> HttpResponse {
     error(status, None, ErrorObject::new(INVALID_REQUEST, message))
