@@ -59,6 +59,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use http::{HeaderMap, StatusCode};
+use mcp_transport_core::admission::{self, RunPermit};
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::jsonrpc::{
@@ -129,9 +130,18 @@ pub(crate) async fn post(
             Ok(Message::Request(req)) => match post::own_answer(&session, req) {
                 Ok(response) => answers.push(response),
                 Err(req) => {
+                    // Each element is admitted on its own; one over the
+                    // server's bounds gets its error in the answer.
+                    let permit = match shared.admission.try_admit(admission::weight(&req)) {
+                        Ok(p) => p,
+                        Err(why) => {
+                            answers.push(Response::error(Some(req.id), why.to_error()));
+                            continue;
+                        }
+                    };
                     let cancel = CancellationToken::new();
                     if session.start_request(&req.id, cancel.clone()) {
-                        runs.push((req, cancel));
+                        runs.push((req, cancel, permit));
                     } else {
                         let message = format!(
                             "Invalid Request: request id {} is already used by a request in progress in this session",
@@ -173,7 +183,7 @@ pub(crate) async fn post(
     let (state, priming) = match open_request_stream(shared, &session).await {
         Ok(s) => s,
         Err(e) => {
-            for (req, _) in &runs {
+            for (req, ..) in &runs {
                 session.end_request(&req.id);
             }
             return reply::internal(
@@ -193,9 +203,12 @@ pub(crate) async fn post(
     response
 }
 
+/// A request of the batch to run: registered with its token, admitted.
+type Run = (Request, CancellationToken, RunPermit);
+
 /// The ids of the requests a batch runs.
-fn ids_of(runs: &[(Request, CancellationToken)]) -> Vec<RequestId> {
-    runs.iter().map(|(req, _)| req.id.clone()).collect()
+fn ids_of(runs: &[Run]) -> Vec<RequestId> {
+    runs.iter().map(|(req, ..)| req.id.clone()).collect()
 }
 
 fn is_initialize(item: &Result<Message, BatchElementError>) -> bool {
@@ -204,15 +217,10 @@ fn is_initialize(item: &Result<Message, BatchElementError>) -> bool {
 
 /// Runs each request of the batch in its own task, its messages going to
 /// the group.
-fn start(
-    shared: &Arc<Shared>,
-    session: &Arc<Session>,
-    group: &Arc<Group>,
-    runs: Vec<(Request, CancellationToken)>,
-) {
-    for (req, cancel) in runs {
+fn start(shared: &Arc<Shared>, session: &Arc<Session>, group: &Arc<Group>, runs: Vec<Run>) {
+    for (req, cancel, permit) in runs {
         let outlet = Outlet::in_group(shared, session, cancel.clone(), group.clone());
-        request::spawn(shared, session, req, cancel, outlet);
+        request::spawn(shared, session, req, cancel, outlet, permit);
     }
 }
 

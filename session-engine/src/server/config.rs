@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::admission::RunLimits;
 use mcp_transport_core::event_log::{DEFAULT_MAX_SESSIONS, EventStore, MemoryEventStore};
 use mcp_transport_core::handler::PrincipalFn;
 use mcp_transport_core::lease::Leases;
@@ -151,6 +152,15 @@ pub struct ServerConfig {
     /// `MemoryLeaseStore` does (in one process a request's runner and its
     /// followers live and die together) without its bookkeeping.
     pub leases: Option<Leases>,
+    /// How many requests may run at once across all sessions, and how many
+    /// bytes of requests they may keep ([`RunLimits`]): a request over
+    /// either is answered 503 with a `-32603` naming the limit (one element
+    /// of a batch gets that error in the batch's answer), before its
+    /// handler runs. A request keeps its place until its handler ends,
+    /// also while no connection is attached (SEP-1699 polling; a
+    /// disconnect is not a cancellation). Default [`RunLimits::default`]:
+    /// 16,384 requests, 256 MiB.
+    pub running: RunLimits,
 }
 
 /// The default [`ServerConfig::sse_write_timeout`]: 30 s.
@@ -183,6 +193,7 @@ impl Default for ServerConfig {
             signals: None,
             principal: None,
             leases: None,
+            running: RunLimits::default(),
         }
     }
 }
@@ -213,6 +224,7 @@ impl fmt::Debug for ServerConfig {
             .field("signals", &self.signals.is_some())
             .field("principal", &self.principal.as_ref().map(|_| "<fn>"))
             .field("leases", &self.leases)
+            .field("running", &self.running)
             .finish_non_exhaustive()
     }
 }
@@ -332,6 +344,19 @@ impl ServerConfig {
     /// Sets [`max_input_rounds`](Self::max_input_rounds).
     pub fn with_max_input_rounds(mut self, n: u32) -> Self {
         self.max_input_rounds = n;
+        self
+    }
+
+    /// Sets [`RunLimits::max_running`] of [`running`](Self::running) (0 is
+    /// taken as 1).
+    pub fn with_max_running(mut self, n: usize) -> Self {
+        self.running = self.running.with_max_running(n);
+        self
+    }
+
+    /// Sets [`RunLimits::max_running_bytes`] of [`running`](Self::running).
+    pub fn with_max_running_bytes(mut self, n: usize) -> Self {
+        self.running = self.running.with_max_running_bytes(n);
         self
     }
 

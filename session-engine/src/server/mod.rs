@@ -151,6 +151,7 @@ use std::time::Instant;
 use axum::body::Body;
 use bytes::Bytes;
 use http::{Method, StatusCode};
+use mcp_transport_core::admission::Admission;
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 
@@ -174,6 +175,8 @@ pub(crate) struct Shared {
     stop: tokio_util::sync::CancellationToken,
     /// A random id naming this instance in its broadcasts (`fanout`).
     pub origin: String,
+    /// The requests running, against [`ServerConfig::running`].
+    pub admission: Arc<Admission>,
 }
 
 impl Drop for Shared {
@@ -379,10 +382,12 @@ impl LegacyServer {
                 tracing::warn!(version = %v, "ServerConfig::versions names a version without an implementation in ServerConfig::revisions; it is not served");
             }
         }
+        let admission = Admission::new(config.running);
         LegacyServer {
             shared: Arc::new(Shared {
                 handler,
                 config,
+                admission,
                 sessions: Registry::default(),
                 epoch: Instant::now(),
                 sweeper_running: AtomicBool::new(false),
@@ -397,6 +402,12 @@ impl LegacyServer {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.shared.config
+    }
+
+    /// Requests whose handlers run now, across all sessions (counted
+    /// against [`ServerConfig::running`]), with or without a connection.
+    pub fn running_requests(&self) -> usize {
+        self.shared.admission.running()
     }
 
     /// Serves one HTTP request to the MCP endpoint (POST, GET or DELETE;

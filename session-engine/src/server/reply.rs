@@ -13,7 +13,7 @@ use mcp_transport_core::jsonrpc;
 pub(crate) use mcp_http_edge::server::Reject;
 pub(crate) use mcp_http_edge::server::reply::{
     HttpResponse, accepted, body_error, internal, invalid, json, json_response, method_not_allowed,
-    sse,
+    not_admitted, sse,
 };
 
 /// 200 `application/json` carrying a JSON-RPC batch response: an array of

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use futures_util::future::CatchUnwind;
 use http::StatusCode;
+use mcp_transport_core::admission::{self, RunPermit};
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::Replay;
@@ -71,6 +72,12 @@ pub(crate) async fn serve(
     session: &Arc<Session>,
     request: Request,
 ) -> HttpResponse {
+    // Admitted first: a request over the server's bounds is refused
+    // before it is registered or anything of it runs.
+    let permit = match shared.admission.try_admit(admission::weight(&request)) {
+        Ok(p) => p,
+        Err(why) => return reply::not_admitted(Some(request.id), &why),
+    };
     let cancel = CancellationToken::new();
     if !session.start_request(&request.id, cancel.clone()) {
         return reply::invalid(
@@ -95,12 +102,12 @@ pub(crate) async fn serve(
         super::lease::hold_stream(shared, session, &state, std::slice::from_ref(&request.id)).await;
         let generation = state.attach(0);
         let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
-        start(shared, session, request, cancel, outlet).await;
+        start(shared, session, request, cancel, outlet, permit).await;
         let prefetched = prefetch_finished(shared, session, &state).await;
         return connection::respond_new(shared, session, state, generation, priming, prefetched);
     }
     let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
-    start(shared, session, request, cancel, outlet).await;
+    start(shared, session, request, cancel, outlet, permit).await;
     match answer.await {
         Ok(Answer::Json(response)) => reply::json_response(response),
         Ok(Answer::Stream(state, priming)) => {
@@ -153,8 +160,9 @@ async fn start(
     request: Request,
     cancel: CancellationToken,
     outlet: Arc<Outlet>,
+    permit: RunPermit,
 ) {
-    let mut task = Box::pin(task(shared, session, request, cancel, outlet));
+    let mut task = Box::pin(task(shared, session, request, cancel, outlet, permit));
     if futures_util::poll!(task.as_mut()).is_pending() {
         tokio::spawn(task);
     }
@@ -179,19 +187,22 @@ pub(crate) fn spawn(
     request: Request,
     cancel: CancellationToken,
     outlet: Arc<Outlet>,
+    permit: RunPermit,
 ) {
-    tokio::spawn(task(shared, session, request, cancel, outlet));
+    tokio::spawn(task(shared, session, request, cancel, outlet, permit));
 }
 
 /// The request's task (laid out as [`spawn`] describes): its first round,
-/// then [`conclude`], with the session's busy guard and the POST's HTTP
-/// head, in the current span.
+/// then [`conclude`], with the session's busy guard, the request's place
+/// in the server's admission (given back when the task ends) and the
+/// POST's HTTP head, in the current span.
 fn task(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
     request: Request,
     cancel: CancellationToken,
     outlet: Arc<Outlet>,
+    permit: RunPermit,
 ) -> impl Future<Output = ()> + Send + 'static {
     let busy = session.busy(shared);
     let http = HTTP_PARTS.try_with(Arc::clone).ok();
@@ -205,6 +216,7 @@ fn task(
         .await;
         session.end_request(&request.id);
         drop(busy);
+        drop(permit);
     };
     task.instrument(tracing::Span::current())
 }
