@@ -175,15 +175,18 @@ fn principal_from_header(parts: &http::request::Parts) -> Option<String> {
 }
 
 async fn start(tasks: Option<TasksConfig>) -> Server {
+    start_with(ModernConfig::default().with_tasks(tasks)).await
+}
+
+/// A server with `config`, its principal read from `x-user`.
+async fn start_with(config: ModernConfig) -> Server {
     let (open, gate) = watch::channel(false);
     let handler = Arc::new(Tasky {
         gate,
         cancelled: AtomicUsize::new(0),
         started: AtomicUsize::new(0),
     });
-    let config = ModernConfig::default()
-        .with_tasks(tasks)
-        .with_principal(Some(Arc::new(principal_from_header)));
+    let config = config.with_principal(Some(Arc::new(principal_from_header)));
     let server = ModernServer::new(handler.clone(), config);
     let app = axum::Router::new().nest_service("/mcp", server.router());
     let http = TestServer::serve(app).await;
@@ -653,6 +656,62 @@ async fn a_full_task_store_answers_503_naming_the_limit() {
         let m = v["error"]["message"].as_str().unwrap();
         assert!(m.contains(says), "{m}");
     }
+}
+
+/// A task's worker keeps its place in `ModernConfig::running` while the
+/// task runs, with no connection: a call over `max_running` is refused
+/// (503, `-32603`) before any task is made for it, and once the running
+/// task ends the next call becomes a task.
+#[tokio::test]
+async fn a_running_task_holds_its_place_in_max_running() {
+    let s = start_with(
+        ModernConfig::default()
+            .with_tasks(Some(TasksConfig::default()))
+            .with_max_running(1),
+    )
+    .await;
+    let first = s.create("gate").await;
+    let first_id = first["taskId"].as_str().unwrap().to_owned();
+    eventually("the task's handler started", || {
+        s.handler.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+
+    let (status, v) = s
+        .call(&body(
+            "tools/call",
+            json!({"name": "gate", "arguments": {}}),
+            true,
+        ))
+        .await;
+    assert_eq!(status, 503, "{v}");
+    assert_eq!(v["error"]["code"], -32603, "{v}");
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(m.contains("maximum of 1 requests"), "{m}");
+    // No task was made for it and its handler never ran.
+    assert_eq!(s.handler.started.load(Ordering::SeqCst), 1);
+
+    s.open.send(true).unwrap();
+    s.until(&first_id, "completed").await;
+    // The worker gives its place back when it ends, just after the store
+    // says completed.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let second = loop {
+        let (status, v) = s
+            .call(&body(
+                "tools/call",
+                json!({"name": "gate", "arguments": {}}),
+                true,
+            ))
+            .await;
+        if status == 200 {
+            break v;
+        }
+        assert_eq!(status, 503, "{v}");
+        assert!(tokio::time::Instant::now() < deadline, "still refused: {v}");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
+    assert_eq!(second["result"]["resultType"], "task", "{second}");
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use mcp_http_edge::config::ServerHttp;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::admission::RunLimits;
 use mcp_transport_core::session_store::SignalBus;
 use mcp_transport_core::task_store::{MemoryTaskStore, TaskStore};
 use serde::{Deserialize, Serialize};
@@ -230,6 +231,14 @@ pub struct ModernConfig {
     /// a listen stream may be held by any instance behind a load balancer).
     /// `None` (the default): this instance's streams only.
     pub signals: Option<Arc<dyn SignalBus>>,
+    /// How many handlers may run at once — requests and task workers — and
+    /// how many bytes of requests they may keep ([`RunLimits`]): a request
+    /// over either is answered 503 with a `-32603` naming the limit before
+    /// its handler runs (a `tools/call` to be run as a task: before the
+    /// task is created). A task's worker keeps its place until the task
+    /// ends, with no connection. Default [`RunLimits::default`]: 16,384
+    /// handlers, 256 MiB.
+    pub running: RunLimits,
 }
 
 impl Default for ModernConfig {
@@ -254,6 +263,7 @@ impl Default for ModernConfig {
             principal: None,
             tasks: None,
             signals: None,
+            running: RunLimits::default(),
         }
     }
 }
@@ -277,6 +287,7 @@ impl fmt::Debug for ModernConfig {
             )
             .field("state_ttl", &self.state_ttl)
             .field("signals", &self.signals.is_some())
+            .field("running", &self.running)
             .field("max_input_rounds", &self.max_input_rounds)
             .field("max_listen_streams", &self.max_listen_streams)
             .field("listen_queue", &self.listen_queue)
@@ -376,6 +387,19 @@ impl ModernConfig {
     /// Sets [`max_input_rounds`](Self::max_input_rounds).
     pub fn with_max_input_rounds(mut self, n: u32) -> Self {
         self.max_input_rounds = n;
+        self
+    }
+
+    /// Sets [`RunLimits::max_running`] of [`running`](Self::running) (0 is
+    /// taken as 1).
+    pub fn with_max_running(mut self, n: usize) -> Self {
+        self.running = self.running.with_max_running(n);
+        self
+    }
+
+    /// Sets [`RunLimits::max_running_bytes`] of [`running`](Self::running).
+    pub fn with_max_running_bytes(mut self, n: usize) -> Self {
+        self.running = self.running.with_max_running_bytes(n);
         self
     }
 

@@ -128,11 +128,11 @@ mod validate;
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::body::Body;
 use http::Method;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::admission::Admission;
 use mcp_transport_core::handler::{Handler, ServerDescription};
 use mcp_transport_core::jsonrpc::{Notification, to_raw};
 use rand::RngCore;
@@ -159,8 +159,9 @@ pub(crate) struct Shared {
     pub sealer: Sealer,
     pub catalog: ToolCatalog,
     pub listeners: Arc<Registry>,
-    /// Handler tasks running.
-    pub in_flight: AtomicUsize,
+    /// Handlers running (requests and task workers), against
+    /// [`ModernConfig::running`].
+    pub admission: Arc<Admission>,
     /// The Tasks extension, when configured.
     pub tasks: Option<tasks::Tasks>,
     /// This instance on the signal bus (`fanout`).
@@ -218,6 +219,7 @@ impl ModernServer {
         });
         let advertised = config.advertised();
         let tasks = config.tasks.clone().map(tasks::Tasks::new);
+        let admission = Admission::new(config.running);
         ModernServer {
             shared: Arc::new(Shared {
                 handler,
@@ -229,7 +231,7 @@ impl ModernServer {
                 advertised,
                 catalog: ToolCatalog::default(),
                 listeners: Arc::new(Registry::default()),
-                in_flight: AtomicUsize::new(0),
+                admission,
                 tasks,
                 fanout: fanout::Fanout::default(),
             }),
@@ -330,10 +332,11 @@ impl ModernServer {
         self.shared.listeners.len()
     }
 
-    /// The number of handler tasks still running (a cancelled request
-    /// counts until its handler returns).
+    /// The number of handlers still running, requests and task workers
+    /// (a cancelled request counts until its handler returns), as counted
+    /// against [`ModernConfig::running`].
     pub fn in_flight_requests(&self) -> usize {
-        self.shared.in_flight.load(Ordering::Acquire)
+        self.shared.admission.running()
     }
 
     /// The number of task workers running in this process (tasks that have

@@ -37,7 +37,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
@@ -49,6 +48,7 @@ use bytes::Bytes;
 use futures_util::FutureExt;
 use http::StatusCode;
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::admission::{self, Refused, RunPermit};
 use mcp_transport_core::cancel::{CancellationToken, DropGuard};
 use mcp_transport_core::handler::{
     ClientDescription, LogLevel, Outcome, RequestContext, RequestSink, SendError,
@@ -277,22 +277,6 @@ impl RequestSink for Sink {
     }
 }
 
-/// Counts a running handler task.
-pub(crate) struct Busy(Arc<Shared>);
-
-impl Busy {
-    pub(crate) fn enter(shared: &Arc<Shared>) -> Busy {
-        shared.in_flight.fetch_add(1, Ordering::AcqRel);
-        Busy(shared.clone())
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// `method` as a static name when it is one a handler commonly gets;
 /// copied otherwise.
 fn method_name(method: &str) -> Cow<'static, str> {
@@ -352,9 +336,38 @@ struct Started {
     keepalive: Option<Duration>,
 }
 
+impl Started {
+    /// The answer to a request refused at admission: 503 with a `-32603`
+    /// naming the limit, nothing run.
+    fn refused(id: RequestId, why: &Refused, shared: &Shared) -> Started {
+        let error = why.to_error();
+        let ready = Final {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            json: reply::response_json(jsonrpc::Response::error(Some(id.clone()), error)),
+        };
+        Started {
+            ready: Some(ready),
+            rx: None,
+            guard: CancellationToken::new().drop_guard(),
+            id,
+            json_mode: shared.config.json_response,
+            keepalive: shared.config.keepalive,
+        }
+    }
+}
+
 /// Builds the handler's context and polls its future once (see
 /// [`serve`]).
 fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
+    // Admitted first: a request over the server's bounds is refused before
+    // anything of it is built or run.
+    let permit = match shared
+        .admission
+        .try_admit(admission::weight(&prepared.request))
+    {
+        Ok(p) => p,
+        Err(why) => return Started::refused(prepared.request.id, &why, shared),
+    };
     let Prepared {
         request,
         params,
@@ -415,8 +428,9 @@ fn start(shared: &Arc<Shared>, prepared: Prepared) -> Started {
     // follows its notifications through the queue. Nothing is awaited
     // between the first poll and the spawn, so dropping the POST cannot
     // land in between.
-    let mut task =
-        Box::pin(run(shared.clone(), request, cx, finish).instrument(tracing::Span::current()));
+    let mut task = Box::pin(
+        run(shared.clone(), request, cx, finish, permit).instrument(tracing::Span::current()),
+    );
     let waker = futures_util::task::noop_waker();
     let ready = match task
         .as_mut()
@@ -589,9 +603,10 @@ fn run(
     request: Request,
     cx: RequestContext,
     mut finish: Finish,
+    permit: RunPermit,
 ) -> impl Future<Output = Option<Final>> + Send + 'static {
     async move {
-        let _busy = Busy::enter(&shared);
+        let _permit = permit;
         let cancel = cx.cancellation().clone();
         let outcome = AssertUnwindSafe(shared.handler.handle(request, cx))
             .catch_unwind()

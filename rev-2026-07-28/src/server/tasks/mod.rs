@@ -52,6 +52,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::StatusCode;
+use mcp_transport_core::admission;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::jsonrpc::{
     self, ErrorObject, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RequestId,
@@ -270,6 +271,15 @@ pub(crate) async fn start(
     scope: Option<String>,
 ) -> HttpResponse {
     let id = prepared.request.id.clone();
+    // Admitted before the task is created: a refused call leaves nothing
+    // behind. The worker keeps the place until the task ends.
+    let permit = match shared
+        .admission
+        .try_admit(admission::weight(&prepared.request))
+    {
+        Ok(p) => p,
+        Err(why) => return reply::not_admitted(Some(id), &why),
+    };
     let mut attempt = 0;
     let record = loop {
         let new = NewTask {
@@ -316,6 +326,12 @@ pub(crate) async fn start(
     }
     tasks.lock().insert(record.id.clone(), running.clone());
     let answer = wire::create_result(&record, shared.server_info.as_deref());
-    tokio::spawn(worker::run(shared.clone(), prepared, record, running));
+    tokio::spawn(worker::run(
+        shared.clone(),
+        prepared,
+        record,
+        running,
+        permit,
+    ));
     result(id, answer)
 }

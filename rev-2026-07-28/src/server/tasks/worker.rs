@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::FutureExt;
+use mcp_transport_core::admission::RunPermit;
 use mcp_transport_core::handler::{
     ClientDescription, LogLevel, Outcome, RequestContext, RequestSink, SendError,
 };
@@ -32,7 +33,7 @@ use serde_json::Value;
 use super::super::Shared;
 use super::super::mrtr::{self, now_ms};
 use super::super::reply;
-use super::super::request::{Busy, Prepared};
+use super::super::request::Prepared;
 use super::super::result::{self, Decoration};
 use super::{Running, publish};
 
@@ -88,9 +89,10 @@ pub(super) fn run(
     prepared: Prepared,
     record: TaskRecord,
     running: Running,
+    permit: RunPermit,
 ) -> impl Future<Output = ()> + Send + 'static {
     async move {
-        let _busy = Busy::enter(&shared);
+        let _permit = permit;
         let Some(tasks) = shared.tasks.as_ref() else {
             return;
         };
