@@ -358,7 +358,9 @@ fn serve_closes_a_silent_connection() {
 
 #[test]
 fn serve_refuses_zero_limits() {
-    let ran = run(&["serve", "--max-connections", "0"]);
-    assert!(!ran.ok(), "{ran:?}");
-    assert!(ran.stderr.contains("--max-connections"), "{}", ran.stderr);
+    for flag in ["--max-connections", "--max-running"] {
+        let ran = run(&["serve", flag, "0"]);
+        assert!(!ran.ok(), "{ran:?}");
+        assert!(ran.stderr.contains(flag), "{}", ran.stderr);
+    }
 }

@@ -25,6 +25,8 @@ pub fn serve_args() -> ServeArgs {
         idle_timeout_ms: 60_000,
         write_timeout_ms: 60_000,
         max_connections: 768,
+        max_running: mcp_transport_core::admission::DEFAULT_MAX_RUNNING,
+        max_running_bytes: mcp_transport_core::admission::DEFAULT_MAX_RUNNING_BYTES,
         shutdown_grace_ms: 10_000,
         store: "memory".into(),
         lease_ttl_ms: None,
