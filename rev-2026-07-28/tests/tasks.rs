@@ -219,6 +219,16 @@ fn body(method: &str, mut params: Value, declare: bool) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 }
 
+/// A `tools/call` of `gate` (a task when the caller `declare`s the
+/// extension).
+fn gate_call(declare: bool) -> Value {
+    body(
+        "tools/call",
+        json!({"name": "gate", "arguments": {}}),
+        declare,
+    )
+}
+
 /// The `Mcp-Name` a conforming client sends for `body`.
 fn name_header(body: &Value) -> Option<String> {
     let p = &body["params"];
@@ -496,13 +506,7 @@ async fn without_the_declaration_no_task_and_the_task_methods_are_refused() {
     let s = with_tasks().await;
     s.open.send(true).unwrap();
     // May be long: answered in the request itself.
-    let (status, v) = s
-        .call(&body(
-            "tools/call",
-            json!({"name": "gate", "arguments": {}}),
-            false,
-        ))
-        .await;
+    let (status, v) = s.call(&gate_call(false)).await;
     assert_eq!(status, 200);
     assert_eq!(v["result"]["resultType"], "complete", "{v}");
     assert!(v["result"].get("taskId").is_none());
@@ -568,13 +572,7 @@ async fn without_tasks_configured_task_methods_are_not_found() {
         assert_eq!(v["error"]["code"], -32601, "{name:?}: {v}");
     }
     s.open.send(true).unwrap();
-    let (_, v) = s
-        .call(&body(
-            "tools/call",
-            json!({"name": "gate", "arguments": {}}),
-            true,
-        ))
-        .await;
+    let (_, v) = s.call(&gate_call(true)).await;
     assert_eq!(v["result"]["resultType"], "complete");
 }
 
@@ -598,12 +596,7 @@ async fn unknown_foreign_and_expired_ids_are_invalid_params() {
     );
 
     // A task of alice's, with a 1 ms TTL: gone for everyone soon after.
-    let (_, v) = s
-        .call_as(
-            Some("alice"),
-            &body("tools/call", json!({"name": "gate", "arguments": {}}), true),
-        )
-        .await;
+    let (_, v) = s.call_as(Some("alice"), &gate_call(true)).await;
     let id = v["result"]["taskId"].as_str().unwrap().to_owned();
     assert_eq!(v["result"]["ttlMs"], 1);
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -644,13 +637,7 @@ async fn a_full_task_store_answers_503_naming_the_limit() {
         for _ in 0..taken {
             s.create("gate").await;
         }
-        let (status, v) = s
-            .call(&body(
-                "tools/call",
-                json!({"name": "gate", "arguments": {}}),
-                true,
-            ))
-            .await;
+        let (status, v) = s.call(&gate_call(true)).await;
         assert_eq!(status, 503, "{v}");
         assert_eq!(v["error"]["code"], -32603, "{v}");
         let m = v["error"]["message"].as_str().unwrap();
@@ -677,13 +664,7 @@ async fn a_running_task_holds_its_place_in_max_running() {
     })
     .await;
 
-    let (status, v) = s
-        .call(&body(
-            "tools/call",
-            json!({"name": "gate", "arguments": {}}),
-            true,
-        ))
-        .await;
+    let (status, v) = s.call(&gate_call(true)).await;
     assert_eq!(status, 503, "{v}");
     assert_eq!(v["error"]["code"], -32603, "{v}");
     let m = v["error"]["message"].as_str().unwrap();
@@ -697,13 +678,7 @@ async fn a_running_task_holds_its_place_in_max_running() {
     // says completed.
     let deadline = tokio::time::Instant::now() + WAIT;
     let second = loop {
-        let (status, v) = s
-            .call(&body(
-                "tools/call",
-                json!({"name": "gate", "arguments": {}}),
-                true,
-            ))
-            .await;
+        let (status, v) = s.call(&gate_call(true)).await;
         if status == 200 {
             break v;
         }
@@ -717,12 +692,7 @@ async fn a_running_task_holds_its_place_in_max_running() {
 #[tokio::test]
 async fn tasks_are_visible_only_to_their_principal() {
     let s = with_tasks().await;
-    let (_, v) = s
-        .call_as(
-            Some("alice"),
-            &body("tools/call", json!({"name": "gate", "arguments": {}}), true),
-        )
-        .await;
+    let (_, v) = s.call_as(Some("alice"), &gate_call(true)).await;
     let id = v["result"]["taskId"].as_str().unwrap().to_owned();
     for who in [Some("bob"), None] {
         for (method, params) in [
@@ -773,7 +743,7 @@ async fn mcp_name_must_carry_the_task_id() {
 #[tokio::test]
 async fn a_task_survives_the_connection_dropped_right_after_creation() {
     let s = with_tasks().await;
-    let b = body("tools/call", json!({"name": "gate", "arguments": {}}), true).to_string();
+    let b = gate_call(true).to_string();
     let mut tcp = tokio::net::TcpStream::connect(s.http.addr()).await.unwrap();
     let head = format!(
         "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/json, text/event-stream\r\ncontent-type: application/json\r\nmcp-protocol-version: {V}\r\nmcp-method: tools/call\r\nmcp-name: gate\r\ncontent-length: {}\r\n\r\n{b}",
