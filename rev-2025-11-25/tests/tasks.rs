@@ -137,6 +137,8 @@ impl Handler for Tasky {
 
 struct Fixture {
     server: TestServer,
+    /// The engine, for its count of running handlers.
+    legacy: rev::LegacyServer,
     handler: Arc<Tasky>,
     open: watch::Sender<bool>,
     resumes: Arc<AtomicUsize>,
@@ -157,6 +159,7 @@ async fn start(config: ServerConfig) -> Fixture {
         cancelled: AtomicUsize::new(0),
     });
     let server = rev::server(handler.clone(), config);
+    let legacy = server.clone();
     let resumes = Arc::new(AtomicUsize::new(0));
     let counted = resumes.clone();
     let app = server.route("/mcp").layer(axum::middleware::from_fn(
@@ -173,6 +176,7 @@ async fn start(config: ServerConfig) -> Fixture {
     ));
     Fixture {
         server: TestServer::serve(app).await,
+        legacy,
         handler,
         open,
         resumes,
@@ -499,6 +503,42 @@ async fn cancel_a_running_task_then_a_terminal_one_is_invalid_params() {
     assert!(e.message.contains("'completed'"), "{e}");
     let e = err(&c, "tasks/result", json!({"taskId": id})).await;
     assert!(e.message.contains("cancelled"), "{e}");
+}
+
+/// A task's worker takes a place of its own in the engine's bound on
+/// running work (`ServerConfig::running`, given to the handler as
+/// `RequestContext::admission`) and keeps it, with no connection, until
+/// the task ends: with room for two, one running task and the call that
+/// would start another fill it, and that call is refused with a `-32603`
+/// naming the limit, no task made.
+#[tokio::test]
+async fn a_running_task_holds_its_place_in_max_running() {
+    let f = start(
+        rev::server_config()
+            .with_retry_ms(20)
+            .with_tasks(tasks_config())
+            .with_max_running(2),
+    )
+    .await;
+    let c = client(&f.server.url()).await;
+    let first = create(&c, "gate").await;
+    // Only the worker runs once the creating request has answered.
+    eventually("the creating request ended", || {
+        f.legacy.running_requests() == 1
+    })
+    .await;
+
+    let call = json!({"name": "gate", "arguments": {}, "task": {"ttl": 60_000}});
+    let e = err(&c, "tools/call", call.clone()).await;
+    assert_eq!(e.code, -32603, "{e:?}");
+    assert!(e.message.contains("maximum of 2 requests"), "{e:?}");
+    let listed = ok(&c, "tasks/list", json!({})).await;
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 1, "{listed}");
+
+    f.open.send(true).unwrap();
+    wait_status(&c, &first, "completed").await;
+    eventually("the worker ended", || f.legacy.running_requests() == 0).await;
+    create(&c, "gate").await;
 }
 
 #[tokio::test]

@@ -42,6 +42,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::admission::Admission;
 use crate::cancel::{CancellationToken, Cancelled};
 use crate::json_members::ObjectIndex;
 use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId};
@@ -188,6 +189,12 @@ pub trait RequestSink: Send + Sync {
     /// messages must not be sent (2026-07-28: only when the request's `_meta`
     /// carries `io.modelcontextprotocol/logLevel`; legacy: `logging/setLevel`).
     fn log_level(&self) -> Option<LogLevel>;
+    /// The engine's bound on running work, for
+    /// [`RequestContext::admission`]; `None` (the default) where none is
+    /// kept.
+    fn admission(&self) -> Option<&Arc<Admission>> {
+        None
+    }
 }
 
 /// Names the authenticated principal of an HTTP request (for example the
@@ -271,6 +278,17 @@ impl RequestContext {
             cancel,
             sink,
         }
+    }
+
+    /// The engine's bound on running work ([`crate::admission`]), when it
+    /// keeps one (from the request's sink: [`RequestSink::admission`]).
+    /// The request itself was admitted before its handler ran; a handler
+    /// that starts work outliving the request (a task's worker) takes a
+    /// place for that work here, and refuses the work when none is left
+    /// (the refusal's [`Refused::to_error`](crate::admission::Refused::to_error)
+    /// is the error to answer with).
+    pub fn admission(&self) -> Option<&Arc<Admission>> {
+        self.sink.admission()
     }
 
     /// Answers to an earlier [`Outcome::InputRequired`], by key (`None`

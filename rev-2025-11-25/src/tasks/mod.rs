@@ -12,7 +12,10 @@
 //!   `required`, `Immediate` → absent (= `forbidden`);
 //! * answers a `tools/call` carrying `params.task` with a
 //!   `CreateTaskResult`, the task stored first, the handler running in a
-//!   `worker` that outlives the HTTP exchange; `-32601` for a task on a
+//!   `worker` that outlives the HTTP exchange and holds a place in the
+//!   engine's bound on running work (`RequestContext::admission`; none
+//!   left: the call's `-32603` names the limit, no task made); `-32601`
+//!   for a task on a
 //!   `forbidden` tool and for a `required` tool called without one
 //!   (*Tasks*, "Tool-Level Negotiation");
 //! * answers `tasks/get`, `tasks/list` (cursor = the last task id of the

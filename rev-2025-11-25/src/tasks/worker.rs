@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::FutureExt;
+use mcp_transport_core::admission::{self, RunPermit};
 use mcp_transport_core::handler::{
     Handler, LogLevel, Outcome, RequestContext, RequestSink, SendError,
 };
@@ -131,6 +132,17 @@ pub(crate) async fn start(
             )));
         }
     }
+    // The worker's place in the engine's bound on running work, taken
+    // before the task is created: a refused call leaves nothing behind.
+    // (The creating request holds a place of its own until it answers.)
+    let permit = match cx
+        .admission()
+        .map(|a| a.try_admit(admission::weight(&request)))
+        .transpose()
+    {
+        Ok(p) => p,
+        Err(why) => return Outcome::Error(why.to_error()),
+    };
     let mut attempt = 0;
     let record = loop {
         let new = NewTask {
@@ -184,6 +196,7 @@ pub(crate) async fn start(
         record.id.clone(),
         record.expires_at_ms(),
         running,
+        permit,
     ));
     Outcome::json(&serde_json::json!({ "task": wire::task(&record) }))
 }
@@ -198,7 +211,9 @@ async fn run(
     id: String,
     expires_at_ms: Option<u64>,
     running: Running,
+    permit: Option<RunPermit>,
 ) {
+    let _permit = permit;
     let work = drive(&tasks, &session, &inner, request, cx, &id, &running);
     // Beside the work: `follow_store` (what another instance does to the
     // task) and, with leases, the lease's renewal (the work stops when it

@@ -158,8 +158,10 @@ pub struct ServerConfig {
     /// of a batch gets that error in the batch's answer), before its
     /// handler runs. A request keeps its place until its handler ends,
     /// also while no connection is attached (SEP-1699 polling; a
-    /// disconnect is not a cancellation). Default [`RunLimits::default`]:
-    /// 16,384 requests, 256 MiB.
+    /// disconnect is not a cancellation). Handlers see this bound as
+    /// `RequestContext::admission`, where work they start that outlives
+    /// the request takes a place of its own (a 2025-11-25 task's worker).
+    /// Default [`RunLimits::default`]: 16,384 requests, 256 MiB.
     pub running: RunLimits,
 }
 

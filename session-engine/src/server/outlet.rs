@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use mcp_transport_core::admission::Admission;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::StoreError;
@@ -276,6 +277,13 @@ impl Outlet {
 impl RequestSink for Outlet {
     async fn send(&self, notification: Notification) -> Result<(), SendError> {
         self.push(&Message::Notification(notification)).await
+    }
+
+    /// The server's bound on running work: work the handler starts that
+    /// outlives the request (a 2025-11-25 task's worker) takes a place in
+    /// it.
+    fn admission(&self) -> Option<&Arc<Admission>> {
+        Some(&self.shared.admission)
     }
 
     /// SEP-1699 (2025-11-25): closes the current connection of this
