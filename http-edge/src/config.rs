@@ -265,6 +265,67 @@ impl Default for ClientHttp {
     }
 }
 
+/// Gives a server configuration the setters every engine's configuration
+/// shares, once: `with_http`, `with_max_body_bytes`,
+/// `with_allowed_origins` and `with_allowed_hosts` (the edge's
+/// [`ServerHttp`]), `with_max_running` and `with_max_running_bytes` (the
+/// bound on running work, `mcp_transport_core::admission::RunLimits`). The
+/// type needs the fields `http: ServerHttp` and `running: RunLimits`, each
+/// documented on the type (the setters link to them).
+#[macro_export]
+macro_rules! impl_server_setters {
+    ($config:ty) => {
+        impl $config {
+            /// Sets [`http`](Self::http) (the edge settings) whole.
+            pub fn with_http(mut self, http: $crate::config::ServerHttp) -> Self {
+                self.http = http;
+                self
+            }
+
+            /// Sets the POST body limit
+            /// ([`ServerHttp::max_body_bytes`]($crate::config::ServerHttp::max_body_bytes)).
+            pub fn with_max_body_bytes(mut self, n: usize) -> Self {
+                self.http = self.http.with_max_body_bytes(n);
+                self
+            }
+
+            /// Sets the allowed `Origin`s
+            /// ([`OriginPolicy::allowed_origins`]($crate::config::OriginPolicy::allowed_origins)).
+            pub fn with_allowed_origins(
+                mut self,
+                origins: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            ) -> Self {
+                self.http = self.http.with_allowed_origins(origins);
+                self
+            }
+
+            /// Sets the allowed `Host`s
+            /// ([`OriginPolicy::allowed_hosts`]($crate::config::OriginPolicy::allowed_hosts)).
+            pub fn with_allowed_hosts(
+                mut self,
+                hosts: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            ) -> Self {
+                self.http = self.http.with_allowed_hosts(hosts);
+                self
+            }
+
+            /// Sets the most handlers running at once (the `max_running` of
+            /// [`running`](Self::running); 0 is taken as 1).
+            pub fn with_max_running(mut self, n: usize) -> Self {
+                self.running = self.running.with_max_running(n);
+                self
+            }
+
+            /// Sets the most bytes of requests running handlers keep (the
+            /// `max_running_bytes` of [`running`](Self::running)).
+            pub fn with_max_running_bytes(mut self, n: usize) -> Self {
+                self.running = self.running.with_max_running_bytes(n);
+                self
+            }
+        }
+    };
+}
+
 /// Gives a client configuration the setters every client of the workspace
 /// shares, once: `with_capabilities`, `with_input_handler`,
 /// `with_max_event_bytes`, `with_request_timeout` and `with_http_client`.

@@ -36,8 +36,8 @@ pub mod headers;
 pub mod server;
 pub mod trace;
 
-/// Paths the [`impl_engine_service!`], [`impl_engine_router!`] and
-/// [`impl_client_setters!`] expansions
+/// Paths the [`impl_engine_service!`], [`impl_engine_router!`],
+/// [`impl_client_setters!`] and [`impl_server_setters!`] expansions
 /// name; not public API.
 #[doc(hidden)]
 pub mod __private {

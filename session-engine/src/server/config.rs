@@ -231,6 +231,8 @@ impl fmt::Debug for ServerConfig {
     }
 }
 
+mcp_http_edge::impl_server_setters!(ServerConfig);
+
 impl ServerConfig {
     /// Sets [`versions`](Self::versions).
     pub fn with_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
@@ -274,30 +276,6 @@ impl ServerConfig {
     /// Sets [`event_ids`](Self::event_ids).
     pub fn with_event_ids(mut self, on: bool) -> Self {
         self.event_ids = on;
-        self
-    }
-
-    /// Sets [`http`](Self::http) (the edge settings) whole.
-    pub fn with_http(mut self, http: ServerHttp) -> Self {
-        self.http = http;
-        self
-    }
-
-    /// Sets the allowed `Origin`s ([`ServerHttp::with_allowed_origins`]).
-    pub fn with_allowed_origins(mut self, origins: Option<Vec<String>>) -> Self {
-        self.http = self.http.with_allowed_origins(origins);
-        self
-    }
-
-    /// Sets the allowed `Host`s ([`ServerHttp::with_allowed_hosts`]).
-    pub fn with_allowed_hosts(mut self, hosts: Option<Vec<String>>) -> Self {
-        self.http = self.http.with_allowed_hosts(hosts);
-        self
-    }
-
-    /// Sets the POST body limit ([`ServerHttp::with_max_body_bytes`]).
-    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
-        self.http = self.http.with_max_body_bytes(n);
         self
     }
 
@@ -346,19 +324,6 @@ impl ServerConfig {
     /// Sets [`max_input_rounds`](Self::max_input_rounds).
     pub fn with_max_input_rounds(mut self, n: u32) -> Self {
         self.max_input_rounds = n;
-        self
-    }
-
-    /// Sets [`RunLimits::max_running`] of [`running`](Self::running) (0 is
-    /// taken as 1).
-    pub fn with_max_running(mut self, n: usize) -> Self {
-        self.running = self.running.with_max_running(n);
-        self
-    }
-
-    /// Sets [`RunLimits::max_running_bytes`] of [`running`](Self::running).
-    pub fn with_max_running_bytes(mut self, n: usize) -> Self {
-        self.running = self.running.with_max_running_bytes(n);
         self
     }
 
