@@ -93,7 +93,7 @@
 //! | 408 | `-32600` | the body stalled past the connection's body-read timeout (`mcp_http_edge::server::serve`) | — |
 //! | 413 | `-32600` | body over `max_body_bytes` (before reading when `Content-Length` says so) | — |
 //! | 415 | `-32600` | `Content-Type` is not `application/json` | — |
-//! | 503 | `-32603` | `max_listen_streams` reached; the task store is full (Tasks extension) | — |
+//! | 503 | `-32603` | `max_listen_streams` reached; the task store is full (Tasks extension); `running` reached (too many handlers, or their requests' bytes), with the request's id, before its handler runs or its task is created | — |
 //! | 400 | `-32021` | Tasks extension: `tasks/get`/`update`/`cancel`, a task-only tool or `notifications.taskIds` from a request that does not declare `io.modelcontextprotocol/tasks` (`data.requiredCapabilities.extensions`) | *Tasks*, "Protocol Errors" |
 //! | 200 | `-32602` | Tasks extension: unknown, foreign or expired `taskId` | *Tasks*, "Protocol Errors": "Invalid or nonexistent `taskId`: `-32602`" |
 //!

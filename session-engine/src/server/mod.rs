@@ -95,7 +95,7 @@
 //! | 413 | body over `max_body_bytes` (before reading when `Content-Length` says so) |
 //! | 415 | `Content-Type` is not `application/json` |
 //! | 500 | event store failure |
-//! | 503 | `max_sessions` reached; no stream could be opened |
+//! | 503 | `max_sessions` reached; no stream could be opened; `running` reached (too many requests running across sessions, or their bytes: `-32603` with the request's id, before its handler runs) |
 //!
 //! JSON-RPC-level errors (invalid `initialize` params, unsupported version,
 //! handler errors) are ordinary error *responses* with the request's id.
