@@ -258,6 +258,18 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_are_16384_handlers_and_256_mib() {
+        // Documented in DESIGN.md's Limits table and `serve --help`.
+        assert_eq!(
+            RunLimits::default(),
+            RunLimits {
+                max_running: 16_384,
+                max_running_bytes: 268_435_456,
+            }
+        );
+    }
+
+    #[test]
     fn max_running_is_at_least_one() {
         let a = Admission::new(RunLimits {
             max_running: 0,
