@@ -22,7 +22,7 @@ use mcp_store_redis::{
     RedisLeaseStore, RedisSessionStore, RedisSignalBus, RedisTaskStore,
 };
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::admission::{DEFAULT_MAX_RUNNING, DEFAULT_MAX_RUNNING_BYTES};
+use mcp_transport_core::admission::{DEFAULT_MAX_RUNNING, DEFAULT_MAX_RUNNING_BYTES, RunLimits};
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::lease::{DEFAULT_LEASE_RENEW, DEFAULT_LEASE_TTL, Leases};
 use mcp_transport_core::session_store::MemorySessionStoreConfig;
@@ -95,13 +95,14 @@ pub struct ServeArgs {
     /// Connections served at once; more wait to be accepted.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
-    /// Handlers each era's engine runs at once (requests, with or without
-    /// a connection, and task workers); one more request gets 503.
+    /// Handlers the server runs at once, every era together (requests,
+    /// with or without a connection, and task workers); one more request
+    /// gets 503.
     #[arg(long, default_value_t = DEFAULT_MAX_RUNNING)]
     pub max_running: usize,
-    /// Bytes of requests (method and params) the handlers each era's engine
-    /// runs may keep; a request that would pass it gets 503, unless nothing
-    /// else runs.
+    /// Bytes of requests (method and params) the running handlers of every
+    /// era may keep together; a request that would pass it gets 503, unless
+    /// nothing else runs.
     #[arg(long, default_value_t = DEFAULT_MAX_RUNNING_BYTES)]
     pub max_running_bytes: usize,
     /// On SIGTERM or SIGINT, how long requests in flight may take to finish
@@ -240,8 +241,6 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
     }
     let keepalive = (args.keepalive_ms > 0).then(|| Duration::from_millis(args.keepalive_ms));
     let legacy = legacy_config()
-        .with_max_running(args.max_running)
-        .with_max_running_bytes(args.max_running_bytes)
         .with_json_response(args.json_response)
         .with_retry_ms(args.retry_ms.unwrap_or(DEFAULT_RETRY_MS))
         .with_disconnect(args.disconnect.unwrap_or(DisconnectPolicy::Never))
@@ -262,8 +261,6 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
     // The Tasks extension with the default in-memory store (bounded: count,
     // bytes, TTL).
     let modern = ModernConfig::default()
-        .with_max_running(args.max_running)
-        .with_max_running_bytes(args.max_running_bytes)
         .with_json_response(args.json_response)
         .with_allowed_origins(args.allowed_origins.clone())
         .with_allowed_hosts(args.allowed_hosts.clone())
@@ -279,6 +276,9 @@ pub fn config(args: &ServeArgs) -> Result<MultiConfig, String> {
         revisions: versions,
         legacy,
         modern,
+        running: RunLimits::default()
+            .with_max_running(args.max_running)
+            .with_max_running_bytes(args.max_running_bytes),
     })
 }
 

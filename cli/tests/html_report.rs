@@ -176,6 +176,7 @@ async fn the_check_server_html_report_renders_in_chromium() {
             .collect(),
         legacy,
         modern: ModernConfig::default(),
+        running: Default::default(),
     };
     let server = MultiServer::new(Arc::new(ReferenceHandler::new()), config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -50,6 +50,7 @@ fn polling_and_modern() -> MultiServer {
                 .with_disconnect(DisconnectPolicy::AfterPriming)
                 .with_retry_ms(10),
             modern: ModernConfig::default(),
+            running: Default::default(),
         },
     )
 }

@@ -244,6 +244,7 @@ async fn streams_resumes_and_client_requests_have_spans() {
                 .with_disconnect(mcp_rev_2025_11_25::DisconnectPolicy::AfterPriming)
                 .with_retry_ms(5),
             modern: mcp_rev_2026_07_28::server::ModernConfig::default(),
+            running: Default::default(),
         },
     );
     let http = TestServer::serve(server.route("/mcp")).await;

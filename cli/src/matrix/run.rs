@@ -341,6 +341,7 @@ fn server_config(
         revisions: server.revisions(),
         legacy,
         modern,
+        running: Default::default(),
     }
 }
 

@@ -33,6 +33,7 @@ use mcp_http_edge::server::span_body::SpanBody;
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
+use mcp_transport_core::admission::{Admission, RunLimits};
 use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{self, Message, Notification};
 use tracing::Instrument;
@@ -55,6 +56,12 @@ pub struct MultiConfig {
     /// versions with all of `revisions`, so a `-32022` or `server/discover`
     /// names the legacy ones too).
     pub modern: ModernConfig,
+    /// One bound on the handlers running in both engines together
+    /// (requests of every era, tasks' workers): the engines share one
+    /// [`Admission`], so a request of either era over it is answered 503
+    /// with a `-32603` naming the limit. The engines' own `running` fields
+    /// are overwritten with it. Default [`RunLimits::default`].
+    pub running: RunLimits,
 }
 
 impl MultiConfig {
@@ -69,7 +76,23 @@ impl MultiConfig {
             revisions: revisions.into_iter().collect(),
             legacy: legacy_config(),
             modern: ModernConfig::default(),
+            running: RunLimits::default(),
         }
+    }
+
+    /// Sets the most handlers running at once in both engines together
+    /// (the `max_running` of [`running`](Self::running); 0 is taken as 1).
+    pub fn with_max_running(mut self, n: usize) -> Self {
+        self.running = self.running.with_max_running(n);
+        self
+    }
+
+    /// Sets the most bytes of requests the running handlers of both
+    /// engines keep together (the `max_running_bytes` of
+    /// [`running`](Self::running)).
+    pub fn with_max_running_bytes(mut self, n: usize) -> Self {
+        self.running = self.running.with_max_running_bytes(n);
+        self
     }
 }
 
@@ -114,6 +137,8 @@ pub struct MultiServer {
     /// The modern engine, when 2026-07-28 is configured.
     modern: Option<ModernServer>,
     max_body: usize,
+    /// The bound both engines share ([`MultiConfig::running`]).
+    admission: Arc<Admission>,
 }
 
 mcp_http_edge::impl_engine_service!(MultiServer);
@@ -163,23 +188,33 @@ impl MultiServer {
             .http
             .max_body_bytes
             .max(config.modern.http.max_body_bytes);
+        let admission = Admission::new(config.running);
         let legacy = (!legacy_versions.is_empty()).then(|| {
-            LegacyServer::new(
+            LegacyServer::with_admission(
                 handler.clone(),
                 with_legacy_revisions(config.legacy.clone()).with_versions(legacy_versions),
+                admission.clone(),
             )
         });
         let modern = (!modern_versions.is_empty()).then(|| {
             let mut m = config.modern.clone();
             m.supported_versions = modern_versions;
             m.advertised_versions = Some(config.revisions.clone());
-            ModernServer::new(handler.clone(), m)
+            ModernServer::with_admission(handler.clone(), m, admission.clone())
         });
         Ok(MultiServer {
             legacy,
             modern,
             max_body,
+            admission,
         })
+    }
+
+    /// Handlers running now in both engines together (requests of every
+    /// era and tasks' workers), as counted against
+    /// [`MultiConfig::running`].
+    pub fn running_requests(&self) -> usize {
+        self.admission.running()
     }
 
     /// The legacy engine, when a legacy revision is configured.

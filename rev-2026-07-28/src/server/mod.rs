@@ -200,6 +200,22 @@ impl ModernServer {
     /// what `server/discover`, result `_meta` and listen filters use for the
     /// server's lifetime. Needs no runtime until it serves.
     pub fn new(handler: Arc<dyn Handler>, config: ModernConfig) -> Self {
+        let admission = Admission::new(config.running);
+        Self::with_admission(handler, config, admission)
+    }
+
+    /// As [`new`](Self::new), with the handlers that run (requests and
+    /// task workers) counted against `admission`, which other servers may
+    /// share: one bound on running work for all of them (a dual-era
+    /// endpoint's two engines, several endpoints of one process). The
+    /// admission's limits replace [`ModernConfig::running`] (which
+    /// [`config`](Self::config) then reports).
+    pub fn with_admission(
+        handler: Arc<dyn Handler>,
+        mut config: ModernConfig,
+        admission: Arc<Admission>,
+    ) -> Self {
+        config.running = admission.limits();
         let served = config.served_versions();
         if served.is_empty() {
             tracing::warn!(
@@ -219,7 +235,6 @@ impl ModernServer {
         });
         let advertised = config.advertised();
         let tasks = config.tasks.clone().map(tasks::Tasks::new);
-        let admission = Admission::new(config.running);
         ModernServer {
             shared: Arc::new(Shared {
                 handler,

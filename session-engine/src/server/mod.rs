@@ -371,6 +371,22 @@ impl fmt::Debug for LegacyServer {
 impl LegacyServer {
     /// A server answering with `handler`. Needs no runtime until it serves.
     pub fn new(handler: Arc<dyn Handler>, config: ServerConfig) -> Self {
+        let admission = Admission::new(config.running);
+        Self::with_admission(handler, config, admission)
+    }
+
+    /// A server answering with `handler` whose running requests are
+    /// counted against `admission`, which other servers may share: one
+    /// bound on running work for all of them (a dual-era endpoint's two
+    /// engines, several endpoints of one process). The admission's limits
+    /// replace [`ServerConfig::running`] (which [`config`](Self::config)
+    /// then reports).
+    pub fn with_admission(
+        handler: Arc<dyn Handler>,
+        mut config: ServerConfig,
+        admission: Arc<Admission>,
+    ) -> Self {
+        config.running = admission.limits();
         if config.served_versions().is_empty() {
             tracing::warn!(
                 versions = %mcp_transport_core::version::list(&config.versions),
@@ -382,7 +398,6 @@ impl LegacyServer {
                 tracing::warn!(version = %v, "ServerConfig::versions names a version without an implementation in ServerConfig::revisions; it is not served");
             }
         }
-        let admission = Admission::new(config.running);
         LegacyServer {
             shared: Arc::new(Shared {
                 handler,
