@@ -265,13 +265,12 @@ impl Default for ClientHttp {
     }
 }
 
-/// Gives a server configuration the setters every engine's configuration
-/// shares, once: `with_http`, `with_max_body_bytes`,
+/// Gives a server configuration the setters of the edge settings every
+/// engine's configuration shares, once: `with_http`, `with_max_body_bytes`,
 /// `with_allowed_origins` and `with_allowed_hosts` (the edge's
-/// [`ServerHttp`]), `with_max_running` and `with_max_running_bytes` (the
-/// bound on running work, `mcp_transport_core::admission::RunLimits`). The
-/// type needs the fields `http: ServerHttp` and `running: RunLimits`, each
-/// documented on the type (the setters link to them).
+/// [`ServerHttp`]). The type needs the field `http: ServerHttp`, documented
+/// on the type (the setters link to it). The bound on running work has its
+/// setters from `mcp_transport_core::impl_running_setters!`.
 #[macro_export]
 macro_rules! impl_server_setters {
     ($config:ty) => {
@@ -306,20 +305,6 @@ macro_rules! impl_server_setters {
                 hosts: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
             ) -> Self {
                 self.http = self.http.with_allowed_hosts(hosts);
-                self
-            }
-
-            /// Sets the most handlers running at once (the `max_running` of
-            /// [`running`](Self::running); 0 is taken as 1).
-            pub fn with_max_running(mut self, n: usize) -> Self {
-                self.running = self.running.with_max_running(n);
-                self
-            }
-
-            /// Sets the most bytes of requests running handlers keep (the
-            /// `max_running_bytes` of [`running`](Self::running)).
-            pub fn with_max_running_bytes(mut self, n: usize) -> Self {
-                self.running = self.running.with_max_running_bytes(n);
                 self
             }
         }

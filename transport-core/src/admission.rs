@@ -197,6 +197,32 @@ impl Drop for RunPermit {
     }
 }
 
+/// Gives a server configuration the setters of its bound on running work,
+/// once: `with_max_running` and `with_max_running_bytes`. The type needs
+/// the field `running: RunLimits`, documented on the type (the setters
+/// link to it). Used by both engines' configurations and the dual-era
+/// endpoint's.
+#[macro_export]
+macro_rules! impl_running_setters {
+    ($config:ty) => {
+        impl $config {
+            /// Sets the most handlers running at once (the `max_running` of
+            /// [`running`](Self::running); 0 is taken as 1).
+            pub fn with_max_running(mut self, n: usize) -> Self {
+                self.running = self.running.with_max_running(n);
+                self
+            }
+
+            /// Sets the most bytes of requests running handlers keep (the
+            /// `max_running_bytes` of [`running`](Self::running)).
+            pub fn with_max_running_bytes(mut self, n: usize) -> Self {
+                self.running = self.running.with_max_running_bytes(n);
+                self
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,22 +79,9 @@ impl MultiConfig {
             running: RunLimits::default(),
         }
     }
-
-    /// Sets the most handlers running at once in both engines together
-    /// (the `max_running` of [`running`](Self::running); 0 is taken as 1).
-    pub fn with_max_running(mut self, n: usize) -> Self {
-        self.running = self.running.with_max_running(n);
-        self
-    }
-
-    /// Sets the most bytes of requests the running handlers of both
-    /// engines keep together (the `max_running_bytes` of
-    /// [`running`](Self::running)).
-    pub fn with_max_running_bytes(mut self, n: usize) -> Self {
-        self.running = self.running.with_max_running_bytes(n);
-        self
-    }
 }
+
+mcp_transport_core::impl_running_setters!(MultiConfig);
 
 /// The session engine's configuration with every legacy revision's
 /// implementation from its crate: 2025-03-26 and 2025-06-18 from

@@ -299,6 +299,7 @@ impl fmt::Debug for ModernConfig {
 }
 
 mcp_http_edge::impl_server_setters!(ModernConfig);
+mcp_transport_core::impl_running_setters!(ModernConfig);
 
 impl ModernConfig {
     /// Sets [`supported_versions`](Self::supported_versions).

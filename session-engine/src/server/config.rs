@@ -232,6 +232,7 @@ impl fmt::Debug for ServerConfig {
 }
 
 mcp_http_edge::impl_server_setters!(ServerConfig);
+mcp_transport_core::impl_running_setters!(ServerConfig);
 
 impl ServerConfig {
     /// Sets [`versions`](Self::versions).
