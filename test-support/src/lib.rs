@@ -31,6 +31,7 @@ pub mod fake;
 pub mod handler;
 pub mod http_sse_server;
 pub mod input;
+pub mod json;
 pub mod process;
 pub mod proxy;
 pub mod proxy_record;

@@ -653,6 +653,35 @@ mod tests {
         }
     }
 
+    /// The codes are the spec's numbers: JSON-RPC 2.0's five and MCP's
+    /// (2026-07-28 `schema.ts`: `PARSE_ERROR` … `INTERNAL_ERROR`,
+    /// `HEADER_MISMATCH`, `MISSING_REQUIRED_CLIENT_CAPABILITY`,
+    /// `UNSUPPORTED_PROTOCOL_VERSION`; `-32002`, resource not found, from
+    /// 2025-11-25 and earlier, *Basic*, "Error codes"). A client matches on
+    /// them, so a wrong sign or digit is a wire break.
+    #[test]
+    fn error_codes_are_the_specs() {
+        assert_eq!(
+            [
+                PARSE_ERROR,
+                INVALID_REQUEST,
+                METHOD_NOT_FOUND,
+                INVALID_PARAMS,
+                INTERNAL_ERROR
+            ],
+            [-32700, -32600, -32601, -32602, -32603]
+        );
+        assert_eq!(RESOURCE_NOT_FOUND, -32002);
+        assert_eq!(
+            [
+                HEADER_MISMATCH,
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                UNSUPPORTED_PROTOCOL_VERSION
+            ],
+            [-32020, -32021, -32022]
+        );
+    }
+
     #[test]
     fn ids_read_as_their_deserialize_reads_them() {
         for text in [

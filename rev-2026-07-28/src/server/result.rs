@@ -328,6 +328,9 @@ pub(crate) fn listen_closed(id: &RequestId, server_info: Option<&RawValue>) -> B
 }
 
 #[cfg(test)]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::{Value, json};

@@ -475,37 +475,6 @@ mod tests {
         })
     }
 
-    /// Whitespace JSON allows between tokens, put between the tokens of
-    /// `compact` (outside strings).
-    fn spaced(compact: &str, gaps: &[u8]) -> String {
-        let ws = [" ", "\n", "\t", "\r\n ", ""];
-        let mut out = String::new();
-        let mut in_string = false;
-        let mut escaped = false;
-        let mut k = 0;
-        for c in compact.chars() {
-            if in_string {
-                out.push(c);
-                match (escaped, c) {
-                    (true, _) => escaped = false,
-                    (false, '\\') => escaped = true,
-                    (false, '"') => in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            if matches!(c, '{' | '}' | '[' | ']' | ',' | ':') {
-                out.push_str(ws[usize::from(gaps[k % gaps.len()]) % ws.len()]);
-                k += 1;
-            }
-            out.push(c);
-            if c == '"' {
-                in_string = true;
-            }
-        }
-        out
-    }
-
     proptest! {
         /// On any valid object (names repeated, nested, escaped, spaced
         /// out) the walk reads what `serde_json` reads.
@@ -519,7 +488,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| format!("{}:{}", Value::from(k.clone()), v))
                 .collect();
-            let text = spaced(&format!("{{{}}}", body.join(",")), &gaps);
+            let text = mcp_test_support::json::spaced(&format!("{{{}}}", body.join(",")), &gaps);
             prop_assert_eq!(members(&text), serde_members(&text));
         }
 
