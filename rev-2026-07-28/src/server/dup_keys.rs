@@ -90,6 +90,8 @@ impl<'de> Seen<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_test_support::json::{self, spaced};
+    use proptest::prelude::*;
     use serde_json::value::RawValue;
 
     /// `pick` of `text`, valid JSON: the values' texts.
@@ -135,5 +137,44 @@ mod tests {
         assert_eq!(pick_in(&text, ["k1"]).unwrap().1.as_deref(), Some("k33"));
         assert_eq!(duplicate_in(&text).as_deref(), Some("k33"));
         assert!(pick_in("[1]", ["a"]).is_err());
+    }
+
+    /// Names spelled plainly or with escapes, and enough of them that the
+    /// pairwise list overflows into the hash set.
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("v".to_owned()),
+            Just("\\u0076".to_owned()),
+            Just("w".to_owned()),
+            Just("\\u0077".to_owned()),
+            (0..24u8).prop_map(|i| format!("k{i}")),
+        ]
+    }
+
+    proptest! {
+        /// On any object (names repeated, escaped, more than the pairwise
+        /// list holds; spaced out): the values are what `serde_json` reads
+        /// last for each wanted name, and the repeat reported is the first
+        /// name, decoded, that `serde_json` reads a second time.
+        #[test]
+        fn pick_reads_what_serde_json_reads(
+            members in prop::collection::vec((name(), 0..100u32), 0..40),
+            gaps in prop::collection::vec(0u8..5, 1..6),
+        ) {
+            let body: Vec<String> = members.iter().map(|(n, v)| format!("\"{n}\":{v}")).collect();
+            let text = spaced(&format!("{{{}}}", body.join(",")), &gaps);
+            let reference = json::members(&text);
+            let mut seen = HashSet::new();
+            let first_repeat = reference
+                .iter()
+                .find(|(n, _)| !seen.insert(n.clone()))
+                .map(|(n, _)| n.clone());
+            let last = |wanted: &str| {
+                reference.iter().rev().find(|(n, _)| n == wanted).map(|(_, v)| v.clone())
+            };
+            let (values, duplicate) = pick_in(&text, ["v", "k20", "w"]).unwrap();
+            prop_assert_eq!(values, [last("v"), last("k20"), last("w")]);
+            prop_assert_eq!(duplicate, first_repeat);
+        }
     }
 }

@@ -299,36 +299,6 @@ mod tests {
             .collect()
     }
 
-    /// What `serde_json` reads: every member (repeats included) with its
-    /// value's text.
-    fn serde_members(text: &str) -> Vec<(String, String)> {
-        struct All(Vec<(String, String)>);
-        impl<'de> serde::Deserialize<'de> for All {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<All, D::Error> {
-                struct V;
-                impl<'de> serde::de::Visitor<'de> for V {
-                    type Value = All;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("an object")
-                    }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(
-                        self,
-                        mut map: A,
-                    ) -> Result<All, A::Error> {
-                        let mut out = Vec::new();
-                        while let Some(k) = map.next_key::<String>()? {
-                            let v: &RawValue = map.next_value()?;
-                            out.push((k, v.get().to_owned()));
-                        }
-                        Ok(All(out))
-                    }
-                }
-                d.deserialize_map(V)
-            }
-        }
-        serde_json::from_str::<All>(text).expect("an object").0
-    }
-
     #[test]
     fn members_are_exact_spans_in_order() {
         let text = r#" { "name" : "a\"}" , "arguments":{"a":[1, {"]":"["}],"b":"}"} ,
@@ -489,7 +459,7 @@ mod tests {
                 .map(|(k, v)| format!("{}:{}", Value::from(k.clone()), v))
                 .collect();
             let text = mcp_test_support::json::spaced(&format!("{{{}}}", body.join(",")), &gaps);
-            prop_assert_eq!(members(&text), serde_members(&text));
+            prop_assert_eq!(members(&text), mcp_test_support::json::members(&text));
         }
 
         /// The eight-at-a-time search finds what a byte-by-byte one finds,
