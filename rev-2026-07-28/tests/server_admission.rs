@@ -35,6 +35,8 @@ async fn a_request_over_max_running_is_refused_and_the_running_one_goes_on() {
 
     let refused = t.send(&tool(2, "echo", json!({"x": 1}))).await;
     assert_eq!(refused.status(), 503);
+    // Nothing of it ran: the client may send it again, in a second.
+    assert_eq!(refused.headers()["retry-after"], "1");
     let e = error_json(refused).await;
     assert_eq!(e["id"], 2);
     assert_eq!(e["error"]["code"], -32603);

@@ -30,6 +30,8 @@ async fn running_slow(t: &TestServer, s: &Session, id: i64) -> SseReader {
 /// The 503 answer of a refused request: its id, `-32603`, the message.
 async fn refusal(resp: reqwest::Response, id: i64) -> String {
     assert_eq!(resp.status(), 503);
+    // Nothing of it ran: the client may send it again, in a second.
+    assert_eq!(resp.headers()["retry-after"], "1");
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["id"], id, "{v}");
     assert_eq!(v["error"]["code"], -32603, "{v}");

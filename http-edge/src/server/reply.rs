@@ -8,7 +8,7 @@
 
 use axum::body::Body;
 use bytes::Bytes;
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Response, StatusCode};
 use mcp_transport_core::jsonrpc::{
     self, BodyError, ErrorObject, INTERNAL_ERROR, INVALID_REQUEST, Message, RequestId,
@@ -46,12 +46,25 @@ pub fn error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> H
 /// 503 with a `-32603` naming the limit a request was refused for at
 /// admission ([`mcp_transport_core::admission`]): too many handlers run
 /// already, or their requests hold too many bytes. Only this request is
-/// refused; the client may send it again later.
+/// refused, before anything of it ran, so the client may send it again:
+/// `Retry-After: 1` says when (RFC 9110 §10.2.3: "When sent with a 503
+/// (Service Unavailable) response, Retry-After indicates how long the
+/// service is expected to be unavailable to the client"; a running
+/// handler's end frees a place, so a second is a guess, not a promise).
 pub fn not_admitted(
     id: Option<RequestId>,
     why: &mcp_transport_core::admission::Refused,
 ) -> HttpResponse {
-    error(StatusCode::SERVICE_UNAVAILABLE, id, why.to_error())
+    retry_soon(error(StatusCode::SERVICE_UNAVAILABLE, id, why.to_error()))
+}
+
+/// `response` (a refusal at admission, [`not_admitted`]'s or an engine's
+/// own rendering of it) with `Retry-After: 1`.
+pub fn retry_soon(mut response: HttpResponse) -> HttpResponse {
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// `status` with a `-32600 Invalid Request` error and no id.

@@ -233,9 +233,9 @@ pub struct ModernConfig {
     pub signals: Option<Arc<dyn SignalBus>>,
     /// How many handlers may run at once — requests and task workers — and
     /// how many bytes of requests they may keep ([`RunLimits`]): a request
-    /// over either is answered 503 with a `-32603` naming the limit before
-    /// its handler runs (a `tools/call` to be run as a task: before the
-    /// task is created). A task's worker keeps its place until the task
+    /// over either is answered 503 (`Retry-After: 1`) with a `-32603`
+    /// naming the limit before its handler runs (a `tools/call` to be run
+    /// as a task: before the task is created). A task's worker keeps its place until the task
     /// ends, with no connection. Default [`RunLimits::default`]: 16,384
     /// handlers, 256 MiB.
     pub running: RunLimits,

@@ -21,7 +21,8 @@ use mcp_transport_core::jsonrpc::{
 use mcp_transport_core::sse;
 
 pub(crate) use mcp_http_edge::server::reply::{
-    HttpResponse, accepted, body_error, error, invalid, json, not_admitted, response_json, sse,
+    HttpResponse, accepted, body_error, error, invalid, json, not_admitted, response_json,
+    retry_soon, sse,
 };
 
 /// The HTTP status an error outcome is sent with, when it is sent before

@@ -503,7 +503,14 @@ async fn answer(started: Started) -> HttpResponse {
     match (first, rx) {
         (Some(Some(Item::Final(fin))), _) if json_mode || fin.status != StatusCode::OK => {
             guard.disarm();
-            reply::json(fin.status, fin.json)
+            let response = reply::json(fin.status, fin.json);
+            // Only a refusal at admission answers 503 (`Started::refused`;
+            // a handler's errors are 200, 400 or 404: `reply::status_for`).
+            if fin.status == StatusCode::SERVICE_UNAVAILABLE {
+                reply::retry_soon(response)
+            } else {
+                response
+            }
         }
         (Some(Some(Item::Final(fin))), _) => {
             guard.disarm();
