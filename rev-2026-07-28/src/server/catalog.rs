@@ -89,6 +89,19 @@ impl ToolCatalog {
         }
     }
 
+    /// The `Mcp-Param-*` headers of `tool` when the cache can answer
+    /// without a fetch (empty when it has none, or is unknown and a fetch
+    /// now would be too soon after the last): what
+    /// [`headers_for`](Self::headers_for) returns at once. `None`: a fetch
+    /// is due.
+    pub fn cached(&self, tool: &str) -> Option<Headers> {
+        match self.lookup(tool) {
+            Ok(h) => Some(h),
+            Err(true) => Some(empty()),
+            Err(false) => None,
+        }
+    }
+
     /// The `Mcp-Param-*` headers of `tool` (empty when it has none or is
     /// unknown).
     pub async fn headers_for(
@@ -97,12 +110,11 @@ impl ToolCatalog {
         version: &ProtocolVersion,
         tool: &str,
     ) -> Headers {
-        match self.lookup(tool) {
-            Ok(h) => h,
-            Err(true) => empty(),
+        match self.cached(tool) {
+            Some(h) => h,
             // Boxed: the fetch is rare, and its future would otherwise
-            // size every `tools/call`'s.
-            Err(false) => Box::pin(self.fetch_headers(handler, version, tool)).await,
+            // size the future of the request waiting for it.
+            None => Box::pin(self.fetch_headers(handler, version, tool)).await,
         }
     }
 

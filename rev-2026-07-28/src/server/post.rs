@@ -46,15 +46,17 @@
 //! else (an extension's notification) is passed to `Handler::notification`.
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::body::Body;
+use futures_util::future::Either;
 use http::StatusCode;
 use http::request::Parts;
 use mcp_http_edge::server::checks::check_post_media;
 use mcp_http_edge::server::read_body;
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::handler::Execution;
+use mcp_transport_core::handler::{Execution, LogLevel};
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, RequestId};
 use mcp_transport_core::negotiation::{UnsupportedVersionData, modern_server_check};
 use mcp_transport_core::request_head::RequestHead;
@@ -63,7 +65,8 @@ use serde_json::value::RawValue;
 
 use super::reply::{self, HttpResponse};
 use super::request::{self, Prepared};
-use super::validate::{self, Params, Rejection};
+use super::schema::ParamHeader;
+use super::validate::{self, Params, Rejection, RequestMeta};
 use super::{Shared, discover, listen, mrtr, tasks};
 
 /// Handles one POST.
@@ -193,109 +196,186 @@ fn removed(method: &str) -> Option<&'static str> {
 /// A request (its HTTP parts end up in the handler's
 /// `RequestContext::http`, their extensions moved, not cloned).
 ///
-/// Not an `async fn`, as [`post`].
-#[expect(
-    clippy::manual_async_fn,
-    reason = "arguments used in place: an async fn copies each into a local of its future"
-)]
+/// Not an `async fn`, and no `async` block around the checks: they never
+/// wait (but for a `tools/call` whose tool the header catalog does not
+/// know yet, a rare path), so they run when this is called ([`checked`]),
+/// and the future returned is the answer's alone — the handler's
+/// ([`request::serve`]), one ready, or a boxed one for the rare methods.
+/// As one `async` block, the request's future kept the checks' locals
+/// (the HTTP parts, the request, `_meta`, the MRTR binding: ~700 bytes)
+/// beside the handler's, and every request's future was that large
+/// (docs/PERFORMANCE.md, session 18).
 fn on_request(
     shared: &Arc<Shared>,
     parts: Parts,
     req: Request,
 ) -> impl Future<Output = HttpResponse> + Send + '_ {
-    async move {
-        // A legacy client's `initialize` (no per-request metadata) gets the
-        // versions named; one that carries modern `_meta` is a modern request
-        // for a method this revision removed (404 below).
-        // (`_meta` is read here for `initialize` alone: every other request
-        // pays for one parse of its params, below.)
-        if req.method == "initialize"
-            && !req
-                .meta()
-                .is_some_and(|m| m.contains_key(crate::headers::META_PROTOCOL_VERSION))
-        {
-            return initialize(shared, &req);
+    match checked(shared, parts, req) {
+        Next::Done(r) => Either::Left(std::future::ready(r)),
+        Next::Serve(prepared) => Either::Right(Either::Left(request::serve(shared, prepared))),
+        Next::Rare(f) => Either::Right(Either::Right(f)),
+    }
+}
+
+/// What the checks of a request decided.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made once a request and taken apart at once; a box for `Prepared` would be an allocation a request"
+)]
+enum Next<'a> {
+    /// Answered: an error, `initialize`, `server/discover`.
+    Done(HttpResponse),
+    /// Passed: the handler answers, in this POST.
+    Serve(Prepared),
+    /// Anything else (a listen stream, a task, the task methods, a tool
+    /// the header catalog must fetch first): rare, so boxed.
+    Rare(Pin<Box<dyn Future<Output = HttpResponse> + Send + 'a>>),
+}
+
+impl Next<'_> {
+    /// The answer, from within a rare path's future.
+    async fn answer(self, shared: &Arc<Shared>) -> HttpResponse {
+        match self {
+            Next::Done(r) => r,
+            Next::Serve(prepared) => request::serve(shared, prepared).await,
+            Next::Rare(f) => f.await,
         }
-        let id = req.id.clone();
-        let params = Params::parse(req.params.as_deref());
-        let meta = match validate::read_meta(&params) {
-            Ok(m) => m,
-            Err(r) => return reject(&id, r),
-        };
-        // The headers the body is checked against, read in one pass; the
-        // block ends their borrow of `parts` before any await.
-        let (version, named) = {
-            let mcp_headers = validate::McpHeaders::read(&parts.headers);
-            if let Err(r) = validate::check_version_header(&mcp_headers, meta.version.as_str()) {
-                return reject(&id, r);
-            }
-            let version = meta.version.clone();
-            if let Err(data) = modern_server_check(&version, &shared.served) {
-                return unsupported(shared, &id, data.requested);
-            }
-            if let Err(r) = validate::check_method_header(&mcp_headers, &req.method) {
-                return reject(&id, r);
-            }
-            // `Mcp-Name: <taskId>` on `tasks/*` is the Tasks extension's rule
-            // (*Tasks*: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent
-            // over the Streamable HTTP transport, the client MUST set the
-            // `Mcp-Name` header"); the core spec names only `tools/call`,
-            // `resources/read` and `prompts/get`. Without the extension those
-            // methods do not exist here, so they get `-32601`, not `-32020`.
-            let extension_method = matches!(
-                req.method.as_str(),
-                "tasks/get" | "tasks/update" | "tasks/cancel"
-            );
-            // The body's value `Mcp-Name` was checked against (a
-            // `tools/call`'s tool name, used below).
-            let named = if shared.tasks.is_some() || !extension_method {
-                match validate::check_name_header(&mcp_headers, &req.method, &params) {
-                    Ok(named) => named,
-                    Err(r) => return reject(&id, r),
-                }
-            } else {
-                None
-            };
-            (version, named)
-        };
-        let log_level = match meta.log_level() {
-            Ok(l) => l,
-            Err(r) => return reject(&id, r),
-        };
-        if let Some(why) = removed(&req.method) {
-            return reply::error(
-                StatusCode::NOT_FOUND,
-                Some(id),
-                ErrorObject::new(
-                    jsonrpc::METHOD_NOT_FOUND,
-                    format!("Method not found: {} ({why})", req.method),
-                ),
-            );
-        }
-        let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
-        // A `tools/call`'s tool, read once (with `Mcp-Name`, which a
-        // `tools/call` must carry): its `Mcp-Param-*` headers and whether it
-        // may run as a task are decided by it.
-        let tool_name = named.filter(|_| req.method == "tools/call");
-        match req.method.as_str() {
-            "server/discover" => return discover::respond(shared, id),
-            "subscriptions/listen" => {
-                // Boxed, as the task methods below: rare paths whose futures
-                // would otherwise size every request's future.
-                return Box::pin(listen::open(
+    }
+}
+
+/// A request past the checks that need nothing but itself (see
+/// [`checked`]).
+struct Checked {
+    parts: Parts,
+    req: Request,
+    id: RequestId,
+    params: Params,
+    meta: RequestMeta,
+    version: ProtocolVersion,
+    log_level: Option<LogLevel>,
+    principal: Option<String>,
+    /// How a `tools/call`'s handler wants to run (`Immediate` for any
+    /// other method, and without the Tasks extension).
+    execution: Execution,
+}
+
+/// The `Mcp-Param-*` headers a `tools/call`'s tool defines.
+enum Specs {
+    /// Known (none for any other method).
+    Known(Arc<[ParamHeader]>),
+    /// The catalog must fetch the tools first (this tool's name).
+    Fetch(String),
+}
+
+/// The checks, in the module docs' order (steps 8–17), and where the
+/// request goes.
+fn checked(shared: &Arc<Shared>, parts: Parts, req: Request) -> Next<'_> {
+    let (c, specs) = match head_checks(shared, parts, req) {
+        Ok(c) => c,
+        Err(next) => return next,
+    };
+    match specs {
+        Specs::Known(specs) => finish(shared, c, &specs),
+        Specs::Fetch(name) => Next::Rare(Box::pin(async move {
+            let specs = shared
+                .catalog
+                .headers_for(&shared.handler, &c.version, &name)
+                .await;
+            finish(shared, c, &specs).answer(shared).await
+        })),
+    }
+}
+
+/// Steps 8–15 (and 16's catalog lookup): what needs only the request.
+/// `Err` is the request's answer or, for `subscriptions/listen` and the
+/// Tasks extension's methods, its future.
+#[expect(
+    clippy::result_large_err,
+    reason = "the checks' outcome, used at once by `checked`"
+)]
+#[inline(always)]
+fn head_checks(
+    shared: &Arc<Shared>,
+    parts: Parts,
+    req: Request,
+) -> Result<(Checked, Specs), Next<'_>> {
+    // A legacy client's `initialize` (no per-request metadata) gets the
+    // versions named; one that carries modern `_meta` is a modern request
+    // for a method this revision removed (404 below).
+    // (`_meta` is read here for `initialize` alone: every other request
+    // pays for one parse of its params, below.)
+    if req.method == "initialize"
+        && !req
+            .meta()
+            .is_some_and(|m| m.contains_key(crate::headers::META_PROTOCOL_VERSION))
+    {
+        return Err(Next::Done(initialize(shared, &req)));
+    }
+    let id = req.id.clone();
+    let params = Params::parse(req.params.as_deref());
+    let meta = validate::read_meta(&params).map_err(|r| Next::Done(reject(&id, r)))?;
+    // The headers the body is checked against, read in one pass.
+    let mcp_headers = validate::McpHeaders::read(&parts.headers);
+    if let Err(r) = validate::check_version_header(&mcp_headers, meta.version.as_str()) {
+        return Err(Next::Done(reject(&id, r)));
+    }
+    let version = meta.version.clone();
+    if let Err(data) = modern_server_check(&version, &shared.served) {
+        return Err(Next::Done(unsupported(shared, &id, data.requested)));
+    }
+    if let Err(r) = validate::check_method_header(&mcp_headers, &req.method) {
+        return Err(Next::Done(reject(&id, r)));
+    }
+    // `Mcp-Name: <taskId>` on `tasks/*` is the Tasks extension's rule
+    // (*Tasks*: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent
+    // over the Streamable HTTP transport, the client MUST set the
+    // `Mcp-Name` header"); the core spec names only `tools/call`,
+    // `resources/read` and `prompts/get`. Without the extension those
+    // methods do not exist here, so they get `-32601`, not `-32020`.
+    let extension_method = matches!(
+        req.method.as_str(),
+        "tasks/get" | "tasks/update" | "tasks/cancel"
+    );
+    // The body's value `Mcp-Name` was checked against (a `tools/call`'s
+    // tool name, used below).
+    let named = if shared.tasks.is_some() || !extension_method {
+        validate::check_name_header(&mcp_headers, &req.method, &params)
+            .map_err(|r| Next::Done(reject(&id, r)))?
+    } else {
+        None
+    };
+    let log_level = meta.log_level().map_err(|r| Next::Done(reject(&id, r)))?;
+    if let Some(why) = removed(&req.method) {
+        return Err(Next::Done(reply::error(
+            StatusCode::NOT_FOUND,
+            Some(id),
+            ErrorObject::new(
+                jsonrpc::METHOD_NOT_FOUND,
+                format!("Method not found: {} ({why})", req.method),
+            ),
+        )));
+    }
+    let principal = shared.config.principal.as_ref().and_then(|f| f(&parts));
+    match req.method.as_str() {
+        "server/discover" => return Err(Next::Done(discover::respond(shared, id))),
+        "subscriptions/listen" => {
+            return Err(Next::Rare(Box::pin(async move {
+                listen::open(
                     shared,
                     id,
                     &params,
                     &meta.capabilities,
                     principal.as_deref(),
-                ))
-                .await;
-            }
-            "tasks/get" | "tasks/update" | "tasks/cancel" if shared.tasks.is_some() => {
+                )
+                .await
+            })));
+        }
+        "tasks/get" | "tasks/update" | "tasks/cancel" if shared.tasks.is_some() => {
+            return Err(Next::Rare(Box::pin(async move {
                 let Some(t) = shared.tasks.as_ref() else {
                     unreachable!("guarded")
                 };
-                return Box::pin(tasks::method(
+                tasks::method(
                     shared,
                     t,
                     id,
@@ -303,122 +383,153 @@ fn on_request(
                     &params,
                     &meta.capabilities,
                     principal.as_deref(),
-                ))
-                .await;
-            }
-            "tools/call" => {
-                let name = tool_name.as_deref().unwrap_or_default();
-                let specs = shared
-                    .catalog
-                    .headers_for(&shared.handler, &version, name)
-                    .await;
-                if !specs.is_empty() {
-                    let arguments = params.parsed::<Value>("arguments");
-                    if let Err(r) =
-                        validate::check_param_headers(&parts.headers, &specs, arguments.as_ref())
-                    {
-                        return reject(&id, r);
-                    }
-                }
-            }
-            _ => {}
+                )
+                .await
+            })));
         }
+        _ => {}
+    }
+    // A `tools/call`'s tool, read once (with `Mcp-Name`, which a
+    // `tools/call` must carry): its `Mcp-Param-*` headers and whether it
+    // may run as a task are decided by it. Whether it may is only asked
+    // when it can matter: without the Tasks extension every call is served
+    // in its POST.
+    let (specs, execution) = match named.filter(|_| req.method == "tools/call") {
+        Some(name) => {
+            let specs = match shared.catalog.cached(&name) {
+                Some(specs) => Specs::Known(specs),
+                None => Specs::Fetch(name.clone().into_owned()),
+            };
+            let execution = match shared.tasks {
+                Some(_) => shared.handler.tool_execution(&name, &req),
+                None => Execution::Immediate,
+            };
+            (specs, execution)
+        }
+        None => (Specs::Known(Arc::from([])), Execution::Immediate),
+    };
+    let c = Checked {
+        parts,
+        req,
+        id,
+        params,
+        meta,
+        version,
+        log_level,
+        principal,
+        execution,
+    };
+    Ok((c, specs))
+}
 
-        // Only asked when it can matter: without the Tasks extension every
-        // call is served in its POST.
-        let execution = match (&tool_name, &shared.tasks) {
-            (Some(name), Some(_)) => shared.handler.tool_execution(name, &req),
-            _ => Execution::Immediate,
-        };
-        // It borrows `params`, which the MRTR binding below takes.
-        drop(tool_name);
-
-        // MRTR (*Multi Round-Trip Requests*, "Server Requirements").
-        let input_responses = match params.get("inputResponses") {
-            None => None,
-            Some(raw) => match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(raw) {
-                Ok(m) => Some(m),
-                Err(_) => {
-                    return reject(
-                        &id,
-                        Rejection::params(
-                            "Invalid params: inputResponses must be an object mapping the keys of the server's inputRequests to their results",
-                        ),
-                    );
-                }
-            },
-        };
-        let token = match params.get("requestState") {
-            None => None,
-            Some(raw) => match serde_json::from_str::<String>(raw) {
-                Ok(t) => Some(t),
-                Err(_) => {
-                    return reject(
-                        &id,
-                        Rejection::params("Invalid params: requestState must be a string"),
-                    );
-                }
-            },
-        };
-        let mut binding = mrtr::input_method(&req.method)
-            .map(|method| mrtr::BindingSource::new(method, params.clone(), principal.clone()));
-        let opened = match (token, &mut binding) {
-            (None, _) => None,
-            (Some(_), None) => {
-                return reject(
+/// Steps 16–17 and where a request that passed them goes: this POST's
+/// handler, or a task.
+#[inline(always)]
+fn finish<'a>(shared: &'a Arc<Shared>, c: Checked, specs: &[ParamHeader]) -> Next<'a> {
+    let Checked {
+        parts,
+        req,
+        id,
+        params,
+        meta,
+        version,
+        log_level,
+        principal,
+        execution,
+    } = c;
+    if !specs.is_empty() {
+        let arguments = params.parsed::<Value>("arguments");
+        if let Err(r) = validate::check_param_headers(&parts.headers, specs, arguments.as_ref()) {
+            return Next::Done(reject(&id, r));
+        }
+    }
+    // MRTR (*Multi Round-Trip Requests*, "Server Requirements").
+    let input_responses = match params.get("inputResponses") {
+        None => None,
+        Some(raw) => match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(raw) {
+            Ok(m) => Some(m),
+            Err(_) => {
+                return Next::Done(reject(
                     &id,
-                    Rejection::params(format!(
-                        "Invalid params: requestState on {}, which never receives an InputRequiredResult (only tools/call, prompts/get and resources/read do)",
-                        req.method
-                    )),
-                );
+                    Rejection::params(
+                        "Invalid params: inputResponses must be an object mapping the keys of the server's inputRequests to their results",
+                    ),
+                ));
             }
-            (Some(token), Some(binding)) => {
-                match shared
-                    .sealer
-                    .open(&token, binding.binding(), mrtr::now_ms())
-                {
-                    Ok(o) => Some(o),
-                    Err(e) => return reject(&id, Rejection::params(e.to_string())),
-                }
+        },
+    };
+    let token = match params.get("requestState") {
+        None => None,
+        Some(raw) => match serde_json::from_str::<String>(raw) {
+            Ok(t) => Some(t),
+            Err(_) => {
+                return Next::Done(reject(
+                    &id,
+                    Rejection::params("Invalid params: requestState must be a string"),
+                ));
             }
-        };
-        // `inputResponses` without a `requestState` reach the handler as
-        // unverified input: the spec lets an InputRequiredResult carry no
-        // `requestState` ("the client MUST NOT include one in the retry"), and
-        // inputResponses are client-controlled either way; the handler validates
-        // them, re-asks for what is missing, and ignores what it never asked for.
-        let declared = tasks::wire::declared(&meta.capabilities);
-        let as_task = matches!(
-            (execution, shared.tasks.is_some()),
-            (Execution::MayBeLong | Execution::TaskOnly, true)
-        ) && declared;
-        // A task outlives its POST: its head is copied into one small buffer.
-        // Any other request is answered while its exchange lasts, so its
-        // headers are kept as received (no copy).
-        let head = if as_task {
-            RequestHead::new(parts)
-        } else {
-            RequestHead::as_received(parts)
-        };
-        let prepared = Prepared {
-            request: req,
-            params,
-            version,
-            meta,
-            log_level,
-            binding,
-            opened,
-            input_responses,
-            http: Some(Arc::new(head)),
-        };
-        // Long-running work (*Tasks*, "Capability Negotiation"): a task only
-        // for a request that declares the extension; `-32021` naming it when
-        // the handler can only run as a task.
-        match (execution, shared.tasks.as_ref()) {
-            (_, Some(t)) if as_task => Box::pin(tasks::start(shared, t, prepared, principal)).await,
-            (Execution::TaskOnly, Some(_)) => tasks::missing_extension(id, "this tool"),
-            _ => request::serve(shared, prepared).await,
+        },
+    };
+    let mut binding = mrtr::input_method(&req.method)
+        .map(|method| mrtr::BindingSource::new(method, params.clone(), principal.clone()));
+    let opened = match (token, &mut binding) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Next::Done(reject(
+                &id,
+                Rejection::params(format!(
+                    "Invalid params: requestState on {}, which never receives an InputRequiredResult (only tools/call, prompts/get and resources/read do)",
+                    req.method
+                )),
+            ));
         }
+        (Some(token), Some(binding)) => {
+            match shared
+                .sealer
+                .open(&token, binding.binding(), mrtr::now_ms())
+            {
+                Ok(o) => Some(o),
+                Err(e) => return Next::Done(reject(&id, Rejection::params(e.to_string()))),
+            }
+        }
+    };
+    // `inputResponses` without a `requestState` reach the handler as
+    // unverified input: the spec lets an InputRequiredResult carry no
+    // `requestState` ("the client MUST NOT include one in the retry"), and
+    // inputResponses are client-controlled either way; the handler validates
+    // them, re-asks for what is missing, and ignores what it never asked for.
+    let declared = tasks::wire::declared(&meta.capabilities);
+    let as_task = matches!(
+        (execution, shared.tasks.is_some()),
+        (Execution::MayBeLong | Execution::TaskOnly, true)
+    ) && declared;
+    // A task outlives its POST: its head is copied into one small buffer.
+    // Any other request is answered while its exchange lasts, so its
+    // headers are kept as received (no copy).
+    let head = if as_task {
+        RequestHead::new(parts)
+    } else {
+        RequestHead::as_received(parts)
+    };
+    let prepared = Prepared {
+        request: req,
+        params,
+        version,
+        meta,
+        log_level,
+        binding,
+        opened,
+        input_responses,
+        http: Some(Arc::new(head)),
+    };
+    // Long-running work (*Tasks*, "Capability Negotiation"): a task only
+    // for a request that declares the extension; `-32021` naming it when
+    // the handler can only run as a task.
+    match (execution, shared.tasks.as_ref()) {
+        (_, Some(t)) if as_task => {
+            Next::Rare(Box::pin(tasks::start(shared, t, prepared, principal)))
+        }
+        (Execution::TaskOnly, Some(_)) => Next::Done(tasks::missing_extension(id, "this tool")),
+        _ => Next::Serve(prepared),
     }
 }
