@@ -682,6 +682,50 @@ mod tests {
         );
     }
 
+    /// Two error objects are equal when code, message and data text are
+    /// (each one alone makes them differ); `Display` names code and
+    /// message.
+    #[test]
+    fn error_objects_compare_and_show_every_part() {
+        let e = ErrorObject::new(INVALID_PARAMS, "m").with_data(&serde_json::json!({"k": 1}));
+        assert_eq!(e, e.clone());
+        let mut other_code = e.clone();
+        other_code.code = INTERNAL_ERROR;
+        let mut other_message = e.clone();
+        other_message.message = "n".into();
+        let other_data = ErrorObject::new(INVALID_PARAMS, "m").with_data(&2);
+        let no_data = ErrorObject::new(INVALID_PARAMS, "m");
+        for different in [other_code, other_message, other_data, no_data] {
+            assert_ne!(e, different);
+            assert_ne!(different, e);
+        }
+        assert_eq!(e.to_string(), "JSON-RPC error -32602: m");
+    }
+
+    #[test]
+    fn responses_and_messages_say_what_they_are() {
+        let ok = Response::result(RequestId::Number(1), to_raw(&1).unwrap());
+        let err = Response::error(None, ErrorObject::internal("x"));
+        assert!(!ok.is_error());
+        assert!(err.is_error());
+        let request = single(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).unwrap();
+        let notification = single(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unwrap();
+        assert_eq!(request.method(), Some("tools/list"));
+        assert_eq!(notification.method(), Some("notifications/x"));
+        assert_eq!(Message::Response(ok).method(), None);
+    }
+
+    /// A value that is no id is refused with a message saying what an id is.
+    #[test]
+    fn an_id_of_another_type_is_refused_saying_what_an_id_is() {
+        let e = serde_json::from_str::<RequestId>("true").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected a string or an integer request id"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn ids_read_as_their_deserialize_reads_them() {
         for text in [
