@@ -261,7 +261,9 @@ struct Checked {
 
 /// The `Mcp-Param-*` headers a `tools/call`'s tool defines.
 enum Specs {
-    /// Known (none for any other method).
+    /// Not a `tools/call`: none.
+    None,
+    /// Known.
     Known(Arc<[ParamHeader]>),
     /// The catalog must fetch the tools first (this tool's name).
     Fetch(String),
@@ -275,6 +277,7 @@ fn checked(shared: &Arc<Shared>, parts: Parts, req: Request) -> Next<'_> {
         Err(next) => return next,
     };
     match specs {
+        Specs::None => finish(shared, c, &[]),
         Specs::Known(specs) => finish(shared, c, &specs),
         Specs::Fetch(name) => Next::Rare(Box::pin(async move {
             let specs = shared
@@ -406,7 +409,7 @@ fn head_checks(
             };
             (specs, execution)
         }
-        None => (Specs::Known(Arc::from([])), Execution::Immediate),
+        None => (Specs::None, Execution::Immediate),
     };
     let c = Checked {
         parts,
