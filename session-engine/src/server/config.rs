@@ -156,9 +156,9 @@ pub struct ServerConfig {
     /// bytes of requests they may keep ([`RunLimits`]): a request over
     /// either is answered 503 (`Retry-After: 1`) with a `-32603` naming
     /// the limit (one element of a batch gets that error in the batch's
-    /// answer), before its handler runs. A request keeps its place until its handler ends,
-    /// also while no connection is attached (SEP-1699 polling; a
-    /// disconnect is not a cancellation). Handlers see this bound as
+    /// answer), before its handler runs. A request keeps its place until
+    /// its handler ends, also while no connection is attached (SEP-1699
+    /// polling; a disconnect is not a cancellation). Handlers see this bound as
     /// `RequestContext::admission`, where work they start that outlives
     /// the request takes a place of its own (a 2025-11-25 task's worker).
     /// Default [`RunLimits::default`]: 16,384 requests, 256 MiB.
