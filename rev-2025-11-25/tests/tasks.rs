@@ -25,7 +25,7 @@ use mcp_transport_core::handler::{
     Execution, Handler, InputRequest, InputRequired, Outcome, RequestContext, ServerDescription,
 };
 use mcp_transport_core::jsonrpc::{ErrorObject, Request, Response, to_raw};
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
+use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -505,12 +505,14 @@ async fn cancel_a_running_task_then_a_terminal_one_is_invalid_params() {
     assert!(e.message.contains("cancelled"), "{e}");
 }
 
-/// A task's worker takes a place of its own in the engine's bound on
-/// running work (`ServerConfig::running`, given to the handler as
-/// `RequestContext::admission`) and keeps it, with no connection, until
-/// the task ends: with room for two, one running task and the call that
-/// would start another fill it, and that call is refused with a `-32603`
-/// naming the limit, no task made.
+/// A task's worker takes over its creating request's place in the
+/// engine's bound on running work (`ServerConfig::running`, given to the
+/// handler as `RequestContext::admission`) and keeps it, with no
+/// connection, until the task ends: with room for two requests, two tasks
+/// run (a second place for the worker beside its creating request's, as
+/// until session 19, left room for one), and then every request is
+/// refused at admission (`503`, a `-32603` naming the limit) until they
+/// end.
 #[tokio::test]
 async fn a_running_task_holds_its_place_in_max_running() {
     let f = start(
@@ -522,23 +524,40 @@ async fn a_running_task_holds_its_place_in_max_running() {
     .await;
     let c = client(&f.server.url()).await;
     let first = create(&c, "gate").await;
-    // Only the worker runs once the creating request has answered.
-    eventually("the creating request ended", || {
-        f.legacy.running_requests() == 1
+    let second = create(&c, "gate").await;
+    // Only the workers run once the creating requests have answered.
+    eventually("the creating requests ended", || {
+        f.legacy.running_requests() == 2
     })
     .await;
 
     let call = json!({"name": "gate", "arguments": {}, "task": {"ttl": 60_000}});
-    let e = err(&c, "tools/call", call.clone()).await;
+    let refused = c
+        .request(
+            "tools/call",
+            Some(to_raw(&call).unwrap()),
+            RequestOptions::default(),
+        )
+        .await
+        .map(|_| ())
+        .expect_err("refused at admission");
+    let TransportError::Http {
+        status: 503,
+        rpc: Some(e),
+        ..
+    } = &refused
+    else {
+        panic!("expected a 503 with a JSON-RPC error, got {refused:?}");
+    };
     assert_eq!(e.code, -32603, "{e:?}");
     assert!(e.message.contains("maximum of 2 requests"), "{e:?}");
-    let listed = ok(&c, "tasks/list", json!({})).await;
-    assert_eq!(listed["tasks"].as_array().unwrap().len(), 1, "{listed}");
 
     f.open.send(true).unwrap();
+    eventually("the workers ended", || f.legacy.running_requests() == 0).await;
     wait_status(&c, &first, "completed").await;
-    eventually("the worker ended", || f.legacy.running_requests() == 0).await;
-    create(&c, "gate").await;
+    wait_status(&c, &second, "completed").await;
+    let listed = ok(&c, "tasks/list", json!({})).await;
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 2, "{listed}");
 }
 
 #[tokio::test]

@@ -155,18 +155,48 @@ impl Admission {
     /// limit it would pass. Never waits. The permit gives both back when
     /// dropped.
     pub fn try_admit(self: &Arc<Self>, bytes: usize) -> Result<RunPermit, Refused> {
+        self.admit(bytes, false)
+    }
+
+    /// Admits the work that takes over from the admitted handler calling
+    /// this, which ends as soon as it has started it (a 2025-11-25 task's
+    /// worker, started by the `tools/call` that creates the task), keeping
+    /// `bytes` of the same request. The caller's place and bytes count as
+    /// given back, so a budget with room for the caller has room for its
+    /// successor: with `max_running = 1`, a task can start. The hand-over
+    /// is refused only when the count or the bytes are already over the
+    /// limits, that is, while another hand-over has not finished.
+    ///
+    /// Until the caller ends, both it and its successor hold a place: the
+    /// count can read one more than [`RunLimits::max_running`] (and the
+    /// bytes one request more than [`RunLimits::max_running_bytes`]),
+    /// never more, since no admission succeeds while it does.
+    pub fn try_admit_successor(self: &Arc<Self>, bytes: usize) -> Result<RunPermit, Refused> {
+        self.admit(bytes, true)
+    }
+
+    /// [`try_admit`](Self::try_admit), or with `successor`
+    /// [`try_admit_successor`](Self::try_admit_successor): the caller's
+    /// place and `bytes` counted as free.
+    #[inline]
+    fn admit(self: &Arc<Self>, bytes: usize, successor: bool) -> Result<RunPermit, Refused> {
         let max = self.limits.max_running;
+        let room = max.saturating_add(usize::from(successor));
+        let given_back = if successor { bytes } else { 0 };
         self.running
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
+                (n < room).then_some(n + 1)
             })
             .map_err(|_| Refused::Running { max })?;
         let max_bytes = self.limits.max_running_bytes;
         let taken = self
             .bytes
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                let total = held.saturating_add(bytes);
-                (total <= max_bytes || held == 0).then_some(total)
+                // What the others hold: a request larger than the budget
+                // runs when nothing else does, and its successor then too.
+                let others = held.saturating_sub(given_back);
+                (others.saturating_add(bytes) <= max_bytes || others == 0)
+                    .then_some(held.saturating_add(bytes))
             });
         if let Err(held) = taken {
             self.running.fetch_sub(1, Ordering::AcqRel);

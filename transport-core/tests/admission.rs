@@ -2,7 +2,10 @@
 //! gives the same yes/no, the same refusal and the same totals as a plain
 //! count of what is held (the rule of `RunLimits`: at most `max_running`
 //! permits; a new weight only while the total stays within
-//! `max_running_bytes`, or when nothing holds bytes).
+//! `max_running_bytes`, or when nothing holds bytes). A hand-over
+//! (`try_admit_successor`) is the same rule with its caller's permit left
+//! out: it is admitted exactly when a new request would be were the caller
+//! gone.
 
 use mcp_transport_core::admission::{Admission, Refused, RunLimits, RunPermit};
 use proptest::prelude::*;
@@ -13,12 +16,17 @@ enum Op {
     Admit(usize),
     /// Give back the held permit at this index (modulo how many are held).
     Release(usize),
+    /// The held permit at this index hands over to a successor of its
+    /// weight, then is given back at once (`true`, what a handler does) or
+    /// kept (`false`: one that goes on running).
+    HandOver(usize, bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => (0usize..120).prop_map(Op::Admit),
         2 => any::<usize>().prop_map(Op::Release),
+        1 => (any::<usize>(), any::<bool>()).prop_map(|(i, end)| Op::HandOver(i, end)),
     ]
 }
 
@@ -65,6 +73,32 @@ proptest! {
                     drop(held.swap_remove(i));
                 }
                 Op::Release(_) => {}
+                Op::HandOver(i, end) if !held.is_empty() => {
+                    let i = i % held.len();
+                    let w = held[i].0;
+                    let others: Vec<usize> = held
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, (w, _))| *w)
+                        .collect();
+                    // The refusal names everything held, the caller too.
+                    let want = model(limits, &others, w).map_err(|e| match e {
+                        Refused::Bytes { max, held, asked } => Refused::Bytes { max, held: held + w, asked },
+                        running => running,
+                    });
+                    match (admission.try_admit_successor(w), want) {
+                        (Ok(p), Ok(())) => held.push((w, p)),
+                        (Err(got), Err(want)) => prop_assert_eq!(got, want),
+                        (got, want) => prop_assert!(false, "hand over {w}: got {got:?}, model {want:?}"),
+                    }
+                    // Never more than one place over the limit.
+                    prop_assert!(admission.running() <= limits.max_running.max(1) + 1);
+                    if end {
+                        drop(held.swap_remove(i));
+                    }
+                }
+                Op::HandOver(..) => {}
             }
             prop_assert_eq!(admission.running(), held.len());
             prop_assert_eq!(admission.running_bytes(), held.iter().map(|(w, _)| w).sum::<usize>());

@@ -134,10 +134,12 @@ pub(crate) async fn start(
     }
     // The worker's place in the engine's bound on running work, taken
     // before the task is created: a refused call leaves nothing behind.
-    // (The creating request holds a place of its own until it answers.)
+    // The worker takes over this request's place, which it gives back as
+    // soon as it answers (`Admission::try_admit_successor`): a budget with
+    // room for the call has room for its task.
     let permit = match cx
         .admission()
-        .map(|a| a.try_admit(admission::weight(&request)))
+        .map(|a| a.try_admit_successor(admission::weight(&request)))
         .transpose()
     {
         Ok(p) => p,
@@ -325,5 +327,99 @@ async fn drive(
             Err(InputEnd::Ended) => return WorkEnd::Already,
         };
         cx.set_input(Some(answers), input.state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use async_trait::async_trait;
+    use mcp_transport_core::admission::{Admission, RunLimits};
+    use mcp_transport_core::cancel::CancellationToken;
+    use mcp_transport_core::handler::{
+        ClientDescription, Handler, LogLevel, Outcome, RequestContext, RequestSink, SendError,
+        ServerDescription,
+    };
+    use mcp_transport_core::jsonrpc::{INTERNAL_ERROR, Notification, Request, RequestId, to_raw};
+    use mcp_transport_core::version::ProtocolVersion;
+    use serde_json::json;
+
+    use super::super::{Tasks, TasksConfig};
+
+    /// A sink that only carries an admission.
+    struct Admitted(Arc<Admission>);
+
+    #[async_trait]
+    impl RequestSink for Admitted {
+        async fn send(&self, _: Notification) -> Result<(), SendError> {
+            Ok(())
+        }
+        fn log_level(&self) -> Option<LogLevel> {
+            None
+        }
+        fn admission(&self) -> Option<&Arc<Admission>> {
+            Some(&self.0)
+        }
+    }
+
+    struct Quick;
+
+    #[async_trait]
+    impl Handler for Quick {
+        fn describe(&self) -> ServerDescription {
+            ServerDescription {
+                info: json!({"name": "quick", "version": "1"}),
+                capabilities: json!({"tools": {}}),
+                instructions: None,
+            }
+        }
+        async fn handle(&self, _: Request, _: RequestContext) -> Outcome {
+            Outcome::json(&json!({"content": []}))
+        }
+    }
+
+    /// A hand-over refused (the budget is already one over: another
+    /// hand-over has not finished) is the call's `-32603` naming the
+    /// limit, and no task is made; with room, the task is made and its
+    /// worker holds the place it took.
+    #[tokio::test]
+    async fn a_refused_hand_over_makes_no_task() {
+        let admission = Admission::new(RunLimits::default().with_max_running(1));
+        let caller = admission.try_admit(10).unwrap();
+        let other = admission.try_admit_successor(10).unwrap();
+        let tasks = Arc::new(Tasks::new(TasksConfig::default()));
+        let session: Arc<str> = Arc::from("s1");
+        let inner: Arc<dyn Handler> = Arc::new(Quick);
+        let request = Request {
+            id: RequestId::Number(1),
+            method: "tools/call".into(),
+            params: Some(to_raw(&json!({"name": "quick", "task": {}})).unwrap()),
+        };
+        let cx = || {
+            RequestContext::new(
+                ProtocolVersion::V2025_11_25,
+                RequestId::Number(1),
+                Arc::new(ClientDescription::default()),
+                CancellationToken::new(),
+                Arc::new(Admitted(admission.clone())),
+            )
+        };
+        let refused =
+            super::start(&tasks, &session, &inner, request.clone(), json!({}), &cx()).await;
+        let Outcome::Error(e) = refused else {
+            panic!("expected a refusal, got {refused:?}");
+        };
+        assert_eq!(e.code, INTERNAL_ERROR);
+        assert!(e.message.contains("maximum of 1 requests"), "{e:?}");
+        assert!(tasks.session_tasks(&session).is_empty(), "no task made");
+        assert_eq!(admission.running(), 2, "the refusal took nothing");
+
+        // The other hand-over finished: this one goes through.
+        drop(other);
+        let made = super::start(&tasks, &session, &inner, request, json!({}), &cx()).await;
+        assert!(matches!(made, Outcome::Result(_)), "{made:?}");
+        assert_eq!(tasks.session_tasks(&session).len(), 1);
+        drop(caller);
     }
 }
