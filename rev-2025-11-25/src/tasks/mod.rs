@@ -12,8 +12,9 @@
 //!   `required`, `Immediate` → absent (= `forbidden`);
 //! * answers a `tools/call` carrying `params.task` with a
 //!   `CreateTaskResult`, the task stored first, the handler running in a
-//!   `worker` that outlives the HTTP exchange and holds a place in the
-//!   engine's bound on running work (`RequestContext::admission`; none
+//!   `worker` that outlives the HTTP exchange and takes over the call's
+//!   place in the engine's bound on running work
+//!   (`RequestContext::admission`, `Admission::try_admit_successor`; none
 //!   left: the call's `-32603` names the limit, no task made); `-32601`
 //!   for a task on a
 //!   `forbidden` tool and for a `required` tool called without one
