@@ -39,6 +39,7 @@ fn quick_bench_reports_every_figure() {
         names,
         [
             "floor",
+            "floor-edge",
             "modern-json",
             "modern-sse",
             "legacy-json",

@@ -22,14 +22,22 @@ pub fn router() -> Router {
 }
 
 /// Runs the floor server on `127.0.0.1:0` until the process is stopped,
-/// printing `listening on http://HOST:PORT/mcp` first (as `serve` does).
-pub async fn run() -> Result<(), String> {
+/// printing `listening on http://HOST:PORT/mcp` first (as `serve` does):
+/// served by `axum::serve`, or with `edge` by
+/// [`mcp_http_edge::server::serve`] under its default limits (which sets
+/// `TCP_NODELAY` itself).
+pub async fn run(edge: bool) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("cannot bind: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     println!("listening on http://{addr}/mcp");
     let app = router();
+    if edge {
+        return mcp_http_edge::server::serve(listener, app, Default::default())
+            .await
+            .map_err(|e| format!("floor server failed: {e}"));
+    }
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });

@@ -106,6 +106,9 @@ pub struct BenchArgs {
     /// Run the floor server instead (used by the benchmark itself).
     #[arg(long, hide = true)]
     pub floor_server: bool,
+    /// With `--floor-server`: behind `mcp-http-edge`'s accept loop.
+    #[arg(long, hide = true, requires = "floor_server")]
+    pub edge: bool,
     /// The rmcp 3.11 server adapter (`peers/rmcp`) that `legacy-sse-rmcp`
     /// drives, run as `EXE --port 0 --mode sse`. For figures build it
     /// optimised: `CARGO_TARGET_DIR=.cache/peer-rmcp cargo build --release
@@ -254,7 +257,7 @@ fn select(names: &[String]) -> Result<Selection, String> {
 /// Runs the benchmark (or, with `--floor-server`, the floor server).
 pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     if args.floor_server {
-        return floor::run().await;
+        return floor::run(args.edge).await;
     }
     if args.quick {
         args.duration_ms = 300;

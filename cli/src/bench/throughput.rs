@@ -13,6 +13,8 @@ use super::wire::{self, Template};
 pub enum Workload {
     /// The bare-axum floor.
     Floor,
+    /// The floor's handler behind `mcp-http-edge`'s accept loop.
+    FloorEdge,
     /// Stateless 2026-07-28 `tools/call`, answered as JSON.
     ModernJson,
     /// Stateless 2026-07-28 `tools/call`, answered as SSE.
@@ -30,8 +32,9 @@ pub enum Workload {
 
 impl Workload {
     /// Every request-rate workload, the floor first.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 7] = [
         Workload::Floor,
+        Workload::FloorEdge,
         Workload::ModernJson,
         Workload::ModernSse,
         Workload::LegacyJson,
@@ -46,6 +49,7 @@ impl Workload {
     pub fn name(self) -> &'static str {
         match self {
             Workload::Floor => "floor",
+            Workload::FloorEdge => "floor-edge",
             Workload::ModernJson => "modern-json",
             Workload::ModernSse => "modern-sse",
             Workload::LegacyJson => "legacy-json",
@@ -58,6 +62,7 @@ impl Workload {
     fn describe(self) -> &'static str {
         match self {
             Workload::Floor => "bare axum, fixed JSON-RPC answer",
+            Workload::FloorEdge => "the floor's handler behind mcp-http-edge's accept loop",
             Workload::ModernJson => "2026-07-28 stateless tools/call, JSON",
             Workload::ModernSse => "2026-07-28 stateless tools/call, SSE",
             Workload::LegacyJson => "2025-11-25 session per connection, JSON",
@@ -94,6 +99,7 @@ pub struct ThroughputRow {
 /// The server children the workloads need, started once.
 struct Servers {
     floor: ServerChild,
+    floor_edge: Option<ServerChild>,
     json: Option<ServerChild>,
     sse: Option<ServerChild>,
     rmcp: Option<ServerChild>,
@@ -145,6 +151,11 @@ pub async fn run(
     let uses = |f: fn(Workload) -> bool| selected.iter().any(|w| f(*w));
     let servers = Servers {
         floor: ServerChild::start(&["bench", "--floor-server"]).await?,
+        floor_edge: if selected.contains(&Workload::FloorEdge) {
+            Some(ServerChild::start(&["bench", "--floor-server", "--edge"]).await?)
+        } else {
+            None
+        },
         json: if uses(|w| matches!(w, Workload::ModernJson | Workload::LegacyJson)) {
             Some(mcp(true).await?)
         } else {
@@ -186,7 +197,7 @@ pub async fn run(
         .map(|(i, w)| row(*w, &measured, i))
         .collect();
     servers.floor.stop().await;
-    for s in [servers.json, servers.sse, servers.rmcp]
+    for s in [servers.floor_edge, servers.json, servers.sse, servers.rmcp]
         .into_iter()
         .flatten()
     {
@@ -199,13 +210,14 @@ pub async fn run(
 async fn measure(servers: &Servers, w: Workload, load: Load) -> Result<LoadFigures, String> {
     let server = match w {
         Workload::Floor => &servers.floor,
+        Workload::FloorEdge => servers.floor_edge.as_ref().expect("started"),
         Workload::ModernJson | Workload::LegacyJson => servers.json.as_ref().expect("started"),
         Workload::LegacySseRmcp => servers.rmcp.as_ref().expect("started"),
         _ => servers.sse.as_ref().expect("started"),
     };
     let (addr, path) = (server.addr, server.path.as_str());
     let (template, sessions) = match w {
-        Workload::Floor | Workload::ModernJson | Workload::ModernSse => {
+        Workload::Floor | Workload::FloorEdge | Workload::ModernJson | Workload::ModernSse => {
             (Template::add(addr, path, None), Sessions::None)
         }
         Workload::LegacyJson | Workload::LegacySse | Workload::LegacySseRmcp => (
