@@ -335,11 +335,11 @@ mod tests {
     use std::sync::Arc;
 
     use async_trait::async_trait;
+    use mcp_test_support::TestHandler;
     use mcp_transport_core::admission::{Admission, RunLimits};
     use mcp_transport_core::cancel::CancellationToken;
     use mcp_transport_core::handler::{
         ClientDescription, Handler, LogLevel, Outcome, RequestContext, RequestSink, SendError,
-        ServerDescription,
     };
     use mcp_transport_core::jsonrpc::{INTERNAL_ERROR, Notification, Request, RequestId, to_raw};
     use mcp_transport_core::version::ProtocolVersion;
@@ -363,22 +363,6 @@ mod tests {
         }
     }
 
-    struct Quick;
-
-    #[async_trait]
-    impl Handler for Quick {
-        fn describe(&self) -> ServerDescription {
-            ServerDescription {
-                info: json!({"name": "quick", "version": "1"}),
-                capabilities: json!({"tools": {}}),
-                instructions: None,
-            }
-        }
-        async fn handle(&self, _: Request, _: RequestContext) -> Outcome {
-            Outcome::json(&json!({"content": []}))
-        }
-    }
-
     /// A hand-over refused (the budget is already one over: another
     /// hand-over has not finished) is the call's `-32603` naming the
     /// limit, and no task is made; with room, the task is made and its
@@ -390,7 +374,7 @@ mod tests {
         let other = admission.try_admit_successor(10).unwrap();
         let tasks = Arc::new(Tasks::new(TasksConfig::default()));
         let session: Arc<str> = Arc::from("s1");
-        let inner: Arc<dyn Handler> = Arc::new(Quick);
+        let inner: Arc<dyn Handler> = Arc::new(TestHandler::builder("tasks-unit").build());
         let request = Request {
             id: RequestId::Number(1),
             method: "tools/call".into(),
