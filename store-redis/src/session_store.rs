@@ -120,18 +120,7 @@ impl SessionStore for RedisSessionStore {
         session: NewSession,
         now_ms: u64,
     ) -> Result<SessionRecord, SessionStoreError> {
-        let record = SessionRecord {
-            session,
-            created_at_ms: now_ms,
-            last_seen_ms: now_ms,
-        };
-        let size = record.payload_bytes();
-        if size > self.config.max_record_bytes {
-            return Err(SessionStoreError::TooLarge {
-                size,
-                max: self.config.max_record_bytes,
-            });
-        }
+        let record = SessionRecord::new(session, now_ms, self.config.max_record_bytes)?;
         let stored = Stored {
             session: record.session.clone(),
             created_at_ms: now_ms,

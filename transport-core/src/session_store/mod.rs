@@ -77,6 +77,33 @@ pub struct SessionRecord {
 }
 
 impl SessionRecord {
+    /// A new session's record, created and last seen at `now_ms`: what
+    /// every store's [`SessionStore::create`] keeps.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::TooLarge`] when its payload is over
+    /// `max_record_bytes`.
+    pub fn new(
+        session: NewSession,
+        now_ms: u64,
+        max_record_bytes: usize,
+    ) -> Result<Self, SessionStoreError> {
+        let record = SessionRecord {
+            session,
+            created_at_ms: now_ms,
+            last_seen_ms: now_ms,
+        };
+        let size = record.payload_bytes();
+        if size > max_record_bytes {
+            return Err(SessionStoreError::TooLarge {
+                size,
+                max: max_record_bytes,
+            });
+        }
+        Ok(record)
+    }
+
     /// When the session expires if not touched again.
     pub fn expires_at_ms(&self) -> u64 {
         self.last_seen_ms
