@@ -34,8 +34,8 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use mcp_transport_core::task_store::{
-    InputMap, MemoryTaskStoreConfig, NewTask, TaskPage, TaskRecord, TaskState, TaskStatus,
-    TaskStore, TaskStoreError, Terminal,
+    Changed, MemoryTaskStoreConfig, NewTask, TaskChange, TaskPage, TaskRecord, TaskState,
+    TaskStatus, TaskStore, TaskStoreError,
 };
 use redis::Value;
 use serde::{Deserialize, Serialize};
@@ -459,61 +459,13 @@ impl TaskStore for RedisTaskStore {
         Ok(self.visible(id, Some(scope), now_ms).await?.1.record)
     }
 
-    async fn require_input(
+    async fn change(
         &self,
         id: &str,
-        requests: InputMap,
+        change: TaskChange<'_>,
         now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| t.require_input(&requests, now_ms))
-            .await
-    }
-
-    async fn deliver_input(
-        &self,
-        id: &str,
-        scope: Option<&str>,
-        responses: InputMap,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |t| {
-            Ok(t.deliver_input(&responses, now_ms))
-        })
-        .await
-    }
-
-    async fn take_input(&self, id: &str, now_ms: u64) -> Result<InputMap, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| Ok(t.take_input())).await
-    }
-
-    async fn set_message(
-        &self,
-        id: &str,
-        message: Option<String>,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| t.set_message(&message, now_ms))
-            .await
-    }
-
-    async fn finish(
-        &self,
-        id: &str,
-        terminal: Terminal,
-        message: Option<String>,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| t.finish(&terminal, &message, now_ms))
-            .await
-    }
-
-    async fn cancel(
-        &self,
-        id: &str,
-        scope: Option<&str>,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |t| Ok(t.cancel(now_ms)))
+    ) -> Result<Changed, TaskStoreError> {
+        self.modify(id, change.scope(), now_ms, |t| change.apply(t, now_ms))
             .await
     }
 

@@ -204,6 +204,7 @@ async fn task_store_suite_on_the_cluster() {
     ts::cancel_racing_completion_first_terminal_transition_wins(&m).await;
     ts::ttl_expiry_is_exact_and_reported(&m).await;
     ts::scoped_tasks_are_invisible_to_other_scopes(&m).await;
+    ts::the_workers_changes_need_no_scope(&m).await;
     ts::status_message_updates_touch_last_updated(&m).await;
     ts::list_pages_by_scope_in_creation_order(&m).await;
     // The per-task half of byte_bounds_per_task_and_in_total.

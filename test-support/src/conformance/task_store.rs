@@ -482,6 +482,42 @@ pub async fn scoped_tasks_are_invisible_to_other_scopes(m: &dyn TaskStoreMaker) 
     );
 }
 
+/// Case: the worker's changes need no scope; the client's need the task's.
+/// A scoped task is changed by its worker without naming the scope
+/// (`require_input`, `take_input`, `set_message`, `finish`), and by a
+/// client naming it (`deliver_input`, `cancel`).
+pub async fn the_workers_changes_need_no_scope(m: &dyn TaskStoreMaker) {
+    let s = m.make(MemoryTaskStoreConfig::default()).await;
+    for id in ["a", "b"] {
+        let task = NewTask {
+            scope: Some("alice".into()),
+            ..new(id, None)
+        };
+        s.create(task, 0).await.unwrap();
+    }
+    let r = s
+        .require_input("a", map(&[("k", ELICIT)]), 1)
+        .await
+        .unwrap();
+    assert_eq!(r.status, TaskStatus::InputRequired);
+    let r = s
+        .deliver_input("a", Some("alice"), map(&[("k", "{}")]), 2)
+        .await
+        .unwrap();
+    assert_eq!(r.status, TaskStatus::Working);
+    let taken = s.take_input("a", 3).await.unwrap();
+    assert_eq!(taken.keys().collect::<Vec<_>>(), ["k"]);
+    let r = s.set_message("a", Some("half".into()), 4).await.unwrap();
+    assert_eq!(r.status_message.as_deref(), Some("half"));
+    let r = s
+        .finish("a", Terminal::Completed(raw("{}")), None, 5)
+        .await
+        .unwrap();
+    assert_eq!(r.status, TaskStatus::Completed);
+    let r = s.cancel("b", Some("alice"), 6).await.unwrap();
+    assert_eq!(r.status, TaskStatus::Cancelled);
+}
+
 /// Case: status message updates touch last updated.
 pub async fn status_message_updates_touch_last_updated(m: &dyn TaskStoreMaker) {
     let s = m.make(MemoryTaskStoreConfig::default()).await;
@@ -639,6 +675,11 @@ macro_rules! task_store_suite {
         async fn scoped_tasks_are_invisible_to_other_scopes() {
             let maker = $maker;
             $crate::conformance::task_store::scoped_tasks_are_invisible_to_other_scopes(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn the_workers_changes_need_no_scope() {
+            let maker = $maker;
+            $crate::conformance::task_store::the_workers_changes_need_no_scope(&maker).await;
         }
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn status_message_updates_touch_last_updated() {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    InputMap, NewTask, TaskPage, TaskRecord, TaskState, TaskStore, TaskStoreError, Terminal,
+    Changed, NewTask, TaskChange, TaskPage, TaskRecord, TaskState, TaskStore, TaskStoreError,
 };
 
 /// Limits of a [`MemoryTaskStore`].
@@ -296,57 +296,13 @@ impl TaskStore for MemoryTaskStore {
         }
     }
 
-    async fn require_input(
+    async fn change(
         &self,
         id: &str,
-        requests: InputMap,
+        change: TaskChange<'_>,
         now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| t.require_input(&requests, now_ms))
-    }
-
-    async fn deliver_input(
-        &self,
-        id: &str,
-        scope: Option<&str>,
-        responses: InputMap,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |t| {
-            Ok(t.deliver_input(&responses, now_ms))
-        })
-    }
-
-    async fn take_input(&self, id: &str, now_ms: u64) -> Result<InputMap, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| Ok(t.take_input()))
-    }
-
-    async fn set_message(
-        &self,
-        id: &str,
-        message: Option<String>,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| t.set_message(&message, now_ms))
-    }
-
-    async fn finish(
-        &self,
-        id: &str,
-        terminal: Terminal,
-        message: Option<String>,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, None, now_ms, |t| t.finish(&terminal, &message, now_ms))
-    }
-
-    async fn cancel(
-        &self,
-        id: &str,
-        scope: Option<&str>,
-        now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError> {
-        self.modify(id, Some(scope), now_ms, |t| Ok(t.cancel(now_ms)))
+    ) -> Result<Changed, TaskStoreError> {
+        self.modify(id, change.scope(), now_ms, |t| change.apply(t, now_ms))
     }
 
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, TaskStoreError> {

@@ -59,7 +59,7 @@ mod supervise;
 
 pub use input::{InputEnd, InputRounds, InputWake, TaskInput, follow_store, now_ms};
 pub use memory::{MemoryTaskStore, MemoryTaskStoreConfig};
-pub use state::{InputMap, TaskState, unique_input_key};
+pub use state::{Changed, InputMap, TaskChange, TaskState, unique_input_key};
 pub use supervise::{Exit, Supervision, WorkEnd, supervise};
 
 use std::collections::BTreeMap;
@@ -337,6 +337,12 @@ pub enum TaskStoreError {
 /// Object safe (servers hold `Arc<dyn TaskStore>`); async so that a
 /// networked store can implement it. Every method takes the current time
 /// from the caller.
+///
+/// A store implements [`create`](Self::create), [`get`](Self::get),
+/// [`change`](Self::change), [`purge_expired`](Self::purge_expired) and
+/// [`list`](Self::list): where the state lives and how a change is made
+/// atomic. What each writing operation does is the provided methods' (in
+/// [`TaskChange`] and [`TaskState`]), the same for every store.
 #[async_trait::async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new `working` task and returns it as stored (with the TTL
@@ -365,6 +371,29 @@ pub trait TaskStore: Send + Sync + 'static {
         now_ms: u64,
     ) -> Result<TaskRecord, TaskStoreError>;
 
+    /// Applies `change` to the task `id` as one atomic read-modify-write:
+    /// the one primitive behind the writing operations below, which are
+    /// provided in its terms ([`TaskChange`] says what each does and whose
+    /// scope it checks). The task must exist, be visible to
+    /// [`TaskChange::scope`] when that is `Some`, and not have expired;
+    /// then [`TaskChange::apply`] runs on its state, and the store keeps
+    /// its byte bounds: a change that would pass one leaves the task as it
+    /// was. A store may apply the change more than once (a compare-and-set
+    /// that lost a race reads again); only the last application is kept.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreError::NotFound`], [`TaskStoreError::Expired`] (the
+    /// store may drop the task then), [`TaskStoreError::TooLarge`], the
+    /// transition's own ([`TaskStoreError::Terminal`],
+    /// [`TaskStoreError::KeyReused`]), [`TaskStoreError::Backend`].
+    async fn change(
+        &self,
+        id: &str,
+        change: TaskChange<'_>,
+        now_ms: u64,
+    ) -> Result<Changed, TaskStoreError>;
+
     /// The worker needs client input: adds `requests` (key → request
     /// object) to the outstanding ones and moves the task to
     /// `input_required`.
@@ -379,7 +408,11 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &str,
         requests: BTreeMap<String, Box<RawValue>>,
         now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError>;
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.change(id, TaskChange::RequireInput(requests), now_ms)
+            .await?
+            .into_record()
+    }
 
     /// The client answers (`tasks/update`): responses to outstanding keys
     /// are kept for the worker and those keys stop being outstanding; when
@@ -396,7 +429,10 @@ pub trait TaskStore: Send + Sync + 'static {
         scope: Option<&str>,
         responses: BTreeMap<String, Box<RawValue>>,
         now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError>;
+    ) -> Result<TaskRecord, TaskStoreError> {
+        let change = TaskChange::DeliverInput { scope, responses };
+        self.change(id, change, now_ms).await?.into_record()
+    }
 
     /// The worker takes the responses delivered so far (they are removed).
     ///
@@ -408,7 +444,11 @@ pub trait TaskStore: Send + Sync + 'static {
         &self,
         id: &str,
         now_ms: u64,
-    ) -> Result<BTreeMap<String, Box<RawValue>>, TaskStoreError>;
+    ) -> Result<BTreeMap<String, Box<RawValue>>, TaskStoreError> {
+        self.change(id, TaskChange::TakeInput, now_ms)
+            .await?
+            .into_input()
+    }
 
     /// Sets the `statusMessage` of a task that has not ended (a progress
     /// description, say).
@@ -423,7 +463,11 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &str,
         message: Option<String>,
         now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError>;
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.change(id, TaskChange::SetMessage(message), now_ms)
+            .await?
+            .into_record()
+    }
 
     /// The worker ends the task. Outstanding input requests are dropped.
     ///
@@ -440,7 +484,10 @@ pub trait TaskStore: Send + Sync + 'static {
         terminal: Terminal,
         message: Option<String>,
         now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError>;
+    ) -> Result<TaskRecord, TaskStoreError> {
+        let change = TaskChange::Finish { terminal, message };
+        self.change(id, change, now_ms).await?.into_record()
+    }
 
     /// The client cancels (`tasks/cancel`): a task that has not ended
     /// becomes `cancelled` at once (the worker learns it from its own
@@ -456,7 +503,11 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &str,
         scope: Option<&str>,
         now_ms: u64,
-    ) -> Result<TaskRecord, TaskStoreError>;
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.change(id, TaskChange::Cancel { scope }, now_ms)
+            .await?
+            .into_record()
+    }
 
     /// Drops every task expired at `now_ms`; returns how many.
     ///

@@ -181,6 +181,124 @@ impl TaskState {
     }
 }
 
+/// One of [`TaskStore`](super::TaskStore)'s writing operations as data:
+/// what [`TaskStore::change`](super::TaskStore::change), a store's one
+/// atomic read-modify-write, applies to a task. The operations
+/// themselves ([`require_input`](super::TaskStore::require_input),
+/// [`cancel`](super::TaskStore::cancel), …) are the trait's provided
+/// methods, each naming its change, so what a change does and whose scope
+/// it checks are decided here once, for every store.
+#[derive(Debug)]
+pub enum TaskChange<'a> {
+    /// The worker asks for input ([`TaskState::require_input`]).
+    RequireInput(InputMap),
+    /// The client answers (`tasks/update`, [`TaskState::deliver_input`]).
+    DeliverInput {
+        /// The caller's scope: the task must be visible to it.
+        scope: Option<&'a str>,
+        /// Responses by input request key.
+        responses: InputMap,
+    },
+    /// The worker takes the responses delivered so far
+    /// ([`TaskState::take_input`]).
+    TakeInput,
+    /// The worker sets the status message ([`TaskState::set_message`]).
+    SetMessage(Option<String>),
+    /// The worker ends the task ([`TaskState::finish`]).
+    Finish {
+        /// How it ended.
+        terminal: Terminal,
+        /// The final status message.
+        message: Option<String>,
+    },
+    /// The client cancels (`tasks/cancel`, [`TaskState::cancel`]).
+    Cancel {
+        /// The caller's scope: the task must be visible to it.
+        scope: Option<&'a str>,
+    },
+}
+
+/// What a [`TaskChange`] gives back: the task as changed, or, for
+/// [`TaskChange::TakeInput`], the responses taken.
+#[derive(Debug)]
+pub enum Changed {
+    /// The task after the change.
+    Record(TaskRecord),
+    /// The responses [`TaskChange::TakeInput`] took.
+    Input(InputMap),
+}
+
+impl TaskChange<'_> {
+    /// The scope the task must be visible to for the change to apply:
+    /// `Some` for a client's change (`tasks/update`, `tasks/cancel`; a
+    /// task invisible to it is [`TaskStoreError::NotFound`]), `None` for
+    /// the worker's own, made without a scope check.
+    pub fn scope(&self) -> Option<Option<&str>> {
+        match self {
+            TaskChange::DeliverInput { scope, .. } | TaskChange::Cancel { scope } => Some(*scope),
+            _ => None,
+        }
+    }
+
+    /// Applies the change to `state` at `now_ms`. Takes `&self`, so a
+    /// store that loses a race may apply the same change again to a fresh
+    /// read. The byte bounds are the store's to check afterwards.
+    ///
+    /// # Errors
+    ///
+    /// The transition's: [`TaskStoreError::Terminal`],
+    /// [`TaskStoreError::KeyReused`].
+    pub fn apply(&self, state: &mut TaskState, now_ms: u64) -> Result<Changed, TaskStoreError> {
+        Ok(match self {
+            TaskChange::RequireInput(requests) => {
+                Changed::Record(state.require_input(requests, now_ms)?)
+            }
+            TaskChange::DeliverInput { responses, .. } => {
+                Changed::Record(state.deliver_input(responses, now_ms))
+            }
+            TaskChange::TakeInput => Changed::Input(state.take_input()),
+            TaskChange::SetMessage(message) => Changed::Record(state.set_message(message, now_ms)?),
+            TaskChange::Finish { terminal, message } => {
+                Changed::Record(state.finish(terminal, message, now_ms)?)
+            }
+            TaskChange::Cancel { .. } => Changed::Record(state.cancel(now_ms)),
+        })
+    }
+}
+
+impl Changed {
+    /// The task, for every change but [`TaskChange::TakeInput`].
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreError::Backend`] when it holds responses instead: a
+    /// store that answered a change with what another change gives.
+    pub fn into_record(self) -> Result<TaskRecord, TaskStoreError> {
+        match self {
+            Changed::Record(r) => Ok(r),
+            Changed::Input(_) => Err(mismatch("a task", "input responses")),
+        }
+    }
+
+    /// The responses, for [`TaskChange::TakeInput`].
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreError::Backend`] when it holds a task instead.
+    pub fn into_input(self) -> Result<InputMap, TaskStoreError> {
+        match self {
+            Changed::Input(m) => Ok(m),
+            Changed::Record(_) => Err(mismatch("input responses", "a task")),
+        }
+    }
+}
+
+fn mismatch(wanted: &str, got: &str) -> TaskStoreError {
+    TaskStoreError::Backend(
+        format!("the task store answered a change with {got}, not {wanted}").into(),
+    )
+}
+
 /// A key for an input request named `key` that `used` does not hold yet
 /// (`key`, else `key#2`, `key#3`, …), recorded in `used`: a worker names
 /// its input requests with this so keys stay unique for the task's life,
@@ -198,7 +316,44 @@ pub fn unique_input_key(key: &str, used: &mut std::collections::HashSet<String>)
 
 #[cfg(test)]
 mod tests {
-    use super::unique_input_key;
+    use super::{Changed, InputMap, TaskStoreError, unique_input_key};
+
+    #[test]
+    fn a_change_answered_with_the_wrong_kind_is_a_backend_error() {
+        let taken = Changed::Input(InputMap::new());
+        let err = taken.into_record().unwrap_err();
+        assert!(
+            matches!(&err, TaskStoreError::Backend(e)
+                if e.to_string().contains("with input responses, not a task")),
+            "{err:?}"
+        );
+        let state = super::TaskState::new(
+            super::NewTask {
+                id: "t".into(),
+                scope: None,
+                ttl_ms: None,
+                poll_interval_ms: None,
+                status_message: None,
+            },
+            0,
+            None,
+        );
+        let err = Changed::Record(state.record.clone())
+            .into_input()
+            .unwrap_err();
+        assert!(
+            matches!(&err, TaskStoreError::Backend(e)
+                if e.to_string().contains("with a task, not input responses")),
+            "{err:?}"
+        );
+        assert_eq!(Changed::Record(state.record).into_record().unwrap().id, "t");
+        assert!(
+            Changed::Input(InputMap::new())
+                .into_input()
+                .unwrap()
+                .is_empty()
+        );
+    }
 
     #[test]
     fn input_keys_stay_unique_for_the_tasks_life() {
