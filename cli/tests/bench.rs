@@ -28,6 +28,14 @@ fn quick_bench_reports_every_figure() {
         .env_remove("RUST_LOG");
     let out = run_to_end("mcp-compat bench --quick", &mut cmd, WAIT);
     assert!(out.status.success(), "bench failed: {}", out.stderr);
+    // Every server child exits through its own shutdown on SIGTERM (an
+    // instrumented build writes its profile only then: scripts/pgo-build.sh).
+    assert!(
+        !out.stderr
+            .contains("did not exit through its shutdown on SIGTERM"),
+        "a server child did not shut down on SIGTERM: {}",
+        out.stderr
+    );
     let report: Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout));
 

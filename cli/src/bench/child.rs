@@ -11,10 +11,15 @@ use tokio::process::{Child, Command};
 /// How long a child may take to print its `listening on` line.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a child may take to exit after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A running server child; killed when dropped.
 #[derive(Debug)]
 pub struct ServerChild {
     child: Child,
+    /// How it was started, for messages.
+    command: String,
     /// Its process id.
     pub pid: u32,
     /// The address it listens on.
@@ -64,6 +69,7 @@ impl ServerChild {
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Ok(ServerChild {
             child,
+            command: format!("{} {}", exe.display(), args.join(" ")),
             pid,
             addr,
             path: if path.is_empty() {
@@ -74,8 +80,33 @@ impl ServerChild {
         })
     }
 
-    /// Stops the child and waits for it.
+    /// Stops the child and waits for it: SIGTERM first, so that it exits
+    /// through its own shutdown (`serve` and the floor server both do, and
+    /// an instrumented build writes its profile only then:
+    /// `scripts/pgo-build.sh`), then SIGKILL if it has not exited within
+    /// [`STOP_TIMEOUT`]. A child that did not exit with success on SIGTERM
+    /// (killed, or one without a handler, such as the rmcp adapter) is
+    /// named on stderr.
     pub async fn stop(mut self) {
+        let asked = Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status()
+            .await
+            .is_ok_and(|s| s.success());
+        let exited = if asked {
+            match tokio::time::timeout(STOP_TIMEOUT, self.child.wait()).await {
+                Ok(Ok(s)) if s.success() => return,
+                Ok(Ok(s)) => format!("exited with {s}"),
+                Ok(Err(e)) => format!("could not be waited for: {e}"),
+                Err(_) => format!("was still running after {STOP_TIMEOUT:?}; killed"),
+            }
+        } else {
+            "SIGTERM could not be sent; killed".to_owned()
+        };
+        eprintln!(
+            "bench: the server child {} (pid {}) did not exit through its shutdown on SIGTERM: {exited}",
+            self.command, self.pid
+        );
         let _ = self.child.kill().await;
     }
 }

@@ -21,27 +21,36 @@ pub fn router() -> Router {
     Router::new().route("/mcp", post(answer))
 }
 
-/// Runs the floor server on `127.0.0.1:0` until the process is stopped,
+/// Runs the floor server on `127.0.0.1:0` until SIGTERM or SIGINT,
 /// printing `listening on http://HOST:PORT/mcp` first (as `serve` does):
 /// served by `axum::serve`, or with `edge` by
 /// [`mcp_http_edge::server::serve`] under its default limits (which sets
-/// `TCP_NODELAY` itself).
+/// `TCP_NODELAY` itself). On the signal it returns at once, connections
+/// and all: a benchmark's server has nothing to finish.
 pub async fn run(edge: bool) -> Result<(), String> {
+    let stop = crate::serve::shutdown_signal()
+        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("cannot bind: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     println!("listening on http://{addr}/mcp");
     let app = router();
-    if edge {
-        return mcp_http_edge::server::serve(listener, app, Default::default())
+    let served = async move {
+        if edge {
+            return mcp_http_edge::server::serve(listener, app, Default::default())
+                .await
+                .map_err(|e| format!("floor server failed: {e}"));
+        }
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, app)
             .await
-            .map_err(|e| format!("floor server failed: {e}"));
+            .map_err(|e| format!("floor server failed: {e}"))
+    };
+    tokio::select! {
+        r = served => r,
+        _ = stop => Ok(()),
     }
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, app)
-        .await
-        .map_err(|e| format!("floor server failed: {e}"))
 }
