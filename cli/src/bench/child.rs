@@ -84,7 +84,7 @@ impl ServerChild {
     /// through its own shutdown (`serve` and the floor server both do, and
     /// an instrumented build writes its profile only then:
     /// `scripts/pgo-build.sh`), then SIGKILL if it has not exited within
-    /// [`STOP_TIMEOUT`]. A child that did not exit with success on SIGTERM
+    /// 10 s. A child that did not exit with success on SIGTERM
     /// (killed, or one without a handler, such as the rmcp adapter) is
     /// named on stderr.
     pub async fn stop(mut self) {
