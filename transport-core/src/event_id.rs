@@ -401,13 +401,69 @@ fn parse_canonical_u64(digits: &[u8]) -> Result<u64, EventIdError> {
     Ok(n)
 }
 
+impl EventId {
+    /// The id's text (what [`Display`](fmt::Display) writes), on the
+    /// stack: no allocation and no formatting machinery. An SSE stream
+    /// writes one for every event it sends (`id:`); through `write!` each
+    /// cost ~800 instructions (two an answered 2025-11-25 request:
+    /// docs/PERFORMANCE.md, session 21).
+    pub fn text(&self) -> IdText {
+        let mut t = IdText {
+            bytes: [0; EventId::MAX_LEN],
+            len: 0,
+        };
+        let mut digits = itoa::Buffer::new();
+        t.push(self.session.as_str());
+        t.push(".");
+        t.push(digits.format(self.stream.0));
+        t.push(".");
+        t.push(digits.format(self.seq));
+        if self.renewal > 0 {
+            t.push(".");
+            t.push(digits.format(self.renewal));
+        }
+        t
+    }
+}
+
+/// An [`EventId`]'s text, held inline ([`EventId::text`]); derefs to
+/// `str`.
+#[derive(Clone, Copy)]
+pub struct IdText {
+    // Invariant: `bytes[..len]` is the concatenation of whole `str`s.
+    bytes: [u8; EventId::MAX_LEN],
+    len: u8,
+}
+
+impl IdText {
+    /// Appends `s`. The parts of an id never exceed
+    /// [`EventId::MAX_LEN`] together (that constant is their sum).
+    fn push(&mut self, s: &str) {
+        let at = usize::from(self.len);
+        self.bytes[at..at + s.len()].copy_from_slice(s.as_bytes());
+        // At most MAX_LEN (69): fits a u8.
+        self.len = (at + s.len()) as u8;
+    }
+}
+
+impl std::ops::Deref for IdText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        // Whole `str`s were copied in, so this never fails.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for IdText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.session, self.stream.0, self.seq)?;
-        if self.renewal > 0 {
-            write!(f, ".{}", self.renewal)?;
-        }
-        Ok(())
+        f.write_str(&self.text())
     }
 }
 

@@ -265,6 +265,18 @@ proptest! {
         prop_assert_eq!(id.check_session(&id.session), Ok(()));
     }
 
+    /// `text()` (written without `fmt`) is the parts joined by dots, as
+    /// `format!` writes them; `Display` is the same text.
+    #[test]
+    fn prop_text_is_the_parts_formatted(id in arb_id()) {
+        let mut expected = format!("{}.{}.{}", id.session.as_str(), id.stream.0, id.seq);
+        if id.renewal > 0 {
+            expected.push_str(&format!(".{}", id.renewal));
+        }
+        prop_assert_eq!(&*id.text(), expected.as_str());
+        prop_assert_eq!(id.to_string(), expected);
+    }
+
     #[test]
     fn prop_distinct_ids_distinct_strings(a in arb_id(), b in arb_id()) {
         prop_assert_eq!(a == b, a.to_string() == b.to_string());

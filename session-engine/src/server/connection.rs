@@ -42,6 +42,7 @@
 //! `sse.end` (`finished`, `closed` early by the server, `detached`: the
 //! client went away).
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -249,13 +250,13 @@ impl Connection {
             && let Some((start, id)) = self.last_written.take()
         {
             buf.truncate(start);
-            with_id_text(&id, |id| sse::write_priming(buf, id));
+            let _ = sse::write_priming(buf, &id.text());
         }
         if let Some(ms) = self.retry_ms {
             if !self.sent_id {
                 let id = EventId::new(self.session.tag, self.stream.id, self.cursor)
                     .renewed(self.session.next_renewal());
-                with_id_text(&id, |id| sse::write_priming(buf, id));
+                let _ = sse::write_priming(buf, &id.text());
                 self.sent_id = true;
             }
             sse::write_retry(buf, ms);
@@ -268,7 +269,7 @@ impl Connection {
         // The response the event store refused (Redis down): delivered
         // here, without an id, since no resume could replay it.
         if let Some(message) = self.stream.take_unstored() {
-            let data = String::from_utf8_lossy(&message);
+            let data = data_text(&message);
             let _ = sse::write_event(&mut buf, None, None, &data);
         }
         (!buf.is_empty()).then(|| buf.freeze())
@@ -282,14 +283,14 @@ impl Connection {
         let mut buf = BytesMut::new();
         self.last_written = None;
         for ev in std::mem::take(&mut self.leak) {
-            let data = String::from_utf8_lossy(&ev.data);
-            let _ = sse::write_event(&mut buf, None, Some(&ev.id.to_string()), &data);
+            let data = data_text(&ev.data);
+            let _ = sse::write_event(&mut buf, None, Some(&ev.id.text()), &data);
         }
         if let Some(id) = self.priming.take() {
             // Ids are visible ASCII without CR, LF or NUL: this cannot fail.
             // The priming event, and room for a `retry` line after it.
             buf.reserve(PRIMING_ROOM);
-            with_id_text(&id, |id| sse::write_priming(&mut buf, id));
+            let _ = sse::write_priming(&mut buf, &id.text());
             self.sent_id = true;
             if self
                 .policy
@@ -476,13 +477,13 @@ impl Connection {
             if written >= budget.min(MAX_CHUNK_EVENTS) || buf.len() >= MAX_CHUNK_BYTES {
                 break;
             }
-            let data = String::from_utf8_lossy(&ev.data);
+            let data = data_text(&ev.data);
             let start_at = buf.len();
             // One `data:` line (JSON text has no line breaks), the id and
             // the field names: reserved at once, not grown field by field.
             buf.reserve(data.len() + EVENT_ROOM);
             if self.with_ids {
-                with_id_text(&ev.id, |id| sse::write_event(buf, None, Some(id), &data));
+                let _ = sse::write_event(buf, None, Some(&ev.id.text()), &data);
                 self.last_written = Some((start_at, ev.id));
             } else {
                 let _ = sse::write_event(buf, None, None, &data);
@@ -510,44 +511,13 @@ const PRIMING_ROOM: usize = EventId::MAX_LEN + 32;
 /// `data: `, the line ends.
 const EVENT_ROOM: usize = EventId::MAX_LEN + 16;
 
-/// Calls `f` with `id`'s text, formatted on the stack (the text of every
-/// event id fits; a heap `String` otherwise). Ids are visible ASCII
-/// without CR, LF or NUL, so writing one cannot fail: `f`'s result is
-/// dropped.
-fn with_id_text<T>(id: &EventId, f: impl FnOnce(&str) -> T) {
-    /// A fixed buffer that `write!` fills until it is full.
-    struct Stack {
-        bytes: [u8; STACK_ID],
-        len: usize,
-    }
-    impl std::fmt::Write for Stack {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            let end = self.len + s.len();
-            let room = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
-            room.copy_from_slice(s.as_bytes());
-            self.len = end;
-            Ok(())
-        }
-    }
-    const STACK_ID: usize = EventId::MAX_LEN + 8;
-    let mut stack = Stack {
-        bytes: [0; STACK_ID],
-        len: 0,
-    };
-    match std::fmt::Write::write_fmt(&mut stack, format_args!("{id}")) {
-        // Whole `str`s were copied in: the bytes are UTF-8.
-        Ok(()) => match std::str::from_utf8(&stack.bytes[..stack.len]) {
-            Ok(text) => {
-                let _ = f(text);
-            }
-            Err(_) => {
-                let _ = f(&id.to_string());
-            }
-        },
-        Err(_) => {
-            let _ = f(&id.to_string());
-        }
-    }
+/// An event's data as text. It is JSON the engine wrote (or a store kept
+/// for it), so UTF-8: checked by `str::from_utf8`, whose ASCII fast path
+/// costs a fraction of `String::from_utf8_lossy`'s walk of each character
+/// (~300 instructions an answer: docs/PERFORMANCE.md, session 21), which
+/// is kept for bytes that are not.
+fn data_text(data: &[u8]) -> Cow<'_, str> {
+    std::str::from_utf8(data).map_or_else(|_| String::from_utf8_lossy(data), Cow::Borrowed)
 }
 
 /// Waits until the event store has something after `cursor` on a stream
