@@ -18,7 +18,7 @@
 //! Concurrent misses share one fetch. A handler without `tools/list` (or
 //! whose list fails) has no header-mirrored parameters.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -48,7 +48,9 @@ type Headers = Arc<[ParamHeader]>;
 
 struct Snapshot {
     built: Instant,
-    tools: HashMap<String, Headers>,
+    /// By the names of the handler's own tools (FxHash: no client chooses
+    /// a key; a client's name is only looked up).
+    tools: FxHashMap<String, Headers>,
 }
 
 /// The cache of every tool's `Mcp-Param-*` headers.
@@ -178,7 +180,7 @@ struct ToolDef {
 
 /// Reads every page of the handler's `tools/list`.
 async fn fetch(handler: &Arc<dyn Handler>, version: &ProtocolVersion) -> Snapshot {
-    let mut tools = HashMap::new();
+    let mut tools = FxHashMap::default();
     let mut cursor: Option<String> = None;
     for page in 0..MAX_PAGES {
         let mut params = json!({"_meta": {

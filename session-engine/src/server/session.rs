@@ -16,6 +16,8 @@
 //! its id, and its entries in the registry and the event store.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -65,7 +67,7 @@ pub(crate) struct Session {
     renewals: AtomicU32,
     /// Live state of streams not yet reaped: request streams and standalone
     /// GET streams (the current one, and a replaced one until it is reaped).
-    streams: Mutex<HashMap<StreamId, Arc<StreamState>>>,
+    streams: Mutex<FxHashMap<StreamId, Arc<StreamState>>>,
     /// The current standalone GET stream: none before the first GET, then
     /// the one the latest fresh GET opened (see the `get` module). An async
     /// lock, held while a server-initiated message is appended and while a
@@ -449,7 +451,11 @@ pub(crate) struct Full {
 /// Every live session, by `MCP-Session-Id`.
 #[derive(Default)]
 pub(crate) struct Registry {
-    map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// Keyed by ids the server minted, as the streams are by numbers it
+    /// allocated: FxHash, not SipHash (a client's id is only looked up,
+    /// so it cannot crowd a bucket). Request ids, which clients choose,
+    /// keep std's seeded SipHash.
+    map: Mutex<FxHashMap<Arc<str>, Arc<Session>>>,
     /// The latest session's client: a new session whose client describes
     /// itself the same way shares its description.
     last_client: LastClient,

@@ -1,6 +1,6 @@
 //! [`MemorySessionStore`]: the bounded in-memory [`SessionStore`].
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{NewSession, SessionRecord, SessionStore, SessionStoreError};
@@ -31,7 +31,9 @@ impl Default for MemorySessionStoreConfig {
 #[derive(Debug, Default)]
 pub struct MemorySessionStore {
     config: MemorySessionStoreConfig,
-    sessions: Mutex<HashMap<String, SessionRecord>>,
+    /// Keyed by session ids the server minted (FxHash: no client chooses a
+    /// key).
+    sessions: Mutex<FxHashMap<String, SessionRecord>>,
 }
 
 impl MemorySessionStore {
@@ -53,7 +55,7 @@ impl MemorySessionStore {
         self.len() == 0
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, SessionRecord>> {
+    fn lock(&self) -> MutexGuard<'_, FxHashMap<String, SessionRecord>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

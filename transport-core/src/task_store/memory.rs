@@ -1,6 +1,8 @@
 //! [`MemoryTaskStore`]: the bounded in-memory [`TaskStore`].
 
 use std::collections::{BTreeMap, HashMap};
+
+use rustc_hash::FxHashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
@@ -59,7 +61,9 @@ struct Entry {
 
 #[derive(Debug, Default)]
 struct Inner {
-    tasks: HashMap<String, Entry>,
+    /// Keyed by task ids the store minted (FxHash: no client chooses a
+    /// key).
+    tasks: FxHashMap<String, Entry>,
     total_bytes: usize,
     /// Each scope's tasks by creation order ([`TaskStore::list`]).
     scopes: HashMap<String, BTreeMap<u64, String>>,
