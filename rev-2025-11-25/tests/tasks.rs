@@ -42,6 +42,8 @@ const RELATED: &str = "io.modelcontextprotocol/related-task";
 struct Tasky {
     gate: watch::Receiver<bool>,
     cancelled: AtomicUsize,
+    /// The names the transport handed to `tool_execution`.
+    named: std::sync::Mutex<Vec<String>>,
 }
 
 fn text(s: &str) -> Outcome {
@@ -57,6 +59,14 @@ fn name_of(request: &Request) -> String {
         .unwrap_or_default()
 }
 
+fn execution_of(name: &str) -> Execution {
+    match name {
+        "gate" | "fail" | "tool_error" | "ask" => Execution::MayBeLong,
+        "only_task" => Execution::TaskOnly,
+        _ => Execution::Immediate,
+    }
+}
+
 #[async_trait]
 impl Handler for Tasky {
     fn describe(&self) -> ServerDescription {
@@ -68,11 +78,12 @@ impl Handler for Tasky {
     }
 
     fn execution(&self, request: &Request) -> Execution {
-        match name_of(request).as_str() {
-            "gate" | "fail" | "tool_error" | "ask" => Execution::MayBeLong,
-            "only_task" => Execution::TaskOnly,
-            _ => Execution::Immediate,
-        }
+        execution_of(&name_of(request))
+    }
+
+    fn tool_execution(&self, name: &str, _request: &Request) -> Execution {
+        self.named.lock().unwrap().push(name.to_owned());
+        execution_of(name)
     }
 
     async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
@@ -157,6 +168,7 @@ async fn start(config: ServerConfig) -> Fixture {
     let handler = Arc::new(Tasky {
         gate,
         cancelled: AtomicUsize::new(0),
+        named: std::sync::Mutex::default(),
     });
     let server = rev::server(handler.clone(), config);
     let legacy = server.clone();
@@ -346,6 +358,9 @@ async fn task_support_rules_are_method_not_found() {
     assert_eq!(e.code, -32601, "a task on a forbidden tool: {e}");
     let e = err(&c, "tools/call", json!({"name": "only_task"})).await;
     assert_eq!(e.code, -32601, "a required tool without a task: {e}");
+    // Decided by the name the tasks layer read with `params.task`, in one
+    // walk of the params (`Handler::tool_execution`).
+    assert_eq!(*f.handler.named.lock().unwrap(), ["quick", "only_task"]);
     // Optional without a task: an ordinary call.
     f.open.send(true).unwrap();
     let r = ok(&c, "tools/call", json!({"name": "gate"})).await;

@@ -452,7 +452,8 @@ pub trait Handler: Send + Sync + 'static {
     /// [`execution`](Self::execution) of a `tools/call` whose tool `name`
     /// the transport has already read from its params (the 2026-07-28
     /// engine reads it to check `Mcp-Name`, *Streamable HTTP*, "Standard
-    /// Headers"). Override it to decide from the name without reading the
+    /// Headers"; the 2025-11-25 tasks layer with `params.task`, in the
+    /// same walk). A name sent more than once is its last value. Override it to decide from the name without reading the
     /// params again (a handler that decides by tool needs nothing else);
     /// it must agree with `execution` for the same request. Default:
     /// [`execution`](Self::execution).

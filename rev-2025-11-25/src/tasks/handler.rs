@@ -1,12 +1,14 @@
 //! The per-session handler wrapper that serves 2025-11-25 tasks (see the
 //! [module docs](super)).
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_transport_core::handler::{Execution, Handler, Outcome, RequestContext, ServerDescription};
+use mcp_transport_core::json_members::Valid;
 use mcp_transport_core::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, Notification, Request};
 use serde_json::Value;
 
@@ -37,31 +39,48 @@ fn capability() -> Value {
     })
 }
 
-/// `params.task` (SEP-1686, "Creating Tasks"), as `params_of` would give
-/// it, without building the whole `params` as a `Value` on every
-/// `tools/call`: the other members are skipped, and only `task` is parsed
-/// (a `"task": null` counts as present, as it does in the object). Params
-/// that the one-member read cannot take (duplicate members, not an
-/// object) go the whole way.
-pub(crate) fn task_param(request: &Request) -> Option<Value> {
-    #[derive(serde::Deserialize)]
-    struct OnlyTask<'a> {
-        #[serde(borrow, default, deserialize_with = "present")]
-        task: Option<&'a serde_json::value::RawValue>,
+/// What a `tools/call` wrapper needs of its params, read in one walk of
+/// their members: the tool's `name` when it is a string, and `params.task`
+/// (SEP-1686, "Creating Tasks") parsed when present (a `"task": null`
+/// counts as present, as it does in the object). A repeated member is its
+/// last value, as `params_of` reads it. The params are a `RawValue`,
+/// valid JSON, so the walk needs no parser: the members it skips
+/// (`arguments`, `_meta`) are stepped over, not read. Before, a serde
+/// read of `task` and the handler's own read of `name` walked the params
+/// twice (~2,600 instructions of a 2025-11-25 `tools/call`:
+/// docs/PERFORMANCE.md, session 21).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct CallParams<'a> {
+    /// `params.name`, when a string.
+    pub name: Option<Cow<'a, str>>,
+    /// `params.task`, when present.
+    pub task: Option<Value>,
+}
+
+impl<'a> CallParams<'a> {
+    /// Reads `request`'s params (nothing when they are absent or not an
+    /// object).
+    pub fn read(request: &'a Request) -> CallParams<'a> {
+        let Some(members) = request
+            .params
+            .as_deref()
+            .and_then(|p| Valid::from(p).object())
+        else {
+            return CallParams::default();
+        };
+        let (mut name, mut task) = (None, None);
+        for m in members {
+            if m.is("name") {
+                name = Some(m.value());
+            } else if m.is("task") {
+                task = Some(m.value());
+            }
+        }
+        CallParams {
+            name: name.and_then(Valid::as_str),
+            task: task.and_then(|t| serde_json::from_str(t.text()).ok()),
+        }
     }
-    /// A member that is there, `null` included.
-    fn present<'de, D: serde::Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<&'de serde_json::value::RawValue>, D::Error> {
-        serde::Deserialize::deserialize(d).map(Some)
-    }
-    let text = request.params.as_deref()?.get();
-    if text.trim_start().starts_with('{')
-        && let Ok(only) = serde_json::from_str::<OnlyTask<'_>>(text)
-    {
-        return only.task.and_then(|t| serde_json::from_str(t.get()).ok());
-    }
-    params_of(request).get("task").cloned()
 }
 
 /// `params` parsed as an object (empty when absent or not an object).
@@ -173,8 +192,11 @@ impl Handler for TaskHandler {
                 self.mark_tools(outcome)
             }),
             "tools/call" => {
-                let execution = self.inner.execution(&request);
-                let task = task_param(&request);
+                let CallParams { name, task } = CallParams::read(&request);
+                let execution = match name {
+                    Some(name) => self.inner.tool_execution(&name, &request),
+                    None => self.inner.execution(&request),
+                };
                 match (task, execution) {
                     (Some(_), Execution::Immediate) => {
                         Box::pin(std::future::ready(Outcome::Error(ErrorObject::new(
@@ -224,31 +246,39 @@ mod tests {
         }
     }
 
-    /// The one-member read gives what the whole object gives, for every
-    /// shape of `params`.
+    /// The one walk gives what the whole object gives, for every shape of
+    /// `params`: `task` as `params_of` reads it, `name` when a string.
     #[test]
-    fn the_task_member_is_read_as_the_whole_params_give_it() {
+    fn the_call_params_are_read_as_the_whole_params_give_them() {
         for params in [
-            r#"{"name":"add","arguments":{"a":1,"task":2}}"#,
+            r#"{"name":"add","arguments":{"a":1,"task":2,"name":"x"}}"#,
             r#"{"name":"add","task":{"ttl":60000}}"#,
             r#"{"task":null,"name":"add"}"#,
-            r#"{"task":1,"task":{"ttl":5}}"#,
-            r#"{"name":"add","\u0074ask":{}}"#,
+            r#"{"task":1,"task":{"ttl":5},"name":"a","name":"b"}"#,
+            r#"{"n\u0061me":"add","\u0074ask":{}}"#,
+            r#"{"name":"\u0061dd"}"#,
+            r#"{"name":7,"_meta":{"name":"no","task":{}}}"#,
             r#"[{"ttl":1}]"#,
             r#"{}"#,
         ] {
             let r = call(params);
+            let whole = params_of(&r);
+            let read = CallParams::read(&r);
+            assert_eq!(read.task, whole.get("task").cloned(), "params {params}");
             assert_eq!(
-                task_param(&r),
-                params_of(&r).get("task").cloned(),
+                read.name.as_deref(),
+                whole.get("name").and_then(Value::as_str),
                 "params {params}"
             );
         }
-        assert_eq!(task_param(&call(r#"{"task":null}"#)), Some(Value::Null));
+        assert_eq!(
+            CallParams::read(&call(r#"{"task":null}"#)).task,
+            Some(Value::Null)
+        );
         let none = Request {
             params: None,
             ..call("{}")
         };
-        assert_eq!(task_param(&none), None);
+        assert_eq!(CallParams::read(&none), CallParams::default());
     }
 }
