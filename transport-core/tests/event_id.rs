@@ -274,6 +274,7 @@ proptest! {
             expected.push_str(&format!(".{}", id.renewal));
         }
         prop_assert_eq!(&*id.text(), expected.as_str());
+        prop_assert_eq!(format!("{:?}", id.text()), format!("{expected:?}"));
         prop_assert_eq!(id.to_string(), expected);
     }
 

@@ -116,25 +116,9 @@ impl Final {
 /// `reply::response_json` writes for `Response::result(id, result)`, with
 /// `result` copied once instead of serialized again.
 fn result_json(id: &RequestId, result: &str) -> String {
-    let mut out = result_prefix(id, result.len());
+    let mut out = jsonrpc::result_prefix(id, result.len() + 1);
     out.push_str(result);
     out.push('}');
-    out
-}
-
-/// The result response's text up to its `result` value, with room for
-/// `room` more bytes.
-fn result_prefix(id: &RequestId, room: usize) -> String {
-    let mut out = String::with_capacity(room + 48);
-    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
-    match id {
-        // `itoa`, not `write!`: `core::fmt` cost ~230 instructions here.
-        RequestId::Number(n) => out.push_str(itoa::Buffer::new().format(*n)),
-        RequestId::String(s) => out.push_str(
-            &serde_json::to_string(s).unwrap_or_else(|_| unreachable!("a string serializes")),
-        ),
-    }
-    out.push_str(r#","result":"#);
     out
 }
 
@@ -650,7 +634,7 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
             // Room for what the splice adds (its own reserve is then a
             // no-op): resultType, cache hints, `_meta` with serverInfo.
             let room = raw.get().len() + server_info.map_or(0, |i| i.get().len()) + 160;
-            let mut json = result_prefix(&f.id, room);
+            let mut json = jsonrpc::result_prefix(&f.id, room);
             match result::complete_into(&raw, &f.method, &deco, &mut json) {
                 Ok(()) => {
                     json.push('}');
