@@ -405,6 +405,15 @@ pub fn result_prefix(id: &RequestId, room: usize) -> String {
     out
 }
 
+/// The text of the result response to `id` whose `result` is the JSON
+/// text `result`, copied once: what [`Message::to_json`] writes for it.
+pub fn result_json(id: &RequestId, result: &str) -> String {
+    let mut out = result_prefix(id, result.len() + 1);
+    out.push_str(result);
+    out.push('}');
+    out
+}
+
 impl Message {
     /// Serializes to a JSON string. The envelope is compact; payloads kept
     /// raw (`params`, `result`, error `data`) keep the whitespace they
@@ -413,17 +422,14 @@ impl Message {
     /// encoder splits it into `data:` lines (see `sse::write_event`).
     pub fn to_json(&self) -> String {
         // A result response, what a server writes most, written directly:
-        // the same text (`result_prefix`), ~700 instructions of serde's
+        // the same text (`result_json`), ~700 instructions of serde's
         // map serializer fewer an answer.
         if let Message::Response(Response {
             id: Some(id),
             payload: Ok(result),
         }) = self
         {
-            let mut out = result_prefix(id, result.get().len() + 1);
-            out.push_str(result.get());
-            out.push('}');
-            return out;
+            return result_json(id, result.get());
         }
         // Serializing these types cannot fail: keys are strings, payloads are
         // already-valid raw JSON.

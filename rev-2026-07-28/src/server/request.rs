@@ -107,19 +107,9 @@ impl Final {
     fn result_text(id: &RequestId, result: &str) -> Final {
         Final {
             status: StatusCode::OK,
-            json: result_json(id, result),
+            json: jsonrpc::result_json(id, result),
         }
     }
-}
-
-/// The JSON text of the result response to `id`: what
-/// `reply::response_json` writes for `Response::result(id, result)`, with
-/// `result` copied once instead of serialized again.
-fn result_json(id: &RequestId, result: &str) -> String {
-    let mut out = jsonrpc::result_prefix(id, result.len() + 1);
-    out.push_str(result);
-    out.push('}');
-    out
 }
 
 /// A request that passed every check, ready for the handler.
@@ -727,7 +717,7 @@ mod tests {
             RequestId::String("a \"quoted\"\n\u{1} id".into()),
         ] {
             let want = reply::response_json(jsonrpc::Response::result(id.clone(), result.clone()));
-            assert_eq!(result_json(&id, result.get()), want);
+            assert_eq!(jsonrpc::result_json(&id, result.get()), want);
         }
     }
 }
