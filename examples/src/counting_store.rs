@@ -5,7 +5,8 @@
 //! production).
 //!
 //! Every method forwards — the ones with a default implementation too
-//! (`tail_after`), or the inner store's own version of them is lost; the
+//! (`append_final`, `tail_after`), or the inner store's own version of them
+//! is lost; the
 //! only rule a wrapper must keep is the *replay contract* of
 //! [`mcp_transport_core::event_log`]: return the inner store's answer
 //! unchanged.
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
-use mcp_transport_core::event_log::{EventStore, Replay, ReplayError, StoreError};
+use mcp_transport_core::event_log::{EventStore, FinalAppend, Replay, ReplayError, StoreError};
 use serde_json::{Value, json};
 
 /// Counts the traffic of the [`EventStore`] it wraps.
@@ -78,6 +79,21 @@ impl<S: EventStore> EventStore for CountingStore<S> {
         stream: StreamId,
     ) -> Result<(), StoreError> {
         self.inner.finish_stream(session, stream).await
+    }
+
+    async fn append_final(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        data: Bytes,
+    ) -> FinalAppend {
+        // Forwarded, not left to the default: the inner store does both
+        // steps in one call (one lock, or one round trip to Redis).
+        let done = self.inner.append_final(session, stream, data).await;
+        if done.appended.is_ok() {
+            self.appends.fetch_add(1, Ordering::Relaxed);
+        }
+        done
     }
 
     async fn replay_after(

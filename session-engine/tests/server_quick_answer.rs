@@ -208,3 +208,26 @@ async fn a_quick_answer_survives_its_stream_being_evicted_before_the_body_is_rea
         "the first answer was lost with its evicted stream: {text:?}"
     );
 }
+
+/// An answer sent on the request's own stream ends it in one call to the
+/// event store (`append_final`: one lock, or one round trip to Redis),
+/// answered at once or later, not `append` then `finish_stream`.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
+    let store = Arc::new(server_common::store::WatchedStore::default());
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.event_store = store.clone();
+    let server = server_with(config);
+    let session = initialized(&server).await;
+    for tool in ["add", "later"] {
+        let response = server
+            .clone()
+            .oneshot(post(&call(tool), Some(&session)))
+            .await
+            .unwrap();
+        let text = rest(chunks(response.into_body())).await;
+        assert!(text.contains(r#""result""#), "{tool}: {text}");
+    }
+    assert_eq!(store.finals(), 2, "one append_final per answered stream");
+    assert_eq!(store.finishes(), 0, "no separate finish_stream");
+}

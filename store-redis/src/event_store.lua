@@ -150,7 +150,8 @@ if op == 'open_stream' then
   return {'ok'}
 end
 
-if op == 'append' then
+-- Appends ARGV[6] to stream n (the op 'append'); its reply.
+local function append()
   local last = redis.call('HGET', meta, f .. 'last')
   if not last then return {'unknown_stream'} end
   if hnum(meta, f .. 'fin') == 1 then return {'stream_finished'} end
@@ -203,7 +204,8 @@ if op == 'append' then
   return {'ok', seq}
 end
 
-if op == 'finish_stream' then
+-- Marks stream n ended (the op 'finish_stream'); its reply.
+local function finish_stream()
   if redis.call('HEXISTS', meta, f .. 'last') == 0 then return {'unknown_stream'} end
   if hnum(meta, f .. 'fin') == 0 then
     redis.call('HSET', meta, f .. 'fin', 1)
@@ -211,6 +213,20 @@ if op == 'finish_stream' then
   end
   touch(sid)
   return {'ok'}
+end
+
+if op == 'append' then return append() end
+if op == 'finish_stream' then return finish_stream() end
+
+-- Both, in one call: the final response of a request's stream and the
+-- stream's end (EventStore::append_final). The stream is ended even when
+-- the append is refused, as finish_stream after a failed append ends it.
+-- Reply: the end's status, then the append's reply.
+if op == 'append_final' then
+  local a = append()
+  local out = {finish_stream()[1]}
+  for i, v in ipairs(a) do out[i + 1] = v end
+  return out
 end
 
 if op == 'last_seq' then

@@ -22,7 +22,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{
-    EventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError, StoredEvent,
+    EventStore, FinalAppend, MemoryEventStoreConfig, Replay, ReplayError, StoreError, StoredEvent,
 };
 use redis::Value;
 
@@ -94,6 +94,20 @@ struct Reply {
 }
 
 impl Reply {
+    /// The reply whose status is the first of `values`.
+    fn read(values: impl IntoIterator<Item = Value>) -> Result<Reply, RedisStoreError> {
+        let mut it = values.into_iter();
+        let status = match it.next() {
+            Some(Value::BulkString(s)) => String::from_utf8_lossy(&s).into_owned(),
+            Some(Value::SimpleString(s)) => s,
+            other => return Err(bad(&format!("expected a status, got {other:?}"))),
+        };
+        Ok(Reply {
+            status,
+            rest: it.collect(),
+        })
+    }
+
     fn int(&self, i: usize) -> Result<u64, RedisStoreError> {
         match self.rest.get(i) {
             Some(Value::Int(n)) => u64::try_from(*n).map_err(|_| bad("negative integer")),
@@ -161,16 +175,42 @@ impl RedisEventStore {
         }
         let mut m = self.conn.manager.clone();
         let value: Vec<Value> = inv.invoke_async(&mut m).await?;
-        let mut it = value.into_iter();
-        let status = match it.next() {
-            Some(Value::BulkString(s)) => String::from_utf8_lossy(&s).into_owned(),
-            Some(Value::SimpleString(s)) => s,
-            other => return Err(bad(&format!("expected a status, got {other:?}"))),
-        };
-        Ok(Reply {
-            status,
-            rest: it.collect(),
-        })
+        Reply::read(value)
+    }
+
+    /// Runs `append` or `append_final` (which take the same arguments).
+    async fn call_append(
+        &self,
+        op: &str,
+        session: &SessionTag,
+        stream: StreamId,
+        message: &[u8],
+    ) -> Result<Reply, RedisStoreError> {
+        let l = &self.config.limits;
+        let args: [&[u8]; 7] = [
+            &num(stream.0),
+            message,
+            &num(l.max_events_per_stream),
+            &num(l.max_bytes_per_stream),
+            &num(l.max_bytes_per_session),
+            &num(l.max_bytes_total),
+            &num(self.config.max_budget_entries),
+        ];
+        self.call(op, session, Some(stream), &args).await
+    }
+
+    /// An appending operation's reply as `append`'s result.
+    fn appended(
+        &self,
+        reply: &Reply,
+        session: &SessionTag,
+        stream: StreamId,
+    ) -> Result<EventId, StoreError> {
+        if reply.status != "ok" {
+            return Err(self.store_error(reply, session, stream));
+        }
+        let seq = reply.int(0).map_err(backend)?;
+        Ok(EventId::new(*session, stream, seq))
     }
 
     /// Maps a writing operation's non-`ok` status to its error.
@@ -261,25 +301,51 @@ impl EventStore for RedisEventStore {
         stream: StreamId,
         message: Bytes,
     ) -> Result<EventId, StoreError> {
-        let l = &self.config.limits;
         let reply = self
-            .write(
-                "append",
-                session,
-                stream,
-                &[
-                    &num(stream.0),
-                    &message,
-                    &num(l.max_events_per_stream),
-                    &num(l.max_bytes_per_stream),
-                    &num(l.max_bytes_per_session),
-                    &num(l.max_bytes_total),
-                    &num(self.config.max_budget_entries),
-                ],
-            )
-            .await?;
-        let seq = reply.int(0).map_err(backend)?;
-        Ok(EventId::new(*session, stream, seq))
+            .call_append("append", session, stream, &message)
+            .await
+            .map_err(backend)?;
+        self.appended(&reply, session, stream)
+    }
+
+    /// One script call for both steps (`append_final` in the script): one
+    /// round trip fewer for every request answered on its own stream.
+    async fn append_final(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        let reply = match self
+            .call_append("append_final", session, stream, &message)
+            .await
+        {
+            Ok(reply) => reply,
+            Err(e) => {
+                // Neither step is known to have happened: both fail.
+                let again = StoreError::Backend(e.to_string().into());
+                return FinalAppend {
+                    appended: Err(backend(e)),
+                    finished: Err(again),
+                };
+            }
+        };
+        // The script's session check answers before either step.
+        if reply.rest.is_empty() {
+            return FinalAppend {
+                appended: Err(self.store_error(&reply, session, stream)),
+                finished: Err(self.store_error(&reply, session, stream)),
+            };
+        }
+        let finished = if reply.status == "ok" {
+            Ok(())
+        } else {
+            Err(self.store_error(&reply, session, stream))
+        };
+        let appended = Reply::read(reply.rest)
+            .map_err(backend)
+            .and_then(|a| self.appended(&a, session, stream));
+        FinalAppend { appended, finished }
     }
 
     async fn finish_stream(

@@ -164,6 +164,24 @@ async fn config_reports_the_settings_given() {
     assert_eq!(c.tail_poll, Duration::from_millis(7));
 }
 
+/// `append_final` is one script call (one round trip), where `append` and
+/// `finish_stream` are two; the conformance suite checks what it does.
+#[tokio::test]
+async fn append_final_is_one_script_call() {
+    let redis = RedisServer::start();
+    let store = store_with(&redis, RedisEventStoreConfig::default()).await;
+    let t = SessionTag::from_u64(1);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, StreamId(1)).await.unwrap();
+    let before = script_calls(&redis).await;
+    let done = store
+        .append_final(&t, StreamId(1), Bytes::from_static(b"{}"))
+        .await;
+    assert_eq!(done.appended.unwrap(), EventId::new(t, StreamId(1), 1));
+    done.finished.unwrap();
+    assert_eq!(script_calls(&redis).await - before, 1);
+}
+
 /// `tail_after` keeps polling through its wait: an event appended after
 /// its first (empty) poll is what it answers, and it answers with it
 /// without waiting for the rest of the wait (an hour here; `within` only

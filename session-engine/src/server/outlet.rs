@@ -230,13 +230,11 @@ impl Outlet {
             Some(stream) => {
                 let store = self.shared.config.event_store.as_ref();
                 let json = Bytes::from(Message::Response(response).to_json());
-                if let Err(e) = stream.append(store, &self.session.tag, json.clone()).await {
+                if let Err(e) = stream.append_final(store, &self.session.tag, json).await {
                     // The event store is out of reach (Redis down): the
                     // attached connection still delivers it, without an id.
                     tracing::warn!(session = %self.session.id, error = %e, "could not log a response; delivering it directly");
-                    stream.keep_unstored(json);
                 }
-                stream.finish(store, &self.session.tag).await;
                 self.session.reap(stream);
             }
             None => {

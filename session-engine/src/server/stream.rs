@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
-use mcp_transport_core::event_log::{EventStore, StoreError};
+use mcp_transport_core::event_log::{EventStore, FinalAppend, StoreError};
 use tokio::sync::Notify;
 
 use super::held_lease::HeldLease;
@@ -443,10 +443,50 @@ impl StreamState {
     /// instead of following it forever.
     pub async fn finish(&self, store: &dyn EventStore, tag: &SessionTag) {
         let recorded = store.finish_stream(tag, self.id).await;
+        self.end(recorded, None).await;
+    }
+
+    /// Appends the stream's final message and ends the stream, in one call
+    /// to the store ([`EventStore::append_final`]): as [`append`](Self::append)
+    /// then [`finish`](Self::finish), with one change published for both.
+    /// A message the store refuses (Redis out of reach) is kept for the
+    /// attached connection to deliver without an id
+    /// ([`keep_unstored`](Self::keep_unstored)), before the end is
+    /// published: a connection that sees the end finds it. Returns the
+    /// append's result; the stream is ended either way.
+    pub async fn append_final(
+        &self,
+        store: &dyn EventStore,
+        tag: &SessionTag,
+        message: Bytes,
+    ) -> Result<EventId, StoreError> {
+        let FinalAppend { appended, finished } =
+            store.append_final(tag, self.id, message.clone()).await;
+        let seq = match &appended {
+            Ok(id) => Some(id.seq),
+            Err(_) => {
+                self.keep_unstored(message);
+                None
+            }
+        };
+        self.end(finished, seq).await;
+        appended
+    }
+
+    /// After the store was asked to end the stream (`recorded`, the last
+    /// sequence number appended with it if any): publishes the end and
+    /// releases the lease, or leaves it to lapse when the end is not in the
+    /// log (see [`finish`](Self::finish)).
+    async fn end(&self, recorded: Result<(), StoreError>, last_seq: Option<u64>) {
         if let Err(e) = &recorded {
             tracing::debug!(stream = %self.id, error = %e, "finish_stream failed");
         }
-        self.send_modify(|s| s.live.finished = true);
+        self.send_modify(|s| {
+            if let Some(seq) = last_seq {
+                s.live.last_seq = s.live.last_seq.max(seq);
+            }
+            s.live.finished = true;
+        });
         let held = self.take_lease();
         if let Some(held) = held
             && recorded.is_ok()

@@ -8,7 +8,8 @@ use std::time::Duration;
 use axum::body::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{
-    EventStore, MemoryEventStore, MemoryEventStoreConfig, Replay, ReplayError, StoreError,
+    EventStore, FinalAppend, MemoryEventStore, MemoryEventStoreConfig, Replay, ReplayError,
+    StoreError,
 };
 use tokio::time::Instant;
 
@@ -17,7 +18,9 @@ use tokio::time::Instant;
 pub const MAX_READS_AT_ONE_INSTANT: usize = 50;
 
 /// A [`MemoryEventStore`] that remembers the tag of the last session
-/// opened, counts `replay_after` and `tail_after` calls, fails
+/// opened, counts `replay_after`, `tail_after`, `finish_stream` and
+/// `append_final` calls (forwarding the last, not leaving it to the
+/// trait's default), fails
 /// `tail_after` when told to (a store out of reach), and panics when it is
 /// read more than [`MAX_READS_AT_ONE_INSTANT`] times at one instant of
 /// tokio's clock: on the paused clock a connection that loops without
@@ -29,6 +32,8 @@ pub struct WatchedStore {
     fail_tail: AtomicBool,
     replays: AtomicUsize,
     tails: AtomicUsize,
+    finishes: AtomicUsize,
+    finals: AtomicUsize,
     /// The instant of the last read and how many came at it.
     at: Mutex<(Option<Instant>, usize)>,
 }
@@ -41,6 +46,8 @@ impl Default for WatchedStore {
             fail_tail: AtomicBool::new(false),
             replays: AtomicUsize::new(0),
             tails: AtomicUsize::new(0),
+            finishes: AtomicUsize::new(0),
+            finals: AtomicUsize::new(0),
             at: Mutex::new((None, 0)),
         }
     }
@@ -65,6 +72,16 @@ impl WatchedStore {
     /// `tail_after` calls so far.
     pub fn tails(&self) -> usize {
         self.tails.load(Ordering::SeqCst)
+    }
+
+    /// `finish_stream` calls so far.
+    pub fn finishes(&self) -> usize {
+        self.finishes.load(Ordering::SeqCst)
+    }
+
+    /// `append_final` calls so far.
+    pub fn finals(&self) -> usize {
+        self.finals.load(Ordering::SeqCst)
     }
 
     fn read(&self) {
@@ -112,7 +129,18 @@ impl EventStore for WatchedStore {
         session: &SessionTag,
         stream: StreamId,
     ) -> Result<(), StoreError> {
+        self.finishes.fetch_add(1, Ordering::SeqCst);
         self.inner.finish_stream(session, stream).await
+    }
+
+    async fn append_final(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        self.finals.fetch_add(1, Ordering::SeqCst);
+        self.inner.append_final(session, stream, message).await
     }
 
     async fn replay_after(

@@ -802,6 +802,138 @@ pub async fn through_arc_dyn(m: &dyn EventStoreMaker) {
     );
 }
 
+/// Case: `append_final` stores the final message with the next sequence
+/// number and ends the stream, as `append` then `finish_stream` do: a
+/// replay has everything and says so, nothing more can be appended, a
+/// second call is refused its message but still ends nothing new, and the
+/// ended stream is the one the stream bound evicts.
+pub async fn append_final_stores_the_answer_and_ends_the_stream(m: &dyn EventStoreMaker) {
+    let store = m
+        .make(MemoryEventStoreConfig {
+            max_streams_per_session: 2,
+            ..Default::default()
+        })
+        .await;
+    let (store, t) = store_with_streams(store).await;
+    store.append(&t, S1, msg("note")).await.unwrap();
+    let done = store.append_final(&t, S1, msg("answer")).await;
+    assert_eq!(done.appended.unwrap(), EventId::new(t, S1, 2));
+    done.finished.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&r), vec![&b"note"[..], b"answer"]);
+    assert_eq!(r.last_seq, 2);
+    assert!(r.finished);
+    assert!(matches!(
+        store.append(&t, S1, msg("late")).await,
+        Err(StoreError::StreamFinished { .. })
+    ));
+    let again = store.append_final(&t, S1, msg("twice")).await;
+    assert!(matches!(
+        again.appended,
+        Err(StoreError::StreamFinished { .. })
+    ));
+    again.finished.unwrap();
+    // S2 is still running: a third stream evicts S1, the ended one.
+    store.open_stream(&t, StreamId(3)).await.unwrap();
+    assert!(matches!(
+        store.replay_after(&t, &EventId::priming(t, S1)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    assert!(
+        !store
+            .replay_after(&t, &EventId::priming(t, S2))
+            .await
+            .unwrap()
+            .finished
+    );
+}
+
+/// Case: `append_final` ends the stream even when the message is refused
+/// (too large), as `finish_stream` after a failed `append` would; on an
+/// unknown stream or session both steps fail.
+pub async fn append_final_ends_the_stream_when_the_message_is_refused(m: &dyn EventStoreMaker) {
+    let (store, t) = store_with_streams(small(m, 10, 4).await).await;
+    let done = store.append_final(&t, S1, msg("too large")).await;
+    assert!(matches!(
+        done.appended,
+        Err(StoreError::MessageTooLarge { size: 9, max: 4 })
+    ));
+    done.finished.unwrap();
+    let r = store
+        .replay_after(&t, &EventId::priming(t, S1))
+        .await
+        .unwrap();
+    assert!(r.events.is_empty());
+    assert_eq!(r.last_seq, 0);
+    assert!(r.finished);
+
+    let none = store.append_final(&t, StreamId(9), msg("x")).await;
+    assert!(matches!(
+        none.appended,
+        Err(StoreError::UnknownStream { .. })
+    ));
+    assert!(matches!(
+        none.finished,
+        Err(StoreError::UnknownStream { .. })
+    ));
+    let gone = store.append_final(&sess(99), S1, msg("x")).await;
+    assert!(matches!(
+        gone.appended,
+        Err(StoreError::UnknownSession { .. })
+    ));
+    assert!(matches!(
+        gone.finished,
+        Err(StoreError::UnknownSession { .. })
+    ));
+}
+
+/// Case: a final message counts against the server-wide byte budget like
+/// any other: the oldest appends of the store go first when it is over.
+pub async fn append_final_counts_against_the_byte_budget(m: &dyn EventStoreMaker) {
+    let store = m
+        .make(MemoryEventStoreConfig {
+            max_bytes_total: 250,
+            ..Default::default()
+        })
+        .await;
+    let (a, b) = (sess(1), sess(2));
+    for t in [a, b] {
+        store.open_session(&t).await.unwrap();
+        store.open_stream(&t, S1).await.unwrap();
+    }
+    let hundred = || Bytes::from(vec![b'x'; 100]);
+    store.append(&a, S1, hundred()).await.unwrap();
+    store
+        .append_final(&a, S1, hundred())
+        .await
+        .appended
+        .unwrap();
+    store
+        .append_final(&b, S1, hundred())
+        .await
+        .appended
+        .unwrap();
+    // 300 bytes over a budget of 250: a's first event went.
+    assert!(matches!(
+        store.replay_after(&a, &EventId::priming(a, S1)).await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let kept = store
+        .replay_after(&a, &EventId::new(a, S1, 1))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&kept), [2]);
+    assert!(kept.finished);
+    let all_b = store
+        .replay_after(&b, &EventId::priming(b, S1))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&all_b), [1]);
+}
+
 /// Issue 13 (2): the server-wide byte budget evicts the oldest events of
 /// the whole store first, across sessions, with the usual `Expired`.
 pub async fn the_byte_budget_evicts_the_oldest_across_sessions(m: &dyn EventStoreMaker) {
@@ -1119,6 +1251,28 @@ macro_rules! event_store_suite {
         async fn tail_after_follows_appends_and_the_end() {
             let maker = $maker;
             $crate::conformance::event_store::tail_after_follows_appends_and_the_end(&maker).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn append_final_stores_the_answer_and_ends_the_stream() {
+            let maker = $maker;
+            $crate::conformance::event_store::append_final_stores_the_answer_and_ends_the_stream(
+                &maker,
+            )
+            .await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn append_final_ends_the_stream_when_the_message_is_refused() {
+            let maker = $maker;
+            $crate::conformance::event_store::append_final_ends_the_stream_when_the_message_is_refused(
+                &maker,
+            )
+            .await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn append_final_counts_against_the_byte_budget() {
+            let maker = $maker;
+            $crate::conformance::event_store::append_final_counts_against_the_byte_budget(&maker)
+                .await;
         }
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn the_byte_budget_evicts_the_oldest_across_sessions() {

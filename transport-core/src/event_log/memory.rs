@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 
-use super::{EventStore, Replay, ReplayError, StoreError, StoredEvent};
+use super::{EventStore, FinalAppend, Replay, ReplayError, StoreError, StoredEvent};
 use crate::event_id::{EventId, SessionTag, StreamId};
 
 /// The default session cap, one number for the whole server: both
@@ -420,6 +420,25 @@ fn take_victim(log: &mut SessionLog) -> Option<StreamId> {
     }
 }
 
+/// Marks `stream` ended (idempotent), queueing it for eviction.
+fn do_finish(
+    log: &mut SessionLog,
+    session: &SessionTag,
+    stream: StreamId,
+) -> Result<(), StoreError> {
+    let Some(s) = log.streams.get_mut(&stream) else {
+        return Err(StoreError::UnknownStream {
+            session: *session,
+            stream,
+        });
+    };
+    if !s.finished {
+        s.finished = true;
+        log.finished_order.push_back(stream);
+    }
+    Ok(())
+}
+
 fn do_replay(log: &SessionLog, last: &EventId) -> Result<Replay, ReplayError> {
     let id = *last;
     let Some(s) = log.streams.get(&last.stream) else {
@@ -503,19 +522,36 @@ impl EventStore for MemoryEventStore {
         session: &SessionTag,
         stream: StreamId,
     ) -> Result<(), StoreError> {
-        self.with_session(session, |log| {
-            let Some(s) = log.streams.get_mut(&stream) else {
-                return Err(StoreError::UnknownStream {
-                    session: *session,
-                    stream,
-                });
-            };
-            if !s.finished {
-                s.finished = true;
-                log.finished_order.push_back(stream);
-            }
-            Ok(())
-        })
+        self.with_session(session, |log| do_finish(log, session, stream))
+    }
+
+    /// Both steps under one lock of the session's log (one lookup of the
+    /// session instead of two).
+    async fn append_final(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        let steps = self.with_session(session, |log| {
+            let appended = self.do_append(log, session, stream, message);
+            Ok((appended, do_finish(log, session, stream)))
+        });
+        let (appended, finished) = match steps {
+            Ok(steps) => steps,
+            Err(unknown) => (
+                Err(unknown),
+                Err(StoreError::UnknownSession { session: *session }),
+            ),
+        };
+        if let Ok(id) = &appended {
+            self.after_append(Appended {
+                session: *session,
+                stream,
+                seq: id.seq,
+            });
+        }
+        FinalAppend { appended, finished }
     }
 
     async fn replay_after(

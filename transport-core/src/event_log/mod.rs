@@ -19,6 +19,7 @@
 //!   open_stream(s, n)      -> priming id   s.n.0, sent as the priming event
 //!   append(s, n, json)     -> s.n.1, s.n.2, …  one per message event
 //!   finish_stream(s, n)                    after the final response
+//!     (or append_final(s, n, json): the final response and the end in one call)
 //!   replay_after(s, id)    -> Replay       on GET + Last-Event-ID
 //! remove_session(s)                        DELETE or expiry
 //! ```
@@ -119,6 +120,30 @@ pub trait EventStore: Send + Sync + 'static {
     async fn finish_stream(&self, session: &SessionTag, stream: StreamId)
     -> Result<(), StoreError>;
 
+    /// Stores the stream's final message (its JSON-RPC response) and marks
+    /// the stream as ended: [`append`](Self::append) then
+    /// [`finish_stream`](Self::finish_stream), in one call, so that a store
+    /// can do both under one lock or in one round trip (a server answering
+    /// a request on its own stream does this once per request). Each step's
+    /// result is returned as the two methods would have returned it; in
+    /// particular the stream is ended even when the message is refused
+    /// ([`StoreError::MessageTooLarge`], …), as `finish_stream` after a
+    /// failed `append` ends it.
+    ///
+    /// The default calls the two methods in turn; [`MemoryEventStore`] and
+    /// the Redis store override it. A store wrapping another should pass
+    /// the call on, or its inner store's single call is lost.
+    async fn append_final(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        let appended = self.append(session, stream, message).await;
+        let finished = self.finish_stream(session, stream).await;
+        FinalAppend { appended, finished }
+    }
+
     /// The events after `last` on `last`'s stream, for a client resuming
     /// with `Last-Event-ID: last` in the session `expected_session` (the one
     /// its `Mcp-Session-Id` names). See the [module documentation](self) for
@@ -187,6 +212,18 @@ pub trait EventStore: Send + Sync + 'static {
     ///
     /// [`StoreError::Backend`] only.
     async fn remove_session(&self, session: &SessionTag) -> Result<(), StoreError>;
+}
+
+/// What [`EventStore::append_final`] did, step by step.
+#[derive(Debug)]
+#[must_use]
+pub struct FinalAppend {
+    /// The final message's id, or why it was not stored (what
+    /// [`EventStore::append`] would have returned).
+    pub appended: Result<EventId, StoreError>,
+    /// Whether the stream's end was recorded (what
+    /// [`EventStore::finish_stream`] would have returned).
+    pub finished: Result<(), StoreError>,
 }
 
 /// One stored message event.
