@@ -110,6 +110,27 @@ async fn a_quick_sse_answer_is_in_the_body_when_the_response_is_returned() {
     );
 }
 
+/// The priming event, the answer and the end of the stream are one body
+/// frame: one chunk for hyper to frame and write, and for the client to
+/// read, not one for the priming event and another for the answer.
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_sse_answer_is_one_body_frame() {
+    let server = server(false);
+    let session = initialized(&server).await;
+    let response = server
+        .clone()
+        .oneshot(post(&call("add"), Some(&session)))
+        .await
+        .unwrap();
+    let frames: Vec<Bytes> = chunks(response.into_body()).collect().await;
+    assert_eq!(frames.len(), 1, "{frames:?}");
+    let text = std::str::from_utf8(&frames[0]).unwrap();
+    assert!(
+        text.starts_with("id:") && text.contains(r#""sum":5"#),
+        "{text:?}"
+    );
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn a_quick_json_answer_needs_no_other_task() {
     let server = server(true);

@@ -298,8 +298,16 @@ impl Connection {
                 .is_some_and(|p| p.close_after_priming())
             {
                 self.close_with_retry(&mut buf);
+                return Some(buf.freeze());
             }
-            return Some(buf.freeze());
+            // Events already read (a request that answered before its
+            // response was built: `request::prefetch_finished`) go in the
+            // same chunk: the priming event, the answer and the end of the
+            // stream are one body frame, not two. Anything else may take a
+            // wait, and the priming event must not wait for it.
+            if self.prefetched.is_none() {
+                return Some(buf.freeze());
+            }
         }
         loop {
             let live = *self.rx.borrow_and_update();
@@ -377,6 +385,10 @@ impl Connection {
                 return self.finish(buf);
             } else if self.close_when_caught_up() {
                 self.close_with_retry(&mut buf);
+                return Some(buf.freeze());
+            }
+            if !buf.is_empty() {
+                // Written already (the priming event): out before waiting.
                 return Some(buf.freeze());
             }
             if !self.wait(&mut buf).await || (self.done && buf.is_empty()) {
