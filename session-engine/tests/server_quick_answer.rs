@@ -252,3 +252,52 @@ async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
     assert_eq!(store.finals(), 2, "one append_final per answered stream");
     assert_eq!(store.finishes(), 0, "no separate finish_stream");
 }
+
+/// A quick answer with more events than one body frame holds (64) still
+/// goes out whole and in order, over more than one frame.
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_answer_longer_than_a_frame_goes_out_whole_and_in_order() {
+    use mcp_transport_core::handler::LogLevel;
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.stream_queue = 1000;
+    let handler = TestHandler::builder("chatty")
+        .tool(
+            "chatty",
+            tool_fn(|c: Call| async move {
+                for i in 0..70 {
+                    c.cx.log(LogLevel::Info, None, json!({ "tick": i }))
+                        .await
+                        .unwrap();
+                }
+                Outcome::json(&json!({ "ticks": 70 }))
+            }),
+        )
+        .build();
+    let server = LegacyServer::new(Arc::new(handler), config);
+    let session = initialized(&server).await;
+    let response = server
+        .clone()
+        .oneshot(post(&call("chatty"), Some(&session)))
+        .await
+        .unwrap();
+    let text = rest(chunks(response.into_body())).await;
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect();
+    assert_eq!(data.len(), 71, "{text}");
+    for (i, d) in data[..70].iter().enumerate() {
+        assert!(d.contains(&format!(r#""tick":{i}"#)), "event {i}: {d}");
+    }
+    assert!(data[70].contains(r#""ticks":70"#), "{}", data[70]);
+    let seqs: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(|id| id.rsplit('.').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(
+        seqs,
+        (0..=71).collect::<Vec<u64>>(),
+        "priming, then 71 events"
+    );
+}
