@@ -111,10 +111,12 @@ async fn a_quick_sse_answer_is_in_the_body_when_the_response_is_returned() {
 }
 
 /// The priming event, the answer and the end of the stream are one body
-/// frame: one chunk for hyper to frame and write, and for the client to
-/// read, not one for the priming event and another for the answer.
+/// frame of a known length: one buffer for hyper to write with a
+/// `Content-Length` (no chunked framing) and for the client to read, not
+/// a stream of a frame for the priming event and another for the answer.
 #[tokio::test(flavor = "current_thread")]
 async fn a_quick_sse_answer_is_one_body_frame() {
+    use axum::body::HttpBody as _;
     let server = server(false);
     let session = initialized(&server).await;
     let response = server
@@ -122,8 +124,10 @@ async fn a_quick_sse_answer_is_one_body_frame() {
         .oneshot(post(&call("add"), Some(&session)))
         .await
         .unwrap();
+    let length = response.body().size_hint().exact();
     let frames: Vec<Bytes> = chunks(response.into_body()).collect().await;
     assert_eq!(frames.len(), 1, "{frames:?}");
+    assert_eq!(length, Some(frames[0].len() as u64), "the length is known");
     let text = std::str::from_utf8(&frames[0]).unwrap();
     assert!(
         text.starts_with("id:") && text.contains(r#""sum":5"#),
@@ -254,7 +258,8 @@ async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
 }
 
 /// A quick answer with more events than one body frame holds (64) still
-/// goes out whole and in order, over more than one frame.
+/// goes out whole and in order: the frames the connection gives at once
+/// first, then the rest of its stream.
 #[tokio::test(flavor = "current_thread")]
 async fn a_quick_answer_longer_than_a_frame_goes_out_whole_and_in_order() {
     use mcp_transport_core::handler::LogLevel;

@@ -146,6 +146,7 @@ pub(crate) fn respond(
             sse.end = tracing::field::Empty,
         )
     };
+    let at_hand = plan.prefetched.is_some();
     let conn = Connection::new(shared, session, stream, plan, span);
     let body = futures_util::stream::unfold(conn, |mut c| async move {
         let span = c.span.clone();
@@ -154,7 +155,38 @@ pub(crate) fn respond(
             .await
             .map(|chunk| (Ok::<Bytes, Infallible>(chunk), c))
     });
-    reply::sse(Body::from_stream(body))
+    if !at_hand {
+        return reply::sse(Body::from_stream(body));
+    }
+    reply::sse(whole_if_ready(Box::pin(body)))
+}
+
+/// The body of a connection whose events are already read (a request
+/// answered before its response was built): polled here, it is usually
+/// whole at once — the priming event, the answer and the stream's end —
+/// and is then sent as one buffer with a `Content-Length`, with no stream
+/// for hyper to poll or chunked framing to write and for the client to
+/// read. Otherwise what it gave so far goes first and the stream follows;
+/// a stream polled here keeps its state, so nothing is lost when it was
+/// not ready.
+fn whole_if_ready<S>(mut body: std::pin::Pin<Box<S>>) -> Body
+where
+    S: futures_util::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
+{
+    use futures_util::{FutureExt, StreamExt};
+    let Some(first) = body.next().now_or_never() else {
+        return Body::from_stream(body);
+    };
+    let Some(Ok(first)) = first else {
+        return Body::empty();
+    };
+    match body.next().now_or_never() {
+        Some(None) => Body::from(first),
+        Some(Some(Ok(second))) => {
+            Body::from_stream(futures_util::stream::iter([Ok(first), Ok(second)]).chain(body))
+        }
+        None => Body::from_stream(futures_util::stream::once(async { Ok(first) }).chain(body)),
+    }
 }
 
 struct Connection {
