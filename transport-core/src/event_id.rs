@@ -154,7 +154,13 @@ impl SessionTag {
     /// The tag as a string slice.
     pub fn as_str(&self) -> &str {
         // Every constructor stores ASCII only, so this never fails.
-        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    /// The tag's bytes (ASCII), without `as_str`'s check: for an
+    /// [`EventId::text`], which checks the whole id once.
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
     }
 }
 
@@ -413,7 +419,7 @@ impl EventId {
             len: 0,
         };
         let mut digits = itoa::Buffer::new();
-        t.push(self.session.as_str());
+        t.push_bytes(self.session.as_bytes());
         t.push(".");
         t.push(digits.format(self.stream.0));
         t.push(".");
@@ -430,7 +436,8 @@ impl EventId {
 /// `str`.
 #[derive(Clone, Copy)]
 pub struct IdText {
-    // Invariant: `bytes[..len]` is the concatenation of whole `str`s.
+    // Invariant: `bytes[..len]` is the concatenation of whole `str`s and
+    // of session tags' ASCII bytes.
     bytes: [u8; EventId::MAX_LEN],
     len: u8,
 }
@@ -439,10 +446,15 @@ impl IdText {
     /// Appends `s`. The parts of an id never exceed
     /// [`EventId::MAX_LEN`] together (that constant is their sum).
     fn push(&mut self, s: &str) {
+        self.push_bytes(s.as_bytes());
+    }
+
+    /// Appends ASCII bytes (a session tag's: `deref` checks them).
+    fn push_bytes(&mut self, b: &[u8]) {
         let at = usize::from(self.len);
-        self.bytes[at..at + s.len()].copy_from_slice(s.as_bytes());
+        self.bytes[at..at + b.len()].copy_from_slice(b);
         // At most MAX_LEN (69): fits a u8.
-        self.len = (at + s.len()) as u8;
+        self.len = (at + b.len()) as u8;
     }
 }
 
@@ -450,7 +462,7 @@ impl std::ops::Deref for IdText {
     type Target = str;
 
     fn deref(&self) -> &str {
-        // Whole `str`s were copied in, so this never fails.
+        // Whole `str`s and ASCII were copied in, so this never fails.
         std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
     }
 }

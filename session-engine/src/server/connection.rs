@@ -320,8 +320,17 @@ impl Connection {
         }
         if let Some(id) = self.priming.take() {
             // Ids are visible ASCII without CR, LF or NUL: this cannot fail.
-            // The priming event, and room for a `retry` line after it.
-            buf.reserve(PRIMING_ROOM);
+            // The priming event, and room for a `retry` line after it, or
+            // for the events already read that go in the same chunk (one
+            // allocation for the whole chunk of a quick answer).
+            let ahead: usize = self.prefetched.as_ref().map_or(0, |r| {
+                r.events
+                    .iter()
+                    .take(MAX_CHUNK_EVENTS)
+                    .map(|e| e.data.len() + EVENT_ROOM)
+                    .sum()
+            });
+            buf.reserve(PRIMING_ROOM + ahead.min(MAX_CHUNK_BYTES));
             let _ = sse::write_priming(&mut buf, &id.text());
             self.sent_id = true;
             if self
