@@ -61,6 +61,19 @@ fn call(tool: &str) -> serde_json::Value {
     })
 }
 
+/// `server`'s response to POSTing `message` in `session`.
+async fn answer(
+    server: &LegacyServer,
+    session: &str,
+    message: &serde_json::Value,
+) -> http::Response<Body> {
+    server
+        .clone()
+        .oneshot(post(message, Some(session)))
+        .await
+        .unwrap()
+}
+
 /// A body's chunks.
 fn chunks(body: Body) -> BoxStream<'static, Bytes> {
     body.into_data_stream().map(|r| r.unwrap()).boxed()
@@ -92,11 +105,7 @@ async fn rest(mut body: BoxStream<'static, Bytes>) -> String {
 async fn a_quick_sse_answer_is_in_the_body_when_the_response_is_returned() {
     let server = server(false);
     let session = initialized(&server).await;
-    let response = server
-        .clone()
-        .oneshot(post(&call("add"), Some(&session)))
-        .await
-        .unwrap();
+    let response = answer(&server, &session, &call("add")).await;
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let mut body = chunks(response.into_body());
     let (text, ended) = ready_text(&mut body);
@@ -119,11 +128,7 @@ async fn a_quick_sse_answer_is_one_body_frame() {
     use axum::body::HttpBody as _;
     let server = server(false);
     let session = initialized(&server).await;
-    let response = server
-        .clone()
-        .oneshot(post(&call("add"), Some(&session)))
-        .await
-        .unwrap();
+    let response = answer(&server, &session, &call("add")).await;
     let length = response.body().size_hint().exact();
     let frames: Vec<Bytes> = chunks(response.into_body()).collect().await;
     assert_eq!(frames.len(), 1, "{frames:?}");
@@ -154,11 +159,7 @@ async fn a_quick_json_answer_needs_no_other_task() {
 async fn a_handler_that_waits_is_spawned_and_answers_later() {
     let server = server(false);
     let session = initialized(&server).await;
-    let response = server
-        .clone()
-        .oneshot(post(&call("later"), Some(&session)))
-        .await
-        .unwrap();
+    let response = answer(&server, &session, &call("later")).await;
     let mut body = chunks(response.into_body());
     let (first, ended) = ready_text(&mut body);
     assert!(
@@ -213,17 +214,9 @@ async fn a_quick_answer_survives_its_stream_being_evicted_before_the_body_is_rea
             "params": { "name": "add", "arguments": { "a": a, "b": 3 } }
         })
     };
-    let first = server
-        .clone()
-        .oneshot(post(&call_with(1, 2), Some(&session)))
-        .await
-        .unwrap();
+    let first = answer(&server, &session, &call_with(1, 2)).await;
     for id in 2..=4 {
-        let other = server
-            .clone()
-            .oneshot(post(&call_with(id, 100), Some(&session)))
-            .await
-            .unwrap();
+        let other = answer(&server, &session, &call_with(id, 100)).await;
         let text = rest(chunks(other.into_body())).await;
         assert!(text.contains(r#""sum":103"#), "{text}");
     }
@@ -245,11 +238,7 @@ async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
     let server = server_with(config);
     let session = initialized(&server).await;
     for tool in ["add", "later"] {
-        let response = server
-            .clone()
-            .oneshot(post(&call(tool), Some(&session)))
-            .await
-            .unwrap();
+        let response = answer(&server, &session, &call(tool)).await;
         let text = rest(chunks(response.into_body())).await;
         assert!(text.contains(r#""result""#), "{tool}: {text}");
     }
@@ -280,11 +269,7 @@ async fn a_quick_answer_longer_than_a_frame_goes_out_whole_and_in_order() {
         .build();
     let server = LegacyServer::new(Arc::new(handler), config);
     let session = initialized(&server).await;
-    let response = server
-        .clone()
-        .oneshot(post(&call("chatty"), Some(&session)))
-        .await
-        .unwrap();
+    let response = answer(&server, &session, &call("chatty")).await;
     let text = rest(chunks(response.into_body())).await;
     let data: Vec<&str> = text
         .lines()
