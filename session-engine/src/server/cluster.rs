@@ -84,7 +84,7 @@ pub(crate) async fn create(
     session: &Session,
 ) -> Result<(), Reject> {
     let raw = |v: &serde_json::Value| serde_json::value::to_raw_value(v).ok();
-    let client = session.client();
+    let client = shared.sessions.described(session);
     let new = NewSession {
         id: session.id.to_string(),
         tag: session.tag.to_string(),

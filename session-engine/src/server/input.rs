@@ -80,7 +80,7 @@ pub(crate) async fn ask(
     for req in input.requests.values() {
         match required_capability(session, &req.method) {
             Err(reason) => return Err(AskError::NotInRevision(reason)),
-            Ok(Some(cap)) if !session.client().has_capability(cap) => {
+            Ok(Some(cap)) if !shared.sessions.described(session).has_capability(cap) => {
                 return Err(AskError::Failed(ErrorObject::new(
                     MISSING_REQUIRED_CLIENT_CAPABILITY,
                     format!(

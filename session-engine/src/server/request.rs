@@ -208,7 +208,7 @@ fn task(
     let http = HTTP_PARTS.try_with(Arc::clone).ok();
     let (shared, session) = (shared.clone(), session.clone());
     let task = async move {
-        let cx = context(&session, &request, &cancel, &outlet, &http, None);
+        let cx = context(&shared, &session, &request, &cancel, &outlet, &http, None);
         let first = round(&session, &request, &cancel, cx).await;
         Box::pin(conclude(
             &shared, &session, &request, &cancel, &outlet, &http, first,
@@ -314,6 +314,7 @@ async fn conclude<'a>(
             }
         };
         let cx = context(
+            shared,
             session,
             request,
             cancel,
@@ -331,6 +332,7 @@ type Answered = (BTreeMap<String, Box<RawValue>>, Option<String>);
 
 /// The handler's context for one round of `request`.
 fn context(
+    shared: &Shared,
     session: &Session,
     request: &Request,
     cancel: &CancellationToken,
@@ -341,7 +343,7 @@ fn context(
     let mut cx = RequestContext::new(
         session.version.clone(),
         request.id.clone(),
-        session.client(),
+        shared.sessions.described(session),
         cancel.clone(),
         outlet.clone(),
     );

@@ -191,11 +191,6 @@ impl Session {
         }
     }
 
-    /// The client, as `initialize` described it.
-    pub fn client(&self) -> Arc<ClientDescription> {
-        self.client.get()
-    }
-
     /// The least severe level the client wants. Until the client sends
     /// `logging/setLevel` this is `Debug` (everything): the MCP logging
     /// utility lets servers send log messages without a `setLevel`.
@@ -468,6 +463,12 @@ impl Registry {
     /// them), else its JSON text (see `client_info`).
     pub fn client(&self, client: &ClientDescription) -> ClientKeep {
         self.last_client.keep(client)
+    }
+
+    /// `session`'s client, as `initialize` described it (see
+    /// `client_info`: shared, the latest kind's, or parsed now).
+    pub fn described(&self, session: &Session) -> Arc<ClientDescription> {
+        self.last_client.get(&session.client)
     }
 
     /// Registers a session unless `max` are already registered.
