@@ -26,6 +26,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::response::IntoResponse;
 use http::{Request, Response, StatusCode};
+use mcp_http_edge::header_scan::{self, Seen};
 use mcp_http_edge::headers;
 use mcp_http_edge::server::read_body;
 use mcp_http_edge::server::service;
@@ -252,13 +253,23 @@ impl MultiServer {
             } else {
                 None
             };
-            let version_header = parts
-                .headers
-                .get(headers::name::PROTOCOL_VERSION)
-                .and_then(|v| v.to_str().ok());
+            // Both headers in one pass over the map: two hashed lookups of
+            // custom names cost more than comparing a request's few names.
+            let [version, session] = header_scan::scan(
+                &parts.headers,
+                [&headers::name::PROTOCOL_VERSION, &headers::name::SESSION_ID],
+            );
+            let version_header = match version {
+                Seen::Absent => None,
+                Seen::Once(v) => Some(v),
+                // Routing reads the first, as `HeaderMap::get` gives it (the
+                // engine refuses the ambiguity).
+                Seen::Repeated => parts.headers.get(headers::name::PROTOCOL_VERSION),
+            }
+            .and_then(|v| v.to_str().ok());
             let probe = Probe {
                 method: &parts.method,
-                has_session: parts.headers.contains_key(headers::name::SESSION_ID),
+                has_session: session != Seen::Absent,
                 version_header,
                 body: bytes.as_deref(),
             };
