@@ -58,7 +58,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use mcp_transport_core::admission::{self, RunPermit};
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
@@ -67,6 +67,7 @@ use mcp_transport_core::jsonrpc::{
     Response,
 };
 
+use super::checks::SessionHeaders;
 use super::connection;
 use super::group::{Group, GroupAnswer};
 use super::open::open_request_stream;
@@ -83,7 +84,7 @@ const INITIALIZE_IN_BATCH: &str = "initialize MUST NOT be part of a JSON-RPC bat
 /// `session_id` and `session` are what `post` read from the headers.
 pub(crate) async fn post(
     shared: &Arc<Shared>,
-    headers: &HeaderMap,
+    headers: &SessionHeaders<'_>,
     session_id: Option<&str>,
     session: Option<Arc<Session>>,
     items: Vec<Result<Message, BatchElementError>>,

@@ -244,8 +244,8 @@ impl Shared {
         self: &Arc<Self>,
         parts: &http::request::Parts,
     ) -> Result<Arc<Session>, Reject> {
-        let headers = &parts.headers;
-        let Some(id) = checks::session_id(headers)? else {
+        let headers = checks::SessionHeaders::of(&parts.headers);
+        let Some(id) = headers.session_id()? else {
             return Err(Reject::invalid(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the MCP-Session-Id header is required (send initialize first)",
@@ -254,7 +254,7 @@ impl Shared {
         let Some(session) = self.lookup_for(id, parts).await? else {
             return Err(post::not_found(id));
         };
-        checks::check_protocol_version(headers, &session, &self.config)?;
+        headers.check_protocol_version(&session, &self.config)?;
         session.touch(self.now_ms());
         Ok(session)
     }

@@ -62,7 +62,8 @@ pub(crate) fn post(
             Ok(b) => b,
             Err(r) => return r.response(),
         };
-        let session_id = match checks::session_id(&parts.headers) {
+        let session_headers = checks::SessionHeaders::of(&parts.headers);
+        let session_id = match session_headers.session_id() {
             Ok(id) => id,
             Err(r) => return r.response(),
         };
@@ -85,7 +86,7 @@ pub(crate) fn post(
         ) {
             Ok(jsonrpc::Body::Single(m)) => m,
             Ok(jsonrpc::Body::Batch(items)) => {
-                return batch::post(shared, &parts.headers, session_id, session, items).await;
+                return batch::post(shared, &session_headers, session_id, session, items).await;
             }
             Err(e) => return reply::body_error(&e),
         };
@@ -104,7 +105,7 @@ pub(crate) fn post(
             };
             return initialize::initialize(shared, req, shared.principal_of(&parts)).await;
         }
-        let session = match established(shared, &parts.headers, session_id, session) {
+        let session = match established(shared, &session_headers, session_id, session) {
             Ok(s) => s,
             Err(r) => return r.response(),
         };
@@ -127,7 +128,7 @@ pub(crate) fn post(
 /// for a bad `MCP-Protocol-Version`; the session is touched.
 pub(crate) fn established(
     shared: &Shared,
-    headers: &http::HeaderMap,
+    headers: &checks::SessionHeaders<'_>,
     session_id: Option<&str>,
     session: Option<Arc<Session>>,
 ) -> Result<Arc<Session>, Reject> {
@@ -141,7 +142,7 @@ pub(crate) fn established(
         (Some(id), None) => return Err(not_found(id)),
         (Some(_), Some(s)) => s,
     };
-    checks::check_protocol_version(headers, &session, &shared.config)?;
+    headers.check_protocol_version(&session, &shared.config)?;
     session.touch(shared.now_ms());
     Ok(session)
 }
