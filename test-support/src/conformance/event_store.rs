@@ -1142,145 +1142,31 @@ macro_rules! event_store_suite {
             let maker = rt.block_on(async { $maker });
             $crate::conformance::event_store::replay_matches_model(&rt, &maker, 64);
         }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn ids_are_sequential_and_priming_is_zero() {
-            let maker = $maker;
-            $crate::conformance::event_store::ids_are_sequential_and_priming_is_zero(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn replay_is_exclusive() {
-            let maker = $maker;
-            $crate::conformance::event_store::replay_is_exclusive(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn replay_after_priming_returns_everything_in_order() {
-            let maker = $maker;
-            $crate::conformance::event_store::replay_after_priming_returns_everything_in_order(
-                &maker,
-            )
-            .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn replay_is_per_stream() {
-            let maker = $maker;
-            $crate::conformance::event_store::replay_is_per_stream(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn finished_flag() {
-            let maker = $maker;
-            $crate::conformance::event_store::finished_flag(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn unknown_event_id() {
-            let maker = $maker;
-            $crate::conformance::event_store::unknown_event_id(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn foreign_session() {
-            let maker = $maker;
-            $crate::conformance::event_store::foreign_session(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn eviction_by_event_count() {
-            let maker = $maker;
-            $crate::conformance::event_store::eviction_by_event_count(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn eviction_by_bytes() {
-            let maker = $maker;
-            $crate::conformance::event_store::eviction_by_bytes(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn message_too_large() {
-            let maker = $maker;
-            $crate::conformance::event_store::message_too_large(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn zero_retention_still_issues_ids() {
-            let maker = $maker;
-            $crate::conformance::event_store::zero_retention_still_issues_ids(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn remove_session_then_unknown() {
-            let maker = $maker;
-            $crate::conformance::event_store::remove_session_then_unknown(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn store_errors() {
-            let maker = $maker;
-            $crate::conformance::event_store::store_errors(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn stream_limit_evicts_longest_finished_stream() {
-            let maker = $maker;
-            $crate::conformance::event_store::stream_limit_evicts_longest_finished_stream(&maker)
-                .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn a_stream_read_to_its_end_is_evicted_first() {
-            let maker = $maker;
-            $crate::conformance::event_store::a_stream_read_to_its_end_is_evicted_first(&maker)
-                .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn session_byte_limit_evicts_finished_streams_first() {
-            let maker = $maker;
-            $crate::conformance::event_store::session_byte_limit_evicts_finished_streams_first(
-                &maker,
-            )
-            .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn session_bytes_stay_exact_through_evictions() {
-            let maker = $maker;
-            $crate::conformance::event_store::session_bytes_stay_exact_through_evictions(&maker)
-                .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn a_stream_evicted_for_count_releases_its_bytes() {
-            let maker = $maker;
-            $crate::conformance::event_store::a_stream_evicted_for_count_releases_its_bytes(&maker)
-                .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn through_arc_dyn() {
-            let maker = $maker;
-            $crate::conformance::event_store::through_arc_dyn(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn tail_after_follows_appends_and_the_end() {
-            let maker = $maker;
-            $crate::conformance::event_store::tail_after_follows_appends_and_the_end(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn append_final_stores_the_answer_and_ends_the_stream() {
-            let maker = $maker;
-            $crate::conformance::event_store::append_final_stores_the_answer_and_ends_the_stream(
-                &maker,
-            )
-            .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn append_final_ends_the_stream_when_the_message_is_refused() {
-            let maker = $maker;
-            $crate::conformance::event_store::append_final_ends_the_stream_when_the_message_is_refused(
-                &maker,
-            )
-            .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn append_final_counts_against_the_byte_budget() {
-            let maker = $maker;
-            $crate::conformance::event_store::append_final_counts_against_the_byte_budget(&maker)
-                .await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn the_byte_budget_evicts_the_oldest_across_sessions() {
-            let maker = $maker;
-            $crate::conformance::event_store::the_byte_budget_evicts_the_oldest_across_sessions(
-                &maker,
-            )
-            .await;
-        }
+        $crate::__store_cases!(event_store, $maker, [tokio::test(flavor = "multi_thread", worker_threads = 2)];
+            ids_are_sequential_and_priming_is_zero,
+            replay_is_exclusive,
+            replay_after_priming_returns_everything_in_order,
+            replay_is_per_stream,
+            finished_flag,
+            unknown_event_id,
+            foreign_session,
+            eviction_by_event_count,
+            eviction_by_bytes,
+            message_too_large,
+            zero_retention_still_issues_ids,
+            remove_session_then_unknown,
+            store_errors,
+            stream_limit_evicts_longest_finished_stream,
+            a_stream_read_to_its_end_is_evicted_first,
+            session_byte_limit_evicts_finished_streams_first,
+            session_bytes_stay_exact_through_evictions,
+            a_stream_evicted_for_count_releases_its_bytes,
+            through_arc_dyn,
+            tail_after_follows_appends_and_the_end,
+            append_final_stores_the_answer_and_ends_the_stream,
+            append_final_ends_the_stream_when_the_message_is_refused,
+            append_final_counts_against_the_byte_budget,
+            the_byte_budget_evicts_the_oldest_across_sessions,
+        );
     };
 }

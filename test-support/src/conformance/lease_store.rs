@@ -115,21 +115,10 @@ pub async fn a_slow_holder_renews_a_lapsed_lease(m: &dyn LeaseStoreMaker) {
 #[macro_export]
 macro_rules! lease_store_suite {
     ($maker:expr) => {
-        #[tokio::test]
-        async fn only_the_holder_renews_and_releases() {
-            let maker = $maker;
-            $crate::conformance::lease_store::only_the_holder_renews_and_releases(&maker).await;
-        }
-        #[tokio::test]
-        async fn a_lapsed_lease_is_taken_over_exactly_once() {
-            let maker = $maker;
-            $crate::conformance::lease_store::a_lapsed_lease_is_taken_over_exactly_once(&maker)
-                .await;
-        }
-        #[tokio::test]
-        async fn a_slow_holder_renews_a_lapsed_lease() {
-            let maker = $maker;
-            $crate::conformance::lease_store::a_slow_holder_renews_a_lapsed_lease(&maker).await;
-        }
+        $crate::__store_cases!(lease_store, $maker, [tokio::test];
+            only_the_holder_renews_and_releases,
+            a_lapsed_lease_is_taken_over_exactly_once,
+            a_slow_holder_renews_a_lapsed_lease,
+        );
     };
 }

@@ -170,31 +170,12 @@ pub async fn purge_drops_only_expired_sessions(m: &dyn SessionStoreMaker) {
 #[macro_export]
 macro_rules! session_store_suite {
     ($maker:expr) => {
-        #[tokio::test]
-        async fn created_sessions_read_back_exactly() {
-            let maker = $maker;
-            $crate::conformance::session_store::created_sessions_read_back_exactly(&maker).await;
-        }
-        #[tokio::test]
-        async fn idle_expiry_counts_from_the_last_touch() {
-            let maker = $maker;
-            $crate::conformance::session_store::idle_expiry_counts_from_the_last_touch(&maker)
-                .await;
-        }
-        #[tokio::test]
-        async fn removed_sessions_are_gone() {
-            let maker = $maker;
-            $crate::conformance::session_store::removed_sessions_are_gone(&maker).await;
-        }
-        #[tokio::test]
-        async fn bounds_refuse_and_free() {
-            let maker = $maker;
-            $crate::conformance::session_store::bounds_refuse_and_free(&maker).await;
-        }
-        #[tokio::test]
-        async fn purge_drops_only_expired_sessions() {
-            let maker = $maker;
-            $crate::conformance::session_store::purge_drops_only_expired_sessions(&maker).await;
-        }
+        $crate::__store_cases!(session_store, $maker, [tokio::test];
+            created_sessions_read_back_exactly,
+            idle_expiry_counts_from_the_last_touch,
+            removed_sessions_are_gone,
+            bounds_refuse_and_free,
+            purge_drops_only_expired_sessions,
+        );
     };
 }

@@ -606,90 +606,24 @@ pub async fn list_pages_by_scope_in_creation_order(m: &dyn TaskStoreMaker) {
 #[macro_export]
 macro_rules! task_store_suite {
     ($maker:expr) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn created_task_is_working_and_readable() {
-            let maker = $maker;
-            $crate::conformance::task_store::created_task_is_working_and_readable(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn working_to_completed_keeps_the_result() {
-            let maker = $maker;
-            $crate::conformance::task_store::working_to_completed_keeps_the_result(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn working_to_failed_keeps_the_error() {
-            let maker = $maker;
-            $crate::conformance::task_store::working_to_failed_keeps_the_error(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn input_round_trip_partial_then_complete() {
-            let maker = $maker;
-            $crate::conformance::task_store::input_round_trip_partial_then_complete(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn terminal_states_never_change() {
-            let maker = $maker;
-            $crate::conformance::task_store::terminal_states_never_change(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn cancel_from_working_and_from_input_required() {
-            let maker = $maker;
-            $crate::conformance::task_store::cancel_from_working_and_from_input_required(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn cancel_racing_completion_first_terminal_transition_wins() {
-            let maker = $maker;
-            $crate::conformance::task_store::cancel_racing_completion_first_terminal_transition_wins(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn ttl_expiry_is_exact_and_reported() {
-            let maker = $maker;
-            $crate::conformance::task_store::ttl_expiry_is_exact_and_reported(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn ttl_is_capped_and_unlimited_only_when_allowed() {
-            let maker = $maker;
-            $crate::conformance::task_store::ttl_is_capped_and_unlimited_only_when_allowed(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn purge_drops_only_expired_tasks() {
-            let maker = $maker;
-            $crate::conformance::task_store::purge_drops_only_expired_tasks(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn count_bound_refuses_until_something_expires() {
-            let maker = $maker;
-            $crate::conformance::task_store::count_bound_refuses_until_something_expires(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn byte_bounds_per_task_and_in_total() {
-            let maker = $maker;
-            $crate::conformance::task_store::byte_bounds_per_task_and_in_total(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn a_full_store_refuses_new_tasks_until_some_expire() {
-            let maker = $maker;
-            $crate::conformance::task_store::a_full_store_refuses_new_tasks_until_some_expire(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn scoped_tasks_are_invisible_to_other_scopes() {
-            let maker = $maker;
-            $crate::conformance::task_store::scoped_tasks_are_invisible_to_other_scopes(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn the_workers_changes_need_no_scope() {
-            let maker = $maker;
-            $crate::conformance::task_store::the_workers_changes_need_no_scope(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn status_message_updates_touch_last_updated() {
-            let maker = $maker;
-            $crate::conformance::task_store::status_message_updates_touch_last_updated(&maker).await;
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn list_pages_by_scope_in_creation_order() {
-            let maker = $maker;
-            $crate::conformance::task_store::list_pages_by_scope_in_creation_order(&maker).await;
-        }
+        $crate::__store_cases!(task_store, $maker, [tokio::test(flavor = "multi_thread", worker_threads = 2)];
+            created_task_is_working_and_readable,
+            working_to_completed_keeps_the_result,
+            working_to_failed_keeps_the_error,
+            input_round_trip_partial_then_complete,
+            terminal_states_never_change,
+            cancel_from_working_and_from_input_required,
+            cancel_racing_completion_first_terminal_transition_wins,
+            ttl_expiry_is_exact_and_reported,
+            ttl_is_capped_and_unlimited_only_when_allowed,
+            purge_drops_only_expired_tasks,
+            count_bound_refuses_until_something_expires,
+            byte_bounds_per_task_and_in_total,
+            a_full_store_refuses_new_tasks_until_some_expire,
+            scoped_tasks_are_invisible_to_other_scopes,
+            the_workers_changes_need_no_scope,
+            status_message_updates_touch_last_updated,
+            list_pages_by_scope_in_creation_order,
+        );
     };
 }
