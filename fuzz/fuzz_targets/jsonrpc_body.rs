@@ -1,12 +1,16 @@
-//! The JSON-RPC envelope parser (`parse_body`, `parse_message`): never
-//! panics; every message it accepts re-serializes to JSON that parses to
-//! the same message (compared through its serialization, which must be
-//! stable), and an error maps to -32700 or -32600.
+//! The JSON-RPC envelope parser (`parse_body`, `parse_message`,
+//! `parse_single`): never panics; accepts only text `serde_json` takes as
+//! JSON (its fast path checks the JSON itself); every message it accepts
+//! re-serializes to JSON that parses to the same message (compared
+//! through its serialization, which must be stable); the params' index
+//! `parse_single` finds on the way is the index of the message's params;
+//! an error maps to -32700 or -32600.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mcp_transport_core::json_members::ObjectIndex;
 use mcp_transport_core::jsonrpc::{
-    Body, INVALID_REQUEST, Message, PARSE_ERROR, parse_body, parse_message,
+    Body, INVALID_REQUEST, Message, PARSE_ERROR, parse_body, parse_message, parse_single,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -31,7 +35,22 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(message) = parse_message(text) {
+            assert!(
+                serde_json::from_str::<&serde_json::value::RawValue>(text).is_ok(),
+                "accepted text that is not JSON: {text:?}"
+            );
             round_trip(&message);
+        }
+    }
+    if let Ok(parsed) = parse_single(data) {
+        let (message, index) = parsed.into_indexed();
+        let params = match &message {
+            Message::Request(r) => r.params.as_deref(),
+            Message::Notification(n) => n.params.as_deref(),
+            Message::Response(_) => None,
+        };
+        if let Some(index) = index {
+            assert_eq!(index, ObjectIndex::of_params(params));
         }
     }
 });

@@ -3,7 +3,7 @@
 
 use serde_json::value::RawValue;
 
-use super::{Member, Valid};
+use super::{Member, Span, Valid};
 
 /// A JSON object's members, found once and kept as offsets into a copy of
 /// its text, so that whoever holds the index reads a member without
@@ -27,15 +27,6 @@ pub struct ObjectIndex {
     /// The object's text, as sent (empty for the index of no object).
     text: Box<str>,
     members: Vec<Span>,
-}
-
-/// Where one member is in [`ObjectIndex::text`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Span {
-    /// The name with its quotes.
-    quoted: std::ops::Range<usize>,
-    escaped: bool,
-    value: std::ops::Range<usize>,
 }
 
 impl ObjectIndex {
@@ -63,6 +54,15 @@ impl ObjectIndex {
             text: text.into(),
             members,
         })
+    }
+
+    /// The index of `text`, a JSON object whose members are `members`
+    /// (found by [`strict`](super::strict), offsets into `text`).
+    pub(crate) fn from_spans(text: &str, members: Vec<Span>) -> ObjectIndex {
+        ObjectIndex {
+            text: text.into(),
+            members,
+        }
     }
 
     /// The index of a request's `params`: empty (no members) when they are
@@ -110,12 +110,7 @@ impl ObjectIndex {
     }
 
     fn member(&self, s: &Span) -> Member<'_> {
-        Member {
-            quoted: &self.text[s.quoted.clone()],
-            escaped: s.escaped,
-            // A member's value found by the walk: valid JSON.
-            value: Valid::assume(&self.text[s.value.clone()]),
-        }
+        s.member(&self.text)
     }
 }
 

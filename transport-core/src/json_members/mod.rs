@@ -30,6 +30,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 mod index;
+pub(crate) mod strict;
 
 pub use index::ObjectIndex;
 
@@ -144,6 +145,27 @@ impl<'a> Member<'a> {
     }
 }
 
+/// Where one member is in an object's text (byte offsets).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// The name with its quotes.
+    quoted: std::ops::Range<usize>,
+    escaped: bool,
+    value: std::ops::Range<usize>,
+}
+
+impl Span {
+    /// The member this marks in `text`, the valid JSON it was found in.
+    fn member<'a>(&self, text: &'a str) -> Member<'a> {
+        Member {
+            quoted: &text[self.quoted.clone()],
+            escaped: self.escaped,
+            // A member's value in valid JSON: valid JSON.
+            value: Valid::assume(&text[self.value.clone()]),
+        }
+    }
+}
+
 /// The members of an object, in order (see [`Valid::object`]). Names are
 /// not deduplicated: an object that repeats a name yields it twice, and
 /// the reader decides (JSON leaves it open: RFC 8259, section 4).
@@ -221,25 +243,57 @@ fn string_end(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
 /// walked twice, its result once): ~5,200 instructions with
 /// `memchr2`/`memchr3`, ~3,700 byte by byte, ~3,100 this way.
 fn find(bytes: &[u8], from: usize, wanted: [u8; 3]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    // The high bit of each byte that is zero in `x`: exact for the
-    // lowest such byte (borrows only run upwards), which is all we read.
-    let zeros = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let [a, b, c] = wanted.map(|w| ONES * u64::from(w));
+    first_hit(
+        bytes,
+        from,
+        |x| zeros(x ^ a) | zeros(x ^ b) | zeros(x ^ c),
+        |x| wanted.contains(&x),
+    )
+}
+
+/// One in each byte of a word.
+const ONES: u64 = u64::from_ne_bytes([1; 8]);
+/// The high bit of each byte of a word.
+const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The high bit of each byte that is zero in `x`: exact for the lowest
+/// such byte (borrows only run upwards), which is all [`first_hit`] reads.
+fn zeros(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGH
+}
+
+/// The high bit of each byte of `x` below `n` (`n` ≤ 0x80): exact for the
+/// lowest such byte, as [`zeros`] is.
+fn below(x: u64, n: u8) -> u64 {
+    x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH
+}
+
+/// The index of the first byte at or after `from` that `byte_hit` picks,
+/// eight bytes at a time: `word_hits` marks (in each byte's high bit) the
+/// bytes of a little-endian word it picks, exactly for the lowest one
+/// (what [`zeros`] and [`below`] give, and any `|` of them: a mark that
+/// is not a hit sits above a hit of the same test). The tail shorter than
+/// a word goes byte by byte.
+#[inline(always)]
+fn first_hit(
+    bytes: &[u8],
+    from: usize,
+    word_hits: impl Fn(u64) -> u64,
+    byte_hit: impl Fn(u8) -> bool,
+) -> Option<usize> {
     let mut i = from;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let mut word = [0; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let hits = zeros(x ^ a) | zeros(x ^ b) | zeros(x ^ c);
+        let hits = word_hits(u64::from_le_bytes(word));
         if hits != 0 {
             return Some(i + hits.trailing_zeros() as usize / 8);
         }
         i += 8;
     }
     let tail = bytes.get(i..)?;
-    tail.iter().position(|x| wanted.contains(x)).map(|p| i + p)
+    tail.iter().position(|&x| byte_hit(x)).map(|p| i + p)
 }
 
 /// The index just past the value that starts at `at`.
@@ -425,7 +479,9 @@ mod tests {
         assert_eq!(m.next(), None, "stays ended");
     }
 
-    fn json_value() -> impl Strategy<Value = Value> {
+    /// Any JSON value, nested a few levels, with strings full of the
+    /// characters a walk must not be fooled by (also used by `strict`).
+    pub(super) fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),

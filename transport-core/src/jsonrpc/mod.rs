@@ -29,13 +29,14 @@
 //! HTTP pages allow ("The HTTP response body MAY comprise a JSON-RPC error
 //! response that has no id").
 
-use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+use crate::json_members::{ObjectIndex, Span};
 
 /// `-32700`: invalid JSON was received.
 pub const PARSE_ERROR: i64 = -32700;
@@ -513,44 +514,127 @@ impl BatchElementError {
 /// `allow_batch` (revision 2025-03-26); otherwise they are
 /// [`BodyError::BatchNotAllowed`].
 pub fn parse_body(bytes: &[u8], allow_batch: bool) -> Result<Body, BodyError> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| BodyError::Parse(format!("body is not UTF-8: {e}")))?;
-    let first = text
-        .trim_start_matches([' ', '\t', '\n', '\r'])
-        .as_bytes()
-        .first();
-    if first == Some(&b'[') {
-        let items: Vec<&RawValue> =
-            serde_json::from_str(text).map_err(|e| BodyError::Parse(e.to_string()))?;
-        if !allow_batch {
-            return Err(BodyError::BatchNotAllowed);
-        }
-        if items.is_empty() {
-            return Err(BodyError::EmptyBatch);
-        }
-        let out = items
-            .into_iter()
-            .map(|raw| {
-                parse_envelope(raw.get()).map_err(|error| BatchElementError {
-                    id: salvage_id(raw.get()),
-                    error,
-                })
-            })
-            .collect();
-        return Ok(Body::Batch(out));
+    let text = utf8(bytes)?;
+    if is_array(text) {
+        return parse_batch(text, allow_batch);
     }
     parse_message(text).map(Body::Single)
 }
 
+/// A message read from a POST body, with where its `params`' members are
+/// when the reading found them on the way (the envelope reader's fast
+/// path does, for the messages clients send: `envelope`'s docs).
+#[derive(Debug)]
+pub struct Parsed {
+    message: Message,
+    /// The members of the message's own `params` (offsets into their
+    /// text), when found.
+    params_members: Option<Vec<Span>>,
+}
+
+impl From<Message> for Parsed {
+    fn from(message: Message) -> Self {
+        Parsed {
+            message,
+            params_members: None,
+        }
+    }
+}
+
+impl Parsed {
+    /// The message.
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// The message, dropping what else the reading found.
+    pub fn into_message(self) -> Message {
+        self.message
+    }
+
+    /// The message, and the index of its `params` when the reading found
+    /// their members: the same index [`ObjectIndex::of_params`] would
+    /// give, without walking the params again. (It is made here, from the
+    /// message's own params, so it always describes them.)
+    pub fn into_indexed(self) -> (Message, Option<ObjectIndex>) {
+        let params = match &self.message {
+            Message::Request(r) => r.params.as_deref(),
+            Message::Notification(n) => n.params.as_deref(),
+            Message::Response(_) => None,
+        };
+        let index = params
+            .zip(self.params_members)
+            .map(|(p, members)| ObjectIndex::from_spans(p.get(), members));
+        (self.message, index)
+    }
+}
+
+/// [`parse_body`] for a revision without batches (an array is
+/// [`BodyError::BatchNotAllowed`], or `-32700` when it is not JSON),
+/// keeping the index of the params the reading found ([`Parsed`]).
+pub fn parse_single(bytes: &[u8]) -> Result<Parsed, BodyError> {
+    let text = utf8(bytes)?;
+    if is_array(text) {
+        return Err(match parse_batch(text, false) {
+            Err(e) => e,
+            Ok(_) => BodyError::BatchNotAllowed,
+        });
+    }
+    read_message(text, true).map(|(message, params_members)| Parsed {
+        message,
+        params_members,
+    })
+}
+
+fn utf8(bytes: &[u8]) -> Result<&str, BodyError> {
+    std::str::from_utf8(bytes).map_err(|e| BodyError::Parse(format!("body is not UTF-8: {e}")))
+}
+
+/// Whether the text is a JSON array (a batch), by its first character.
+fn is_array(text: &str) -> bool {
+    text.trim_start_matches([' ', '\t', '\n', '\r'])
+        .as_bytes()
+        .first()
+        == Some(&b'[')
+}
+
+fn parse_batch(text: &str, allow_batch: bool) -> Result<Body, BodyError> {
+    let items: Vec<&RawValue> =
+        serde_json::from_str(text).map_err(|e| BodyError::Parse(e.to_string()))?;
+    if !allow_batch {
+        return Err(BodyError::BatchNotAllowed);
+    }
+    if items.is_empty() {
+        return Err(BodyError::EmptyBatch);
+    }
+    let out = items
+        .into_iter()
+        .map(|raw| {
+            parse_envelope(raw.get(), false)
+                .map(|(message, _)| message)
+                .map_err(|error| BatchElementError {
+                    id: salvage_id(raw.get()),
+                    error,
+                })
+        })
+        .collect();
+    Ok(Body::Batch(out))
+}
+
 /// Parses one message from JSON text (no batches).
 ///
-/// One pass over a well-formed message: the envelope's parse reads every
-/// byte (members it does not keep are skipped by a parser that checks
-/// them), so it succeeds only on valid JSON. Only when it fails is the
-/// text parsed again for its syntax alone, so that bad JSON is `-32700`
-/// even when its shape is also wrong.
+/// One pass over a well-formed message (the envelope reader checks every
+/// byte: `envelope`'s docs), so it succeeds only on valid JSON. Only when
+/// it fails is the text parsed again for its syntax alone, so that bad
+/// JSON is `-32700` even when its shape is also wrong.
 pub fn parse_message(text: &str) -> Result<Message, BodyError> {
-    parse_envelope(text).map_err(|shape| match serde_json::from_str::<&RawValue>(text) {
+    read_message(text, false).map(|(message, _)| message)
+}
+
+/// [`parse_message`], and where the params' members are when `index`
+/// asks for them and the fast path found them.
+fn read_message(text: &str, index: bool) -> Result<(Message, Option<Vec<Span>>), BodyError> {
+    parse_envelope(text, index).map_err(|shape| match serde_json::from_str::<&RawValue>(text) {
         Err(e) => BodyError::Parse(e.to_string()),
         Ok(_) => shape,
     })
@@ -564,119 +648,14 @@ fn salvage_id(text: &str) -> Option<RequestId> {
     serde_json::from_str::<IdOnly>(text).ok()?.id
 }
 
-/// The envelope, borrowed from the input; payloads stay raw.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(default, borrow, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    method: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
+mod envelope;
 
-/// Distinguishes a member that is present (even as `null`) from one that is absent.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
+use envelope::parse_envelope;
+#[cfg(test)]
+use envelope::read_id;
 
 fn invalid(reason: impl Into<String>) -> BodyError {
     BodyError::Invalid(reason.into())
-}
-
-/// A request id from its JSON text (valid JSON: a member the envelope's
-/// parse kept raw). An integer, what clients send, is read as one
-/// (`str::parse`, which valid JSON's integers cannot fool: no `+`, no
-/// leading zeros); anything else goes through [`RequestId`]'s
-/// `Deserialize`, and so does `-0`, which `serde_json` reads as a float
-/// (not an id). A second `serde_json` parse of `1` cost ~150
-/// instructions a request.
-fn read_id(text: &str) -> Option<RequestId> {
-    match text.parse::<i64>() {
-        Ok(n) if !text.starts_with("-0") => Some(RequestId::Number(n)),
-        _ => serde_json::from_str(text).ok(),
-    }
-}
-
-fn parse_envelope(text: &str) -> Result<Message, BodyError> {
-    let trimmed = text.trim_start();
-    if !trimmed.starts_with('{') {
-        return Err(invalid("a JSON-RPC message must be a JSON object"));
-    }
-    let env: Envelope<'_> = serde_json::from_str(text)
-        .map_err(|e| invalid(format!("malformed message members: {e}")))?;
-    match env.jsonrpc.map(|v| v.get()) {
-        Some("\"2.0\"") => {}
-        Some(other) => return Err(invalid(format!("\"jsonrpc\" must be \"2.0\", got {other}"))),
-        None => return Err(invalid("missing \"jsonrpc\": \"2.0\"")),
-    }
-    let id = match env.id {
-        None => None,
-        Some(raw) if raw.get() == "null" => Some(None),
-        Some(raw) => Some(Some(read_id(raw.get()).ok_or_else(|| {
-            invalid(format!(
-                "\"id\" must be a string or an integer, got {}",
-                raw.get()
-            ))
-        })?)),
-    };
-    let params = match env.params {
-        None => None,
-        Some(p) if p.get().starts_with('{') => Some(p.to_owned()),
-        Some(p) => {
-            return Err(invalid(format!(
-                "\"params\" must be an object, got {}",
-                p.get()
-            )));
-        }
-    };
-    match (env.method, env.result, env.error) {
-        (Some(method), None, None) => {
-            if method.is_empty() {
-                return Err(invalid("\"method\" must not be empty"));
-            }
-            let method = method.into_owned();
-            match id {
-                None => Ok(Message::Notification(Notification { method, params })),
-                Some(None) => Err(invalid("a request id must not be null")),
-                Some(Some(id)) => Ok(Message::Request(Request { id, method, params })),
-            }
-        }
-        (None, Some(result), None) => {
-            if params.is_some() {
-                return Err(invalid("a response must not carry \"params\""));
-            }
-            match id {
-                Some(Some(id)) => Ok(Message::Response(Response::result(id, result.to_owned()))),
-                _ => Err(invalid(
-                    "a result response needs a string or integer \"id\"",
-                )),
-            }
-        }
-        (None, None, Some(error)) => {
-            if params.is_some() {
-                return Err(invalid("a response must not carry \"params\""));
-            }
-            let error: ErrorObject = serde_json::from_str(error.get())
-                .map_err(|e| invalid(format!("malformed \"error\" object: {e}")))?;
-            Ok(Message::Response(Response::error(id.flatten(), error)))
-        }
-        (None, Some(_), Some(_)) => Err(invalid(
-            "a response must carry either \"result\" or \"error\", not both",
-        )),
-        (Some(_), _, _) => Err(invalid(
-            "a message with \"method\" must not carry \"result\" or \"error\"",
-        )),
-        (None, None, None) => Err(invalid(
-            "not a request, notification or response: no \"method\", \"result\" or \"error\"",
-        )),
-    }
 }
 
 #[cfg(test)]
