@@ -185,7 +185,7 @@ async fn a_message_parsed_in_front_is_served_without_parsing_the_body() {
         other => panic!("{other:?}"),
     };
     let response = server
-        .handle_parsed(post(&call("add"), Some(&session)), Some(parsed))
+        .handle_parsed(post(&call("add"), Some(&session)), Some(parsed.into()))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     let text = rest(chunks(response.into_body())).await;

@@ -277,15 +277,23 @@ impl MultiServer {
             let parsed = bytes
                 .as_deref()
                 .filter(|b| both && b.iter().find(|c| !c.is_ascii_whitespace()) != Some(&b'['))
-                .and_then(|b| match jsonrpc::parse_body(b, false) {
-                    Ok(jsonrpc::Body::Single(
-                        m @ (Message::Request(_) | Message::Notification(_)),
-                    )) => Some(m),
-                    _ => None,
-                });
+                .and_then(|b| {
+                    // A stateless request's params are indexed on the way
+                    // (the modern engine reads them so); a session's
+                    // engine has no use for the index.
+                    if session == Seen::Absent {
+                        jsonrpc::parse_single(b).ok()
+                    } else {
+                        match jsonrpc::parse_body(b, false) {
+                            Ok(jsonrpc::Body::Single(m)) => Some(m.into()),
+                            _ => None,
+                        }
+                    }
+                })
+                .filter(|p| !matches!(p.message(), Message::Response(_)));
             let target = route_parsed(
                 &probe,
-                parsed.as_ref(),
+                parsed.as_ref().map(jsonrpc::Parsed::message),
                 self.legacy.is_some(),
                 self.modern.is_some(),
             );

@@ -267,9 +267,11 @@ impl ModernServer {
 
     /// [`handle`](Self::handle), for a dispatcher that has parsed the
     /// POST's body already (`mcp_negotiate`): `parsed` must be that body's
-    /// one request or notification as `jsonrpc::parse_body` returns it, and
-    /// the engine does not parse the body again (it still reads the body,
-    /// to apply its own size limit). Without one, a [`Message`] in the
+    /// one request or notification as `jsonrpc::parse_single` returns it
+    /// (a `Message` converts into one), and the engine does not parse the
+    /// body again (it still reads the body, to apply its own size limit);
+    /// the params' index the reading found is taken as the params' (when
+    /// it describes them) rather than walking them again. Without one, a [`Message`] in the
     /// request's extensions is taken as the parsed body, as before.
     ///
     /// [`Message`]: mcp_transport_core::jsonrpc::Message
@@ -281,7 +283,7 @@ impl ModernServer {
     pub fn handle_parsed(
         &self,
         req: http::Request<Body>,
-        parsed: Option<mcp_transport_core::jsonrpc::Message>,
+        parsed: Option<mcp_transport_core::jsonrpc::Parsed>,
     ) -> impl Future<Output = http::Response<Body>> + Send + '_ {
         // Split before the future: split inside, the request would stay
         // in the future as its field beside the parts as a local (224

@@ -57,7 +57,10 @@ use mcp_http_edge::server::checks::check_post_media;
 use mcp_http_edge::server::read_body;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::{Execution, LogLevel};
-use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, RequestId};
+use mcp_transport_core::json_members::ObjectIndex;
+use mcp_transport_core::jsonrpc::{
+    self, ErrorObject, Message, Notification, Parsed, Request, RequestId,
+};
 use mcp_transport_core::negotiation::{UnsupportedVersionData, modern_server_check};
 use mcp_transport_core::request_head::RequestHead;
 use serde_json::Value;
@@ -81,7 +84,7 @@ use super::{Shared, discover, listen, mrtr, tasks};
 pub(crate) fn post(
     shared: &Arc<Shared>,
     mut parts: Parts,
-    parsed: Option<Message>,
+    parsed: Option<Parsed>,
     body: Body,
 ) -> impl Future<Output = HttpResponse> + Send + '_ {
     async move {
@@ -94,20 +97,14 @@ pub(crate) fn post(
         };
         // Parsed already by the dispatcher in front (`mcp_negotiate`), handed
         // over as an argument or in the extensions, or parsed here.
-        let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
-        let message = match parsed.map_or_else(
-            || jsonrpc::parse_body(&bytes, false),
-            |m| Ok(jsonrpc::Body::Single(m)),
-        ) {
-            Ok(jsonrpc::Body::Single(m)) => m,
-            Ok(jsonrpc::Body::Batch(_)) => {
-                // Not reachable with `allow_batch = false`; kept total.
-                return reply::body_error(&jsonrpc::BodyError::BatchNotAllowed);
-            }
+        let parsed = parsed.or_else(|| parts.extensions.remove::<Message>().map(Parsed::from));
+        let (message, params_index) = match parsed.map_or_else(|| jsonrpc::parse_single(&bytes), Ok)
+        {
+            Ok(p) => p.into_indexed(),
             Err(e) => return reply::body_error(&e),
         };
         match message {
-            Message::Request(req) => on_request(shared, parts, req).await,
+            Message::Request(req) => on_request(shared, parts, req, params_index).await,
             Message::Notification(n) => {
                 on_notification(shared, n).await;
                 reply::accepted()
@@ -209,8 +206,9 @@ fn on_request(
     shared: &Arc<Shared>,
     parts: Parts,
     req: Request,
+    params_index: Option<ObjectIndex>,
 ) -> impl Future<Output = HttpResponse> + Send + '_ {
-    match checked(shared, parts, req) {
+    match checked(shared, parts, req, params_index) {
         Next::Done(r) => Either::Left(std::future::ready(r)),
         Next::Serve(prepared) => Either::Right(Either::Left(request::serve(shared, prepared))),
         Next::Rare(f) => Either::Right(Either::Right(f)),
@@ -271,8 +269,13 @@ enum Specs {
 
 /// The checks, in the module docs' order (steps 8–17), and where the
 /// request goes.
-fn checked(shared: &Arc<Shared>, parts: Parts, req: Request) -> Next<'_> {
-    let (c, specs) = match head_checks(shared, parts, req) {
+fn checked(
+    shared: &Arc<Shared>,
+    parts: Parts,
+    req: Request,
+    params_index: Option<ObjectIndex>,
+) -> Next<'_> {
+    let (c, specs) = match head_checks(shared, parts, req, params_index) {
         Ok(c) => c,
         Err(next) => return next,
     };
@@ -304,6 +307,7 @@ fn head_checks(
     shared: &Arc<Shared>,
     parts: Parts,
     req: Request,
+    params_index: Option<ObjectIndex>,
 ) -> Result<(Checked, Specs), Next<'_>> {
     // A legacy client's `initialize` (no per-request metadata) gets the
     // versions named; one that carries modern `_meta` is a modern request
@@ -318,7 +322,7 @@ fn head_checks(
         return Err(Next::Done(initialize(shared, &req)));
     }
     let id = req.id.clone();
-    let params = Params::parse(req.params.as_deref());
+    let params = Params::indexed(req.params.as_deref(), params_index);
     let meta = validate::read_meta(&params).map_err(|r| Next::Done(reject(&id, r)))?;
     // The headers the body is checked against, read in one pass.
     let mcp_headers = validate::McpHeaders::read(&parts.headers);

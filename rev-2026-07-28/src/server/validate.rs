@@ -88,6 +88,20 @@ impl Params {
         Params(Arc::new(ObjectIndex::of_params(params)))
     }
 
+    /// [`parse`](Self::parse), or `index` when the envelope reader found
+    /// the params' members on the way (`jsonrpc::Parsed::into_indexed`,
+    /// which makes the index from these very params, so it describes
+    /// them), rather than walking them again.
+    pub fn indexed(params: Option<&RawValue>, index: Option<ObjectIndex>) -> Params {
+        match index {
+            Some(index) => {
+                debug_assert!(index.describes(params), "an index of other params");
+                Params(Arc::new(index))
+            }
+            None => Params::parse(params),
+        }
+    }
+
     /// The index, to hand to the handler.
     pub fn into_index(self) -> Arc<ObjectIndex> {
         self.0

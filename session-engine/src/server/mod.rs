@@ -437,8 +437,9 @@ impl LegacyServer {
 
     /// [`handle`](Self::handle), for a dispatcher that has parsed the
     /// POST's body already (`mcp_negotiate`): `parsed` must be that body's
-    /// one request or notification as `jsonrpc::parse_body` returns it, and
-    /// the engine does not parse the body again. Handed over here rather
+    /// one request or notification as `jsonrpc::parse_single` returns it
+    /// (a `Message` converts into one), and the engine does not parse the
+    /// body again (this engine does not use its params' index). Handed over here rather
     /// than in the request's extensions: a request pending between
     /// SEP-1699 polls keeps a copy of the extensions
     /// ([`RequestContext::http`](mcp_transport_core::handler::RequestContext::http)),
@@ -451,7 +452,7 @@ impl LegacyServer {
     pub fn handle_parsed(
         &self,
         req: http::Request<Body>,
-        parsed: Option<Message>,
+        parsed: Option<mcp_transport_core::jsonrpc::Parsed>,
     ) -> impl Future<Output = http::Response<Body>> + Send + '_ {
         // Split before the future: split inside, the request would stay
         // in the future as its field beside the parts as a local (224
@@ -467,7 +468,9 @@ impl LegacyServer {
                     // A message parsed in front and put in the extensions is
                     // taken out before the parts are kept for the handler, so
                     // it is neither cloned nor retained.
-                    let parsed = parsed.or_else(|| parts.extensions.remove::<Message>());
+                    let parsed = parsed
+                        .map(mcp_transport_core::jsonrpc::Parsed::into_message)
+                        .or_else(|| parts.extensions.remove::<Message>());
                     let http = Arc::new(request::kept_head(&mut parts));
                     request::HTTP_PARTS
                         .scope(http, post::post(shared, parts, parsed, body))
