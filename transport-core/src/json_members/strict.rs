@@ -260,8 +260,8 @@ fn literal(bytes: &[u8], at: usize, word: &[u8]) -> Option<usize> {
     (bytes.get(at..at + word.len())? == word).then_some(at + word.len())
 }
 
-/// Just past the number at `at`: `-`? (`0` | [1-9][0-9]*) (`.`[0-9]+)?
-/// ([eE][+-]?[0-9]+)? (RFC 8259, section 6). What follows it is the
+/// Just past the number at `at`:
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` (RFC 8259, section 6). What follows it is the
 /// caller's to check (`01` is `0` then a stray `1`).
 fn number(bytes: &[u8], at: usize) -> Option<usize> {
     let digits = |from: usize| {

@@ -1,7 +1,7 @@
 //! One message's envelope (`jsonrpc`, `id`, `method`, and `params`,
 //! `result` or `error` kept raw), read in one of two ways that agree:
 //!
-//! - **the fast path**, [`json_members::strict`]: one walk that checks the
+//! - **the fast path**, [`crate::json_members::strict`]: one walk that checks the
 //!   whole text is valid JSON and finds the top-level members. It takes
 //!   the messages clients send (an object of at most eight members, names
 //!   without escapes, none of the envelope's repeated, `method` a string
