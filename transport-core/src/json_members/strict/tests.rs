@@ -2,10 +2,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Checked, MAX_DEPTH, object};
-use crate::json_members::Member;
-use crate::json_members::Valid;
-use crate::json_members::tests::json_value;
+use super::super::tests::json_value;
+use super::{Checked, MAX_DEPTH, Member, Valid, object};
 
 /// At most this many members are generated at the top.
 const MAX_MEMBERS: usize = 8;
@@ -189,36 +187,6 @@ fn a_member_the_caller_declines_declines_the_text() {
     assert_eq!(seen, ["a", "b"], "the walk stops at the member declined");
 }
 
-/// Text of `value` with whitespace from `gaps` between its tokens' bytes
-/// where JSON allows it (after `{`, `[`, `,` and `:`).
-fn spaced(value: &Value, gaps: &[u8]) -> String {
-    let compact = value.to_string();
-    let mut out = String::with_capacity(compact.len() * 2);
-    let mut in_string = false;
-    let mut escape = false;
-    for (n, c) in compact.chars().enumerate() {
-        out.push(c);
-        if in_string {
-            match (escape, c) {
-                (true, _) => escape = false,
-                (false, '\\') => escape = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '{' | '[' | ',' | ':' => {
-                let g = gaps[n % gaps.len()];
-                out.push_str(&" \t\n\r"[..usize::from(g % 4)]);
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 proptest! {
     /// Every valid object within the bounds is accepted, with the members
     /// the lenient walk finds (and `serde_json` reads).
@@ -228,7 +196,7 @@ proptest! {
         gaps in prop::collection::vec(any::<u8>(), 1..8),
     ) {
         let map: serde_json::Map<String, Value> = entries.into_iter().collect();
-        let text = spaced(&Value::Object(map), &gaps);
+        let text = mcp_test_support::json::spaced(&Value::Object(map).to_string(), &gaps);
         let found = walk(&text);
         prop_assert!(found.is_some(), "{}", text);
         let (_, found) = found.unwrap();

@@ -1,8 +1,8 @@
 use proptest::prelude::*;
 
-use super::{Fields, fast, owned_raw, parse_envelope, slow};
+use super::super::parse_single;
+use super::{Fields, Message, Notification, Request, fast, owned_raw, parse_envelope, slow};
 use crate::json_members::ObjectIndex;
-use crate::jsonrpc::{Message, Notification, Request, parse_single};
 
 /// What a path makes of `text`, printed (messages have no `PartialEq`).
 fn made(fields: Result<Fields<'_>, super::BodyError>) -> String {
