@@ -137,3 +137,32 @@ async fn notifications_sent_in_the_first_poll_come_before_the_answer() {
         }
     }
 }
+
+/// `handle_parsed`: the message a dispatcher in front read
+/// (`jsonrpc::parse_single`, with its params' index) is served as the
+/// POST's, and neither the body nor its params are read again (here the
+/// two differ, so the answer shows which one was served).
+#[tokio::test(flavor = "current_thread")]
+async fn a_message_read_in_front_is_served_with_its_params_index() {
+    let handler = TestHandler::builder("quick")
+        .tool("echo", tools::echo())
+        .build();
+    let config = ModernConfig {
+        json_response: true,
+        ..ModernConfig::default()
+    };
+    let server = ModernServer::new(Arc::new(handler), config);
+    let read_in_front = tool(1, "echo", json!({ "n": 42, "m": [1, {"k": "}"}] }));
+    let parsed =
+        mcp_transport_core::jsonrpc::parse_single(read_in_front.to_string().as_bytes()).unwrap();
+    let response = server
+        .handle_parsed(post(&tool(1, "echo", json!({ "n": 5 }))), Some(parsed))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    assert!(text.contains(r#""n":42"#), "{text}");
+    assert!(!text.contains(r#""n":5"#), "{text}");
+}

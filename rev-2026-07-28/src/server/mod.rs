@@ -270,9 +270,9 @@ impl ModernServer {
     /// one request or notification as `jsonrpc::parse_single` returns it
     /// (a `Message` converts into one), and the engine does not parse the
     /// body again (it still reads the body, to apply its own size limit);
-    /// the params' index the reading found is taken as the params' (when
-    /// it describes them) rather than walking them again. Without one, a [`Message`] in the
-    /// request's extensions is taken as the parsed body, as before.
+    /// the index of the params that reading found is used rather than
+    /// walking them again. Without one, a [`Message`] in the request's
+    /// extensions is taken as the parsed body, as before.
     ///
     /// [`Message`]: mcp_transport_core::jsonrpc::Message
     ///

@@ -439,8 +439,8 @@ impl LegacyServer {
     /// POST's body already (`mcp_negotiate`): `parsed` must be that body's
     /// one request or notification as `jsonrpc::parse_single` returns it
     /// (a `Message` converts into one), and the engine does not parse the
-    /// body again (this engine does not use its params' index). Handed over here rather
-    /// than in the request's extensions: a request pending between
+    /// body again (this engine does not use its params' index). Handed
+    /// over here rather than in the request's extensions: a request pending between
     /// SEP-1699 polls keeps a copy of the extensions
     /// ([`RequestContext::http`](mcp_transport_core::handler::RequestContext::http)),
     /// and one more entry there grows their table for as long as it runs.

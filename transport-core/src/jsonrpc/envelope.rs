@@ -1,11 +1,12 @@
 //! One message's envelope (`jsonrpc`, `id`, `method`, and `params`,
 //! `result` or `error` kept raw), read in one of two ways that agree:
 //!
-//! - **the fast path**, [`crate::json_members::strict`]: one walk that checks the
-//!   whole text is valid JSON and finds the top-level members. It takes
-//!   the messages clients send (an object of at most eight members, names
-//!   without escapes, none of the envelope's repeated, `method` a string
-//!   without escapes) and declines anything else;
+//! - **the fast path**, [`crate::json_members::strict`]: one walk that
+//!   checks the whole text is valid JSON and finds the top-level members
+//!   (and `params`' members, when asked). It takes the messages clients
+//!   send (an object nested at most 64 deep, the envelope's member names
+//!   without escapes and none repeated, `method` a string without
+//!   escapes) and declines anything else;
 //! - **the slow path**, `serde_json` deriving [`Envelope`], for what the
 //!   fast path declines: its errors are the ones this module reports.
 //!
