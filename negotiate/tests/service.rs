@@ -170,3 +170,43 @@ async fn an_oversized_content_length_is_refused_before_reading() {
     assert_eq!(live.peak.load(std::sync::atomic::Ordering::SeqCst), 0);
     assert_eq!(json_body(response).await["error"]["code"], -32600);
 }
+
+/// Each engine holds a request to its own body limit, also when the
+/// dispatcher in front (whose read allows the larger of the two) has
+/// already read and parsed the body and hands the engine the message.
+#[tokio::test]
+async fn each_engine_holds_a_parsed_body_to_its_own_limit() {
+    let padded = |pad: usize| {
+        json!({
+            "jsonrpc": "2.0", "id": 3, "method": "server/discover",
+            "params": { "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "pad": "x".repeat(pad)
+            }}
+        })
+        .to_string()
+    };
+    let modern_headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "server/discover"),
+    ];
+    for (modern_limit, legacy_limit, status) in [
+        (1024, 64 * 1024, StatusCode::PAYLOAD_TOO_LARGE),
+        (64 * 1024, 1024, StatusCode::OK),
+    ] {
+        let mut config = MultiConfig::all();
+        config.modern.http.max_body_bytes = modern_limit;
+        config.legacy.http.max_body_bytes = legacy_limit;
+        let server = MultiServer::new(Arc::new(support::test_handler()), config);
+        let small = post(Body::from(padded(10)), &modern_headers);
+        let response = server.clone().oneshot(small).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let large = post(Body::from(padded(2048)), &modern_headers);
+        let response = server.oneshot(large).await.unwrap();
+        assert_eq!(response.status(), status, "modern limit {modern_limit}");
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            assert_eq!(json_body(response).await["error"]["code"], -32600);
+        }
+    }
+}

@@ -26,13 +26,7 @@ fn split_host_port(authority: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
         };
         (&a[..=end], port)
     } else {
-        // Bytes, not chars: the separators are ASCII (so every index found
-        // is a char boundary), and a char pattern decodes UTF-8 as it goes
-        // (this runs on every request's `Host`).
-        match a.bytes().rposition(|b| b == b':') {
-            Some(i) => (&a[..i], Some(&a[i + 1..])),
-            None => (a, None),
-        }
+        return split_name_port(a);
     };
     if let Some(p) = port
         && (p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
@@ -43,6 +37,45 @@ fn split_host_port(authority: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
         return None;
     }
     let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(host)
+    };
+    Some((host, port))
+}
+
+/// [`split_host_port`] of a host that is not a `[v6]` literal, in one pass
+/// over its bytes (this runs on every request's `Host`): the last `:`
+/// splits off the port, and a `/`, `@` or space anywhere refuses it — in
+/// the host it is not a host, in the port not a digit — as an uppercase
+/// letter in the port does (one in the host is lowercased). Bytes, not
+/// chars: the separators are ASCII, so every index found is a char
+/// boundary.
+fn split_name_port(a: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
+    let mut colon = None;
+    let mut bad = false;
+    let mut upper = false;
+    for (i, b) in a.bytes().enumerate() {
+        match b {
+            b':' => colon = Some(i),
+            b'/' | b'@' | b' ' => bad = true,
+            b'A'..=b'Z' => upper = true,
+            _ => {}
+        }
+    }
+    let (host, port) = match colon {
+        Some(i) => (&a[..i], Some(&a[i + 1..])),
+        None => (a, None),
+    };
+    if bad || host.is_empty() {
+        return None;
+    }
+    if let Some(p) = port
+        && (p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let host = if upper {
         Cow::Owned(host.to_ascii_lowercase())
     } else {
         Cow::Borrowed(host)
@@ -290,5 +323,29 @@ mod tests {
         assert!(!is_json_media_type("text/plain"));
         assert!(!is_json_media_type(""));
         assert!(accepts(["text/html", "application/json, text/event-stream"]).sse);
+    }
+
+    /// The split as the rules read (each check a pass of its own): what
+    /// the one-pass [`split_name_port`] must agree with.
+    fn split_by_the_rules(a: &str) -> Option<(String, Option<&str>)> {
+        let (host, port) = match a.rfind(':') {
+            Some(i) => (&a[..i], Some(&a[i + 1..])),
+            None => (a, None),
+        };
+        if port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+            return None;
+        }
+        if host.is_empty() || host.contains(['/', '@', ' ']) {
+            return None;
+        }
+        Some((host.to_ascii_lowercase(), port))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_one_pass_split_agrees_with_the_rules(a in "[a-zA-Z0-9:/@ .-]{0,12}") {
+            let one_pass = split_name_port(&a).map(|(h, p)| (h.into_owned(), p));
+            proptest::prop_assert_eq!(one_pass, split_by_the_rules(&a));
+        }
     }
 }

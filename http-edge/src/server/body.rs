@@ -100,6 +100,30 @@ pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<By
     Ok(only.unwrap_or_else(|| Bytes::from(buf)))
 }
 
+/// [`read_body`] for an engine handed this body's message already (a
+/// dispatcher in front read and parsed it: `mcp_negotiate`'s
+/// `MultiServer`). With `parsed`, a body that knows its exact size (one
+/// in memory, as such a dispatcher hands it on) is held to `max` (413
+/// beyond, as `read_body` answers) and not read again: empty bytes are
+/// returned, which the engine does not look at (a second read of a body in
+/// memory cost ~240 instructions a request, docs/PERFORMANCE.md, session
+/// 25). Without `parsed`, or for a body of unknown size, [`read_body`].
+pub async fn read_body_unless_parsed(
+    body: Body,
+    headers: &HeaderMap,
+    max: usize,
+    parsed: bool,
+) -> Result<Bytes, Reject> {
+    if parsed && let Some(n) = http_body::Body::size_hint(&body).exact() {
+        return if n > max as u64 {
+            Err(too_large(max))
+        } else {
+            Ok(Bytes::new())
+        };
+    }
+    read_body(body, headers, max).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +180,32 @@ mod tests {
         assert_eq!(
             read_body(limited, &HeaderMap::new(), 3).await.unwrap(),
             "ab"
+        );
+    }
+
+    /// A body whose message was parsed in front is not read again when it
+    /// knows its size, but still held to the limit; one of unknown size,
+    /// or one nobody parsed, is read.
+    #[tokio::test]
+    async fn a_parsed_body_of_known_size_is_only_held_to_the_limit() {
+        let h = HeaderMap::new();
+        let skipped = read_body_unless_parsed(Body::from("abc"), &h, 3, true).await;
+        assert_eq!(skipped.unwrap(), "");
+        let over = read_body_unless_parsed(Body::from("abcd"), &h, 3, true).await;
+        assert_eq!(over.unwrap_err().status, StatusCode::PAYLOAD_TOO_LARGE);
+        let unparsed = read_body_unless_parsed(Body::from("abc"), &h, 3, false).await;
+        assert_eq!(unparsed.unwrap(), "abc");
+        let stream = || {
+            Body::from_stream(futures_util::stream::iter([Ok::<_, std::io::Error>(
+                Bytes::from_static(b"abcd"),
+            )]))
+        };
+        let unknown = read_body_unless_parsed(stream(), &h, 4, true).await;
+        assert_eq!(unknown.unwrap(), "abcd");
+        let unknown_over = read_body_unless_parsed(stream(), &h, 3, true).await;
+        assert_eq!(
+            unknown_over.unwrap_err().status,
+            StatusCode::PAYLOAD_TOO_LARGE
         );
     }
 

@@ -26,7 +26,7 @@ pub mod span_body;
 pub mod timed_body;
 pub mod timed_io;
 
-pub use body::read_body;
+pub use body::{read_body, read_body_unless_parsed};
 pub use conn::{serve, serve_with_shutdown};
 pub use limits::ConnLimits;
 pub use reject::Reject;

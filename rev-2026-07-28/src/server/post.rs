@@ -54,7 +54,7 @@ use futures_util::future::Either;
 use http::StatusCode;
 use http::request::Parts;
 use mcp_http_edge::server::checks::check_post_media;
-use mcp_http_edge::server::read_body;
+use mcp_http_edge::server::read_body_unless_parsed;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::handler::{Execution, LogLevel};
 use mcp_transport_core::json_members::ObjectIndex;
@@ -91,12 +91,15 @@ pub(crate) fn post(
         if let Err(r) = check_post_media(&parts.headers) {
             return r.response();
         }
-        let bytes = match read_body(body, &parts.headers, shared.config.http.max_body_bytes).await {
-            Ok(b) => b,
-            Err(r) => return r.response(),
-        };
         // Parsed already by the dispatcher in front (`mcp_negotiate`), handed
-        // over as an argument or in the extensions, or parsed here.
+        // over as an argument (the body then held to this engine's limit,
+        // not read again) or in the extensions, or parsed here.
+        let limit = shared.config.http.max_body_bytes;
+        let bytes =
+            match read_body_unless_parsed(body, &parts.headers, limit, parsed.is_some()).await {
+                Ok(b) => b,
+                Err(r) => return r.response(),
+            };
         let parsed = parsed.or_else(|| parts.extensions.remove::<Message>().map(Parsed::from));
         let (message, params_index) = match parsed.map_or_else(|| jsonrpc::parse_single(&bytes), Ok)
         {

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use http::StatusCode;
 use http::request::Parts;
-use mcp_http_edge::server::read_body;
+use mcp_http_edge::server::read_body_unless_parsed;
 use mcp_transport_core::handler::LogLevel;
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, Response};
 
@@ -58,10 +58,14 @@ pub(crate) fn post(
         if let Err(r) = checks::check_post_media(&parts.headers) {
             return r.response();
         }
-        let bytes = match read_body(body, &parts.headers, shared.config.http.max_body_bytes).await {
-            Ok(b) => b,
-            Err(r) => return r.response(),
-        };
+        // A body whose message the dispatcher parsed is held to this
+        // engine's limit, not read again.
+        let limit = shared.config.http.max_body_bytes;
+        let bytes =
+            match read_body_unless_parsed(body, &parts.headers, limit, parsed.is_some()).await {
+                Ok(b) => b,
+                Err(r) => return r.response(),
+            };
         let session_headers = checks::SessionHeaders::of(&parts.headers);
         let session_id = match session_headers.session_id() {
             Ok(id) => id,
