@@ -268,6 +268,10 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
 /// only on a string escape that is not Unicode text (a lone surrogate,
 /// which JSON's grammar allows and `serde_json` will not decode).
 fn meta_value(name: &str, v: Valid<'_>) -> Result<Value, Rejection> {
+    // What most clients declare (no optional capability): no parse.
+    if v.text() == "{}" {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
     serde_json::from_str(v.text()).map_err(|e| {
         Rejection::params(format!(
             "Invalid params: _meta field {name} cannot be read: {e}"
@@ -322,6 +326,14 @@ impl<'a> McpHeaders<'a> {
     }
 }
 
+/// Whether a header's bytes are `text` and `text` is ASCII: the usual
+/// case, decided without [`plain`]'s character check (an ASCII value that
+/// is in a header has no character that check refuses: a header value
+/// holds no control character but tab, which it allows).
+fn same_text(raw: &[u8], text: &str) -> bool {
+    raw == text.as_bytes() && text.is_ascii()
+}
+
 /// A plain (never Base64-encoded) header value: visible ASCII and
 /// interior spaces or tabs only.
 fn plain<'a>(raw: &'a [u8], display: &str) -> Result<&'a str, Rejection> {
@@ -351,6 +363,9 @@ pub(crate) fn check_version_header(
             show(meta_version)
         )));
     };
+    if same_text(raw, meta_version) {
+        return Ok(());
+    }
     let value = plain(raw, D)?;
     if value != meta_version {
         return Err(Rejection::header(format!(
@@ -371,6 +386,9 @@ pub(crate) fn check_method_header(headers: &McpHeaders<'_>, method: &str) -> Res
             show(method)
         )));
     };
+    if same_text(raw, method) {
+        return Ok(());
+    }
     let value = plain(raw, D)?;
     if value != method {
         return Err(Rejection::header(format!(
@@ -670,6 +688,17 @@ mod tests {
         assert_eq!(m.log_level().unwrap(), Some(LogLevel::Warning));
         assert_eq!(m.progress_token, Some(json!(7)));
         assert!(m.info.is_some());
+        assert_eq!(m.capabilities, json!({"elicitation": {}}));
+        // No optional capability (read without a parse) is an empty object,
+        // spaced or not.
+        for empty in ["{}", "{ }"] {
+            let text = format!(
+                r#"{{"_meta":{{"{META_PROTOCOL_VERSION}":"2026-07-28","{META_CLIENT_CAPABILITIES}":{empty}}}}}"#
+            );
+            let raw = RawValue::from_string(text).unwrap();
+            let m = read_meta(&Params::parse(Some(&raw))).unwrap();
+            assert_eq!(m.capabilities, json!({}), "{empty}");
+        }
     }
 
     #[test]
@@ -709,6 +738,17 @@ mod tests {
 
         let bad = hdrs(&[("mcp-protocol-version", b"2026-07-28\xe9")]);
         let e = check_version_header(&McpHeaders::read(&bad), "2026-07-28").unwrap_err();
+        assert!(e.message.contains("invalid characters"), "{}", e.message);
+        // Bytes equal to the body's value are not enough: raw UTF-8 in a
+        // header is refused whatever the body says.
+        let raw_utf8 = hdrs(&[("mcp-protocol-version", "2026-07-28é".as_bytes())]);
+        let e = check_version_header(&McpHeaders::read(&raw_utf8), "2026-07-28é").unwrap_err();
+        assert!(e.message.contains("invalid characters"), "{}", e.message);
+        let e = check_method_header(
+            &McpHeaders::read(&hdrs(&[("mcp-method", "tools/callé".as_bytes())])),
+            "tools/callé",
+        )
+        .unwrap_err();
         assert!(e.message.contains("invalid characters"), "{}", e.message);
 
         let twice = hdrs(&[
