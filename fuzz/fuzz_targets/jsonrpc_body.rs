@@ -51,6 +51,16 @@ fuzz_target!(|data: &[u8]| {
         };
         if let Some(index) = index {
             assert_eq!(index, ObjectIndex::of_params(params));
+            // `_meta`'s members, when the reading knows them, are those of
+            // the value the index gives for `_meta`.
+            if let Some(meta) = index.meta_members() {
+                let walked: Vec<_> = index
+                    .get("_meta")
+                    .and_then(|v| v.object())
+                    .expect("known members of an object")
+                    .collect();
+                assert_eq!(meta.collect::<Vec<_>>(), walked);
+            }
         }
     }
 });

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use mcp_transport_core::json_members::Valid;
+use mcp_transport_core::json_members::{Member, Valid};
 
 /// What [`pick`] found in an object.
 pub(crate) struct Picked<'a, const N: usize> {
@@ -31,7 +31,17 @@ pub(crate) fn pick<'a, const N: usize>(
     raw: Valid<'a>,
     wanted: [&str; N],
 ) -> Result<Picked<'a, N>, ()> {
-    let members = raw.object().ok_or(())?;
+    raw.object()
+        .map(|members| pick_members(members, wanted))
+        .ok_or(())
+}
+
+/// [`pick`] over an object's members already found (in the order sent,
+/// repeats included, as [`Valid::object`] yields them).
+pub(crate) fn pick_members<'a, const N: usize>(
+    members: impl Iterator<Item = Member<'a>>,
+    wanted: [&str; N],
+) -> Picked<'a, N> {
     let mut picked = Picked {
         values: std::array::from_fn(|_| None),
         duplicate: None,
@@ -53,7 +63,7 @@ pub(crate) fn pick<'a, const N: usize>(
             }
         }
     }
-    Ok(picked)
+    picked
 }
 
 /// Member names compared pairwise before a hash set is built.

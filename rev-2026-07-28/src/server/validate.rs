@@ -180,18 +180,21 @@ pub(crate) fn read_meta(params: &Params) -> Result<RequestMeta, Rejection> {
             "Invalid params: missing params._meta; every request must carry {META_PROTOCOL_VERSION} and {META_CLIENT_CAPABILITIES} in params._meta"
         )));
     };
-    // One pass: the members read below, and any repeated name.
-    let Ok(picked) = super::dup_keys::pick(
+    // One pass: the members read below, and any repeated name; over the
+    // members the envelope reader found when it knows them.
+    let wanted = [
+        META_PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES,
+        META_CLIENT_INFO,
+        META_LOG_LEVEL,
+        "progressToken",
+    ];
+    let picked = match params.0.meta_members() {
+        Some(members) => Ok(super::dup_keys::pick_members(members, wanted)),
         // A span of the params' text the walk found: valid JSON.
-        Valid::assume(raw),
-        [
-            META_PROTOCOL_VERSION,
-            META_CLIENT_CAPABILITIES,
-            META_CLIENT_INFO,
-            META_LOG_LEVEL,
-            "progressToken",
-        ],
-    ) else {
+        None => super::dup_keys::pick(Valid::assume(raw), wanted),
+    };
+    let Ok(picked) = picked else {
         return Err(Rejection::params(
             "Invalid params: params._meta must be a JSON object",
         ));

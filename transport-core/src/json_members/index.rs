@@ -3,6 +3,7 @@
 
 use serde_json::value::RawValue;
 
+use super::strict::InnerSpans;
 use super::{Member, Span, Valid};
 
 /// A JSON object's members, found once and kept as offsets into a copy of
@@ -22,12 +23,30 @@ use super::{Member, Span, Valid};
 /// the very params it was given, compared by content: a layer that
 /// rewrote the params before passing them on (keeping the context) gets
 /// no index and walks what it was given.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// An index made by the envelope reader's checked walk also knows the
+/// members of the `_meta` object in it ([`meta_members`](ObjectIndex::meta_members)),
+/// which every 2026-07-28 request carries and the engine reads (~650
+/// instructions a request walked again: docs/PERFORMANCE.md, session 25).
+/// That is a cache: two indexes of the same text are equal whether they
+/// know it or not.
+#[derive(Clone, Debug, Default)]
 pub struct ObjectIndex {
     /// The object's text, as sent (empty for the index of no object).
     text: Box<str>,
     members: Vec<Span>,
+    /// The members of the value [`get`](Self::get)`("_meta")` gives, when
+    /// known to be an object (offsets into `text`).
+    meta: Option<Vec<Span>>,
 }
+
+impl PartialEq for ObjectIndex {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.members == other.members
+    }
+}
+
+impl Eq for ObjectIndex {}
 
 impl ObjectIndex {
     /// The index of `value` when it is a JSON object; `None` for any other
@@ -53,15 +72,18 @@ impl ObjectIndex {
         Some(ObjectIndex {
             text: text.into(),
             members,
+            meta: None,
         })
     }
 
-    /// The index of `text`, a JSON object whose members are `members`
-    /// (found by [`strict`](super::strict), offsets into `text`).
-    pub(crate) fn from_spans(text: &str, members: Vec<Span>) -> ObjectIndex {
+    /// The index of `text`, a JSON object whose members (and those of its
+    /// `_meta`, when known) [`strict`](super::strict) found, offsets into
+    /// `text`.
+    pub(crate) fn from_spans(text: &str, spans: InnerSpans) -> ObjectIndex {
         ObjectIndex {
             text: text.into(),
-            members,
+            members: spans.members,
+            meta: spans.nested,
         }
     }
 
@@ -107,6 +129,15 @@ impl ObjectIndex {
             }
         })?;
         Some(self.member(span).value)
+    }
+
+    /// The members of the object [`get`](Self::get)`("_meta")` gives, in
+    /// order, when the walk that made this index found them on its way
+    /// (the envelope reader's, for params whose member names have no
+    /// escapes); `None` when not known: walk `get("_meta")` then.
+    pub fn meta_members(&self) -> Option<impl Iterator<Item = Member<'_>> + '_> {
+        let meta = self.meta.as_ref()?;
+        Some(meta.iter().map(|s| self.member(s)))
     }
 
     fn member(&self, s: &Span) -> Member<'_> {

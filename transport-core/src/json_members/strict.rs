@@ -37,37 +37,56 @@ pub(crate) const MAX_DEPTH: usize = 64;
 pub(crate) struct Checked<'a> {
     /// The value of the top-level member named `inner` (sent without
     /// escapes) when it is an object (the last such member's when the
-    /// name is repeated), and its members (offsets into it), in order.
-    inner: Option<(&'a str, Vec<Span>)>,
+    /// name is repeated), and what the walk found in it.
+    inner: Option<(&'a str, InnerSpans)>,
+}
+
+/// The members of the `inner` object (offsets into its text), in order,
+/// and those of its member named `nested` when that is an object, known
+/// only when no member name of `inner` has escapes (so the last member
+/// named `nested` is the one a reader of `inner` sees).
+#[derive(Debug, Default)]
+pub(crate) struct InnerSpans {
+    /// The members of `inner`.
+    pub members: Vec<Span>,
+    /// The members of the last member of `inner` named `nested` (offsets
+    /// into `inner`'s text), when it is an object and the names are plain.
+    pub nested: Option<Vec<Span>>,
 }
 
 impl<'a> Checked<'a> {
-    /// The `inner` member's members (offsets into its value's text), when
-    /// it is an object.
-    pub fn into_inner(self) -> Option<Vec<Span>> {
-        self.inner.map(|(_, members)| members)
+    /// What the walk found in the `inner` member, when it is an object.
+    pub fn into_inner(self) -> Option<InnerSpans> {
+        self.inner.map(|(_, spans)| spans)
     }
 
     /// The `inner` member's members, when there is one.
     #[cfg(test)]
     fn inner_members(&self) -> Vec<Member<'a>> {
-        self.inner
-            .as_ref()
-            .map_or_else(Vec::new, |(text, members)| {
-                members.iter().map(|s| s.member(text)).collect()
-            })
+        self.inner.as_ref().map_or_else(Vec::new, |(text, spans)| {
+            spans.members.iter().map(|s| s.member(text)).collect()
+        })
+    }
+
+    /// The `nested` member's members, when the walk knows them.
+    #[cfg(test)]
+    fn nested_members(&self) -> Option<Vec<Member<'a>>> {
+        let (text, spans) = self.inner.as_ref()?;
+        let nested = spans.nested.as_ref()?;
+        Some(nested.iter().map(|s| s.member(text)).collect())
     }
 }
 
 /// Checks that `text` is exactly one valid JSON object (whitespace around
 /// it allowed) nested at most [`MAX_DEPTH`] deep, handing each top-level
 /// member to `each` in the order sent (which may decline the text by
-/// returning `None`), and finding the members of its member `inner` when
-/// one is named and its value is an object. `None` for anything else,
-/// which the caller parses the slow way.
+/// returning `None`), and, when `inner` names a member `(name, nested)`
+/// whose value is an object, finding its members and those of its own
+/// member `nested` ([`InnerSpans`]). `None` for anything else, which the
+/// caller parses the slow way.
 pub(crate) fn object<'a>(
     text: &'a str,
-    inner: Option<&str>,
+    inner: Option<(&str, &str)>,
     mut each: impl FnMut(Member<'a>) -> Option<()>,
 ) -> Option<Checked<'a>> {
     let bytes = text.as_bytes();
@@ -79,21 +98,13 @@ pub(crate) fn object<'a>(
     let mut walk = Walk { bytes, depth: 0 };
     let end = walk.object(start, |w, found| {
         let at = found.value_start;
-        let end = if let Some(inner) = inner
-            && !found.escaped
-            && bytes.get(found.quoted.start + 1..found.quoted.end - 1) == Some(inner.as_bytes())
-            && bytes.get(at) == Some(&b'{')
-        {
-            let mut members = Vec::with_capacity(4);
-            let end = w.object(at, |w, found| {
-                let end = w.value(found.value_start)?;
-                members.push(found.span(end, at));
-                Some(end)
-            })?;
-            checked.inner = Some((&text[at..end], members));
-            end
-        } else {
-            w.value(at)?
+        let end = match inner {
+            Some((name, nested)) if found.is(bytes, name) && bytes.get(at) == Some(&b'{') => {
+                let (end, spans) = w.inner(at, nested)?;
+                checked.inner = Some((&text[at..end], spans));
+                end
+            }
+            _ => w.value(at)?,
         };
         each(found.member(text, end))?;
         Some(end)
@@ -110,6 +121,12 @@ struct Found {
 }
 
 impl Found {
+    /// Whether the member's name, sent without escapes, is `name`.
+    fn is(&self, bytes: &[u8], name: &str) -> bool {
+        !self.escaped
+            && bytes.get(self.quoted.start + 1..self.quoted.end - 1) == Some(name.as_bytes())
+    }
+
     /// The member, its value ending at `value_end`.
     fn member(self, text: &str, value_end: usize) -> Member<'_> {
         Member {
@@ -151,6 +168,42 @@ impl Walk<'_> {
             b'-' | b'0'..=b'9' => number(bytes, at),
             _ => None,
         }
+    }
+
+    /// Just past the object whose `{` is at `at`, with its members' spans
+    /// and those of its member `nested` (offsets from `at`; see
+    /// [`InnerSpans`]).
+    fn inner(&mut self, at: usize, nested: &str) -> Option<(usize, InnerSpans)> {
+        let bytes = self.bytes;
+        let mut members = Vec::with_capacity(4);
+        let mut found_nested = None;
+        let mut plain = true;
+        let end = self.object(at, |w, found| {
+            plain &= !found.escaped;
+            let start = found.value_start;
+            let end = if found.is(bytes, nested) {
+                if bytes.get(start) == Some(&b'{') {
+                    let mut spans = Vec::with_capacity(4);
+                    let end = w.object(start, |w, f| {
+                        let end = w.value(f.value_start)?;
+                        spans.push(f.span(end, at));
+                        Some(end)
+                    })?;
+                    found_nested = Some(spans);
+                    end
+                } else {
+                    // The last one is the one read: not an object.
+                    found_nested = None;
+                    w.value(start)?
+                }
+            } else {
+                w.value(start)?
+            };
+            members.push(found.span(end, at));
+            Some(end)
+        })?;
+        let nested = found_nested.filter(|_| plain);
+        Some((end, InnerSpans { members, nested }))
     }
 
     /// One level deeper, unless that is too deep.

@@ -23,7 +23,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::{BodyError, ErrorObject, Message, Notification, Request, RequestId, Response, invalid};
-use crate::json_members::{Span, strict};
+use crate::json_members::strict::{self, InnerSpans};
 
 /// The envelope, borrowed from the input; payloads stay raw (the slow
 /// path's reading).
@@ -67,7 +67,7 @@ struct Fields<'a> {
 pub(super) fn parse_envelope(
     text: &str,
     index: bool,
-) -> Result<(Message, Option<Vec<Span>>), BodyError> {
+) -> Result<(Message, Option<InnerSpans>), BodyError> {
     match fast(text, index) {
         Some((fields, checked)) => {
             let message = fields.message()?;
@@ -90,7 +90,7 @@ pub(super) fn parse_envelope(
 /// The walk keeps the members of `params` when `index` asks for them.
 fn fast(text: &str, index: bool) -> Option<(Fields<'_>, strict::Checked<'_>)> {
     let mut f = Fields::default();
-    let checked = strict::object(text, index.then_some("params"), |m| {
+    let checked = strict::object(text, index.then_some(("params", "_meta")), |m| {
         if m.is_escaped() {
             return None;
         }

@@ -36,7 +36,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::json_members::{ObjectIndex, Span};
+use crate::json_members::ObjectIndex;
+use crate::json_members::strict::InnerSpans;
 
 /// `-32700`: invalid JSON was received.
 pub const PARSE_ERROR: i64 = -32700;
@@ -529,7 +530,7 @@ pub struct Parsed {
     message: Message,
     /// The members of the message's own `params` (offsets into their
     /// text), when found.
-    params_members: Option<Vec<Span>>,
+    params_members: Option<InnerSpans>,
 }
 
 impl From<Message> for Parsed {
@@ -633,7 +634,7 @@ pub fn parse_message(text: &str) -> Result<Message, BodyError> {
 
 /// [`parse_message`], and where the params' members are when `index`
 /// asks for them and the fast path found them.
-fn read_message(text: &str, index: bool) -> Result<(Message, Option<Vec<Span>>), BodyError> {
+fn read_message(text: &str, index: bool) -> Result<(Message, Option<InnerSpans>), BodyError> {
     parse_envelope(text, index).map_err(|shape| match serde_json::from_str::<&RawValue>(text) {
         Err(e) => BodyError::Parse(e.to_string()),
         Ok(_) => shape,

@@ -11,7 +11,7 @@ const MAX_MEMBERS: usize = 8;
 /// The walk's result and the top-level members it handed out.
 fn walk(text: &str) -> Option<(Checked<'_>, Vec<Member<'_>>)> {
     let mut top = Vec::new();
-    let c = object(text, Some("params"), |m| {
+    let c = object(text, Some(("params", "_meta")), |m| {
         top.push(m);
         Some(())
     })?;
@@ -84,6 +84,52 @@ fn the_inner_member_is_found_by_its_exact_name_and_only_as_an_object() {
     ] {
         let (c, _) = walk(text).expect(text);
         assert_eq!(c.inner_members().len(), n, "{text}");
+    }
+}
+
+#[test]
+fn the_nested_members_are_the_last_plain_named_object_s() {
+    let nested = |text: &str| {
+        let (c, _) = walk(text).expect(text);
+        c.nested_members().map(|ms| {
+            ms.iter()
+                .map(|m| format!("{}={}", m.raw_name(), m.value().text()))
+                .collect::<Vec<_>>()
+        })
+    };
+    let one = r#"{"params":{"name":"x","_meta":{"v":"1", "c" : {"a":[1]}}}}"#;
+    assert_eq!(
+        nested(one),
+        Some(vec!["v=\"1\"".into(), r#"c={"a":[1]}"#.into()])
+    );
+    // The same as the lenient walk of `_meta`'s value.
+    let (c, _) = walk(one).unwrap();
+    let meta = c.inner_members()[1].value();
+    let walked: Vec<_> = meta.object().unwrap().collect();
+    assert_eq!(c.nested_members().unwrap(), walked);
+    for (text, want) in [
+        (r#"{"params":{"_meta":{}}}"#, Some(vec![])),
+        // Repeated: the last one, as a reader of the params sees it.
+        (
+            r#"{"params":{"_meta":{"a":1},"_meta":{"b":2}}}"#,
+            Some(vec!["b=2".to_owned()]),
+        ),
+        // The last one is not an object: none.
+        (r#"{"params":{"_meta":{"a":1},"_meta":3}}"#, None),
+        (r#"{"params":{"_meta":"{}"}}"#, None),
+        // Not a member of the params themselves.
+        (r#"{"params":{"arguments":{"_meta":{"a":1}}}}"#, None),
+        (r#"{"_meta":{"a":1},"params":{}}"#, None),
+        // A name with escapes in the params (it may spell `_meta`): unknown.
+        (r#"{"params":{"_meta":{"a":1},"\u005fmeta":{"b":2}}}"#, None),
+        (r#"{"params":{"_meta":{"a":1},"n\u0061me":"x"}}"#, None),
+        // Escapes inside `_meta` are its reader's business.
+        (
+            r#"{"params":{"_meta":{"\u0061":1}}}"#,
+            Some(vec![r#"\u0061=1"#.to_owned()]),
+        ),
+    ] {
+        assert_eq!(nested(text), want, "{text}");
     }
 }
 

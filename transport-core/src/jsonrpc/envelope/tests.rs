@@ -29,6 +29,17 @@ fn agree(text: &str) -> bool {
                 assert_eq!(index.is_some(), params.is_some(), "{text}");
                 if let Some(index) = index {
                     assert_eq!(index, ObjectIndex::of_params(params.as_deref()), "{text}");
+                    // `_meta`'s members, when known, are those of the value
+                    // the index gives for `_meta`.
+                    if let Some(meta) = index.meta_members() {
+                        let meta: Vec<_> = meta.collect();
+                        let walked: Vec<_> = index
+                            .get("_meta")
+                            .and_then(|v| v.object())
+                            .expect("known members of an object")
+                            .collect();
+                        assert_eq!(meta, walked, "{text}");
+                    }
                 }
             }
             Message::Response(_) => assert_eq!(index, None, "{text}"),
@@ -49,6 +60,19 @@ fn what_clients_send_takes_the_fast_path() {
     ] {
         assert!(agree(text), "declined: {text}");
     }
+    // A stateless request's `_meta` is known from the reading.
+    let (_, index) = parse_single(
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","_meta":{"a":1,"b":{}}}}"#,
+    )
+    .unwrap()
+    .into_indexed();
+    let names: Vec<_> = index
+        .unwrap()
+        .meta_members()
+        .expect("known")
+        .map(|m| m.raw_name().to_owned())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
 }
 
 #[test]
@@ -143,6 +167,10 @@ fn member() -> impl Strategy<Value = String> {
         Just("{}".to_owned()),
         Just("{\"code\":-1,\"message\":\"m\"}".to_owned()),
         Just("{\"name\":\"add\",\"_meta\":{\"k\":[1,{}]}}".to_owned()),
+        Just(r#"{"_meta":{"a":1},"_meta":2}"#.to_owned()),
+        Just(r#"{"_meta":{"a":1},"_meta":{"b":{"_meta":{}}}}"#.to_owned()),
+        Just(r#"{"_meta":{"a":1},"_m\u0065ta":{"b":1}}"#.to_owned()),
+        Just(r#"{"x":{"_meta":{"c":1}},"_meta":{ "a" : 1 , "a":2}}"#.to_owned()),
         Just("[1]".to_owned()),
         Just("true".to_owned()),
     ];
