@@ -10,7 +10,7 @@ use mcp_http_edge::server::limits::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_GRACE, DEFAULT_WRITE_TIMEOUT,
 };
-use mcp_http_edge::server::{ConnLimits, serve_with_shutdown};
+use mcp_http_edge::server::{ConnLimits, Endpoint, serve_with_shutdown};
 use mcp_negotiate::server::{MultiConfig, MultiServer, legacy_config};
 use mcp_rev_2025_11_25::{
     DEFAULT_RESUME_HOLD, DEFAULT_RETRY_MS, DisconnectPolicy, PollingExt,
@@ -381,6 +381,14 @@ pub async fn with_store(mut cfg: MultiConfig, args: &ServeArgs) -> Result<MultiC
     Ok(cfg)
 }
 
+/// The service `run` serves: `server` at `path` and nothing else, with no
+/// axum `Router` in front ([`Endpoint`]: the same answers, ~3,000
+/// instructions a request fewer; docs/PERFORMANCE.md, session 27). The
+/// in-process benchmarks drive this too, so they count what `serve` runs.
+pub fn app(server: &MultiServer, path: &str) -> Endpoint<MultiServer> {
+    server.endpoint(path)
+}
+
 /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully
 /// (see [`shutdown_signal`]) and returns `Ok`. Prints
 /// `listening on http://HOST:PORT/PATH` as the first stdout line.
@@ -388,7 +396,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let cfg = with_store(config(&args)?, &args).await?;
     let limits = conn_limits(&args)?;
     let server = build(cfg)?;
-    let app = server.route(&args.path);
+    let app = app(&server, &args.path);
     let listener = tokio::net::TcpListener::bind(args.bind)
         .await
         .map_err(|e| format!("cannot bind {}: {e}", args.bind))?;

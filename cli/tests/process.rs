@@ -334,6 +334,23 @@ fn serve_prints_the_endpoint_path() {
     assert!(ran.ok(), "{ran:?}");
     let result: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
     assert_eq!(first_text(&result), "hi");
+    // Nothing else is served: any other path is 404, with an empty body
+    // (as axum's `Router` answers; `serve` runs the endpoint without one).
+    let base = serve.url.trim_end_matches("/elsewhere");
+    for other in ["/mcp", "/elsewhere/", "/"] {
+        let mut tcp = std::net::TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+        tcp.set_read_timeout(Some(WAIT)).unwrap();
+        use std::io::{Read, Write};
+        write!(
+            tcp,
+            "GET {other} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 404 "), "{other}: {answer}");
+        assert!(answer.ends_with("\r\n\r\n"), "{other}: a body: {answer}");
+    }
 }
 
 /// Issue 13 (1): `serve` bounds connections: one that sends nothing is

@@ -114,7 +114,11 @@ pub async fn cancel_by_close(trials: usize) -> Result<CancelFigures, String> {
         .await
         .map_err(|e| format!("cannot bind: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let accept = tokio::spawn(serve(listener, server.route("/mcp"), ConnLimits::default()));
+    let accept = tokio::spawn(serve(
+        listener,
+        server.endpoint("/mcp"),
+        ConnLimits::default(),
+    ));
     let request = request_bytes(addr);
     let mut latencies = Vec::with_capacity(trials);
     for trial in 0..trials {

@@ -14,11 +14,14 @@
 use std::net::SocketAddr;
 
 use axum::Router;
-use axum::body::HttpBody as _;
+use axum::body::{Body, HttpBody as _};
+use bytes::Bytes;
 use clap::Parser;
 use http::StatusCode;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Full};
+use mcp_http_edge::server::Endpoint;
 use mcp_negotiate::server::MultiServer;
+use mcp_rev_2026_07_28::server::ModernServer;
 use tower::ServiceExt;
 
 use super::floor;
@@ -91,6 +94,27 @@ impl Case {
     }
 }
 
+/// The service a case drives: the floor's axum router, or an engine at its
+/// endpoint as `serve` runs it ([`Endpoint`], no `Router`).
+#[derive(Clone)]
+enum Served {
+    Floor(Router),
+    Multi(Endpoint<MultiServer>),
+    Modern(Endpoint<ModernServer>),
+}
+
+impl Served {
+    /// `req`'s answer.
+    async fn call(&self, req: http::Request<Full<Bytes>>) -> http::Response<Body> {
+        let Ok(resp) = match self {
+            Served::Floor(r) => r.clone().oneshot(req).await,
+            Served::Multi(e) => e.clone().oneshot(req).await,
+            Served::Modern(e) => e.clone().oneshot(req).await,
+        };
+        resp
+    }
+}
+
 /// `serve`'s options, parsed as its command line would be.
 #[derive(Parser)]
 struct ServeCli {
@@ -101,7 +125,7 @@ struct ServeCli {
 /// A server ready to answer one request after another.
 pub struct Harness {
     case: Case,
-    router: Router,
+    router: Served,
     template: Template,
     next_id: u64,
     /// Keeps the dispatcher (and its publisher task) alive.
@@ -116,7 +140,7 @@ impl Harness {
         if case == Case::Floor {
             return Ok(Harness {
                 case,
-                router: floor::router(),
+                router: Served::Floor(floor::router()),
                 template: Template::add(ADDR, PATH, None),
                 next_id: 0,
                 _server: None,
@@ -131,11 +155,13 @@ impl Harness {
             .args;
         let server = serve::build(serve::config(&args)?)?;
         let router = match case {
-            Case::ModernJsonDirect | Case::ModernSseDirect => server
-                .modern()
-                .ok_or("serve configured no 2026-07-28 engine")?
-                .route(PATH),
-            _ => server.route(PATH),
+            Case::ModernJsonDirect | Case::ModernSseDirect => Served::Modern(
+                server
+                    .modern()
+                    .ok_or("serve configured no 2026-07-28 engine")?
+                    .endpoint(PATH),
+            ),
+            _ => Served::Multi(serve::app(&server, PATH)),
         };
         let template = if case.legacy() {
             let session = open_session(&router).await?;
@@ -166,7 +192,7 @@ impl Harness {
         let length = http::HeaderValue::from(req.body().size_hint().exact().unwrap_or(0));
         req.headers_mut()
             .insert(http::header::CONTENT_LENGTH, length);
-        let Ok(resp) = self.router.clone().oneshot(req).await;
+        let resp = self.router.call(req).await;
         let status = resp.status();
         let content_type = resp
             .headers()
@@ -228,16 +254,16 @@ pub fn run_loop(spec: &str) -> Result<(), String> {
 }
 
 /// Opens a 2025-11-25 session in memory; returns its id.
-async fn open_session(router: &Router) -> Result<String, String> {
+async fn open_session(router: &Served) -> Result<String, String> {
     open_session_with(router, wire::initialize(ADDR, PATH)).await
 }
 
 /// Opens a 2025-11-25 session in memory with this `initialize`.
 async fn open_session_with(
-    router: &Router,
-    initialize: http::Request<http_body_util::Full<bytes::Bytes>>,
+    router: &Served,
+    initialize: http::Request<Full<Bytes>>,
 ) -> Result<String, String> {
-    let Ok(resp) = router.clone().oneshot(initialize).await;
+    let resp = router.call(initialize).await;
     let session = resp
         .headers()
         .get("mcp-session-id")
@@ -248,10 +274,7 @@ async fn open_session_with(
         (s, _) => return Err(format!("initialize answered {s}")),
     };
     let _ = resp.into_body().collect().await;
-    let Ok(resp) = router
-        .clone()
-        .oneshot(wire::initialized(ADDR, PATH, &session))
-        .await;
+    let resp = router.call(wire::initialized(ADDR, PATH, &session)).await;
     if resp.status() != StatusCode::ACCEPTED {
         return Err(format!(
             "notifications/initialized answered {}",
@@ -266,7 +289,7 @@ async fn open_session_with(
 /// allocator of `cli/benches/per_request.rs` does the counting; this only
 /// drives the server and checks its answers).
 pub struct Retention {
-    router: Router,
+    router: Served,
     next_id: u64,
     /// Keeps the dispatcher alive.
     _server: MultiServer,
@@ -282,7 +305,7 @@ impl Retention {
             .args;
         let server = serve::build(serve::config(&args)?)?;
         Ok(Retention {
-            router: server.route(PATH),
+            router: Served::Multi(serve::app(&server, PATH)),
             next_id: 0,
             _server: server,
         })
@@ -317,7 +340,7 @@ impl Retention {
         let length = http::HeaderValue::from(req.body().size_hint().exact().unwrap_or(0));
         req.headers_mut()
             .insert(http::header::CONTENT_LENGTH, length);
-        let Ok(resp) = self.router.clone().oneshot(req).await;
+        let resp = self.router.call(req).await;
         let status = resp.status();
         let body = resp
             .into_body()

@@ -153,7 +153,11 @@ pub async fn resume_after_disconnect(trials: usize) -> Result<ResumeFigures, Str
         .await
         .map_err(|e| format!("cannot bind: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let accept = tokio::spawn(serve(listener, server.route(PATH), ConnLimits::default()));
+    let accept = tokio::spawn(serve(
+        listener,
+        serve_cmd::app(&server, PATH),
+        ConnLimits::default(),
+    ));
     let mut latencies = Vec::with_capacity(trials);
     let mut sender = wire::connect(addr).await?;
     let mut session = String::new();

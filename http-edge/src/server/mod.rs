@@ -9,6 +9,7 @@
 //! | [`body`] | reading a request body up to a size limit (413 beyond) |
 //! | [`reply`] | JSON answers, SSE heads, JSON-RPC errors with their HTTP status, 202, 405 |
 //! | [`service`] | the `tower::Service` glue every engine implements, and its axum `Router` |
+//! | [`endpoint`] | [`Endpoint`]: an engine at one path without a `Router` (what `mcp-compat serve` runs) |
 //! | [`conn`] | [`serve`]: the HTTP/1.1 accept loop with header, body and idle timeouts and a connection cap ([`ConnLimits`]); [`serve_with_shutdown`]: the same, with a graceful shutdown |
 //! | [`limits`] | [`ConnLimits`]: the connection bounds of [`serve`] and their defaults |
 //! | [`timed_io`] | the socket wrapper of [`serve`] whose blocked writes time out |
@@ -18,6 +19,7 @@
 pub mod body;
 pub mod checks;
 pub mod conn;
+pub mod endpoint;
 pub mod limits;
 pub mod reject;
 pub mod reply;
@@ -28,6 +30,7 @@ pub mod timed_io;
 
 pub use body::{read_body, read_body_unless_parsed};
 pub use conn::{serve, serve_with_shutdown};
+pub use endpoint::Endpoint;
 pub use limits::ConnLimits;
 pub use reject::Reject;
 pub use reply::HttpResponse;

@@ -109,7 +109,8 @@ macro_rules! impl_engine_service {
 /// `http::Request<axum::body::Body>`, see
 /// [`impl_engine_service!`](crate::impl_engine_service)) its two axum
 /// mounting methods, `router()` (the endpoint at `/`, to mount with
-/// `Router::nest_service`) and `route(path)`.
+/// `Router::nest_service`) and `route(path)`, and `endpoint(path)`, the
+/// same without a `Router` ([`Endpoint`](crate::server::Endpoint)).
 #[macro_export]
 macro_rules! impl_engine_router {
     ($engine:ty) => {
@@ -126,6 +127,18 @@ macro_rules! impl_engine_router {
             /// with 405.
             pub fn route(&self, path: &str) -> $crate::__private::Router {
                 $crate::server::service::router(path, ::std::clone::Clone::clone(self))
+            }
+
+            /// The MCP endpoint at `path` as a `tower::Service` of its own,
+            /// without an axum `Router` (every other path gets 404): for a
+            /// server that serves nothing else (see
+            /// `mcp_http_edge::server::Endpoint`).
+            ///
+            /// # Panics
+            ///
+            /// If `path` does not start with `/`.
+            pub fn endpoint(&self, path: &str) -> $crate::server::Endpoint<Self> {
+                $crate::server::Endpoint::new(path, ::std::clone::Clone::clone(self))
             }
         }
     };

@@ -28,9 +28,9 @@ use axum::response::IntoResponse;
 use http::{Request, Response, StatusCode};
 use mcp_http_edge::header_scan::{self, Seen};
 use mcp_http_edge::headers;
-use mcp_http_edge::server::read_body;
 use mcp_http_edge::server::service;
 use mcp_http_edge::server::span_body::SpanBody;
+use mcp_http_edge::server::{Endpoint, read_body};
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_transport_core::ProtocolVersion;
@@ -223,6 +223,17 @@ impl MultiServer {
     /// A router serving the endpoint at `path`.
     pub fn route(&self, path: &str) -> Router {
         service::router(path, self.clone())
+    }
+
+    /// The endpoint at `path` without an axum `Router` (every other path
+    /// gets 404), for a server that serves nothing else: what
+    /// `mcp-compat serve` runs ([`Endpoint`]).
+    ///
+    /// # Panics
+    ///
+    /// If `path` does not start with `/`.
+    pub fn endpoint(&self, path: &str) -> Endpoint<Self> {
+        Endpoint::new(path, self.clone())
     }
 
     /// Serves one request: reads what routing needs, then forwards the
