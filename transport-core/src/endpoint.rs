@@ -86,6 +86,9 @@ fn split_name_port(a: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
 /// Whether a `Host` value is allowed: `allowed` entries are `host` (any
 /// port) or `host:port`; `None` means the loopback names with any port.
 pub fn host_allowed(host: &str, allowed: Option<&[String]>) -> bool {
+    if allowed.is_none() && plain_loopback(host) {
+        return true;
+    }
     let Some((name, port)) = split_host_port(host) else {
         return false;
     };
@@ -97,6 +100,23 @@ pub fn host_allowed(host: &str, allowed: Option<&[String]>) -> bool {
             None => false,
         }),
     }
+}
+
+/// `host` is a loopback name exactly as [`LOOPBACK_HOSTS`] spells it,
+/// alone or with `:` and a port of digits: what a local client's every
+/// request names, allowed by the default policy without the general split
+/// (~200 instructions a request fewer). Anything else (uppercase,
+/// whitespace, a bad port) goes the general way, which also accepts all
+/// this accepts.
+fn plain_loopback(host: &str) -> bool {
+    LOOPBACK_HOSTS.iter().any(|name| {
+        host.strip_prefix(name).is_some_and(|rest| {
+            rest.is_empty()
+                || rest
+                    .strip_prefix(':')
+                    .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        })
+    })
 }
 
 /// Whether an `Origin` value is allowed: `allowed` entries are compared
@@ -341,7 +361,54 @@ mod tests {
         Some((host.to_ascii_lowercase(), port))
     }
 
+    /// The loopback shortcut accepts only what the general rule accepts,
+    /// and accepts the usual local `Host` values.
+    fn allowed_by_the_general_rule(h: &str) -> bool {
+        split_host_port(h).is_some_and(|(n, _)| LOOPBACK_HOSTS.contains(&n.as_ref()))
+    }
+
+    #[test]
+    fn the_loopback_shortcut_takes_the_usual_names() {
+        for h in [
+            "localhost",
+            "localhost:3000",
+            "127.0.0.1:8080",
+            "[::1]:1",
+            "[::1]",
+        ] {
+            assert!(plain_loopback(h), "{h}");
+        }
+        for h in [
+            "localhost:",
+            "localhost:x",
+            "localhost.evil",
+            "127.0.0.1 ",
+            "LOCALHOST",
+            "[::1]:",
+            "127.0.0.10",
+            "localhost:1:2",
+        ] {
+            assert!(!plain_loopback(h), "{h}");
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn the_loopback_shortcut_is_within_the_general_rule(
+            name in proptest::sample::select(vec!["localhost", "127.0.0.1", "[::1]", "LocalHost", "127.0.0.2", ""]),
+            rest in "[0-9:a-z .\\]@/-]{0,6}",
+        ) {
+            let h = format!("{name}{rest}");
+            if plain_loopback(&h) {
+                proptest::prop_assert!(allowed_by_the_general_rule(&h), "{}", h);
+            }
+            proptest::prop_assert_eq!(
+                host_allowed(&h, None),
+                allowed_by_the_general_rule(&h),
+                "{}", h
+            );
+        }
+
         #[test]
         fn the_one_pass_split_agrees_with_the_rules(a in "[a-zA-Z0-9:/@ .-]{0,12}") {
             let one_pass = split_name_port(&a).map(|(h, p)| (h.into_owned(), p));
