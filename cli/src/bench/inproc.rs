@@ -125,7 +125,7 @@ struct ServeCli {
 /// A server ready to answer one request after another.
 pub struct Harness {
     case: Case,
-    router: Served,
+    service: Served,
     template: Template,
     next_id: u64,
     /// Keeps the dispatcher (and its publisher task) alive.
@@ -140,7 +140,7 @@ impl Harness {
         if case == Case::Floor {
             return Ok(Harness {
                 case,
-                router: Served::Floor(floor::router()),
+                service: Served::Floor(floor::router()),
                 template: Template::add(ADDR, PATH, None),
                 next_id: 0,
                 _server: None,
@@ -154,7 +154,7 @@ impl Harness {
             .map_err(|e| e.to_string())?
             .args;
         let server = serve::build(serve::config(&args)?)?;
-        let router = match case {
+        let service = match case {
             Case::ModernJsonDirect | Case::ModernSseDirect => Served::Modern(
                 server
                     .modern()
@@ -164,14 +164,14 @@ impl Harness {
             _ => Served::Multi(serve::app(&server, PATH)),
         };
         let template = if case.legacy() {
-            let session = open_session(&router).await?;
+            let session = open_session(&service).await?;
             Template::add(ADDR, PATH, Some(&session))
         } else {
             Template::add(ADDR, PATH, None)
         };
         Ok(Harness {
             case,
-            router,
+            service,
             template,
             next_id: 0,
             _server: Some(server),
@@ -192,7 +192,7 @@ impl Harness {
         let length = http::HeaderValue::from(req.body().size_hint().exact().unwrap_or(0));
         req.headers_mut()
             .insert(http::header::CONTENT_LENGTH, length);
-        let resp = self.router.call(req).await;
+        let resp = self.service.call(req).await;
         let status = resp.status();
         let content_type = resp
             .headers()
@@ -254,16 +254,16 @@ pub fn run_loop(spec: &str) -> Result<(), String> {
 }
 
 /// Opens a 2025-11-25 session in memory; returns its id.
-async fn open_session(router: &Served) -> Result<String, String> {
-    open_session_with(router, wire::initialize(ADDR, PATH)).await
+async fn open_session(service: &Served) -> Result<String, String> {
+    open_session_with(service, wire::initialize(ADDR, PATH)).await
 }
 
 /// Opens a 2025-11-25 session in memory with this `initialize`.
 async fn open_session_with(
-    router: &Served,
+    service: &Served,
     initialize: http::Request<Full<Bytes>>,
 ) -> Result<String, String> {
-    let resp = router.call(initialize).await;
+    let resp = service.call(initialize).await;
     let session = resp
         .headers()
         .get("mcp-session-id")
@@ -274,7 +274,7 @@ async fn open_session_with(
         (s, _) => return Err(format!("initialize answered {s}")),
     };
     let _ = resp.into_body().collect().await;
-    let resp = router.call(wire::initialized(ADDR, PATH, &session)).await;
+    let resp = service.call(wire::initialized(ADDR, PATH, &session)).await;
     if resp.status() != StatusCode::ACCEPTED {
         return Err(format!(
             "notifications/initialized answered {}",
@@ -289,7 +289,7 @@ async fn open_session_with(
 /// allocator of `cli/benches/per_request.rs` does the counting; this only
 /// drives the server and checks its answers).
 pub struct Retention {
-    router: Served,
+    service: Served,
     next_id: u64,
     /// Keeps the dispatcher alive.
     _server: MultiServer,
@@ -305,7 +305,7 @@ impl Retention {
             .args;
         let server = serve::build(serve::config(&args)?)?;
         Ok(Retention {
-            router: Served::Multi(serve::app(&server, PATH)),
+            service: Served::Multi(serve::app(&server, PATH)),
             next_id: 0,
             _server: server,
         })
@@ -317,10 +317,10 @@ impl Retention {
     /// `clientInfo` version is that number (clients that differ).
     pub async fn open_session(&self, client: Option<usize>) -> Result<String, String> {
         match client {
-            None => open_session(&self.router).await,
+            None => open_session(&self.service).await,
             Some(n) => {
                 open_session_with(
-                    &self.router,
+                    &self.service,
                     wire::initialize_as(ADDR, PATH, &n.to_string()),
                 )
                 .await
@@ -340,7 +340,7 @@ impl Retention {
         let length = http::HeaderValue::from(req.body().size_hint().exact().unwrap_or(0));
         req.headers_mut()
             .insert(http::header::CONTENT_LENGTH, length);
-        let resp = self.router.call(req).await;
+        let resp = self.service.call(req).await;
         let status = resp.status();
         let body = resp
             .into_body()
