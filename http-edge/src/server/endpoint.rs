@@ -5,9 +5,10 @@
 //! provide a single HTTP endpoint path … that supports both POST and GET
 //! methods"); a server that serves nothing else needs no router to find
 //! it. `Router::route_service` costs every request a path lookup, an
-//! extension map allocated for the (empty) path parameters, a second boxed
-//! future around the engine's and the service's clone behind a lock-free
-//! box: ~3,000 instructions a request in process, about a tenth of a
+//! extension map allocated for the (empty) path parameters, and a clone of
+//! the boxed service (`BoxCloneSyncService`) whose call boxes a second
+//! future around the engine's: ~3,000 instructions a request in process,
+//! about a tenth of a
 //! stateless 2026-07-28 `tools/call`'s whole cost (docs/PERFORMANCE.md,
 //! session 27). [`Endpoint`] compares the path and calls the engine.
 //!
