@@ -33,10 +33,12 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::Waker;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
+use futures_util::future::Either;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -48,6 +50,7 @@ use tokio::time::Instant;
 use tower::{Service, ServiceExt};
 
 use super::limits::ConnLimits;
+use super::race::{ControlWake, Race};
 use super::timed_body::{GuardedBody, TimedBody};
 use super::timed_io::WriteTimeout;
 
@@ -320,6 +323,10 @@ async fn drive<S>(
     let mut idle_timer = std::pin::pin!(tokio::time::sleep_until(first_look));
     let mut told = false;
     let mut watching = true;
+    // The controls (shutdown, idle timer) are polled only when they woke,
+    // not at each of the connection's wake-ups (see `race`).
+    let wake = Arc::new(ControlWake::default());
+    let waker = Waker::from(wake.clone());
     loop {
         let phase = *stopping.borrow_and_update();
         if phase == Phase::Closing {
@@ -329,13 +336,20 @@ async fn drive<S>(
             told = true;
             conn.as_mut().graceful_shutdown();
         }
-        tokio::select! {
-            _ = conn.as_mut() => return,
-            changed = stopping.changed(), if watching => {
-                // The sender gone (the loop returned): no phase comes again.
-                watching = changed.is_ok();
-            }
-            () = idle_timer.as_mut() => {
+        let event = {
+            let control = std::pin::pin!(async {
+                tokio::select! {
+                    changed = stopping.changed(), if watching => Control::Phase(changed.is_ok()),
+                    () = idle_timer.as_mut() => Control::Idle,
+                }
+            });
+            Race::new(conn.as_mut(), control, &wake, &waker).await
+        };
+        match event {
+            Either::Left(_) => return,
+            // The sender gone (the loop returned): no phase comes again.
+            Either::Right(Control::Phase(open)) => watching = open,
+            Either::Right(Control::Idle) => {
                 let check = flight.check(
                     Instant::now(),
                     limits.header_read_timeout,
@@ -354,6 +368,14 @@ async fn drive<S>(
             }
         }
     }
+}
+
+/// What woke a connection's controls.
+enum Control {
+    /// The shutdown phase changed (`true`), or its sender is gone (`false`).
+    Phase(bool),
+    /// The idle timer fired.
+    Idle,
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! | [`service`] | the `tower::Service` glue every engine implements, and its axum `Router` |
 //! | [`endpoint`] | [`Endpoint`]: an engine at one path without a `Router` (what `mcp-compat serve` runs) |
 //! | [`conn`] | [`serve`]: the HTTP/1.1 accept loop with header, body and idle timeouts and a connection cap ([`ConnLimits`]); [`serve_with_shutdown`]: the same, with a graceful shutdown |
+//! | `race` | the connection raced against its controls (idle timer, shutdown), each polled only when woken |
 //! | [`limits`] | [`ConnLimits`]: the connection bounds of [`serve`] and their defaults |
 //! | [`timed_io`] | the socket wrapper of [`serve`] whose blocked writes time out |
 //! | [`span_body`] | [`SpanBody`](span_body::SpanBody): a response body polled inside a tracing span (an SSE stream logs under its request) |
@@ -21,6 +22,7 @@ pub mod checks;
 pub mod conn;
 pub mod endpoint;
 pub mod limits;
+mod race;
 pub mod reject;
 pub mod reply;
 pub mod service;
