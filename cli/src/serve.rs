@@ -183,7 +183,10 @@ pub fn conn_limits(args: &ServeArgs) -> Result<ConnLimits, String> {
         .with_idle_timeout(Duration::from_millis(args.idle_timeout_ms))
         .with_write_timeout(Duration::from_millis(args.write_timeout_ms))
         .with_max_connections(args.max_connections)
-        .with_shutdown_grace(Duration::from_millis(args.shutdown_grace_ms)))
+        .with_shutdown_grace(Duration::from_millis(args.shutdown_grace_ms))
+        // The binary's handler never reads the peer's address: the
+        // request's extension map is not allocated for it.
+        .with_peer_address(false))
 }
 
 /// Refuses flags that mean nothing for the revisions served.

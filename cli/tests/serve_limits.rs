@@ -41,3 +41,12 @@ fn the_running_limits_are_one_budget_for_both_engines() {
         RunLimits::default()
     );
 }
+
+/// `serve`'s connections carry no peer address: its handler never reads
+/// one (`ConnLimits::peer_address`, on by default in the library).
+#[test]
+fn serve_does_not_put_the_peer_address_in_the_extensions() {
+    let limits = mcp_compat::serve::conn_limits(&common::serve_args()).unwrap();
+    assert!(!limits.peer_address);
+    assert!(mcp_http_edge::server::ConnLimits::default().peer_address);
+}

@@ -80,11 +80,19 @@ async fn start_with(
         )
         .route("/", get(|| async { "ok" }))
         .route("/stream", get(|| async { slow_stream(20) }))
-        .route("/upload", post(upload));
+        .route("/upload", post(upload))
+        .route("/peer", get(peer));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve(listener, app, limits));
     addr
+}
+
+/// The peer address the request carries (axum's `ConnectInfo`), or "none".
+async fn peer(req: axum::extract::Request) -> String {
+    req.extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(|| "none".to_owned(), |c| format!("peer {}", c.0))
 }
 
 fn limits() -> ConnLimits {
@@ -147,6 +155,26 @@ async fn read_answer(tcp: &mut TcpStream) -> String {
 }
 
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+
+#[tokio::test]
+async fn the_peer_address_is_in_the_extensions_unless_turned_off() {
+    for (on, expect_peer) in [(true, true), (false, false)] {
+        let addr = start(limits().with_peer_address(on)).await;
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        let local = tcp.local_addr().unwrap();
+        tcp.write_all(b"GET /peer HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await
+            .unwrap();
+        let answer = read_answer(&mut tcp).await;
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        if expect_peer {
+            assert_eq!(body, format!("peer {local}"), "peer_address {on}");
+        } else {
+            assert_eq!(body, "none", "peer_address {on}");
+        }
+    }
+    assert!(ConnLimits::default().peer_address, "on by default");
+}
 
 #[tokio::test]
 async fn a_connection_that_sends_nothing_is_closed() {

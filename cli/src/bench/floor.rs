@@ -25,8 +25,9 @@ pub fn router() -> Router {
 /// printing `listening on http://HOST:PORT/mcp` first (as `serve` does):
 /// served by `axum::serve`, or with `edge` by
 /// [`mcp_http_edge::server::serve`] under its default limits (which sets
-/// `TCP_NODELAY` itself). On the signal it returns at once, connections
-/// and all: a benchmark's server has nothing to finish.
+/// `TCP_NODELAY` itself) without the peer's address, as `serve` runs it.
+/// On the signal it returns at once, connections and all: a benchmark's
+/// server has nothing to finish.
 pub async fn run(edge: bool) -> Result<(), String> {
     let stop = crate::serve::shutdown_signal()
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -38,7 +39,8 @@ pub async fn run(edge: bool) -> Result<(), String> {
     let app = router();
     let served = async move {
         if edge {
-            return mcp_http_edge::server::serve(listener, app, Default::default())
+            let limits = mcp_http_edge::server::ConnLimits::default().with_peer_address(false);
+            return mcp_http_edge::server::serve(listener, app, limits)
                 .await
                 .map_err(|e| format!("floor server failed: {e}"));
         }

@@ -299,8 +299,10 @@ async fn drive<S>(
             let guard = flight.start();
             let mut req = req.map(|b| Body::new(TimedBody::new(b, limits.body_read_timeout)));
             // The peer address, where axum's `ConnectInfo` extractor and
-            // `RequestContext::http` look for it.
-            req.extensions_mut().insert(ConnectInfo(peer));
+            // `RequestContext::http` look for it (unless turned off).
+            if limits.peer_address {
+                req.extensions_mut().insert(ConnectInfo(peer));
+            }
             let service = service.clone();
             async move {
                 let response = match service.oneshot(req).await {

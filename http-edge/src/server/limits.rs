@@ -1,4 +1,5 @@
-//! [`ConnLimits`]: the per-connection bounds of [`serve`](super::serve).
+//! [`ConnLimits`]: the per-connection bounds of [`serve`](super::serve),
+//! and whether its requests carry the peer's address.
 
 use std::time::Duration;
 
@@ -54,6 +55,16 @@ pub struct ConnLimits {
     /// connections still open may take to finish their requests; those
     /// still open then are closed.
     pub shutdown_grace: Duration,
+    /// Whether each request carries the peer's address in its extensions,
+    /// as axum's `ConnectInfo<SocketAddr>` (where axum's `ConnectInfo`
+    /// extractor and a handler's `RequestContext::http` find it). On by
+    /// default. A server whose handlers never read it can turn it off:
+    /// a request's extension map is allocated for it alone when nothing
+    /// else is inserted, ~600 instructions a stateless request and more on
+    /// a session, where the engines keep a copy of the extensions
+    /// (`docs/PERFORMANCE.md`, session 28). `mcp-compat serve` turns it
+    /// off: its handler does not read it.
+    pub peer_address: bool,
 }
 
 impl Default for ConnLimits {
@@ -65,6 +76,7 @@ impl Default for ConnLimits {
             write_timeout: DEFAULT_WRITE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            peer_address: true,
         }
     }
 }
@@ -103,6 +115,12 @@ impl ConnLimits {
     /// Sets [`shutdown_grace`](Self::shutdown_grace).
     pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
         self.shutdown_grace = t;
+        self
+    }
+
+    /// Sets [`peer_address`](Self::peer_address).
+    pub fn with_peer_address(mut self, on: bool) -> Self {
+        self.peer_address = on;
         self
     }
 }
