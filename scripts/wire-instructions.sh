@@ -4,9 +4,11 @@
 # socket, so hyper's parsing and writing of each request and response,
 # the edge's connection loop and tokio's I/O are outside its counts; a
 # change in how a response is framed (chunked or with a length, one body
-# frame or two) shows here and not there (docs/PERFORMANCE.md, session 22).
+# frame or two) or in the edge's loop shows here and not there
+# (docs/PERFORMANCE.md, sessions 22 and 28).
 #
 #   scripts/wire-instructions.sh [BINARY...]   (default: target/release/mcp-compat)
+#   scripts/wire-instructions.sh --check [BINARY]
 #
 # For each binary and case, the server runs under callgrind twice, serving
 # N1 and then N2 requests on one keep-alive connection from a small Python
@@ -15,14 +17,34 @@
 # request, its start-up and shutdown taken out. A count, not a timing:
 # the same binary gives the same figure on any load (a few hundred
 # instructions apart between runs, from hash seeds and timer wake-ups).
-# Cases: floor (`bench --floor-server`), modern-json (2026-07-28
-# stateless, `serve --json-response`), legacy-json and legacy-sse (a
-# 2025-11-25 session, `serve --json-response` and `serve`).
+# Cases: floor (`bench --floor-server`), floor-edge (the same handler
+# behind `mcp-http-edge`'s accept loop, `bench --floor-server --edge`),
+# modern-json (2026-07-28 stateless, `serve --json-response`), legacy-json
+# and legacy-sse (a 2025-11-25 session, `serve --json-response` and
+# `serve`). With --check (one binary), exits 1 when a case is over its
+# bound below, or when the edge costs more than EDGE_BOUND over the floor
+# measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+check=0
+if [[ ${1:-} == --check ]]; then
+  check=1
+  shift
+fi
 bins=("$@")
 [[ ${#bins[@]} -gt 0 ]] || bins=(target/release/mcp-compat)
+[[ $check == 0 || ${#bins[@]} == 1 ]] || {
+  echo "wire-instructions: --check takes one binary" >&2
+  exit 1
+}
+# Bounds, instructions a request on the wire: ~6 % over session 28's
+# counts (36,720 / 36,822 / 44,516 for a plain release build), and the
+# edge's own cost (`floor-edge` less `floor`, ~400 since session 28, 1,625
+# before: a control polled at every wake-up, or an allocation a request,
+# shows here first). Lower them when a change lowers a count for good.
+declare -A bound=([modern-json]=38900 [legacy-json]=39000 [legacy-sse]=47200)
+edge_bound=900
 n1=${WIRE_N1:-200}
 n2=${WIRE_N2:-1200}
 for tool in valgrind python3; do
@@ -45,7 +67,7 @@ def post(body, extra):
     r = c.getresponse()
     return r, r.read()
 add = {"name": "add", "arguments": {"a": 2, "b": 3}}
-if case in ("floor", "modern-json"):
+if case in ("floor", "floor-edge", "modern-json"):
     h = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "add"}
     params = dict(add, _meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                               "io.modelcontextprotocol/clientCapabilities": {}})
@@ -67,9 +89,13 @@ count() { # BINARY CASE N -> instructions of the whole server run
   local bin=$1 case=$2 n=$3 args
   case $case in
     floor) args=(bench --floor-server) ;;
+    floor-edge) args=(bench --floor-server --edge) ;;
     modern-json | legacy-json) args=(serve --json-response) ;;
     legacy-sse) args=(serve) ;;
   esac
+  # The last run's output removed first: the background child truncates
+  # it only when it starts, and the loop below could read the old port.
+  rm -f "$tmp/out" "$tmp/err"
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "${args[@]}" \
     >"$tmp/out" 2>"$tmp/err" &
   local pid=$! port=""
@@ -85,12 +111,32 @@ count() { # BINARY CASE N -> instructions of the whole server run
   sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$tmp/err"
 }
 
-echo "| binary | case | instructions/request |"
-echo "| --- | --- | --- |"
+over=0
+echo "| binary | case | instructions/request | bound |"
+echo "| --- | --- | --- | --- |"
 for bin in "${bins[@]}"; do
-  for case in floor modern-json legacy-json legacy-sse; do
+  declare -A per=()
+  for case in floor floor-edge modern-json legacy-json legacy-sse; do
     a=$(count "$bin" "$case" "$n1")
     b=$(count "$bin" "$case" "$n2")
-    echo "| $bin | $case | $(((b - a) / (n2 - n1))) |"
+    [[ -n $a && -n $b ]] || {
+      echo "wire-instructions: no count for $case" >&2
+      exit 1
+    }
+    per[$case]=$(((b - a) / (n2 - n1)))
+    max=${bound[$case]:-}
+    echo "| $bin | $case | ${per[$case]} | ${max:-none} |"
+    if [[ $check == 1 && -n $max && ${per[$case]} -gt $max ]]; then
+      echo "wire-instructions: $case costs ${per[$case]} instructions a request on the wire, over its bound of $max" >&2
+      over=1
+    fi
   done
+  edge=$((per[floor-edge] - per[floor]))
+  echo "| $bin | the edge (floor-edge - floor) | $edge | $edge_bound |"
+  if [[ $check == 1 && $edge -gt $edge_bound ]]; then
+    echo "wire-instructions: the edge costs $edge instructions a request over axum::serve, over its bound of $edge_bound" >&2
+    over=1
+  fi
+  unset per
 done
+exit "$over"
