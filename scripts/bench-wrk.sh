@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross-checks `mcp-compat bench`'s in-process load generator against wrk
-# (Debian's `wrk`; not needed by the benchmark itself): the floor and the
+# (Debian's `wrk`; not needed by the benchmark itself): the floor, the
+# floor behind `mcp-http-edge`'s accept loop (`floor-edge`) and the
 # stateless 2026-07-28 JSON tools/call, same connections and duration, so
 # the two generators' request rates can be compared (docs/PERFORMANCE.md).
 #
@@ -33,6 +34,7 @@ start() { # VAR NAME ARGS... -> sets VAR to the URL
 }
 
 start floor floor bench --floor-server
+start edge edge bench --floor-server --edge
 start modern modern serve --bind 127.0.0.1:0 --json-response --max-connections 100000
 
 cat >"$tmp/call.lua" <<'LUA'
@@ -45,7 +47,7 @@ wrk.headers["Mcp-Name"] = "add"
 wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 LUA
 
-for target in "floor $floor" "modern-json $modern"; do
+for target in "floor $floor" "floor-edge $edge" "modern-json $modern"; do
   set -- $target
   echo "== wrk: $1 ($conns connections, ${secs}s)"
   wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$tmp/call.lua" "$2" | grep -E 'Requests/sec|50%|99%|Non-2xx'
