@@ -309,7 +309,9 @@ async fn drive<S>(
                     Ok(r) => r,
                     Err(never) => match never {},
                 };
-                Ok::<_, Infallible>(response.map(|b| Body::new(GuardedBody::new(b, guard))))
+                // Handed to hyper as it is: re-boxed into an axum `Body`, it would
+                // cost an allocation and a `MapErr` layer a response.
+                Ok::<_, Infallible>(response.map(|b| GuardedBody::new(b, guard)))
             }
         })
     };
