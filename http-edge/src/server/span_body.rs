@@ -21,8 +21,15 @@ impl SpanBody {
         SpanBody { inner, span }
     }
 
-    /// `response` with its body wrapped in `span`.
+    /// `response` with its body wrapped in `span`; `response` as it is when
+    /// the span is disabled (no subscriber wants it: `mcp-compat serve`
+    /// without `RUST_LOG`), since entering a disabled span does nothing and
+    /// the wrapper would cost an allocation a response and a dynamic call
+    /// a body frame for nothing (docs/PERFORMANCE.md, session 29).
     pub fn wrap(response: http::Response<Body>, span: tracing::Span) -> http::Response<Body> {
+        if span.is_disabled() {
+            return response;
+        }
         response.map(|b| Body::new(SpanBody::new(b, span)))
     }
 }
