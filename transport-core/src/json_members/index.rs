@@ -30,11 +30,13 @@ use super::{Member, Span, Valid};
 /// instructions a request walked again: docs/PERFORMANCE.md, session 25).
 /// That is a cache: two indexes of the same text are equal whether they
 /// know it or not.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ObjectIndex {
     /// The object's text, as sent (empty for the index of no object).
     text: Box<str>,
-    members: Vec<Span>,
+    /// Where its members are; `None` for an object too long for a
+    /// [`Span`]'s offsets (over 4 GiB), which is walked whenever it is read.
+    members: Option<Vec<Span>>,
     /// The members of the value [`get`](Self::get)`("_meta")` gives, when
     /// known to be an object (offsets into `text`).
     meta: Option<Vec<Span>>,
@@ -47,6 +49,17 @@ impl PartialEq for ObjectIndex {
 }
 
 impl Eq for ObjectIndex {}
+
+impl Default for ObjectIndex {
+    /// The index of no object: no members.
+    fn default() -> ObjectIndex {
+        ObjectIndex {
+            text: Box::default(),
+            members: Some(Vec::new()),
+            meta: None,
+        }
+    }
+}
 
 impl ObjectIndex {
     /// The index of `value` when it is a JSON object; `None` for any other
@@ -62,12 +75,9 @@ impl ObjectIndex {
             let start = part.as_ptr() as usize - base;
             start..start + part.len()
         };
+        // `None` (walked when read) when an offset does not fit a span.
         let members = members
-            .map(|m| Span {
-                quoted: span(m.quoted),
-                escaped: m.escaped,
-                value: span(m.value.text()),
-            })
+            .map(|m| Span::new(span(m.quoted), m.escaped, span(m.value.text())))
             .collect();
         Some(ObjectIndex {
             text: text.into(),
@@ -82,7 +92,7 @@ impl ObjectIndex {
     pub(crate) fn from_spans(text: &str, spans: InnerSpans) -> ObjectIndex {
         ObjectIndex {
             text: text.into(),
-            members: spans.members,
+            members: Some(spans.members),
             meta: spans.nested,
         }
     }
@@ -110,7 +120,21 @@ impl ObjectIndex {
     /// The members, in the order sent, exactly as [`Valid::object`] walks
     /// them, without walking.
     pub fn members(&self) -> impl DoubleEndedIterator<Item = Member<'_>> + '_ {
-        self.members.iter().map(|s| self.member(s))
+        match &self.members {
+            Some(spans) => IndexMembers::Spans {
+                text: &self.text,
+                spans: spans.iter(),
+            },
+            // Too long for spans: walked (into a `Vec`, since the walk
+            // goes forwards only).
+            None => IndexMembers::Walked(self.walk().collect::<Vec<_>>().into_iter()),
+        }
+    }
+
+    /// The members, walked in the text (which is one valid JSON object,
+    /// or empty for the index of no object).
+    fn walk(&self) -> impl Iterator<Item = Member<'_>> + '_ {
+        Valid::assume(&self.text).object().into_iter().flatten()
     }
 
     /// The value of the member named `name` (decoded); a name sent more
@@ -120,12 +144,15 @@ impl ObjectIndex {
         // Names sent without escapes (all but a few) compared as bytes:
         // no `Member` built, no UTF-8 boundary checks (the engine looks up
         // four or five members of every request).
+        let Some(members) = &self.members else {
+            return self.walk().filter(|m| m.is(name)).last().map(|m| m.value);
+        };
         let bytes = self.text.as_bytes();
-        let span = self.members.iter().rev().find(|s| {
+        let span = members.iter().rev().find(|s| {
             if s.escaped {
                 self.member(s).is(name)
             } else {
-                bytes.get(s.quoted.start + 1..s.quoted.end - 1) == Some(name.as_bytes())
+                bytes.get(s.name()) == Some(name.as_bytes())
             }
         })?;
         Some(self.member(span).value)
@@ -145,6 +172,35 @@ impl ObjectIndex {
     }
 }
 
+/// [`ObjectIndex::members`]: from the spans, or walked.
+enum IndexMembers<'a> {
+    Spans {
+        text: &'a str,
+        spans: std::slice::Iter<'a, Span>,
+    },
+    Walked(std::vec::IntoIter<Member<'a>>),
+}
+
+impl<'a> Iterator for IndexMembers<'a> {
+    type Item = Member<'a>;
+
+    fn next(&mut self) -> Option<Member<'a>> {
+        match self {
+            IndexMembers::Spans { text, spans } => spans.next().map(|s| s.member(text)),
+            IndexMembers::Walked(members) => members.next(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for IndexMembers<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            IndexMembers::Spans { text, spans } => spans.next_back().map(|s| s.member(text)),
+            IndexMembers::Walked(members) => members.next_back(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +217,9 @@ mod tests {
         let walked: Vec<_> = Valid::from(&*p).object().unwrap().collect();
         let indexed: Vec<_> = index.members().collect();
         assert_eq!(indexed, walked);
+        let mut backwards: Vec<_> = index.members().rev().collect();
+        backwards.reverse();
+        assert_eq!(backwards, walked);
         assert_eq!(index.text(), p.get());
         assert_eq!(
             index.get("name").map(Valid::text),
@@ -201,8 +260,37 @@ mod tests {
         assert_eq!(empty.members().count(), 0);
     }
 
+    /// The index of an object too long for spans, as [`ObjectIndex::of`]
+    /// makes it (its members walked whenever read).
+    fn walked_index(params: &RawValue) -> ObjectIndex {
+        ObjectIndex {
+            text: params.get().into(),
+            members: None,
+            meta: None,
+        }
+    }
+
+    #[test]
+    fn an_index_without_spans_is_read_by_walking() {
+        let p = raw(r#"{"name":"add","n\u0061me":1,"arguments":{"a":[1,"}"]},"_meta":{}}"#);
+        let index = walked_index(&p);
+        let walked: Vec<_> = Valid::from(&*p).object().unwrap().collect();
+        assert_eq!(index.members().collect::<Vec<_>>(), walked);
+        assert_eq!(index.members().rev().count(), 4);
+        assert_eq!(
+            index.get("name").map(Valid::text),
+            Some("1"),
+            "the last one"
+        );
+        assert_eq!(index.get("_meta").map(Valid::text), Some("{}"));
+        assert_eq!(index.get("nam"), None);
+        assert!(index.meta_members().is_none());
+        assert!(index.describes(Some(&p)));
+    }
+
     proptest! {
-        /// On any object the index yields what the walk yields.
+        /// On any object the index yields what the walk yields, and so
+        /// does an index without spans.
         #[test]
         fn agrees_with_the_walk(
             entries in prop::collection::vec(
@@ -217,8 +305,14 @@ mod tests {
             let p = raw(&format!("{{ {} }}", body.join(" , ")));
             let index = ObjectIndex::of_params(Some(&p));
             let walked: Vec<_> = Valid::from(&*p).object().unwrap().collect();
-            prop_assert_eq!(index.members().collect::<Vec<_>>(), walked);
+            prop_assert_eq!(&index.members().collect::<Vec<_>>(), &walked);
             prop_assert!(index.describes(Some(&p)));
+            let without = walked_index(&p);
+            prop_assert_eq!(&without.members().collect::<Vec<_>>(), &walked);
+            for m in &walked {
+                let name = m.name();
+                prop_assert_eq!(without.get(&name), index.get(&name));
+            }
         }
     }
 }

@@ -145,23 +145,70 @@ impl<'a> Member<'a> {
     }
 }
 
-/// Where one member is in an object's text (byte offsets).
+/// Where one member is in an object's text: byte offsets, kept as `u32`.
+///
+/// Why `u32`: a span is 20 bytes instead of 40, so the few members of a
+/// request's `params` (and of its `_meta`) fit in one allocation of at
+/// most 128 bytes ([`SPANS_CAPACITY`]). The binary's allocator (mimalloc,
+/// through the `mimalloc` crate, which asks for every block with its
+/// alignment) serves an aligned block of more than 128 bytes from its
+/// fast path only while that size's free list lasts; once it is empty,
+/// every such allocation over-allocates from the next size class and the
+/// list is never refilled, ~140 instructions an allocation
+/// (docs/PERFORMANCE.md, session 30). An object longer than `u32::MAX`
+/// bytes has no spans: [`Span::new`] refuses its offsets, and whoever
+/// indexes it walks it instead.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Span {
     /// The name with its quotes.
-    quoted: std::ops::Range<usize>,
+    quoted: std::ops::Range<u32>,
     escaped: bool,
-    value: std::ops::Range<usize>,
+    value: std::ops::Range<u32>,
 }
 
+/// How many spans an index of a request's members is made with: six
+/// spans (120 bytes) stay within the allocator's 128-byte fast path (see
+/// [`Span`]) and hold the members of any `params` or `_meta` the
+/// specification defines without growing.
+pub(crate) const SPANS_CAPACITY: usize = 6;
+
+// The bound the capacity is chosen for (see [`Span`]).
+const _: () = assert!(std::mem::size_of::<Span>() * SPANS_CAPACITY <= 128);
+
 impl Span {
+    /// The span of a member whose quoted name is at `quoted` and whose
+    /// value is at `value` (after the name, as in the text); `None` when
+    /// an offset does not fit a `u32`. The value's end is the largest
+    /// offset, so it is the one checked.
+    fn new(
+        quoted: std::ops::Range<usize>,
+        escaped: bool,
+        value: std::ops::Range<usize>,
+    ) -> Option<Span> {
+        debug_assert!(quoted.start <= quoted.end && quoted.end <= value.start);
+        debug_assert!(value.start <= value.end);
+        let end = u32::try_from(value.end).ok()?;
+        // Each below `end`: they fit.
+        let narrow = |offset: usize| offset as u32;
+        Some(Span {
+            quoted: narrow(quoted.start)..narrow(quoted.end),
+            escaped,
+            value: narrow(value.start)..end,
+        })
+    }
+
+    /// The name's offsets, quotes excluded.
+    fn name(&self) -> std::ops::Range<usize> {
+        self.quoted.start as usize + 1..self.quoted.end as usize - 1
+    }
+
     /// The member this marks in `text`, the valid JSON it was found in.
     fn member<'a>(&self, text: &'a str) -> Member<'a> {
         Member {
-            quoted: &text[self.quoted.clone()],
+            quoted: &text[self.quoted.start as usize..self.quoted.end as usize],
             escaped: self.escaped,
             // A member's value in valid JSON: valid JSON.
-            value: Valid::assume(&text[self.value.clone()]),
+            value: Valid::assume(&text[self.value.start as usize..self.value.end as usize]),
         }
     }
 }
@@ -422,6 +469,23 @@ mod tests {
         assert_eq!(all[0].name(), all[2].name(), "sent alike, the same name");
         assert!(!all[0].is("") && !all[0].is("\u{fffd}") && !all[0].is(r"\uDD61"));
         assert_eq!(all[0].value().as_str(), None);
+    }
+
+    #[test]
+    fn spans_hold_offsets_up_to_u32_max_and_refuse_larger() {
+        let max = u32::MAX as usize;
+        let span = Span::new(max - 9..max - 4, true, max - 2..max).expect("fits");
+        assert_eq!(span.quoted, u32::MAX - 9..u32::MAX - 4);
+        assert_eq!(span.value, u32::MAX - 2..u32::MAX);
+        assert!(span.escaped);
+        assert_eq!(span.name(), max - 8..max - 5);
+        assert_eq!(Span::new(0..3, false, 4..max + 1), None);
+        assert_eq!(Span::new(max + 1..max + 4, false, max + 5..max + 6), None);
+        let text = r#"{"ab":[1]}"#;
+        let span = Span::new(1..5, false, 6..9).unwrap();
+        assert_eq!(span.member(text).raw_name(), "ab");
+        assert_eq!(span.member(text).value().text(), "[1]");
+        assert_eq!(&text[span.name()], "ab");
     }
 
     #[test]

@@ -17,14 +17,15 @@
 //! every byte again, one nesting level at a time; the SIMD parsers build
 //! a tape). It is **only ever a fast path**: whatever it does not accept
 //! (nesting deeper than [`MAX_DEPTH`], or any invalid text, or a member
-//! its caller declines) the caller parses with `serde_json`
+//! its caller declines, or an inner object whose offsets do not fit a
+//! [`Span`]'s `u32`) the caller parses with `serde_json`
 //! as before, so its errors are `serde_json`'s. What it must never do is
 //! accept what `serde_json` refuses; the property tests and the
 //! `jsonrpc_body` fuzz target compare the two on that.
 
 use std::ops::Range;
 
-use super::{Member, ONES, Span, Valid, below, first_hit, skip_ws, zeros};
+use super::{Member, ONES, SPANS_CAPACITY, Span, Valid, below, first_hit, skip_ws, zeros};
 
 /// Nesting deeper than this (counting the object itself) is left to the
 /// slow path. `serde_json` refuses nesting of 128 levels; a request's
@@ -138,13 +139,14 @@ impl Found {
     }
 
     /// The member's span, its value ending at `value_end`, as offsets
-    /// from `base`.
-    fn span(self, value_end: usize, base: usize) -> Span {
-        Span {
-            quoted: self.quoted.start - base..self.quoted.end - base,
-            escaped: self.escaped,
-            value: self.value_start - base..value_end - base,
-        }
+    /// from `base`; `None` when they do not fit a [`Span`] (the text is
+    /// then left to the slow path).
+    fn span(self, value_end: usize, base: usize) -> Option<Span> {
+        Span::new(
+            self.quoted.start - base..self.quoted.end - base,
+            self.escaped,
+            self.value_start - base..value_end - base,
+        )
     }
 }
 
@@ -175,7 +177,7 @@ impl Walk<'_> {
     /// [`InnerSpans`]).
     fn inner(&mut self, at: usize, nested: &str) -> Option<(usize, InnerSpans)> {
         let bytes = self.bytes;
-        let mut members = Vec::with_capacity(4);
+        let mut members = Vec::with_capacity(SPANS_CAPACITY);
         let mut found_nested = None;
         let mut plain = true;
         let end = self.object(at, |w, found| {
@@ -183,10 +185,10 @@ impl Walk<'_> {
             let start = found.value_start;
             let end = if found.is(bytes, nested) {
                 if bytes.get(start) == Some(&b'{') {
-                    let mut spans = Vec::with_capacity(4);
+                    let mut spans = Vec::with_capacity(SPANS_CAPACITY);
                     let end = w.object(start, |w, f| {
                         let end = w.value(f.value_start)?;
-                        spans.push(f.span(end, at));
+                        spans.push(f.span(end, at)?);
                         Some(end)
                     })?;
                     found_nested = Some(spans);
@@ -199,7 +201,7 @@ impl Walk<'_> {
             } else {
                 w.value(start)?
             };
-            members.push(found.span(end, at));
+            members.push(found.span(end, at)?);
             Some(end)
         })?;
         let nested = found_nested.filter(|_| plain);

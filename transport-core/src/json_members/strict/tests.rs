@@ -3,7 +3,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::super::tests::json_value;
-use super::{Checked, MAX_DEPTH, Member, Valid, object};
+use super::{Checked, Found, MAX_DEPTH, Member, Span, Valid, object};
 
 /// At most this many members are generated at the top.
 const MAX_MEMBERS: usize = 8;
@@ -219,6 +219,28 @@ fn nesting_beyond_the_bound_is_left_to_the_slow_path() {
     let deeper = nested(MAX_DEPTH + 1);
     assert!(serde_accepts(&deeper));
     assert!(!checked(&deeper));
+}
+
+#[test]
+fn a_member_whose_offsets_do_not_fit_a_span_is_left_to_the_slow_path() {
+    let max = u32::MAX as usize;
+    let found = |start: usize| Found {
+        quoted: start..start + 3,
+        escaped: false,
+        value_start: start + 4,
+    };
+    let span = found(max - 8).span(max, 0).expect("within u32");
+    assert_eq!(
+        span,
+        Span::new(max - 8..max - 5, false, max - 4..max).unwrap()
+    );
+    // Offsets are taken from the inner object's start.
+    assert_eq!(
+        found(max + 10).span(max + 20, max),
+        Span::new(10..13, false, 14..20)
+    );
+    assert_eq!(found(max - 8).span(max + 1, 0), None);
+    assert_eq!(found(max).span(max + 8, 0), None);
 }
 
 #[test]
