@@ -119,6 +119,7 @@ impl ObjectIndex {
 
     /// The members, in the order sent, exactly as [`Valid::object`] walks
     /// them, without walking.
+    #[inline]
     pub fn members(&self) -> impl DoubleEndedIterator<Item = Member<'_>> + '_ {
         match &self.members {
             Some(spans) => IndexMembers::Spans {

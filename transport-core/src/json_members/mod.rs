@@ -203,6 +203,7 @@ impl Span {
     }
 
     /// The member this marks in `text`, the valid JSON it was found in.
+    #[inline]
     fn member<'a>(&self, text: &'a str) -> Member<'a> {
         Member {
             quoted: &text[self.quoted.start as usize..self.quoted.end as usize],
