@@ -156,7 +156,7 @@ impl ObjectIndex {
                 bytes.get(s.name()) == Some(name.as_bytes())
             }
         })?;
-        Some(self.member(span).value)
+        Some(span.value(&self.text))
     }
 
     /// The members of the object [`get`](Self::get)`("_meta")` gives, in
