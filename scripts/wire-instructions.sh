@@ -50,8 +50,13 @@ n2=${WIRE_N2:-1200}
 # Each count is the least of this many runs: what varies between runs is
 # extra work (tokio waking its other worker to look for tasks, a timer
 # firing), never less, so the least is the steadiest figure (one run's
-# `floor-edge` was 1,138 where the others gave 460-700, session 28).
-repeat=${WIRE_REPEAT:-2}
+# `floor-edge` was 1,138 where the others gave 460-700, session 28). The
+# runs of one count are spread over the whole measurement (every case
+# once, then every case again, ...), not made back to back: in `.ci/run`
+# a noisy spell of a few seconds right after the test suite raised both
+# back-to-back runs of one count twice in a row (`floor` 22,788, then
+# `floor-edge` 23,199 against ~22,000 and ~22,350 idle; session 30).
+repeat=${WIRE_REPEAT:-3}
 for tool in valgrind python3; do
   command -v "$tool" >/dev/null || {
     echo "wire-instructions: $tool is not installed" >&2
@@ -116,28 +121,28 @@ count() { # BINARY CASE N -> instructions of the whole server run
   sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$tmp/err"
 }
 
-least() { # BINARY CASE N -> the least count of `repeat` runs
-  local best="" c
-  for _ in $(seq "$repeat"); do
-    c=$(count "$@") || return 1
-    [[ -n $c ]] || return 1
-    if [[ -z $best || $c -lt $best ]]; then best=$c; fi
-  done
-  echo "$best"
-}
-
 over=0
 echo "| binary | case | instructions/request | bound |"
 echo "| --- | --- | --- | --- |"
+cases=(floor floor-edge modern-json legacy-json legacy-sse)
 for bin in "${bins[@]}"; do
-  declare -A per=()
-  for case in floor floor-edge modern-json legacy-json legacy-sse; do
-    a=$(least "$bin" "$case" "$n1")
-    b=$(least "$bin" "$case" "$n2")
-    [[ -n $a && -n $b ]] || {
-      echo "wire-instructions: no count for $case" >&2
-      exit 1
-    }
+  declare -A least=() per=()
+  for _ in $(seq "$repeat"); do
+    for case in "${cases[@]}"; do
+      for n in "$n1" "$n2"; do
+        c=$(count "$bin" "$case" "$n") || c=""
+        [[ -n $c ]] || {
+          echo "wire-instructions: no count for $case ($n requests)" >&2
+          exit 1
+        }
+        key="$case/$n"
+        if [[ -z ${least[$key]:-} || $c -lt ${least[$key]} ]]; then least[$key]=$c; fi
+      done
+    done
+  done
+  for case in "${cases[@]}"; do
+    a=${least[$case/$n1]}
+    b=${least[$case/$n2]}
     per[$case]=$(((b - a) / (n2 - n1)))
     max=${bound[$case]:-}
     echo "| $bin | $case | ${per[$case]} | ${max:-none} |"
@@ -152,6 +157,6 @@ for bin in "${bins[@]}"; do
     echo "wire-instructions: the edge costs $edge instructions a request over axum::serve, over its bound of $edge_bound" >&2
     over=1
   fi
-  unset per
+  unset least per
 done
 exit "$over"

@@ -168,8 +168,10 @@ pub(crate) struct Span {
 
 /// How many spans an index of a request's members is made with: six
 /// spans (120 bytes) stay within the allocator's 128-byte fast path (see
-/// [`Span`]) and hold the members of any `params` or `_meta` the
-/// specification defines without growing.
+/// [`Span`]) and hold, without growing, the members the 2026-07-28
+/// schema defines for a request's `params` (at most five: a `tools/call`'s
+/// `name`, `arguments`, `_meta`, `inputResponses`, `requestState`) or for
+/// its `_meta` (five).
 pub(crate) const SPANS_CAPACITY: usize = 6;
 
 // The bound the capacity is chosen for (see [`Span`]).
