@@ -221,10 +221,17 @@ if op == 'finish_stream' then return finish_stream() end
 -- Both, in one call: the final response of a request's stream and the
 -- stream's end (EventStore::append_final). The stream is ended even when
 -- the append is refused, as finish_stream after a failed append ends it.
--- Reply: the end's status, then the append's reply.
-if op == 'append_final' then
+-- Reply: the end's status, then the append's reply. 'append_final_read'
+-- (EventStore::append_final_delivered) also marks the ended stream read to
+-- its end, as a replay of its end would (see take_victim): its writer
+-- hands the message to the attached connection itself.
+if op == 'append_final' or op == 'append_final_read' then
   local a = append()
-  local out = {finish_stream()[1]}
+  local fin = finish_stream()[1]
+  if fin == 'ok' and op == 'append_final_read' then
+    redis.call('HSET', meta, f .. 'read', 1)
+  end
+  local out = {fin}
   for i, v in ipairs(a) do out[i + 1] = v end
   return out
 end

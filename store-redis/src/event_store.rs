@@ -199,6 +199,44 @@ impl RedisEventStore {
         self.call(op, session, Some(stream), &args).await
     }
 
+    /// `append_final` or `append_final_read` (the script's two final
+    /// appends), as [`FinalAppend`].
+    async fn final_append(
+        &self,
+        op: &str,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        let reply = match self.call_append(op, session, stream, &message).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                // Neither step is known to have happened: both fail.
+                let again = StoreError::Backend(e.to_string().into());
+                return FinalAppend {
+                    appended: Err(backend(e)),
+                    finished: Err(again),
+                };
+            }
+        };
+        // The script's session check answers before either step.
+        if reply.rest.is_empty() {
+            return FinalAppend {
+                appended: Err(self.store_error(&reply, session, stream)),
+                finished: Err(self.store_error(&reply, session, stream)),
+            };
+        }
+        let finished = if reply.status == "ok" {
+            Ok(())
+        } else {
+            Err(self.store_error(&reply, session, stream))
+        };
+        let appended = Reply::read(reply.rest)
+            .map_err(backend)
+            .and_then(|a| self.appended(&a, session, stream));
+        FinalAppend { appended, finished }
+    }
+
     /// An appending operation's reply as `append`'s result.
     fn appended(
         &self,
@@ -316,36 +354,20 @@ impl EventStore for RedisEventStore {
         stream: StreamId,
         message: Bytes,
     ) -> FinalAppend {
-        let reply = match self
-            .call_append("append_final", session, stream, &message)
+        self.final_append("append_final", session, stream, message)
             .await
-        {
-            Ok(reply) => reply,
-            Err(e) => {
-                // Neither step is known to have happened: both fail.
-                let again = StoreError::Backend(e.to_string().into());
-                return FinalAppend {
-                    appended: Err(backend(e)),
-                    finished: Err(again),
-                };
-            }
-        };
-        // The script's session check answers before either step.
-        if reply.rest.is_empty() {
-            return FinalAppend {
-                appended: Err(self.store_error(&reply, session, stream)),
-                finished: Err(self.store_error(&reply, session, stream)),
-            };
-        }
-        let finished = if reply.status == "ok" {
-            Ok(())
-        } else {
-            Err(self.store_error(&reply, session, stream))
-        };
-        let appended = Reply::read(reply.rest)
-            .map_err(backend)
-            .and_then(|a| self.appended(&a, session, stream));
-        FinalAppend { appended, finished }
+    }
+
+    /// The same script call, which also marks the stream read to its end
+    /// (`append_final_read` in the script).
+    async fn append_final_delivered(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        self.final_append("append_final_read", session, stream, message)
+            .await
     }
 
     async fn finish_stream(

@@ -157,6 +157,7 @@ fn event_store_suite_on_the_cluster() {
         es::a_stream_evicted_for_count_releases_its_bytes(&m).await;
         es::through_arc_dyn(&m).await;
         es::tail_after_follows_appends_and_the_end(&m).await;
+        es::append_final_delivered_counts_as_read_to_the_end(&m).await;
         event_store_errors_but_the_session_count(&m).await;
     });
 }

@@ -851,6 +851,50 @@ pub async fn append_final_stores_the_answer_and_ends_the_stream(m: &dyn EventSto
     );
 }
 
+/// Case: `append_final_delivered` stores the final message and ends the
+/// stream as `append_final` does, and counts the stream as read to its
+/// end: the stream cap evicts it before streams that finished earlier
+/// but that nobody has read (one ended by `finish_stream`, one by
+/// `append_final`).
+pub async fn append_final_delivered_counts_as_read_to_the_end(m: &dyn EventStoreMaker) {
+    let (store, t) = three_streams_of_three(m).await;
+    store.finish_stream(&t, StreamId(1)).await.unwrap();
+    let plain = store.append_final(&t, StreamId(2), msg("two")).await;
+    assert_eq!(plain.appended.unwrap(), EventId::new(t, StreamId(2), 2));
+    plain.finished.unwrap();
+    let delivered = store
+        .append_final_delivered(&t, StreamId(3), msg("three"))
+        .await;
+    assert_eq!(delivered.appended.unwrap(), EventId::new(t, StreamId(3), 2));
+    delivered.finished.unwrap();
+    // Stored and ended like any final append (not read here: a replay of
+    // the end would count as the read).
+    assert_eq!(store.last_seq(&t, StreamId(3)).await.unwrap(), 2);
+    assert!(matches!(
+        store.append(&t, StreamId(3), msg("late")).await,
+        Err(StoreError::StreamFinished { .. })
+    ));
+    store.open_stream(&t, StreamId(4)).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(3)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let two = store
+        .replay_after(&t, &EventId::priming(t, StreamId(2)))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&two), vec![&b"x"[..], &b"two"[..]]);
+    assert!(two.finished);
+    assert!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(1)))
+            .await
+            .is_ok()
+    );
+}
+
 /// Case: `append_final` ends the stream even when the message is refused
 /// (too large), as `finish_stream` after a failed `append` would; on an
 /// unknown stream or session both steps fail.
@@ -1165,6 +1209,7 @@ macro_rules! event_store_suite {
             tail_after_follows_appends_and_the_end,
             append_final_stores_the_answer_and_ends_the_stream,
             append_final_ends_the_stream_when_the_message_is_refused,
+            append_final_delivered_counts_as_read_to_the_end,
             append_final_counts_against_the_byte_budget,
             the_byte_budget_evicts_the_oldest_across_sessions,
         );

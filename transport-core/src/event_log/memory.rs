@@ -245,6 +245,44 @@ impl MemoryEventStore {
         }
     }
 
+    /// `append_final`'s two steps under one lock of the session's log; with
+    /// `read_out`, the stream is also marked read to its end
+    /// (`append_final_delivered`) once its end is recorded.
+    fn final_steps(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+        read_out: bool,
+    ) -> FinalAppend {
+        let steps = self.with_session(session, |log| {
+            let appended = self.do_append(log, session, stream, message);
+            let finished = do_finish(log, session, stream);
+            if read_out
+                && finished.is_ok()
+                && let Some(s) = log.streams.get_mut(&stream)
+            {
+                s.read_out = true;
+            }
+            Ok((appended, finished))
+        });
+        let (appended, finished) = match steps {
+            Ok(steps) => steps,
+            Err(unknown) => (
+                Err(unknown),
+                Err(StoreError::UnknownSession { session: *session }),
+            ),
+        };
+        if let Ok(id) = &appended {
+            self.after_append(Appended {
+                session: *session,
+                stream,
+                seq: id.seq,
+            });
+        }
+        FinalAppend { appended, finished }
+    }
+
     /// Records an append in the budget's queue, then evicts the oldest
     /// appends still retained while the store is over budget. Called with
     /// no session lock held (the queue's lock is taken before a session's).
@@ -533,25 +571,18 @@ impl EventStore for MemoryEventStore {
         stream: StreamId,
         message: Bytes,
     ) -> FinalAppend {
-        let steps = self.with_session(session, |log| {
-            let appended = self.do_append(log, session, stream, message);
-            Ok((appended, do_finish(log, session, stream)))
-        });
-        let (appended, finished) = match steps {
-            Ok(steps) => steps,
-            Err(unknown) => (
-                Err(unknown),
-                Err(StoreError::UnknownSession { session: *session }),
-            ),
-        };
-        if let Ok(id) = &appended {
-            self.after_append(Appended {
-                session: *session,
-                stream,
-                seq: id.seq,
-            });
-        }
-        FinalAppend { appended, finished }
+        self.final_steps(session, stream, message, false)
+    }
+
+    /// As `append_final`, and the stream is marked read to its end under
+    /// the same lock (see [`take_victim`]).
+    async fn append_final_delivered(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        self.final_steps(session, stream, message, true)
     }
 
     async fn replay_after(

@@ -19,7 +19,8 @@
 //!   open_stream(s, n)      -> priming id   s.n.0, sent as the priming event
 //!   append(s, n, json)     -> s.n.1, s.n.2, …  one per message event
 //!   finish_stream(s, n)                    after the final response
-//!     (or append_final(s, n, json): the final response and the end in one call)
+//!     (or append_final(s, n, json): the final response and the end in one call;
+//!      append_final_delivered when the caller hands it to its reader itself)
 //!   replay_after(s, id)    -> Replay       on GET + Last-Event-ID
 //! remove_session(s)                        DELETE or expiry
 //! ```
@@ -142,6 +143,27 @@ pub trait EventStore: Send + Sync + 'static {
         let appended = self.append(session, stream, message).await;
         let finished = self.finish_stream(session, stream).await;
         FinalAppend { appended, finished }
+    }
+
+    /// [`append_final`](Self::append_final) for a caller that delivers the
+    /// message itself, from its own copy, to the connection attached to
+    /// the stream, so that no [`replay_after`](Self::replay_after) reads the
+    /// stream's end for it: the store also records the stream as read to
+    /// its end, as such a replay would have. A store whose bounds evict
+    /// streams read to their end first (as [`MemoryEventStore`] and the
+    /// Redis store do: an unread finished stream is most likely an answer
+    /// about to be read) keeps that order this way without the read.
+    ///
+    /// The default is `append_final` (a store that does not order eviction
+    /// by reads has nothing more to record). A store wrapping another
+    /// should pass the call on.
+    async fn append_final_delivered(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        self.append_final(session, stream, message).await
     }
 
     /// The events after `last` on `last`'s stream, for a client resuming
