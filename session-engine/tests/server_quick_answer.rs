@@ -246,6 +246,42 @@ async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
     assert_eq!(store.finishes(), 0, "no separate finish_stream");
 }
 
+/// An answer appended while its stream's connection is attached goes out
+/// from the stream's own copy, not read back from the event store (with
+/// Redis, a round trip a request): the answer given at once and the one
+/// given later alike. The store counts both streams as read to their end
+/// (`append_final_delivered`, the `finals` count), and a resume of either
+/// still replays the answer from the store.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_answer_to_an_attached_connection_is_not_read_back_from_the_store() {
+    let store = Arc::new(server_common::store::WatchedStore::default());
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.event_store = store.clone();
+    let server = server_with(config);
+    let session = initialized(&server).await;
+    for (tool, expected) in [("add", r#""sum":5"#), ("later", r#""later":true"#)] {
+        let response = answer(&server, &session, &call(tool)).await;
+        let text = rest(chunks(response.into_body())).await;
+        assert!(text.contains(expected), "{tool}: {text}");
+    }
+    assert_eq!(store.finals(), 2);
+    assert_eq!(store.replays(), 0, "an answer was read back from the store");
+    // Still in the store for a resume (the first stream's priming id).
+    let tag = store.tag();
+    let first = mcp_transport_core::event_id::EventId::priming(
+        tag,
+        mcp_transport_core::event_id::StreamId(1),
+    );
+    use mcp_transport_core::event_log::EventStore;
+    let replay = store.inner.replay_after(&tag, &first).await.unwrap();
+    assert!(replay.finished);
+    assert!(
+        std::str::from_utf8(&replay.events[0].data)
+            .unwrap()
+            .contains(r#""sum":5"#)
+    );
+}
+
 /// A quick answer with more events than one body frame holds (64) still
 /// goes out whole and in order: the frames the connection gives at once
 /// first, then the rest of its stream.

@@ -4,8 +4,10 @@
 //! sequence number it has delivered (its cursor); whenever the stream's
 //! [`Live`](super::stream::Live) state says more was appended, it asks the
 //! event store for everything after the cursor (`replay_after`) and writes
-//! those events. A resuming connection simply starts with the cursor at the
-//! client's `Last-Event-ID`, so resumption is exact by construction.
+//! those events (but for a final message the stream kept for it, which it
+//! writes without the read: `StreamState::take_final_after`). A resuming
+//! connection simply starts with the cursor at the client's
+//! `Last-Event-ID`, so resumption is exact by construction.
 //!
 //! Per connection, in order:
 //!
@@ -509,7 +511,13 @@ impl Connection {
         }
     }
 
+    /// The events after the cursor: the stream's final message when the
+    /// stream kept it for this connection (`StreamState::take_final_after`),
+    /// else read from the event store.
     async fn fetch(&self) -> Result<Replay, ReplayError> {
+        if let Some(replay) = self.stream.take_final_after(self.cursor) {
+            return Ok(replay);
+        }
         let last = EventId::new(self.session.tag, self.stream.id, self.cursor);
         self.shared
             .config

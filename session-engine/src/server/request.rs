@@ -46,8 +46,10 @@ use super::stream::StreamState;
 /// not, and under load (64 connections on one session,
 /// `bench --workloads legacy-sse-shared`) a few hundred streams opened
 /// in between did so, losing about one answer in 20,000 (docs/PERFORMANCE.md,
-/// session 10). `None` for a stream still running, or when the read
-/// fails (the connection reads the store itself, as before).
+/// session 10). The answer alone is not read but taken from the stream's
+/// state, which kept it (`StreamState::take_final_after`). `None` for a
+/// stream still running, or when the read fails (the connection reads the
+/// store itself, as before).
 async fn prefetch_finished(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
@@ -55,6 +57,10 @@ async fn prefetch_finished(
 ) -> Option<Replay> {
     if !state.live().finished {
         return None;
+    }
+    // The answer alone, kept by the stream as it was appended: no read.
+    if let Some(replay) = state.take_final_after(0) {
+        return Some(replay);
     }
     let after = EventId::new(session.tag, state.id, 0);
     shared

@@ -20,13 +20,18 @@
 //! room.
 //!
 //! Appending goes store first, then `Live`: a connection that sees a new
-//! `last_seq` always finds the event in the store.
+//! `last_seq` always finds the event in the store. The one exception to
+//! reading it there: a final message appended while a connection is
+//! attached is also kept here ([`StreamState::take_final_after`]), so the
+//! connection writes it without a read of the store (with Redis, a round
+//! trip fewer for every answer on its own stream: docs/PERFORMANCE.md,
+//! session 31).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use bytes::Bytes;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
-use mcp_transport_core::event_log::{EventStore, FinalAppend, StoreError};
+use mcp_transport_core::event_log::{EventStore, FinalAppend, Replay, StoreError, StoredEvent};
 use tokio::sync::Notify;
 
 use super::held_lease::HeldLease;
@@ -176,6 +181,10 @@ struct Rare {
     /// down during the answer): the attached connection delivers it
     /// without an id before it ends (`keep_unstored`).
     unstored: Option<Bytes>,
+    /// The stream's final message, stored, when a connection was attached
+    /// as it was appended: that connection writes it from here
+    /// (`take_final_after`).
+    kept_final: Option<StoredEvent>,
 }
 
 impl StreamState {
@@ -454,16 +463,36 @@ impl StreamState {
     /// ([`keep_unstored`](Self::keep_unstored)), before the end is
     /// published: a connection that sees the end finds it. Returns the
     /// append's result; the stream is ended either way.
+    ///
+    /// With a connection attached, the message is also kept for it
+    /// ([`take_final_after`](Self::take_final_after)) before the end is
+    /// published, and the store is told that it is delivered
+    /// ([`EventStore::append_final_delivered`]: it counts as read to its
+    /// end for the store's eviction order, as the read it saves would have).
     pub async fn append_final(
         &self,
         store: &dyn EventStore,
         tag: &SessionTag,
         message: Bytes,
     ) -> Result<EventId, StoreError> {
-        let FinalAppend { appended, finished } =
-            store.append_final(tag, self.id, message.clone()).await;
+        let attached = self.is_attached();
+        let FinalAppend { appended, finished } = if attached {
+            store
+                .append_final_delivered(tag, self.id, message.clone())
+                .await
+        } else {
+            store.append_final(tag, self.id, message.clone()).await
+        };
         let seq = match &appended {
-            Ok(id) => Some(id.seq),
+            Ok(id) => {
+                if attached {
+                    self.rare().get_or_insert_default().kept_final = Some(StoredEvent {
+                        id: *id,
+                        data: message,
+                    });
+                }
+                Some(id.seq)
+            }
             Err(_) => {
                 self.keep_unstored(message);
                 None
@@ -504,6 +533,29 @@ impl StreamState {
     /// The final message the event store refused, if any (taken once).
     pub fn take_unstored(&self) -> Option<Bytes> {
         self.rare().as_mut().and_then(|r| r.unstored.take())
+    }
+
+    /// The stream's kept final message ([`append_final`](Self::append_final))
+    /// as the replay of a finished stream after `cursor`, when it is the one
+    /// event after `cursor` (taken once; a kept message that `cursor` has
+    /// passed is dropped). `None` otherwise: the connection reads the store.
+    pub fn take_final_after(&self, cursor: u64) -> Option<Replay> {
+        let mut rare = self.rare();
+        let kept = &mut rare.as_mut()?.kept_final;
+        let seq = kept.as_ref()?.id.seq;
+        if seq <= cursor {
+            *kept = None;
+        }
+        if seq != cursor + 1 {
+            return None;
+        }
+        let event = kept.take()?;
+        Some(Replay {
+            stream: self.id,
+            last_seq: seq,
+            finished: true,
+            events: vec![event],
+        })
     }
 
     /// Keeps `held`, this instance's lease on the stream, until it
@@ -600,6 +652,55 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
+    }
+
+    /// The final message is kept only with a connection attached, handed
+    /// out once and only as the event right after the cursor, and dropped
+    /// once the cursor has passed it.
+    #[tokio::test]
+    async fn a_final_message_is_kept_for_the_attached_connection() {
+        let store = MemoryEventStore::default();
+        let tag = SessionTag::from_u64(7);
+        store.open_session(&tag).await.unwrap();
+        let final_json = Bytes::from_static(b"{\"result\":1}");
+        // No connection attached: nothing kept.
+        store.open_stream(&tag, StreamId(1)).await.unwrap();
+        let alone = StreamState::new(StreamId(1));
+        alone
+            .append_final(&store, &tag, final_json.clone())
+            .await
+            .unwrap();
+        assert!(alone.take_final_after(0).is_none());
+        // Attached: kept as the event after 1 (a notification went first).
+        store.open_stream(&tag, StreamId(2)).await.unwrap();
+        let s = StreamState::new(StreamId(2));
+        s.attach(0);
+        s.append(&store, &tag, Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        s.append_final(&store, &tag, final_json.clone())
+            .await
+            .unwrap();
+        assert!(s.live().finished);
+        assert!(s.take_final_after(0).is_none(), "not the event after 0");
+        let replay = s.take_final_after(1).expect("kept");
+        assert_eq!(replay.stream, StreamId(2));
+        assert_eq!(replay.last_seq, 2);
+        assert!(replay.finished);
+        assert_eq!(replay.events.len(), 1);
+        assert_eq!(replay.events[0].id, EventId::new(tag, StreamId(2), 2));
+        assert_eq!(replay.events[0].data, final_json);
+        assert!(s.take_final_after(1).is_none(), "taken once");
+        // Passed by the cursor (read from the store instead): dropped.
+        store.open_stream(&tag, StreamId(3)).await.unwrap();
+        let passed = StreamState::new(StreamId(3));
+        passed.attach(0);
+        passed
+            .append_final(&store, &tag, final_json.clone())
+            .await
+            .unwrap();
+        assert!(passed.take_final_after(1).is_none());
+        assert!(passed.take_final_after(0).is_none(), "dropped");
     }
 
     #[test]

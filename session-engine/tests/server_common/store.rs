@@ -79,7 +79,7 @@ impl WatchedStore {
         self.finishes.load(Ordering::SeqCst)
     }
 
-    /// `append_final` calls so far.
+    /// `append_final` and `append_final_delivered` calls so far.
     pub fn finals(&self) -> usize {
         self.finals.load(Ordering::SeqCst)
     }
@@ -141,6 +141,18 @@ impl EventStore for WatchedStore {
     ) -> FinalAppend {
         self.finals.fetch_add(1, Ordering::SeqCst);
         self.inner.append_final(session, stream, message).await
+    }
+
+    async fn append_final_delivered(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> FinalAppend {
+        self.finals.fetch_add(1, Ordering::SeqCst);
+        self.inner
+            .append_final_delivered(session, stream, message)
+            .await
     }
 
     async fn replay_after(
