@@ -49,13 +49,25 @@ end
 -- else the longest-finished one; false when none has finished. (As
 -- MemoryEventStore's take_victim: an unread finished stream is most likely
 -- an answer whose connection is about to read it.)
+-- The list is read a page at a time: the one wanted is usually first
+-- (streams are marked read as they are answered), and reading the whole
+-- list of a session at its stream cap (256 by default) on every new stream
+-- was the costliest command of a request's scripts (docs/PERFORMANCE.md,
+-- session 31).
+local VICTIM_PAGE = 16
 local function take_victim(s)
   local meta, finkey = k(s, 'meta'), k(s, 'fin')
-  for _, v in ipairs(redis.call('LRANGE', finkey, 0, -1)) do
-    if hnum(meta, 's:' .. v .. ':read') == 1 then
-      redis.call('LREM', finkey, 1, v)
-      return v
+  local from = 0
+  while true do
+    local page = redis.call('LRANGE', finkey, from, from + VICTIM_PAGE - 1)
+    for _, v in ipairs(page) do
+      if hnum(meta, 's:' .. v .. ':read') == 1 then
+        redis.call('LREM', finkey, 1, v)
+        return v
+      end
     end
+    if #page < VICTIM_PAGE then break end
+    from = from + VICTIM_PAGE
   end
   return redis.call('LPOP', finkey)
 end

@@ -851,6 +851,57 @@ pub async fn append_final_stores_the_answer_and_ends_the_stream(m: &dyn EventSto
     );
 }
 
+/// Case: the stream read to its end is found however far down the list
+/// of finished streams it is (here the 25th of 40 finished): the stream
+/// cap evicts it, not the one that finished first.
+pub async fn a_read_stream_deep_in_the_finished_list_is_evicted_first(m: &dyn EventStoreMaker) {
+    let store = m
+        .make(MemoryEventStoreConfig {
+            max_streams_per_session: 40,
+            ..Default::default()
+        })
+        .await;
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    for n in 1..=40 {
+        store.open_stream(&t, StreamId(n)).await.unwrap();
+        store
+            .append_final(&t, StreamId(n), msg("x"))
+            .await
+            .finished
+            .unwrap();
+    }
+    store
+        .replay_after(&t, &EventId::priming(t, StreamId(25)))
+        .await
+        .unwrap();
+    store.open_stream(&t, StreamId(41)).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(25)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    // None of the others is read now: the next new stream evicts the one
+    // that finished first.
+    store.open_stream(&t, StreamId(42)).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(1)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    for n in [2, 24, 26, 40] {
+        assert!(
+            store
+                .replay_after(&t, &EventId::priming(t, StreamId(n)))
+                .await
+                .is_ok(),
+            "stream {n} kept"
+        );
+    }
+}
+
 /// Case: `append_final_delivered` stores the final message and ends the
 /// stream as `append_final` does, and counts the stream as read to its
 /// end: the stream cap evicts it before streams that finished earlier
@@ -1210,6 +1261,7 @@ macro_rules! event_store_suite {
             append_final_stores_the_answer_and_ends_the_stream,
             append_final_ends_the_stream_when_the_message_is_refused,
             append_final_delivered_counts_as_read_to_the_end,
+            a_read_stream_deep_in_the_finished_list_is_evicted_first,
             append_final_counts_against_the_byte_budget,
             the_byte_budget_evicts_the_oldest_across_sessions,
         );
