@@ -176,22 +176,26 @@ local function append()
   if seq >= 9007199254740992 then return {'sequence_exhausted'} end
   redis.call('XADD', skey, '0-' .. int(seq), 'd', data)
   redis.call('HSET', meta, f .. 'last', int(seq))
-  redis.call('HINCRBY', meta, f .. 'bytes', size)
-  redis.call('HINCRBY', meta, f .. 'n', 1)
-  redis.call('HINCRBY', meta, 'bytes', size)
+  -- The counts as HINCRBY leaves them: read again only after an eviction.
+  local sb = redis.call('HINCRBY', meta, f .. 'bytes', size)
+  local sn = redis.call('HINCRBY', meta, f .. 'n', 1)
+  local tb = redis.call('HINCRBY', meta, 'bytes', size)
   redis.call('HINCRBY', meta, 'events', 1)
   -- Per-stream bounds: the oldest events go.
-  while hnum(meta, f .. 'n') > max_events or hnum(meta, f .. 'bytes') > max_bs do
+  while sn > max_events or sb > max_bs do
     if not evict_front(sid, n) then break end
+    sn, sb = hnum(meta, f .. 'n'), hnum(meta, f .. 'bytes')
+    tb = hnum(meta, 'bytes')
   end
   -- Per-session bound: finished streams first, then this stream's oldest.
-  while hnum(meta, 'bytes') > max_sess do
+  while tb > max_sess do
     local victim = take_victim(sid)
     if victim then
       drop_stream(sid, victim)
     elseif not evict_front(sid, n) then
       break
     end
+    tb = hnum(meta, 'bytes')
   end
   redis.call('PEXPIRE', skey, ttl)
   touch(sid)
@@ -216,14 +220,15 @@ local function append()
   return {'ok', seq}
 end
 
--- Marks stream n ended (the op 'finish_stream'); its reply.
-local function finish_stream()
+-- Marks stream n ended (the op 'finish_stream'); its reply. `touched`:
+-- the session's keys were just refreshed (by append, in append_final).
+local function finish_stream(touched)
   if redis.call('HEXISTS', meta, f .. 'last') == 0 then return {'unknown_stream'} end
   if hnum(meta, f .. 'fin') == 0 then
     redis.call('HSET', meta, f .. 'fin', 1)
     redis.call('RPUSH', fin, n)
   end
-  touch(sid)
+  if not touched then touch(sid) end
   return {'ok'}
 end
 
@@ -239,7 +244,7 @@ if op == 'finish_stream' then return finish_stream() end
 -- hands the message to the attached connection itself.
 if op == 'append_final' or op == 'append_final_read' then
   local a = append()
-  local fin = finish_stream()[1]
+  local fin = finish_stream(a[1] == 'ok')[1]
   if fin == 'ok' and op == 'append_final_read' then
     redis.call('HSET', meta, f .. 'read', 1)
   end
