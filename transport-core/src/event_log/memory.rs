@@ -575,7 +575,7 @@ impl EventStore for MemoryEventStore {
     }
 
     /// As `append_final`, and the stream is marked read to its end under
-    /// the same lock (see [`take_victim`]).
+    /// the same lock (see `take_victim`).
     async fn append_final_delivered(
         &self,
         session: &SessionTag,
