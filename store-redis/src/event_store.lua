@@ -146,9 +146,11 @@ local n = ARGV[5]
 local f = 's:' .. n .. ':'
 local skey = KEYS[3]
 
-if op == 'open_stream' then
+-- Opens stream n, at most max_streams to a session (the op 'open_stream',
+-- and the first step of 'open_final'); its reply.
+local function open_stream(max_streams)
   if redis.call('HEXISTS', meta, f .. 'last') == 1 then return {'stream_exists'} end
-  if hnum(meta, 'streams') >= tonumber(ARGV[6]) then
+  if hnum(meta, 'streams') >= max_streams then
     local victim = take_victim(sid)
     if not victim then return {'too_many_streams'} end
     drop_stream(sid, victim)
@@ -161,6 +163,8 @@ if op == 'open_stream' then
   account(sid)
   return {'ok'}
 end
+
+if op == 'open_stream' then return open_stream(tonumber(ARGV[6])) end
 
 -- Appends ARGV[6] to stream n (the op 'append'); its reply.
 local function append()
@@ -242,10 +246,18 @@ if op == 'finish_stream' then return finish_stream() end
 -- (EventStore::append_final_delivered) also marks the ended stream read to
 -- its end, as a replay of its end would (see take_victim): its writer
 -- hands the message to the attached connection itself.
-if op == 'append_final' or op == 'append_final_read' then
+-- 'open_final' (EventStore::open_answered): open_stream (at most ARGV[12]
+-- streams), then 'append_final_read'; the open's reply alone when it
+-- fails.
+if op == 'open_final' then
+  local o = open_stream(tonumber(ARGV[12]))
+  if o[1] ~= 'ok' then return o end
+end
+
+if op == 'append_final' or op == 'append_final_read' or op == 'open_final' then
   local a = append()
   local fin = finish_stream(a[1] == 'ok')[1]
-  if fin == 'ok' and op == 'append_final_read' then
+  if fin == 'ok' and op ~= 'append_final' then
     redis.call('HSET', meta, f .. 'read', 1)
   end
   local out = {fin}

@@ -178,7 +178,9 @@ impl RedisEventStore {
         Reply::read(value)
     }
 
-    /// Runs `append` or `append_final` (which take the same arguments).
+    /// Runs `append`, `append_final`, `append_final_read` or `open_final`
+    /// (which take the same arguments, and `open_final` the stream cap
+    /// after them).
     async fn call_append(
         &self,
         op: &str,
@@ -187,7 +189,7 @@ impl RedisEventStore {
         message: &[u8],
     ) -> Result<Reply, RedisStoreError> {
         let l = &self.config.limits;
-        let args: [&[u8]; 7] = [
+        let args: [&[u8]; 8] = [
             &num(stream.0),
             message,
             &num(l.max_events_per_stream),
@@ -195,8 +197,14 @@ impl RedisEventStore {
             &num(l.max_bytes_per_session),
             &num(l.max_bytes_total),
             &num(self.config.max_budget_entries),
+            &num(l.max_streams_per_session),
         ];
-        self.call(op, session, Some(stream), &args).await
+        let args = if op == "open_final" {
+            &args[..]
+        } else {
+            &args[..7]
+        };
+        self.call(op, session, Some(stream), args).await
     }
 
     /// `append_final` or `append_final_read` (the script's two final
@@ -226,6 +234,12 @@ impl RedisEventStore {
                 finished: Err(self.store_error(&reply, session, stream)),
             };
         }
+        self.final_reply(reply, session, stream)
+    }
+
+    /// A final append's reply (the end's status, then the append's reply)
+    /// as [`FinalAppend`].
+    fn final_reply(&self, reply: Reply, session: &SessionTag, stream: StreamId) -> FinalAppend {
         let finished = if reply.status == "ok" {
             Ok(())
         } else {
@@ -368,6 +382,27 @@ impl EventStore for RedisEventStore {
     ) -> FinalAppend {
         self.final_append("append_final_read", session, stream, message)
             .await
+    }
+
+    /// One script call for the three steps (`open_final` in the script):
+    /// a request answered before its stream was opened costs one round
+    /// trip, not two.
+    async fn open_answered(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> Result<(EventId, FinalAppend), StoreError> {
+        let reply = self
+            .call_append("open_final", session, stream, &message)
+            .await
+            .map_err(backend)?;
+        // The open's (or the session check's) refusal comes alone.
+        if reply.rest.is_empty() {
+            return Err(self.store_error(&reply, session, stream));
+        }
+        let done = self.final_reply(reply, session, stream);
+        Ok((EventId::priming(*session, stream), done))
     }
 
     async fn finish_stream(

@@ -159,6 +159,7 @@ fn event_store_suite_on_the_cluster() {
         es::tail_after_follows_appends_and_the_end(&m).await;
         es::append_final_delivered_counts_as_read_to_the_end(&m).await;
         es::a_read_stream_deep_in_the_finished_list_is_evicted_first(&m).await;
+        es::open_answered_opens_a_finished_stream(&m).await;
         event_store_errors_but_the_session_count(&m).await;
     });
 }

@@ -851,6 +851,67 @@ pub async fn append_final_stores_the_answer_and_ends_the_stream(m: &dyn EventSto
     );
 }
 
+/// Case: `open_answered` opens a stream with its final message in it
+/// (priming id, then the message as sequence number 1, the stream ended
+/// and counted as read to its end), and refuses a stream that exists
+/// without appending to it.
+pub async fn open_answered_opens_a_finished_stream(m: &dyn EventStoreMaker) {
+    let (store, t) = three_streams_of_three(m).await;
+    store.finish_stream(&t, StreamId(1)).await.unwrap();
+    store.finish_stream(&t, StreamId(2)).await.unwrap();
+    assert!(matches!(
+        store.open_answered(&t, StreamId(3), msg("again")).await,
+        Err(StoreError::StreamExists { .. })
+    ));
+    assert_eq!(store.last_seq(&t, StreamId(3)).await.unwrap(), 1);
+    // At the cap: opening it evicts 1 (finished first, nobody read it).
+    let (priming, done) = store
+        .open_answered(&t, StreamId(4), msg("answer"))
+        .await
+        .unwrap();
+    assert_eq!(priming, EventId::priming(t, StreamId(4)));
+    assert_eq!(done.appended.unwrap(), EventId::new(t, StreamId(4), 1));
+    done.finished.unwrap();
+    assert!(matches!(
+        store.append(&t, StreamId(4), msg("late")).await,
+        Err(StoreError::StreamFinished { .. })
+    ));
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(1)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    // 4 counts as read to its end: the next new stream evicts it, not 2.
+    store.finish_stream(&t, StreamId(3)).await.unwrap();
+    store.open_stream(&t, StreamId(5)).await.unwrap();
+    assert!(matches!(
+        store
+            .replay_after(&t, &EventId::priming(t, StreamId(4)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    ));
+    let two = store
+        .replay_after(&t, &EventId::priming(t, StreamId(2)))
+        .await
+        .unwrap();
+    assert!(two.finished);
+    // Its answer was stored: a store with room replays it.
+    let (store, t) = three_streams_of_three(m).await;
+    store.finish_stream(&t, StreamId(1)).await.unwrap();
+    let (_, done) = store
+        .open_answered(&t, StreamId(9), msg("kept"))
+        .await
+        .unwrap();
+    done.finished.unwrap();
+    let replay = store
+        .replay_after(&t, &EventId::priming(t, StreamId(9)))
+        .await
+        .unwrap();
+    assert_eq!(payloads(&replay), vec![&b"kept"[..]]);
+    assert!(replay.finished);
+}
+
 /// Case: the stream read to its end is found however far down the list
 /// of finished streams it is (here the 25th of 40 finished): the stream
 /// cap evicts it, not the one that finished first.
@@ -1262,6 +1323,7 @@ macro_rules! event_store_suite {
             append_final_ends_the_stream_when_the_message_is_refused,
             append_final_delivered_counts_as_read_to_the_end,
             a_read_stream_deep_in_the_finished_list_is_evicted_first,
+            open_answered_opens_a_finished_stream,
             append_final_counts_against_the_byte_budget,
             the_byte_budget_evicts_the_oldest_across_sessions,
         );

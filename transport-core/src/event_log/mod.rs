@@ -20,7 +20,8 @@
 //!   append(s, n, json)     -> s.n.1, s.n.2, …  one per message event
 //!   finish_stream(s, n)                    after the final response
 //!     (or append_final(s, n, json): the final response and the end in one call;
-//!      append_final_delivered when the caller hands it to its reader itself)
+//!      append_final_delivered when the caller hands it to its reader itself;
+//!      open_answered(s, n, json): open_stream and append_final_delivered at once)
 //!   replay_after(s, id)    -> Replay       on GET + Last-Event-ID
 //! remove_session(s)                        DELETE or expiry
 //! ```
@@ -164,6 +165,31 @@ pub trait EventStore: Send + Sync + 'static {
         message: Bytes,
     ) -> FinalAppend {
         self.append_final(session, stream, message).await
+    }
+
+    /// Opens stream `stream` with its final message already in it:
+    /// [`open_stream`](Self::open_stream), then
+    /// [`append_final_delivered`](Self::append_final_delivered), in one
+    /// call, so that a store can do both in one round trip (a server whose
+    /// handler answered before the stream was opened does this once per
+    /// request, and a stream born finished needs no lease). Returns the
+    /// priming id and what the final append did.
+    ///
+    /// The default calls the two methods in turn; the Redis store
+    /// overrides it. A store wrapping another should pass the call on.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_stream`](Self::open_stream); nothing is appended then.
+    async fn open_answered(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> Result<(EventId, FinalAppend), StoreError> {
+        let priming = self.open_stream(session, stream).await?;
+        let done = self.append_final_delivered(session, stream, message).await;
+        Ok((priming, done))
     }
 
     /// The events after `last` on `last`'s stream, for a client resuming
