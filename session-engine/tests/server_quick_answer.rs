@@ -32,7 +32,9 @@ fn server(json_response: bool) -> LegacyServer {
     server_with(config)
 }
 
-/// The test handler (`add` answers at once, `later` after 10 ms) served
+/// The test handler (`add` answers at once, `later` after 10 ms,
+/// `close_then_add` asks for its stream's connection to close and then
+/// answers at once) served
 /// with `config`.
 fn server_with(config: ServerConfig) -> LegacyServer {
     let handler = TestHandler::builder("quick")
@@ -48,6 +50,13 @@ fn server_with(config: ServerConfig) -> LegacyServer {
             tool_fn(|_: Call| async move {
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 Outcome::json(&json!({ "later": true }))
+            }),
+        )
+        .tool(
+            "close_then_add",
+            tool_fn(|c: Call| async move {
+                let closed = c.cx.close_sse_stream();
+                Outcome::json(&json!({ "closed": closed, "sum": 5 }))
             }),
         )
         .build();
@@ -242,16 +251,88 @@ async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
         let text = rest(chunks(response.into_body())).await;
         assert!(text.contains(r#""result""#), "{tool}: {text}");
     }
-    assert_eq!(store.finals(), 2, "one append_final per answered stream");
+    assert_eq!(store.finals(), 1, "one append_final for the later answer");
+    assert_eq!(
+        store.answered_opens(),
+        1,
+        "the quick answer's stream opened with it"
+    );
     assert_eq!(store.finishes(), 0, "no separate finish_stream");
+}
+
+/// A request that answers in its first poll has its stream opened with
+/// the answer in it: one call to the event store (`open_answered`), no
+/// `open_stream` before the handler runs (with Redis, one script where
+/// there were four with the lease's two). One still running then has its
+/// stream opened before the response, the priming event first.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_quick_sse_answer_is_one_store_call() {
+    let store = Arc::new(server_common::store::WatchedStore::default());
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.event_store = store.clone();
+    let server = server_with(config);
+    let session = initialized(&server).await;
+    let response = answer(&server, &session, &call("add")).await;
+    let text = rest(chunks(response.into_body())).await;
+    assert!(
+        text.starts_with("id:") && text.contains(r#""sum":5"#),
+        "{text}"
+    );
+    assert_eq!(store.answered_opens(), 1);
+    assert_eq!(store.opens(), 0, "no stream opened before the answer");
+    assert_eq!(store.finals(), 0);
+    let response = answer(&server, &session, &call("later")).await;
+    let mut body = chunks(response.into_body());
+    let (first, ended) = ready_text(&mut body);
+    assert!(
+        first.starts_with("id:") && !ended,
+        "priming first: {first:?}"
+    );
+    assert_eq!(store.opens(), 1, "opened for the request still running");
+    let text = rest(body).await;
+    assert!(text.contains(r#""later":true"#), "{text}");
+    assert_eq!(store.answered_opens(), 1);
+}
+
+/// A close the handler asks for before its stream exists
+/// (`close_sse_stream` in the first poll, then an answer at once) is
+/// still honoured (SEP-1699): the POST's connection gets the priming
+/// event and `retry`, not the answer, and the answer waits in the log for
+/// the client's resume.
+#[tokio::test(flavor = "current_thread")]
+async fn a_close_asked_before_the_stream_opened_is_honoured() {
+    let server = server(false);
+    let session = initialized(&server).await;
+    let response = answer(&server, &session, &call("close_then_add")).await;
+    let text = rest(chunks(response.into_body())).await;
+    assert!(text.contains("retry:"), "closed with retry: {text:?}");
+    assert!(!text.contains(r#""sum":5"#), "the answer waits: {text:?}");
+    let priming = text
+        .lines()
+        .find_map(|l| l.strip_prefix("id:"))
+        .expect("the priming id")
+        .trim()
+        .to_owned();
+    let resumed = server
+        .clone()
+        .oneshot(server_common::memory::resume_as(
+            "2025-11-25",
+            &session,
+            &priming,
+        ))
+        .await
+        .unwrap();
+    let text = rest(chunks(resumed.into_body())).await;
+    assert!(text.contains(r#""sum":5"#), "resumed: {text:?}");
+    assert!(text.contains(r#""closed":true"#), "{text:?}");
 }
 
 /// An answer appended while its stream's connection is attached goes out
 /// from the stream's own copy, not read back from the event store (with
 /// Redis, a round trip a request): the answer given at once and the one
 /// given later alike. The store counts both streams as read to their end
-/// (`append_final_delivered`, the `finals` count), and a resume of either
-/// still replays the answer from the store.
+/// (`open_answered`, `append_final_delivered`), and a resume still
+/// replays the answer from the store.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn an_answer_to_an_attached_connection_is_not_read_back_from_the_store() {
     let store = Arc::new(server_common::store::WatchedStore::default());
@@ -264,7 +345,8 @@ async fn an_answer_to_an_attached_connection_is_not_read_back_from_the_store() {
         let text = rest(chunks(response.into_body())).await;
         assert!(text.contains(expected), "{tool}: {text}");
     }
-    assert_eq!(store.finals(), 2);
+    // The quick answer's stream opened with it, the later one's appended.
+    assert_eq!((store.answered_opens(), store.finals()), (1, 1));
     assert_eq!(store.replays(), 0, "an answer was read back from the store");
     // Still in the store for a resume (the first stream's priming id).
     let tag = store.tag();

@@ -5,7 +5,9 @@
 //!   running the request takes the stream's lease (key
 //!   `Leases::stream_key(tag, stream)`, data: the JSON array of the
 //!   request ids on it) and renews it every `renew_every` until the
-//!   stream finishes, when it releases it. If it finds the lease taken over
+//!   stream finishes, when it releases it (a stream opened with its
+//!   answer already in it, `EventStore::open_answered`, is born finished
+//!   and needs none). If it finds the lease taken over
 //!   (it was too slow to renew; another instance ended the stream on its
 //!   behalf) it cancels the requests: nothing more of theirs can go out.
 //! * **A follower.** An instance following a stream another instance

@@ -1,10 +1,15 @@
 //! Where one request's messages go: the [`RequestSink`] of a request.
 //!
-//! An outlet starts either with an SSE stream already open (the default:
-//! every request is answered with SSE) or, in `json_response` mode, with no
-//! stream: then the final response goes back as `application/json`, unless
-//! a related message (progress, log, a server-to-client request) comes
-//! first, which opens the stream and switches the answer to SSE.
+//! A request's outlet starts with no stream. A related message (progress,
+//! log, a server-to-client request) opens one, which then carries the
+//! answer. Otherwise the final response goes back to the POST
+//! ([`Answer::Json`]), which sends it as `application/json` in
+//! `json_response` mode, or else (the default, SSE) opens the stream with
+//! the answer already in it, in one store call. An SSE request still
+//! running after its first poll has its stream opened by the POST
+//! ([`Outlet::open_now`]). The eager alternative, a stream opened before the
+//! handler runs, cost a quick answer two more store calls and a lease
+//! (docs/PERFORMANCE.md, session 31).
 //!
 //! After the response (or a cancellation) nothing more is sent.
 //!
@@ -33,12 +38,15 @@ use super::open::open_request_stream;
 use super::session::{Session, lock};
 use super::stream::StreamState;
 
-/// What the POST handler answers with, in `json_response` mode.
+/// What the POST handler answers with.
 pub(crate) enum Answer {
-    /// The response, as `application/json`.
+    /// The response, before any stream was opened (`application/json` in
+    /// `json_response` mode; otherwise the answer of a stream opened with it).
     Json(Response),
-    /// The stream opened for related messages; answer with SSE.
-    Stream(Arc<StreamState>, EventId),
+    /// The stream opened for related messages, its priming id, and the
+    /// generation of the POST's connection, attached as it opened; answer
+    /// with SSE.
+    Stream(Arc<StreamState>, EventId, u64),
     /// Cancelled before anything was sent: nothing to answer with.
     Nothing,
 }
@@ -49,24 +57,25 @@ pub(crate) struct Outlet {
     session: Arc<Session>,
     cancel: CancellationToken,
     stream: OnceLock<Arc<StreamState>>,
-    /// Serialises opening the stream late with the response, for an outlet
-    /// whose stream may open late (`json_response` mode, a batch's
-    /// request); `None` when the stream is open from the start (every SSE
-    /// request, pending ones between SEP-1699 polls among them): then only
-    /// the request's task answers, once, and nothing opens a stream. Boxed
-    /// for the same reason as `json`.
-    open_lock: Option<Box<tokio::sync::Mutex<()>>>,
+    /// Serialises opening the stream late with the response (every
+    /// outlet's stream opens late). In place, not boxed: every request
+    /// has one (two allocations a request fewer than boxed).
+    open_lock: tokio::sync::Mutex<()>,
     done: AtomicBool,
+    /// The handler asked to close the stream's connection
+    /// (`close_sse_stream`) before the stream was opened: asked of the
+    /// stream as it opens (an SSE request whose stream opens late, after
+    /// the handler's first poll: `request::serve`).
+    close_pending: AtomicBool,
     /// The batch this request belongs to: its stream and its answer are
     /// the group's.
     group: Option<Arc<Group>>,
-    /// `json_response` mode only, so boxed: an outlet with its stream open
-    /// from the start (every SSE request, pending ones between SEP-1699
-    /// polls among them) does without it.
-    json: Option<Box<JsonMode>>,
+    /// What a single request's outlet has besides (a batch's request has
+    /// its group instead).
+    json: Option<JsonMode>,
 }
 
-/// What an outlet in `json_response` mode has besides.
+/// What a single request's outlet has besides.
 struct JsonMode {
     /// Where the POST handler waits for the answer.
     answer: Mutex<Option<oneshot::Sender<Answer>>>,
@@ -76,19 +85,7 @@ struct JsonMode {
 }
 
 impl Outlet {
-    /// An outlet whose SSE stream is already open.
-    pub fn with_stream(
-        shared: &Arc<Shared>,
-        session: &Arc<Session>,
-        cancel: CancellationToken,
-        stream: Arc<StreamState>,
-    ) -> Arc<Self> {
-        let o = Self::new(shared, session, cancel);
-        let _ = o.stream.set(stream);
-        Arc::new(o)
-    }
-
-    /// An outlet in `json_response` mode for request `id`; the POST
+    /// An outlet for request `id`, its stream opened late; the POST
     /// handler waits on the returned receiver.
     pub fn json(
         shared: &Arc<Shared>,
@@ -98,11 +95,10 @@ impl Outlet {
     ) -> (Arc<Self>, oneshot::Receiver<Answer>) {
         let (tx, rx) = oneshot::channel();
         let mut o = Self::new(shared, session, cancel);
-        o.open_lock = Some(Box::default());
-        o.json = Some(Box::new(JsonMode {
+        o.json = Some(JsonMode {
             answer: Mutex::new(Some(tx)),
             request: id,
-        }));
+        });
         (Arc::new(o), rx)
     }
 
@@ -115,7 +111,6 @@ impl Outlet {
         group: Arc<Group>,
     ) -> Arc<Self> {
         let mut o = Self::new(shared, session, cancel);
-        o.open_lock = Some(Box::default());
         o.group = Some(group);
         Arc::new(o)
     }
@@ -126,8 +121,9 @@ impl Outlet {
             session: session.clone(),
             cancel,
             stream: OnceLock::new(),
-            open_lock: None,
+            open_lock: tokio::sync::Mutex::new(()),
             done: AtomicBool::new(false),
+            close_pending: AtomicBool::new(false),
             group: None,
             json: None,
         }
@@ -140,11 +136,8 @@ impl Outlet {
     }
 
     /// Holds off opening the stream late (see `open_lock`).
-    async fn lock_opening(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        match &self.open_lock {
-            Some(lock) => Some(lock.lock().await),
-            None => None,
-        }
+    async fn lock_opening(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.open_lock.lock().await
     }
 
     /// The stream, opening it (and switching the answer to SSE) if needed.
@@ -176,11 +169,42 @@ impl Outlet {
             )
             .await;
         }
+        // The POST's connection is attached before anything is appended:
+        // the producer then waits for it (`stream_queue`), so live
+        // delivery never outruns the log's retention.
+        let answer = self.take_answer();
+        let generation = answer.as_ref().map(|_| state.attach(0));
         let _ = self.stream.set(state.clone());
-        if let Some(tx) = self.take_answer() {
-            let _ = tx.send(Answer::Stream(state.clone(), priming));
+        if self.close_pending() {
+            state.request_close();
+        }
+        if let (Some(tx), Some(generation)) = (answer, generation)
+            && tx
+                .send(Answer::Stream(state.clone(), priming, generation))
+                .is_err()
+        {
+            // The POST is gone: nobody will read this connection.
+            state.detach(generation);
         }
         Ok(state)
+    }
+
+    /// Opens the stream now (switching the answer to SSE) unless it is
+    /// open, or the request has answered or been cancelled first: for an
+    /// SSE request still running after its first poll, whose priming event
+    /// must not wait for the handler (`request::serve`). A failure to open
+    /// it (the event store out of reach) leaves the answer to come as
+    /// JSON.
+    pub async fn open_now(&self) {
+        if let Err(SendError::Queue(e)) = self.ensure_stream().await {
+            tracing::warn!(session = %self.session.id, error = %e, "cannot open a stream for a running request; its answer will come as JSON");
+        }
+    }
+
+    /// Whether the handler asked to close the stream's connection before
+    /// the stream opened (see `close_pending`).
+    pub fn close_pending(&self) -> bool {
+        self.close_pending.load(Ordering::SeqCst)
     }
 
     /// Sends one message related to the request (waits for room first).
@@ -292,6 +316,10 @@ impl RequestSink for Outlet {
         if self.session.revision.polling().is_none() {
             return false;
         }
+        // Also asked of the stream when it opens, if it has not yet
+        // (`ensure_stream`, or the stream of an answer given at once:
+        // `request::serve`).
+        self.close_pending.store(true, Ordering::SeqCst);
         if let Some(s) = self.stream.get() {
             s.request_close();
         }

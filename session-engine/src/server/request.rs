@@ -15,6 +15,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures_util::FutureExt;
 use futures_util::future::CatchUnwind;
 use http::StatusCode;
@@ -23,7 +24,9 @@ use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::Replay;
 use mcp_transport_core::handler::{Outcome, RequestContext};
-use mcp_transport_core::jsonrpc::{ErrorObject, INTERNAL_ERROR, Request, RequestId, Response};
+use mcp_transport_core::jsonrpc::{
+    ErrorObject, INTERNAL_ERROR, Message, Request, RequestId, Response,
+};
 use mcp_transport_core::request_head::RequestHead;
 
 use serde_json::value::RawValue;
@@ -32,7 +35,7 @@ use tracing::Instrument;
 use super::Shared;
 use super::connection;
 use super::input::{self, AskError};
-use super::open::open_request_stream;
+use super::open::open_answered_stream;
 use super::outlet::{Answer, Outlet};
 use super::reply::{self, HttpResponse};
 use super::session::Session;
@@ -94,35 +97,81 @@ pub(crate) async fn serve(
             ),
         );
     }
-    if !shared.config.json_response {
-        let (state, priming) = match open_request_stream(shared, session).await {
-            Ok(s) => s,
-            Err(e) => {
-                session.end_request(&request.id);
-                return reply::internal(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("cannot open a stream for this request: {e}"),
-                );
-            }
-        };
-        super::lease::hold_stream(shared, session, &state, std::slice::from_ref(&request.id)).await;
-        let generation = state.attach(0);
-        let outlet = Outlet::with_stream(shared, session, cancel.clone(), state.clone());
-        start(shared, session, request, cancel, outlet, permit).await;
-        let prefetched = prefetch_finished(shared, session, &state).await;
-        return connection::respond_new(shared, session, state, generation, priming, prefetched);
+    let json_mode = shared.config.json_response;
+    let (outlet, mut answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
+    start(shared, session, request, cancel, outlet.clone(), permit).await;
+    if !json_mode {
+        return answer_with_sse(shared, session, &outlet, answer).await;
     }
-    let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
-    start(shared, session, request, cancel, outlet, permit).await;
-    match answer.await {
+    match (&mut answer).await {
         Ok(Answer::Json(response)) => reply::json_response(response),
-        Ok(Answer::Stream(state, priming)) => {
-            let generation = state.attach(0);
+        Ok(Answer::Stream(state, priming, generation)) => {
             connection::respond_new(shared, session, state, generation, priming, None)
         }
         // Cancelled before anything was sent: an SSE stream that ends at
         // once, without a response.
         Ok(Answer::Nothing) | Err(_) => reply::sse(axum::body::Body::empty()),
+    }
+}
+
+/// The SSE answer (the default mode) of a request polled once
+/// (`start`), its outlet opening its stream late:
+///
+/// * Answered in that poll, with nothing before the answer (most
+///   requests): the stream is opened with its answer in it and ended, in
+///   one call to the event store (`open::open_answered_stream`: one round
+///   trip with Redis where opening first took four — open, lease, answer,
+///   lease release; docs/PERFORMANCE.md, session 31), and the priming
+///   event, the answer and the end go out as one body.
+/// * A related message came first: it opened the stream, which answers.
+/// * Still running: the stream opens now, so that the priming event goes
+///   out at once (SEP-1699: "When a server starts an SSE stream, it MUST
+///   immediately send an SSE event consisting of an id and an empty data
+///   string"), and the rest follows on it.
+///
+/// A close the handler asked for before the stream opened
+/// (`close_sse_stream`) is asked of the stream as it opens. Cancelled
+/// before anything was sent: an SSE stream that ends at once.
+async fn answer_with_sse(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    outlet: &Outlet,
+    mut answer: tokio::sync::oneshot::Receiver<Answer>,
+) -> HttpResponse {
+    let first = match answer.try_recv() {
+        Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {
+            outlet.open_now().await;
+            answer.await.ok()
+        }
+        other => other.ok(),
+    };
+    match first {
+        Some(Answer::Json(response)) => {
+            let json = Bytes::from(Message::Response(response).to_json());
+            match open_answered_stream(shared, session, json.clone()).await {
+                Ok((state, priming)) => {
+                    if outlet.close_pending() {
+                        state.request_close();
+                    }
+                    let generation = state.attach(0);
+                    let prefetched = state.take_final_after(0);
+                    connection::respond_new(shared, session, state, generation, priming, prefetched)
+                }
+                Err(e) => {
+                    // The event store is out of reach: the answer is not
+                    // lost, it goes back as JSON (which the client accepts
+                    // as well), with no stream to resume.
+                    tracing::warn!(session = %session.id, error = %e, "cannot open a stream for an answer; answering with JSON");
+                    let text = String::from_utf8_lossy(&json).into_owned();
+                    reply::json(StatusCode::OK, text)
+                }
+            }
+        }
+        Some(Answer::Stream(state, priming, generation)) => {
+            let prefetched = prefetch_finished(shared, session, &state).await;
+            connection::respond_new(shared, session, state, generation, priming, prefetched)
+        }
+        Some(Answer::Nothing) | None => reply::sse(axum::body::Body::empty()),
     }
 }
 

@@ -220,6 +220,36 @@ impl StreamState {
         Arc::new(Self::with(id, false, live))
     }
 
+    /// The state of a stream opened with its answer already in it
+    /// ([`EventStore::open_answered`], what it did: `done`): ended, the
+    /// answer kept for the connection ([`take_final_after`](Self::take_final_after)),
+    /// or, when the store refused it, kept to be delivered without an id
+    /// ([`keep_unstored`](Self::keep_unstored)).
+    pub fn answered(id: StreamId, done: FinalAppend, message: Bytes) -> Arc<Self> {
+        let FinalAppend { appended, finished } = done;
+        if let Err(e) = &finished {
+            tracing::debug!(stream = %id, error = %e, "the event store did not record the answered stream's end");
+        }
+        let last_seq = appended.as_ref().map_or(0, |a| a.seq);
+        let state = Arc::new(Self::with(
+            id,
+            false,
+            Live {
+                last_seq,
+                finished: true,
+                ..Live::default()
+            },
+        ));
+        match appended {
+            Ok(id) => {
+                state.rare().get_or_insert_default().kept_final =
+                    Some(StoredEvent { id, data: message });
+            }
+            Err(_) => state.keep_unstored(message),
+        }
+        state
+    }
+
     /// The state of a stream another instance writes, unfinished, known
     /// up to `last_seq`.
     pub fn remote(id: StreamId, last_seq: u64) -> Arc<Self> {

@@ -34,6 +34,8 @@ pub struct WatchedStore {
     tails: AtomicUsize,
     finishes: AtomicUsize,
     finals: AtomicUsize,
+    opens: AtomicUsize,
+    answered_opens: AtomicUsize,
     /// The instant of the last read and how many came at it.
     at: Mutex<(Option<Instant>, usize)>,
 }
@@ -48,6 +50,8 @@ impl Default for WatchedStore {
             tails: AtomicUsize::new(0),
             finishes: AtomicUsize::new(0),
             finals: AtomicUsize::new(0),
+            opens: AtomicUsize::new(0),
+            answered_opens: AtomicUsize::new(0),
             at: Mutex::new((None, 0)),
         }
     }
@@ -84,6 +88,16 @@ impl WatchedStore {
         self.finals.load(Ordering::SeqCst)
     }
 
+    /// `open_stream` calls so far.
+    pub fn opens(&self) -> usize {
+        self.opens.load(Ordering::SeqCst)
+    }
+
+    /// `open_answered` calls so far.
+    pub fn answered_opens(&self) -> usize {
+        self.answered_opens.load(Ordering::SeqCst)
+    }
+
     fn read(&self) {
         let now = Instant::now();
         let mut at = self.at.lock().unwrap();
@@ -112,7 +126,18 @@ impl EventStore for WatchedStore {
         session: &SessionTag,
         stream: StreamId,
     ) -> Result<EventId, StoreError> {
+        self.opens.fetch_add(1, Ordering::SeqCst);
         self.inner.open_stream(session, stream).await
+    }
+
+    async fn open_answered(
+        &self,
+        session: &SessionTag,
+        stream: StreamId,
+        message: Bytes,
+    ) -> Result<(EventId, FinalAppend), StoreError> {
+        self.answered_opens.fetch_add(1, Ordering::SeqCst);
+        self.inner.open_answered(session, stream, message).await
     }
 
     async fn append(
