@@ -430,6 +430,17 @@ pub async fn store_errors(m: &dyn EventStoreMaker) {
     store.open_session(&sess(3)).await.unwrap();
 }
 
+/// Whether stream `n` of session `t` is gone: a replay from its priming id
+/// reports [`ReplayError::Expired`].
+async fn evicted(store: &dyn EventStore, t: &SessionTag, n: u64) -> bool {
+    matches!(
+        store
+            .replay_after(t, &EventId::priming(*t, StreamId(n)))
+            .await,
+        Err(ReplayError::Expired { .. })
+    )
+}
+
 /// A store of 3 streams a session, and session 1 holding streams 1 to 3,
 /// each with one event `x`, none finished.
 async fn three_streams_of_three(m: &dyn EventStoreMaker) -> (Arc<dyn EventStore>, SessionTag) {
@@ -478,12 +489,7 @@ pub async fn stream_limit_evicts_longest_finished_stream(m: &dyn EventStoreMaker
             .is_ok()
     );
     store.open_stream(&t, StreamId(5)).await.unwrap();
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(2)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 2).await);
     // Above the highest stream ever opened: unknown, not expired.
     assert!(matches!(
         store
@@ -512,12 +518,7 @@ pub async fn a_stream_read_to_its_end_is_evicted_first(m: &dyn EventStoreMaker) 
         .await
         .unwrap();
     store.open_stream(&t, StreamId(4)).await.unwrap();
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(2)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 2).await);
     let kept = store
         .replay_after(&t, &EventId::priming(t, StreamId(1)))
         .await
@@ -526,12 +527,7 @@ pub async fn a_stream_read_to_its_end_is_evicted_first(m: &dyn EventStoreMaker) 
     // Now 1 is read to its end too, and finished before 3: 1 goes next.
     store.finish_stream(&t, StreamId(3)).await.unwrap();
     store.open_stream(&t, StreamId(5)).await.unwrap();
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(1)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 1).await);
     assert!(
         store
             .replay_after(&t, &EventId::priming(t, StreamId(3)))
@@ -876,21 +872,11 @@ pub async fn open_answered_opens_a_finished_stream(m: &dyn EventStoreMaker) {
         store.append(&t, StreamId(4), msg("late")).await,
         Err(StoreError::StreamFinished { .. })
     ));
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(1)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 1).await);
     // 4 counts as read to its end: the next new stream evicts it, not 2.
     store.finish_stream(&t, StreamId(3)).await.unwrap();
     store.open_stream(&t, StreamId(5)).await.unwrap();
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(4)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 4).await);
     let two = store
         .replay_after(&t, &EventId::priming(t, StreamId(2)))
         .await
@@ -937,21 +923,11 @@ pub async fn a_read_stream_deep_in_the_finished_list_is_evicted_first(m: &dyn Ev
         .await
         .unwrap();
     store.open_stream(&t, StreamId(41)).await.unwrap();
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(25)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 25).await);
     // None of the others is read now: the next new stream evicts the one
     // that finished first.
     store.open_stream(&t, StreamId(42)).await.unwrap();
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(1)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 1).await);
     for n in [2, 24, 26, 40] {
         assert!(
             store
@@ -987,12 +963,7 @@ pub async fn append_final_delivered_counts_as_read_to_the_end(m: &dyn EventStore
         Err(StoreError::StreamFinished { .. })
     ));
     store.open_stream(&t, StreamId(4)).await.unwrap();
-    assert!(matches!(
-        store
-            .replay_after(&t, &EventId::priming(t, StreamId(3)))
-            .await,
-        Err(ReplayError::Expired { .. })
-    ));
+    assert!(evicted(&*store, &t, 3).await);
     let two = store
         .replay_after(&t, &EventId::priming(t, StreamId(2)))
         .await
