@@ -294,6 +294,27 @@ async fn a_quick_sse_answer_is_one_store_call() {
     assert_eq!(store.answered_opens(), 1);
 }
 
+/// An answer given at once while the event store cannot open its stream
+/// (Redis out of reach) is not lost: it goes back as JSON, which the
+/// client accepts too, instead of the SSE stream it could not have.
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_answer_whose_stream_cannot_open_goes_back_as_json() {
+    let store = Arc::new(server_common::store::WatchedStore::default());
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.event_store = store.clone();
+    let server = server_with(config);
+    let session = initialized(&server).await;
+    store.fail_opens();
+    let response = answer(&server, &session, &call("add")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let text = rest(chunks(response.into_body())).await;
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["id"], 7, "{text}");
+    assert_eq!(v["result"]["sum"], 5, "{text}");
+    assert_eq!(store.answered_opens(), 1);
+}
+
 /// A close the handler asks for before its stream exists
 /// (`close_sse_stream` in the first poll, then an answer at once) is
 /// still honoured (SEP-1699): the POST's connection gets the priming

@@ -30,6 +30,7 @@ pub struct WatchedStore {
     pub inner: MemoryEventStore,
     tag: Mutex<Option<SessionTag>>,
     fail_tail: AtomicBool,
+    fail_opens: AtomicBool,
     replays: AtomicUsize,
     tails: AtomicUsize,
     finishes: AtomicUsize,
@@ -46,6 +47,7 @@ impl Default for WatchedStore {
             inner: MemoryEventStore::new(MemoryEventStoreConfig::default()),
             tag: Mutex::new(None),
             fail_tail: AtomicBool::new(false),
+            fail_opens: AtomicBool::new(false),
             replays: AtomicUsize::new(0),
             tails: AtomicUsize::new(0),
             finishes: AtomicUsize::new(0),
@@ -66,6 +68,12 @@ impl WatchedStore {
     /// From now on every `tail_after` fails with a backend error.
     pub fn fail_tails(&self) {
         self.fail_tail.store(true, Ordering::SeqCst);
+    }
+
+    /// From now on every `open_stream` and `open_answered` fails with a
+    /// backend error (the store out of reach when a stream is opened).
+    pub fn fail_opens(&self) {
+        self.fail_opens.store(true, Ordering::SeqCst);
     }
 
     /// `replay_after` calls so far.
@@ -127,6 +135,11 @@ impl EventStore for WatchedStore {
         stream: StreamId,
     ) -> Result<EventId, StoreError> {
         self.opens.fetch_add(1, Ordering::SeqCst);
+        if self.fail_opens.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend(
+                "the event store is out of reach".into(),
+            ));
+        }
         self.inner.open_stream(session, stream).await
     }
 
@@ -137,6 +150,11 @@ impl EventStore for WatchedStore {
         message: Bytes,
     ) -> Result<(EventId, FinalAppend), StoreError> {
         self.answered_opens.fetch_add(1, Ordering::SeqCst);
+        if self.fail_opens.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend(
+                "the event store is out of reach".into(),
+            ));
+        }
         self.inner.open_answered(session, stream, message).await
     }
 
