@@ -98,12 +98,12 @@ pub(crate) async fn serve(
         );
     }
     let json_mode = shared.config.json_response;
-    let (outlet, mut answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
+    let (outlet, answer) = Outlet::json(shared, session, cancel.clone(), request.id.clone());
     start(shared, session, request, cancel, outlet.clone(), permit).await;
     if !json_mode {
         return answer_with_sse(shared, session, &outlet, answer).await;
     }
-    match (&mut answer).await {
+    match answer.await {
         Ok(Answer::Json(response)) => reply::json_response(response),
         Ok(Answer::Stream(state, priming, generation)) => {
             connection::respond_new(shared, session, state, generation, priming, None)
