@@ -9,9 +9,9 @@
 //! store-wide bounds the cluster layout does not keep (the store-wide bound
 //! is Redis's `maxmemory` with a `volatile-*` policy there):
 //!
-//! * event store `store_errors` (its `TooManySessions` step: `max_sessions`)
-//!   and `the_byte_budget_evicts_the_oldest_across_sessions`
-//!   (`max_bytes_total`) — the per-session errors of `store_errors` are
+//! * event store `store_errors` (its `TooManySessions` step: `max_sessions`),
+//!   `the_byte_budget_evicts_the_oldest_across_sessions` and
+//!   `append_final_counts_against_the_byte_budget` (`max_bytes_total`) — the per-session errors of `store_errors` are
 //!   checked by [`event_store_errors_but_the_session_count`];
 //! * task store `count_bound_refuses_until_something_expires`
 //!   (`max_tasks`), `byte_bounds_per_task_and_in_total` (its total part:
@@ -125,7 +125,7 @@ impl LeaseStoreMaker for Cluster {
     }
 }
 
-/// The event store's per-stream and per-session cases (all but the two
+/// The event store's per-stream and per-session cases (all but the three
 /// store-wide ones, see the module documentation), and the model-based
 /// property on its own runtime.
 #[test]
@@ -160,6 +160,10 @@ fn event_store_suite_on_the_cluster() {
         es::append_final_delivered_counts_as_read_to_the_end(&m).await;
         es::a_read_stream_deep_in_the_finished_list_is_evicted_first(&m).await;
         es::open_answered_opens_a_finished_stream(&m).await;
+        es::append_final_stores_the_answer_and_ends_the_stream(&m).await;
+        es::append_final_ends_the_stream_when_the_message_is_refused(&m).await;
+        es::a_refused_delivered_answer_still_counts_as_read(&m).await;
+        es::a_stream_evicted_for_bytes_frees_its_place_under_the_cap(&m).await;
         event_store_errors_but_the_session_count(&m).await;
     });
 }

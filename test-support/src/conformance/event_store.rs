@@ -608,6 +608,43 @@ pub async fn session_byte_limit_evicts_finished_streams_first(m: &dyn EventStore
     assert_eq!(payloads(&r), vec![&b"cccc"[..], b"dddd"]);
 }
 
+/// Case: a finished stream evicted for the session's bytes gives its place
+/// under the stream cap back, like one evicted at the cap: the stream count
+/// stays exact through both evictions, so a new stream opens without
+/// evicting a stream that is still running (or being refused, with no
+/// finished stream left to evict).
+pub async fn a_stream_evicted_for_bytes_frees_its_place_under_the_cap(m: &dyn EventStoreMaker) {
+    let t = sess(1);
+    let store = m
+        .make(MemoryEventStoreConfig {
+            max_streams_per_session: 2,
+            max_bytes_per_stream: 100,
+            max_bytes_per_session: 10,
+            ..Default::default()
+        })
+        .await;
+    store.open_session(&t).await.unwrap();
+    for (n, answer) in [(S1, "aaaa"), (S2, "bbbb")] {
+        let (_, done) = store.open_answered(&t, n, msg(answer)).await.unwrap();
+        done.appended.unwrap();
+    }
+    // At the cap: stream 1 goes.
+    store.open_stream(&t, StreamId(3)).await.unwrap();
+    assert!(evicted(&*store, &t, 1).await);
+    // 4 + 8 bytes > 10: stream 2 goes, leaving one stream.
+    store
+        .append(&t, StreamId(3), msg("cccccccc"))
+        .await
+        .unwrap();
+    assert!(evicted(&*store, &t, 2).await);
+    store.open_stream(&t, StreamId(4)).await.unwrap();
+    assert_eq!(
+        retained(&*store, t, 3).await,
+        bytes_of(&["cccccccc"]),
+        "the running stream is still there"
+    );
+}
+
 /// What stream `n` still holds after its priming event (`None`: expired).
 async fn retained(store: &dyn EventStore, t: SessionTag, n: u64) -> Option<Vec<Vec<u8>>> {
     match store
@@ -1017,6 +1054,35 @@ pub async fn append_final_ends_the_stream_when_the_message_is_refused(m: &dyn Ev
     ));
 }
 
+/// Case: `append_final_delivered` whose message is refused (too large)
+/// still ends the stream and counts it as read to its end (the writer
+/// hands the refusal to the connection itself): the stream cap evicts it
+/// before an older stream nobody has read.
+pub async fn a_refused_delivered_answer_still_counts_as_read(m: &dyn EventStoreMaker) {
+    let store = m
+        .make(MemoryEventStoreConfig {
+            max_streams_per_session: 3,
+            max_bytes_per_stream: 4,
+            ..Default::default()
+        })
+        .await;
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    for n in 1..=3 {
+        store.open_stream(&t, StreamId(n)).await.unwrap();
+    }
+    store.finish_stream(&t, S1).await.unwrap();
+    let done = store.append_final_delivered(&t, S2, msg("too large")).await;
+    assert!(matches!(
+        done.appended,
+        Err(StoreError::MessageTooLarge { .. })
+    ));
+    done.finished.unwrap();
+    store.open_stream(&t, StreamId(4)).await.unwrap();
+    assert!(evicted(&*store, &t, 2).await);
+    assert!(!evicted(&*store, &t, 1).await);
+}
+
 /// Case: a final message counts against the server-wide byte budget like
 /// any other: the oldest appends of the store go first when it is over.
 pub async fn append_final_counts_against_the_byte_budget(m: &dyn EventStoreMaker) {
@@ -1286,6 +1352,7 @@ macro_rules! event_store_suite {
             stream_limit_evicts_longest_finished_stream,
             a_stream_read_to_its_end_is_evicted_first,
             session_byte_limit_evicts_finished_streams_first,
+            a_stream_evicted_for_bytes_frees_its_place_under_the_cap,
             session_bytes_stay_exact_through_evictions,
             a_stream_evicted_for_count_releases_its_bytes,
             through_arc_dyn,
@@ -1293,6 +1360,7 @@ macro_rules! event_store_suite {
             append_final_stores_the_answer_and_ends_the_stream,
             append_final_ends_the_stream_when_the_message_is_refused,
             append_final_delivered_counts_as_read_to_the_end,
+            a_refused_delivered_answer_still_counts_as_read,
             a_read_stream_deep_in_the_finished_list_is_evicted_first,
             open_answered_opens_a_finished_stream,
             append_final_counts_against_the_byte_budget,
