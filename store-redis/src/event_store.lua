@@ -5,8 +5,17 @@
 -- -> bytes), bytes (total), budget (stream of appends, oldest first).
 -- On the cluster layout only KEYS[1..3] are given (one hash slot, the
 -- session's): the store-wide bounds are not kept (WIDE is false).
+-- The meta hash's fields: hw (the highest stream number opened, -1 for
+-- none), bytes (the bytes the session retains), streams (how many it
+-- has), and per stream N, s:N:last (its last sequence number), s:N:ev
+-- (evicted up to), s:N:bytes, s:N:n (events retained), s:N:fin, s:N:read
+-- (ended, read to its end).
 -- ARGV: prefix, op, sid, ttl_ms, then the op's arguments.
-local P, op, sid, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+-- Numbers are passed to Redis as strings where the script has them so:
+-- Redis formats a Lua number argument with printf's %.17g, a measurable
+-- share of the script's time (docs/PERFORMANCE.md, session 32).
+local P, op, sid, TTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local ttl = tonumber(TTL)
 local SESS, SBYTES, TOTAL, BUDGET = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local WIDE = #KEYS >= 7
 local t = redis.call('TIME')
@@ -17,31 +26,34 @@ local function int(x) return string.format('%d', x) end
 local function num(v) return tonumber(v or '0') or 0 end
 local function hnum(key, field) return num(redis.call('HGET', key, field)) end
 
--- Syncs session s's byte count into the store-wide total.
-local function account(s)
+-- Syncs session s's byte count (`bytes` when the caller knows it) into
+-- the store-wide total; the new total when it changed, else nil.
+local function account(s, bytes)
   if not WIDE then return end
-  local new = hnum(k(s, 'meta'), 'bytes')
+  local new = bytes or hnum(k(s, 'meta'), 'bytes')
   local old = num(redis.call('HGET', SBYTES, s))
-  if new ~= old then redis.call('INCRBY', TOTAL, new - old) end
-  redis.call('HSET', SBYTES, s, new)
+  if new == old then return end
+  redis.call('HSET', SBYTES, s, int(new))
+  return redis.call('INCRBY', TOTAL, int(new - old))
 end
 
 -- Refreshes the TTL of session s's keys (a written stream's own key is
 -- refreshed by its writer).
 local function touch(s)
-  redis.call('PEXPIRE', k(s, 'meta'), ttl)
-  redis.call('PEXPIRE', k(s, 'fin'), ttl)
-  if WIDE then redis.call('ZADD', SESS, now + ttl, s) end
+  redis.call('PEXPIRE', k(s, 'meta'), TTL)
+  redis.call('PEXPIRE', k(s, 'fin'), TTL)
+  if WIDE then redis.call('ZADD', SESS, int(now + ttl), s) end
 end
 
--- Drops stream n of session s whole.
+-- Drops stream n of session s whole; the bytes it held.
 local function drop_stream(s, n)
   local meta, f = k(s, 'meta'), 's:' .. n .. ':'
-  redis.call('HINCRBY', meta, 'bytes', 0 - hnum(meta, f .. 'bytes'))
-  redis.call('HINCRBY', meta, 'events', 0 - hnum(meta, f .. 'n'))
-  redis.call('HINCRBY', meta, 'streams', -1)
+  local c = redis.call('HMGET', meta, f .. 'bytes', 'bytes', 'streams')
+  local b = num(c[1])
+  redis.call('HSET', meta, 'bytes', int(num(c[2]) - b), 'streams', int(num(c[3]) - 1))
   redis.call('HDEL', meta, f .. 'last', f .. 'ev', f .. 'bytes', f .. 'n', f .. 'fin', f .. 'read')
   redis.call('DEL', k(s, 's:' .. n))
+  return b
 end
 
 -- The finished stream of session s the bounds evict next (taken off its
@@ -82,7 +94,6 @@ local function evict_front(s, n)
   if #e == 0 then
     -- The stream's key expired: nothing of it is retained any more.
     redis.call('HINCRBY', meta, 'bytes', 0 - hnum(meta, f .. 'bytes'))
-    redis.call('HINCRBY', meta, 'events', 0 - hnum(meta, f .. 'n'))
     redis.call('HSET', meta, f .. 'bytes', 0, f .. 'n', 0, f .. 'ev', hnum(meta, f .. 'last'))
     return true
   end
@@ -93,7 +104,6 @@ local function evict_front(s, n)
   redis.call('HINCRBY', meta, f .. 'n', -1)
   redis.call('HSET', meta, f .. 'ev', int(seq))
   redis.call('HINCRBY', meta, 'bytes', 0 - size)
-  redis.call('HINCRBY', meta, 'events', -1)
   return true
 end
 
@@ -126,7 +136,7 @@ if op == 'open_session' then
   prune()
   if redis.call('EXISTS', meta) == 1 then return {'session_exists'} end
   if WIDE and redis.call('ZCARD', SESS) >= tonumber(ARGV[5]) then return {'too_many_sessions'} end
-  redis.call('HSET', meta, 'hw', -1, 'bytes', 0, 'events', 0, 'streams', 0)
+  redis.call('HSET', meta, 'hw', -1, 'bytes', 0, 'streams', 0)
   touch(sid)
   account(sid)
   return {'ok'}
@@ -137,54 +147,94 @@ if op == 'remove_session' then
   return {'ok'}
 end
 
-if redis.call('EXISTS', meta) == 0 then
-  if op == 'replay' then return {'unknown_event_id'} end
-  return {'unknown_session'}
-end
-
 local n = ARGV[5]
 local f = 's:' .. n .. ':'
 local skey = KEYS[3]
 
+-- What the writing ops read of stream n and of the session, in one HMGET
+-- (docs/PERFORMANCE.md, session 32: a redis.call costs the script about
+-- as much again as the command itself). `last` is false when the stream
+-- does not exist, `session` when the session does not (`hw` is always
+-- set).
+local function state()
+  local v = redis.call('HMGET', meta, f .. 'last', f .. 'fin', f .. 'bytes', f .. 'n',
+    'bytes', 'streams', 'hw')
+  return {last = v[1], fin = num(v[2]), sb = num(v[3]), sn = num(v[4]),
+    tb = num(v[5]), streams = num(v[6]), hw = num(v[7]), session = v[7]}
+end
+
+local WRITES = {open_stream = true, append = true, append_final = true,
+  append_final_read = true, open_final = true}
+local st
+if WRITES[op] then
+  st = state()
+  if not st.session then return {'unknown_session'} end
+elseif redis.call('EXISTS', meta) == 0 then
+  if op == 'replay' then return {'unknown_event_id'} end
+  return {'unknown_session'}
+end
+
 -- Opens stream n, at most max_streams to a session (the op 'open_stream',
--- and the first step of 'open_final'); its reply.
-local function open_stream(max_streams)
-  if redis.call('HEXISTS', meta, f .. 'last') == 1 then return {'stream_exists'} end
-  if hnum(meta, 'streams') >= max_streams then
+-- and the first step of 'open_final'), updating st; its reply. `later`:
+-- the caller writes the stream's fields (st.pending), refreshes the
+-- session's keys and syncs its bytes itself.
+local function open_stream(st, max_streams, later)
+  if st.last then return {'stream_exists'} end
+  if st.streams >= max_streams then
     local victim = take_victim(sid)
     if not victim then return {'too_many_streams'} end
-    drop_stream(sid, victim)
+    st.tb, st.streams = st.tb - drop_stream(sid, victim), st.streams - 1
   end
-  redis.call('HSET', meta, f .. 'last', 0, f .. 'ev', 0, f .. 'bytes', 0, f .. 'n', 0, f .. 'fin', 0)
-  redis.call('HINCRBY', meta, 'streams', 1)
-  local hw = hnum(meta, 'hw')
-  if hw < 0 or tonumber(n) > hw then redis.call('HSET', meta, 'hw', n) end
+  st.last, st.fin, st.sb, st.sn, st.streams = '0', 0, 0, 0, st.streams + 1
+  local fields = {f .. 'last', '0', f .. 'ev', '0', f .. 'bytes', '0', f .. 'n', '0',
+    f .. 'fin', '0', 'streams', int(st.streams)}
+  if st.hw < 0 or tonumber(n) > st.hw then
+    st.hw = tonumber(n)
+    fields[#fields + 1] = 'hw'
+    fields[#fields + 1] = n
+  end
+  if later then
+    st.pending = fields
+    return {'ok'}
+  end
+  redis.call('HSET', meta, unpack(fields))
   touch(sid)
-  account(sid)
+  account(sid, st.tb)
   return {'ok'}
 end
 
-if op == 'open_stream' then return open_stream(tonumber(ARGV[6])) end
+if op == 'open_stream' then return open_stream(st, tonumber(ARGV[6])) end
 
--- Appends ARGV[6] to stream n (the op 'append'); its reply.
-local function append()
-  local last = redis.call('HGET', meta, f .. 'last')
-  if not last then return {'unknown_stream'} end
-  if hnum(meta, f .. 'fin') == 1 then return {'stream_finished'} end
+-- Appends ARGV[6] to stream n as st says it is (the op 'append'); its
+-- reply. `final` (a list of fields, maybe empty): the append also ends
+-- the stream (fin, and these fields set in the same HSET), which goes on
+-- the session's finished list after the evictions the append makes, as
+-- 'finish_stream' after 'append' would. Fields an open left pending are
+-- written with the append's, unless the append is refused.
+local function append(st, final)
+  if not st.last then return {'unknown_stream'} end
+  if st.fin == 1 then return {'stream_finished'} end
   local data = ARGV[6]
   local size = string.len(data)
   local max_events, max_bs = tonumber(ARGV[7]), tonumber(ARGV[8])
   local max_sess, max_total, cap = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   if size > max_bs then return {'message_too_large', size} end
-  local seq = tonumber(last) + 1
+  local seq = tonumber(st.last) + 1
   if seq >= 9007199254740992 then return {'sequence_exhausted'} end
   redis.call('XADD', skey, '0-' .. int(seq), 'd', data)
-  redis.call('HSET', meta, f .. 'last', int(seq))
-  -- The counts as HINCRBY leaves them: read again only after an eviction.
-  local sb = redis.call('HINCRBY', meta, f .. 'bytes', size)
-  local sn = redis.call('HINCRBY', meta, f .. 'n', 1)
-  local tb = redis.call('HINCRBY', meta, 'bytes', size)
-  redis.call('HINCRBY', meta, 'events', 1)
+  local sb, sn, tb = st.sb + size, st.sn + 1, st.tb + size
+  local fields = st.pending or {}
+  st.pending = nil
+  for _, v in ipairs({f .. 'last', int(seq), f .. 'bytes', int(sb), f .. 'n', int(sn),
+      'bytes', int(tb)}) do
+    fields[#fields + 1] = v
+  end
+  if final then
+    fields[#fields + 1] = f .. 'fin'
+    fields[#fields + 1] = '1'
+    for _, v in ipairs(final) do fields[#fields + 1] = v end
+  end
+  redis.call('HSET', meta, unpack(fields))
   -- Per-stream bounds: the oldest events go.
   while sn > max_events or sb > max_bs do
     if not evict_front(sid, n) then break end
@@ -201,13 +251,17 @@ local function append()
     end
     tb = hnum(meta, 'bytes')
   end
-  redis.call('PEXPIRE', skey, ttl)
+  -- Pushed before the TTLs are refreshed: the push may create the list.
+  if final then redis.call('RPUSH', fin, n) end
+  redis.call('PEXPIRE', skey, TTL)
   touch(sid)
-  account(sid)
+  local total = account(sid, tb)
   -- The store-wide budget: the oldest appends of the whole store go first.
   if not WIDE then return {'ok', seq} end
   redis.call('XADD', BUDGET, '*', 's', sid, 'n', n, 'q', int(seq))
-  while num(redis.call('GET', TOTAL)) > max_total or redis.call('XLEN', BUDGET) > cap do
+  while (total or num(redis.call('GET', TOTAL))) > max_total
+      or redis.call('XLEN', BUDGET) > cap do
+    total = nil
     local e = redis.call('XRANGE', BUDGET, '-', '+', 'COUNT', 1)
     if #e == 0 then break end
     redis.call('XDEL', BUDGET, e[1][1])
@@ -224,19 +278,18 @@ local function append()
   return {'ok', seq}
 end
 
--- Marks stream n ended (the op 'finish_stream'); its reply. `touched`:
--- the session's keys were just refreshed (by append, in append_final).
-local function finish_stream(touched)
+-- Marks stream n ended (the op 'finish_stream'); its reply.
+local function finish_stream()
   if redis.call('HEXISTS', meta, f .. 'last') == 0 then return {'unknown_stream'} end
   if hnum(meta, f .. 'fin') == 0 then
     redis.call('HSET', meta, f .. 'fin', 1)
     redis.call('RPUSH', fin, n)
   end
-  if not touched then touch(sid) end
+  touch(sid)
   return {'ok'}
 end
 
-if op == 'append' then return append() end
+if op == 'append' then return append(st) end
 if op == 'finish_stream' then return finish_stream() end
 
 -- Both, in one call: the final response of a request's stream and the
@@ -248,19 +301,27 @@ if op == 'finish_stream' then return finish_stream() end
 -- hands the message to the attached connection itself.
 -- 'open_final' (EventStore::open_answered): open_stream (at most ARGV[12]
 -- streams), then 'append_final_read'; the open's reply alone when it
--- fails.
-if op == 'open_final' then
-  local o = open_stream(tonumber(ARGV[12]))
-  if o[1] ~= 'ok' then return o end
-end
-
+-- fails. An append that succeeds ends the stream itself (in the HSET it
+-- makes anyway); a refused one is followed by 'finish_stream'.
 if op == 'append_final' or op == 'append_final_read' or op == 'open_final' then
-  local a = append()
-  local fin = finish_stream(a[1] == 'ok')[1]
-  if fin == 'ok' and op ~= 'append_final' then
-    redis.call('HSET', meta, f .. 'read', 1)
+  if op == 'open_final' then
+    local o = open_stream(st, tonumber(ARGV[12]), true)
+    if o[1] ~= 'ok' then return o end
   end
-  local out = {fin}
+  local read = op ~= 'append_final'
+  local a = append(st, read and {f .. 'read', '1'} or {})
+  local ended = 'ok'
+  if a[1] ~= 'ok' then
+    -- The open's fields and bytes (a victim may have gone) are written
+    -- here.
+    if st.pending then
+      redis.call('HSET', meta, unpack(st.pending))
+      account(sid, st.tb)
+    end
+    ended = finish_stream()[1]
+    if ended == 'ok' and read then redis.call('HSET', meta, f .. 'read', 1) end
+  end
+  local out = {ended}
   for i, v in ipairs(a) do out[i + 1] = v end
   return out
 end

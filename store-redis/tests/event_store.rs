@@ -140,6 +140,211 @@ async fn script_calls(redis: &RedisServer) -> u64 {
         .map_or(0, |n| n.parse().unwrap())
 }
 
+/// Every command `redis` has run since its statistics were last reset,
+/// by name (`INFO commandstats`): the commands a script runs count under
+/// their own names, so a test can count what one operation costs Redis.
+async fn commands_run(redis: &RedisServer) -> std::collections::BTreeMap<String, u64> {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    stats
+        .lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(":calls=")?;
+            Some((name.to_owned(), rest.split(',').next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The commands the store's scripts ran during `op` (everything `redis`
+/// ran but the script calls themselves and the statistics' own commands).
+async fn commands_inside<F: std::future::Future<Output = ()>>(
+    redis: &RedisServer,
+    op: F,
+) -> std::collections::BTreeMap<String, u64> {
+    redis.command("CONFIG RESETSTAT");
+    op.await;
+    let mut run = commands_run(redis).await;
+    for own in ["evalsha", "eval", "script|load", "config|resetstat", "info"] {
+        run.remove(own);
+    }
+    run
+}
+
+/// A request answered before its stream opened (`open_answered`, the
+/// script's `open_final`) is one script of few commands: the session and
+/// stream fields read in one `HMGET` (which also tells that the session
+/// exists) and written in one `HSET`, the session's keys refreshed and
+/// the store-wide total synced once, not once a step (docs/PERFORMANCE.md,
+/// session 32: 38 commands before, 49 at the cap, and a command costs the
+/// script about as much again as its own time). Counted on a fresh
+/// session and on one at its stream cap, where a finished stream is
+/// evicted first.
+#[tokio::test]
+async fn open_answered_runs_few_commands() {
+    let redis = RedisServer::start();
+    let limits = MemoryEventStoreConfig {
+        max_streams_per_session: 4,
+        ..Default::default()
+    };
+    let store = store_with(
+        &redis,
+        RedisEventStoreConfig {
+            limits,
+            ..Default::default()
+        },
+    )
+    .await;
+    let t = SessionTag::from_u64(3);
+    store.open_session(&t).await.unwrap();
+    let answer = |n: u64| {
+        let store = &store;
+        async move {
+            let (_, done) = store
+                .open_answered(&t, StreamId(n), Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            done.appended.unwrap();
+            done.finished.unwrap();
+        }
+    };
+    let fresh: u64 = commands_inside(&redis, answer(1)).await.values().sum();
+    for n in 2..=4 {
+        answer(n).await;
+    }
+    let at_cap = commands_inside(&redis, answer(5)).await;
+    assert_eq!(
+        at_cap.get("lrange"),
+        Some(&1),
+        "a stream was evicted: {at_cap:?}"
+    );
+    let at_cap: u64 = at_cap.values().sum();
+    assert!(fresh <= 14, "{fresh} commands for a quick answer");
+    assert!(
+        at_cap <= 20,
+        "{at_cap} commands for a quick answer at the cap"
+    );
+}
+
+/// `key`'s value, or a field of it, read with `cmd` (0 when missing).
+async fn number(redis: &RedisServer, cmd: &str, key: &str, field: Option<&str>) -> i64 {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let mut q = redis::cmd(cmd);
+    q.arg(key);
+    if let Some(f) = field {
+        q.arg(f);
+    }
+    let v: Option<i64> = q.query_async(&mut c).await.unwrap();
+    v.unwrap_or(0)
+}
+
+/// The store-wide byte count (`PREFIX:bytes`, what `max_bytes_total` is
+/// checked against) and the session's entry in `PREFIX:sbytes` follow the
+/// session's own count through every kind of write, including a quick
+/// answer refused as too large after its open evicted a stream at the cap
+/// (the script syncs the count once at its end, so each way out of it must).
+#[tokio::test]
+async fn the_store_wide_byte_count_follows_every_write() {
+    let redis = RedisServer::start();
+    let limits = MemoryEventStoreConfig {
+        max_streams_per_session: 2,
+        max_bytes_per_stream: 8,
+        ..Default::default()
+    };
+    let store = store_with(
+        &redis,
+        RedisEventStoreConfig {
+            limits,
+            ..Default::default()
+        },
+    )
+    .await;
+    let t = SessionTag::from_u64(4);
+    let meta = format!("mcp:{{{t}}}:meta");
+    let check = |want: i64| {
+        let (redis, meta) = (&redis, &meta);
+        async move {
+            let own = number(redis, "HGET", meta, Some("bytes")).await;
+            let entry = number(redis, "HGET", "mcp:sbytes", Some(&t.to_string())).await;
+            let total = number(redis, "GET", "mcp:bytes", None).await;
+            assert_eq!((own, entry, total), (want, want, want));
+        }
+    };
+    store.open_session(&t).await.unwrap();
+    let answer = |n: u64, body: &'static [u8]| {
+        let store = &store;
+        async move {
+            let (_, done) = store
+                .open_answered(&t, StreamId(n), Bytes::from_static(body))
+                .await
+                .unwrap();
+            done
+        }
+    };
+    answer(1, b"aaaa").await.appended.unwrap();
+    check(4).await;
+    answer(2, b"bb").await.appended.unwrap();
+    check(6).await;
+    // At the cap stream 1 goes; the answer (9 bytes > 8) is refused, the
+    // stream ended empty.
+    let refused = answer(3, b"ccccccccc").await;
+    assert!(refused.appended.is_err());
+    refused.finished.unwrap();
+    check(2).await;
+    store.open_stream(&t, StreamId(4)).await.unwrap();
+    check(0).await;
+    store
+        .append(&t, StreamId(4), Bytes::from_static(b"ddd"))
+        .await
+        .unwrap();
+    check(3).await;
+}
+
+/// The session's list of finished streams has the session's TTL from the
+/// moment a final append creates it: a session whose instance died with no
+/// write after its first answer leaves no key behind (the cluster layout
+/// has no index to prune it by). Each final append's script used to
+/// refresh the TTLs before pushing to the list, which it created then.
+#[tokio::test]
+async fn a_final_append_leaves_no_key_without_a_ttl() {
+    let redis = RedisServer::start();
+    let store = store_with(&redis, RedisEventStoreConfig::default()).await;
+    for (t, opened) in [
+        (SessionTag::from_u64(5), false),
+        (SessionTag::from_u64(6), true),
+    ] {
+        store.open_session(&t).await.unwrap();
+        if opened {
+            store.open_stream(&t, StreamId(1)).await.unwrap();
+            let done = store
+                .append_final_delivered(&t, StreamId(1), Bytes::from_static(b"{}"))
+                .await;
+            done.finished.unwrap();
+        } else {
+            let (_, done) = store
+                .open_answered(&t, StreamId(1), Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            done.finished.unwrap();
+        }
+        let fin = format!("mcp:{{{t}}}:fin");
+        assert_eq!(redis.command(&format!("EXISTS {fin}")), ":1", "{fin}");
+        let ttl = redis.command(&format!("PTTL {fin}"));
+        assert!(
+            ttl.strip_prefix(':')
+                .and_then(|n| n.parse::<i64>().ok())
+                .is_some_and(|n| n > 0),
+            "{fin} has no TTL: {ttl}"
+        );
+    }
+}
+
 /// `config` answers the settings the store was made with.
 #[tokio::test]
 async fn config_reports_the_settings_given() {
