@@ -50,8 +50,10 @@ end
 
 if op == 'touch' then
   -- ARGV: now, grace
+  -- One read for the record and its times; numbers go to Redis as
+  -- strings (Redis formats a Lua number with %.17g).
   local now, grace = tonumber(ARGV[4]), tonumber(ARGV[5])
-  local seen, idle = unpack(redis.call('HMGET', sess, 'seen', 'idle'))
+  local seen, idle, j = unpack(redis.call('HMGET', sess, 'seen', 'idle', 'j'))
   if not seen then
     if WIDE then redis.call('ZREM', INDEX, id) end
     return {'not_found'}
@@ -62,10 +64,11 @@ if op == 'touch' then
     return {'expired'}
   end
   if now > seen then seen = now end
-  redis.call('HSET', sess, 'seen', string.format('%d', seen))
-  redis.call('PEXPIRE', sess, seen + idle - now + grace)
-  if WIDE then redis.call('ZADD', INDEX, seen + idle, id) end
-  return {'ok', redis.call('HGET', sess, 'j'), seen}
+  local function int(x) return string.format('%d', x) end
+  redis.call('HSET', sess, 'seen', int(seen))
+  redis.call('PEXPIRE', sess, int(seen + idle - now + grace))
+  if WIDE then redis.call('ZADD', INDEX, int(seen + idle), id) end
+  return {'ok', j, seen}
 end
 
 return redis.error_reply('unknown op ' .. op)

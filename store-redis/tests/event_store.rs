@@ -125,55 +125,18 @@ async fn store_with(redis: &RedisServer, config: RedisEventStoreConfig) -> Redis
 
 /// How many script calls (`EVALSHA`) `redis` has run: each store
 /// operation is one, so a test can tell that a `tail_after` has polled.
-async fn script_calls(redis: &RedisServer) -> u64 {
-    let client = redis::Client::open(redis.url()).unwrap();
-    let mut c = client.get_multiplexed_async_connection().await.unwrap();
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut c)
-        .await
-        .unwrap();
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
+fn script_calls(redis: &RedisServer) -> u64 {
+    redis.commands_run().get("evalsha").copied().unwrap_or(0)
 }
 
-/// Every command `redis` has run since its statistics were last reset,
-/// by name (`INFO commandstats`): the commands a script runs count under
-/// their own names, so a test can count what one operation costs Redis.
-async fn commands_run(redis: &RedisServer) -> std::collections::BTreeMap<String, u64> {
-    let client = redis::Client::open(redis.url()).unwrap();
-    let mut c = client.get_multiplexed_async_connection().await.unwrap();
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut c)
-        .await
-        .unwrap();
-    stats
-        .lines()
-        .filter_map(|l| l.strip_prefix("cmdstat_"))
-        .filter_map(|l| {
-            let (name, rest) = l.split_once(":calls=")?;
-            Some((name.to_owned(), rest.split(',').next()?.parse().ok()?))
-        })
-        .collect()
-}
-
-/// The commands the store's scripts ran during `op` (everything `redis`
-/// ran but the script calls themselves and the statistics' own commands).
+/// The commands the store's scripts ran during `op`.
 async fn commands_inside<F: std::future::Future<Output = ()>>(
     redis: &RedisServer,
     op: F,
 ) -> std::collections::BTreeMap<String, u64> {
-    redis.command("CONFIG RESETSTAT");
+    redis.reset_stats();
     op.await;
-    let mut run = commands_run(redis).await;
-    for own in ["evalsha", "eval", "script|load", "config|resetstat", "info"] {
-        run.remove(own);
-    }
-    run
+    redis.commands_in_scripts()
 }
 
 /// A request answered before its stream opened (`open_answered`, the
@@ -378,13 +341,13 @@ async fn append_final_is_one_script_call() {
     let t = SessionTag::from_u64(1);
     store.open_session(&t).await.unwrap();
     store.open_stream(&t, StreamId(1)).await.unwrap();
-    let before = script_calls(&redis).await;
+    let before = script_calls(&redis);
     let done = store
         .append_final(&t, StreamId(1), Bytes::from_static(b"{}"))
         .await;
     assert_eq!(done.appended.unwrap(), EventId::new(t, StreamId(1), 1));
     done.finished.unwrap();
-    assert_eq!(script_calls(&redis).await - before, 1);
+    assert_eq!(script_calls(&redis) - before, 1);
 }
 
 /// `tail_after` keeps polling through its wait: an event appended after
@@ -407,7 +370,7 @@ async fn tail_after_answers_an_append_made_while_it_waits() {
     let (t, s) = (SessionTag::from_u64(1), StreamId(1));
     store.open_session(&t).await.unwrap();
     store.open_stream(&t, s).await.unwrap();
-    let before = script_calls(&redis).await;
+    let before = script_calls(&redis);
     let tail = {
         let store = store.clone();
         tokio::spawn(async move {
@@ -417,7 +380,7 @@ async fn tail_after_answers_an_append_made_while_it_waits() {
         })
     };
     within("the tail's first poll", async {
-        while script_calls(&redis).await == before {
+        while script_calls(&redis) == before {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     })

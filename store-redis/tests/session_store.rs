@@ -122,3 +122,24 @@ async fn the_record_size_bound_is_inclusive() {
         other => panic!("{other:?}"),
     }
 }
+
+/// `touch`, which every request of a session makes, is one script of four
+/// commands: the record and its times read in one `HMGET`, the last-seen
+/// time, the key's TTL and the index (docs/PERFORMANCE.md, session 32).
+#[tokio::test]
+async fn touch_runs_four_commands() {
+    let redis = RedisServer::start();
+    let conn = RedisConnection::connect(&RedisConnectionConfig::new(redis.url()))
+        .await
+        .unwrap();
+    let store = RedisSessionStore::new(conn, MemorySessionStoreConfig::default());
+    store
+        .create(new_session("s1", 60_000), 1_000)
+        .await
+        .unwrap();
+    redis.reset_stats();
+    let record = store.touch("s1", 2_000).await.unwrap();
+    assert_eq!(record.session.id, "s1");
+    let run = redis.commands_in_scripts();
+    assert_eq!(run.values().sum::<u64>(), 4, "{run:?}");
+}

@@ -19,6 +19,7 @@
 //! install it, so tests that need a server fail clearly instead of passing
 //! vacuously.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -139,6 +140,57 @@ impl RedisServer {
         s.write_all(format!("{line}\r\n").as_bytes())
             .expect("write to redis-server");
         read_line(&mut s).expect("read from redis-server")
+    }
+
+    /// Every command the server has run since its statistics were last
+    /// [reset](Self::reset_stats), by name (`INFO commandstats`: `evalsha`,
+    /// `hset`, `config|resetstat`…). The commands a script runs count
+    /// under their own names, so a test can count what one operation costs
+    /// Redis.
+    ///
+    /// # Panics
+    ///
+    /// When the server is not reachable or answers something else.
+    pub fn commands_run(&self) -> BTreeMap<String, u64> {
+        let mut s = TcpStream::connect(self.addr()).expect("connect to redis-server");
+        s.set_read_timeout(Some(START_LIMIT)).expect("timeout");
+        s.write_all(b"INFO commandstats\r\n")
+            .expect("write to redis-server");
+        let header = read_line(&mut s).expect("read from redis-server");
+        let len: usize = header
+            .strip_prefix('$')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("INFO answered {header}"));
+        let mut body = vec![0; len];
+        s.read_exact(&mut body).expect("read from redis-server");
+        String::from_utf8_lossy(&body)
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(":calls=")?;
+                Some((name.to_owned(), rest.split(',').next()?.parse().ok()?))
+            })
+            .collect()
+    }
+
+    /// [`commands_run`](Self::commands_run) without the script calls
+    /// themselves (`evalsha`, `script|load`) and the statistics' own
+    /// commands: what the scripts run since the last
+    /// [reset](Self::reset_stats).
+    pub fn commands_in_scripts(&self) -> BTreeMap<String, u64> {
+        let mut run = self.commands_run();
+        for own in ["evalsha", "script|load", "config|resetstat", "info"] {
+            run.remove(own);
+        }
+        run
+    }
+
+    /// Resets the counts [`commands_run`](Self::commands_run) reads.
+    ///
+    /// # Panics
+    ///
+    /// When the server is not reachable or refuses.
+    pub fn reset_stats(&self) {
+        assert_eq!(self.command("CONFIG RESETSTAT"), "+OK");
     }
 }
 
