@@ -18,8 +18,16 @@ local P, op, sid, TTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local ttl = tonumber(TTL)
 local SESS, SBYTES, TOTAL, BUDGET = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local WIDE = #KEYS >= 7
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Redis's clock in ms, read once and only by the ops that need it (the
+-- TTL index and its pruning): a replay has no use for it.
+local now_ms
+local function now()
+  if not now_ms then
+    local t = redis.call('TIME')
+    now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms
+end
 
 local function k(s, suffix) return P .. ':{' .. s .. '}:' .. suffix end
 local function int(x) return string.format('%d', x) end
@@ -42,7 +50,7 @@ end
 local function touch(s)
   redis.call('PEXPIRE', k(s, 'meta'), TTL)
   redis.call('PEXPIRE', k(s, 'fin'), TTL)
-  if WIDE then redis.call('ZADD', SESS, int(now + ttl), s) end
+  if WIDE then redis.call('ZADD', SESS, int(now() + ttl), s) end
 end
 
 -- Drops stream n of session s whole; the bytes it held.
@@ -125,7 +133,7 @@ end
 -- Forgets sessions whose keys have expired (at most 100 per call).
 local function prune()
   if not WIDE then return end
-  for _, s in ipairs(redis.call('ZRANGEBYSCORE', SESS, '-inf', now, 'LIMIT', 0, 100)) do
+  for _, s in ipairs(redis.call('ZRANGEBYSCORE', SESS, '-inf', int(now()), 'LIMIT', 0, 100)) do
     remove(s)
   end
 end
@@ -169,8 +177,7 @@ local st
 if WRITES[op] then
   st = state()
   if not st.session then return {'unknown_session'} end
-elseif redis.call('EXISTS', meta) == 0 then
-  if op == 'replay' then return {'unknown_event_id'} end
+elseif op ~= 'replay' and redis.call('EXISTS', meta) == 0 then
   return {'unknown_session'}
 end
 
@@ -332,20 +339,24 @@ if op == 'last_seq' then
   return {'ok', tonumber(last)}
 end
 
+-- Also tail_after's poll: one HMGET (which tells that the session exists:
+-- its hw is always set) and the XRANGE; the read mark written only once.
 if op == 'replay' then
   local q = tonumber(ARGV[6])
-  local last = redis.call('HGET', meta, f .. 'last')
+  local v = redis.call('HMGET', meta, f .. 'last', f .. 'ev', f .. 'fin', f .. 'read', 'hw')
+  if not v[5] then return {'unknown_event_id'} end
+  local last = v[1]
   if not last then
-    local hw = hnum(meta, 'hw')
+    local hw = num(v[5])
     if hw >= 0 and tonumber(n) <= hw then return {'expired'} end
     return {'unknown_event_id'}
   end
   last = tonumber(last)
   if q > last then return {'unknown_event_id'} end
-  if q < hnum(meta, f .. 'ev') then return {'expired'} end
-  local out = {'ok', last, hnum(meta, f .. 'fin')}
+  if q < num(v[2]) then return {'expired'} end
+  local out = {'ok', last, num(v[3])}
   -- Read to its end after it finished: evicted before unread ones.
-  if out[3] == 1 then redis.call('HSET', meta, f .. 'read', 1) end
+  if out[3] == 1 and num(v[4]) ~= 1 then redis.call('HSET', meta, f .. 'read', '1') end
   if q == last then return out end
   local evs = redis.call('XRANGE', skey, '0-' .. int(q + 1), '+')
   -- Fewer than issued: the stream's key expired under us.

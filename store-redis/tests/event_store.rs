@@ -194,6 +194,46 @@ async fn open_answered_runs_few_commands() {
     );
 }
 
+/// A replay, which is also `tail_after`'s poll of a stream another
+/// instance writes (every 20 ms by default), reads the stream's fields and
+/// checks the session in one `HMGET`, then reads the events: two commands
+/// (seven before session 32: the clock, `EXISTS`, an `HGET` a field, the
+/// read mark written on every replay of a finished stream). The mark is
+/// written by the first replay that reads the finished stream to its end,
+/// and only by it.
+#[tokio::test]
+async fn a_replay_runs_two_commands() {
+    let redis = RedisServer::start();
+    let store = store_with(&redis, RedisEventStoreConfig::default()).await;
+    let t = SessionTag::from_u64(7);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, StreamId(1)).await.unwrap();
+    for body in [&b"a"[..], b"b"] {
+        store
+            .append(&t, StreamId(1), Bytes::from_static(body))
+            .await
+            .unwrap();
+    }
+    let replay = |seq: u64| {
+        let store = &store;
+        async move {
+            let r = store
+                .replay_after(&t, &EventId::new(t, StreamId(1), seq))
+                .await
+                .unwrap();
+            assert_eq!(r.events.len() as u64, 2 - seq);
+        }
+    };
+    let running = commands_inside(&redis, replay(0)).await;
+    assert_eq!(running.values().sum::<u64>(), 2, "{running:?}");
+    store.finish_stream(&t, StreamId(1)).await.unwrap();
+    let first = commands_inside(&redis, replay(1)).await;
+    assert_eq!(first.get("hset"), Some(&1), "the read mark: {first:?}");
+    assert_eq!(first.values().sum::<u64>(), 3, "{first:?}");
+    let again = commands_inside(&redis, replay(1)).await;
+    assert_eq!(again.values().sum::<u64>(), 2, "{again:?}");
+}
+
 /// `key`'s value, or a field of it, read with `cmd` (0 when missing).
 async fn number(redis: &RedisServer, cmd: &str, key: &str, field: Option<&str>) -> i64 {
     let client = redis::Client::open(redis.url()).unwrap();

@@ -364,6 +364,13 @@ pub async fn remove_session_then_unknown(m: &dyn EventStoreMaker) {
         store.replay_after(&t, &id).await,
         Err(ReplayError::UnknownEventId { .. })
     ));
+    // Stream 0's ids too (the standalone stream, the lowest number: not
+    // taken for an evicted stream's).
+    let standalone = EventId::new(t, StreamId::STANDALONE, 1);
+    assert!(matches!(
+        store.replay_after(&t, &standalone).await,
+        Err(ReplayError::UnknownEventId { .. })
+    ));
     assert!(matches!(
         store.append(&t, S1, msg("late")).await,
         Err(StoreError::UnknownSession { .. })
