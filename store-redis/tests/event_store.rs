@@ -123,6 +123,33 @@ async fn store_with(redis: &RedisServer, config: RedisEventStoreConfig) -> Redis
     RedisEventStore::new(conn, config)
 }
 
+/// A store on its own key prefix of `redis` with these bounds.
+async fn store_limited(redis: &RedisServer, limits: MemoryEventStoreConfig) -> RedisEventStore {
+    store_with(
+        redis,
+        RedisEventStoreConfig {
+            limits,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+/// Stream `n` of session `t` opened with `answer` in it
+/// (`open_answered`): what the final append did.
+async fn answered(
+    store: &RedisEventStore,
+    t: SessionTag,
+    n: u64,
+    answer: &'static [u8],
+) -> mcp_transport_core::event_log::FinalAppend {
+    let (_, done) = store
+        .open_answered(&t, StreamId(n), Bytes::from_static(answer))
+        .await
+        .unwrap();
+    done
+}
+
 /// How many script calls (`EVALSHA`) `redis` has run: each store
 /// operation is one, so a test can tell that a `tail_after` has polled.
 fn script_calls(redis: &RedisServer) -> u64 {
@@ -151,14 +178,10 @@ async fn commands_inside<F: std::future::Future<Output = ()>>(
 #[tokio::test]
 async fn open_answered_runs_few_commands() {
     let redis = RedisServer::start();
-    let limits = MemoryEventStoreConfig {
-        max_streams_per_session: 4,
-        ..Default::default()
-    };
-    let store = store_with(
+    let store = store_limited(
         &redis,
-        RedisEventStoreConfig {
-            limits,
+        MemoryEventStoreConfig {
+            max_streams_per_session: 4,
             ..Default::default()
         },
     )
@@ -168,10 +191,7 @@ async fn open_answered_runs_few_commands() {
     let answer = |n: u64| {
         let store = &store;
         async move {
-            let (_, done) = store
-                .open_answered(&t, StreamId(n), Bytes::from_static(b"{}"))
-                .await
-                .unwrap();
+            let done = answered(store, t, n, b"{}").await;
             done.appended.unwrap();
             done.finished.unwrap();
         }
@@ -255,15 +275,11 @@ async fn number(redis: &RedisServer, cmd: &str, key: &str, field: Option<&str>) 
 #[tokio::test]
 async fn the_store_wide_byte_count_follows_every_write() {
     let redis = RedisServer::start();
-    let limits = MemoryEventStoreConfig {
-        max_streams_per_session: 2,
-        max_bytes_per_stream: 8,
-        ..Default::default()
-    };
-    let store = store_with(
+    let store = store_limited(
         &redis,
-        RedisEventStoreConfig {
-            limits,
+        MemoryEventStoreConfig {
+            max_streams_per_session: 2,
+            max_bytes_per_stream: 8,
             ..Default::default()
         },
     )
@@ -280,23 +296,13 @@ async fn the_store_wide_byte_count_follows_every_write() {
         }
     };
     store.open_session(&t).await.unwrap();
-    let answer = |n: u64, body: &'static [u8]| {
-        let store = &store;
-        async move {
-            let (_, done) = store
-                .open_answered(&t, StreamId(n), Bytes::from_static(body))
-                .await
-                .unwrap();
-            done
-        }
-    };
-    answer(1, b"aaaa").await.appended.unwrap();
+    answered(&store, t, 1, b"aaaa").await.appended.unwrap();
     check(4).await;
-    answer(2, b"bb").await.appended.unwrap();
+    answered(&store, t, 2, b"bb").await.appended.unwrap();
     check(6).await;
     // At the cap stream 1 goes; the answer (9 bytes > 8) is refused, the
     // stream ended empty.
-    let refused = answer(3, b"ccccccccc").await;
+    let refused = answered(&store, t, 3, b"ccccccccc").await;
     assert!(refused.appended.is_err());
     refused.finished.unwrap();
     check(2).await;
@@ -330,11 +336,7 @@ async fn a_final_append_leaves_no_key_without_a_ttl() {
                 .await;
             done.finished.unwrap();
         } else {
-            let (_, done) = store
-                .open_answered(&t, StreamId(1), Bytes::from_static(b"{}"))
-                .await
-                .unwrap();
-            done.finished.unwrap();
+            answered(&store, t, 1, b"{}").await.finished.unwrap();
         }
         let fin = format!("mcp:{{{t}}}:fin");
         assert_eq!(redis.command(&format!("EXISTS {fin}")), ":1", "{fin}");

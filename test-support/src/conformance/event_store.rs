@@ -57,6 +57,17 @@ async fn small(
     .await
 }
 
+/// A store with these bounds and session 1 open.
+async fn one_session(
+    m: &dyn EventStoreMaker,
+    limits: MemoryEventStoreConfig,
+) -> (Arc<dyn EventStore>, SessionTag) {
+    let store = m.make(limits).await;
+    let t = sess(1);
+    store.open_session(&t).await.unwrap();
+    (store, t)
+}
+
 /// A store with one session and streams 1 and 2 open.
 async fn store_with_streams(store: Arc<dyn EventStore>) -> (Arc<dyn EventStore>, SessionTag) {
     let t = sess(1);
@@ -451,14 +462,14 @@ async fn evicted(store: &dyn EventStore, t: &SessionTag, n: u64) -> bool {
 /// A store of 3 streams a session, and session 1 holding streams 1 to 3,
 /// each with one event `x`, none finished.
 async fn three_streams_of_three(m: &dyn EventStoreMaker) -> (Arc<dyn EventStore>, SessionTag) {
-    let store = m
-        .make(MemoryEventStoreConfig {
+    let (store, t) = one_session(
+        m,
+        MemoryEventStoreConfig {
             max_streams_per_session: 3,
             ..Default::default()
-        })
-        .await;
-    let t = sess(1);
-    store.open_session(&t).await.unwrap();
+        },
+    )
+    .await;
     for n in 1..=3 {
         store.open_stream(&t, StreamId(n)).await.unwrap();
         store.append(&t, StreamId(n), msg("x")).await.unwrap();
@@ -621,16 +632,16 @@ pub async fn session_byte_limit_evicts_finished_streams_first(m: &dyn EventStore
 /// evicting a stream that is still running (or being refused, with no
 /// finished stream left to evict).
 pub async fn a_stream_evicted_for_bytes_frees_its_place_under_the_cap(m: &dyn EventStoreMaker) {
-    let t = sess(1);
-    let store = m
-        .make(MemoryEventStoreConfig {
+    let (store, t) = one_session(
+        m,
+        MemoryEventStoreConfig {
             max_streams_per_session: 2,
             max_bytes_per_stream: 100,
             max_bytes_per_session: 10,
             ..Default::default()
-        })
-        .await;
-    store.open_session(&t).await.unwrap();
+        },
+    )
+    .await;
     for (n, answer) in [(S1, "aaaa"), (S2, "bbbb")] {
         let (_, done) = store.open_answered(&t, n, msg(answer)).await.unwrap();
         done.appended.unwrap();
@@ -672,15 +683,15 @@ fn bytes_of(items: &[&str]) -> Option<Vec<Vec<u8>>> {
 /// whole-stream evictions, so the session bound bites at exactly the byte
 /// the configuration names, not before and not after.
 pub async fn session_bytes_stay_exact_through_evictions(m: &dyn EventStoreMaker) {
-    let store = m
-        .make(MemoryEventStoreConfig {
+    let (store, t) = one_session(
+        m,
+        MemoryEventStoreConfig {
             max_bytes_per_stream: 8,
             max_bytes_per_session: 12,
             ..Default::default()
-        })
-        .await;
-    let t = sess(1);
-    store.open_session(&t).await.unwrap();
+        },
+    )
+    .await;
     store.open_stream(&t, StreamId(1)).await.unwrap();
     for m in ["aaaa", "bbbb", "cccc"] {
         store.append(&t, StreamId(1), msg(m)).await.unwrap();
@@ -767,15 +778,15 @@ pub async fn session_bytes_stay_exact_through_evictions(m: &dyn EventStoreMaker)
 /// A stream evicted to make room for a new one (the stream-count bound)
 /// gives its bytes back to the session.
 pub async fn a_stream_evicted_for_count_releases_its_bytes(m: &dyn EventStoreMaker) {
-    let store = m
-        .make(MemoryEventStoreConfig {
+    let (store, t) = one_session(
+        m,
+        MemoryEventStoreConfig {
             max_streams_per_session: 2,
             max_bytes_per_session: 12,
             ..Default::default()
-        })
-        .await;
-    let t = sess(1);
-    store.open_session(&t).await.unwrap();
+        },
+    )
+    .await;
     store.open_stream(&t, StreamId(1)).await.unwrap();
     store
         .append(&t, StreamId(1), msg("aaaaaaaa"))
@@ -946,14 +957,14 @@ pub async fn open_answered_opens_a_finished_stream(m: &dyn EventStoreMaker) {
 /// of finished streams it is (here the 25th of 40 finished): the stream
 /// cap evicts it, not the one that finished first.
 pub async fn a_read_stream_deep_in_the_finished_list_is_evicted_first(m: &dyn EventStoreMaker) {
-    let store = m
-        .make(MemoryEventStoreConfig {
+    let (store, t) = one_session(
+        m,
+        MemoryEventStoreConfig {
             max_streams_per_session: 40,
             ..Default::default()
-        })
-        .await;
-    let t = sess(1);
-    store.open_session(&t).await.unwrap();
+        },
+    )
+    .await;
     for n in 1..=40 {
         store.open_stream(&t, StreamId(n)).await.unwrap();
         store
@@ -1066,15 +1077,15 @@ pub async fn append_final_ends_the_stream_when_the_message_is_refused(m: &dyn Ev
 /// hands the refusal to the connection itself): the stream cap evicts it
 /// before an older stream nobody has read.
 pub async fn a_refused_delivered_answer_still_counts_as_read(m: &dyn EventStoreMaker) {
-    let store = m
-        .make(MemoryEventStoreConfig {
+    let (store, t) = one_session(
+        m,
+        MemoryEventStoreConfig {
             max_streams_per_session: 3,
             max_bytes_per_stream: 4,
             ..Default::default()
-        })
-        .await;
-    let t = sess(1);
-    store.open_session(&t).await.unwrap();
+        },
+    )
+    .await;
     for n in 1..=3 {
         store.open_stream(&t, StreamId(n)).await.unwrap();
     }
