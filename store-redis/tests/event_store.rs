@@ -214,6 +214,28 @@ async fn open_answered_runs_few_commands() {
     );
 }
 
+/// An append (a progress notification on a running request's stream)
+/// reads the stream's and the session's fields in one `HMGET` and writes
+/// them in one `HSET`: with the event itself, the TTLs, the store-wide
+/// total and the budget's queue, thirteen commands (21 before
+/// session 32).
+#[tokio::test]
+async fn an_append_runs_thirteen_commands() {
+    let redis = RedisServer::start();
+    let store = store_with(&redis, RedisEventStoreConfig::default()).await;
+    let t = SessionTag::from_u64(8);
+    store.open_session(&t).await.unwrap();
+    store.open_stream(&t, StreamId(1)).await.unwrap();
+    let append = async {
+        store
+            .append(&t, StreamId(1), Bytes::from_static(b"progress"))
+            .await
+            .unwrap();
+    };
+    let run = commands_inside(&redis, append).await;
+    assert_eq!(run.values().sum::<u64>(), 13, "{run:?}");
+}
+
 /// A replay, which is also `tail_after`'s poll of a stream another
 /// instance writes (every 20 ms by default), reads the stream's fields and
 /// checks the session in one `HMGET`, then reads the events: two commands
