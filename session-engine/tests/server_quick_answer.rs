@@ -63,6 +63,21 @@ fn server_with(config: ServerConfig) -> LegacyServer {
     LegacyServer::new(Arc::new(handler), config)
 }
 
+/// The test server over a store that counts its calls, and an initialized
+/// session of it.
+async fn watched() -> (
+    Arc<server_common::store::WatchedStore>,
+    LegacyServer,
+    String,
+) {
+    let store = Arc::new(server_common::store::WatchedStore::default());
+    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
+    config.event_store = store.clone();
+    let server = server_with(config);
+    let session = initialized(&server).await;
+    (store, server, session)
+}
+
 fn call(tool: &str) -> serde_json::Value {
     json!({
         "jsonrpc": "2.0", "id": 7, "method": "tools/call",
@@ -241,11 +256,7 @@ async fn a_quick_answer_survives_its_stream_being_evicted_before_the_body_is_rea
 /// answered at once or later, not `append` then `finish_stream`.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
-    let store = Arc::new(server_common::store::WatchedStore::default());
-    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
-    config.event_store = store.clone();
-    let server = server_with(config);
-    let session = initialized(&server).await;
+    let (store, server, session) = watched().await;
     for tool in ["add", "later"] {
         let response = answer(&server, &session, &call(tool)).await;
         let text = rest(chunks(response.into_body())).await;
@@ -267,11 +278,7 @@ async fn an_answer_and_the_end_of_its_stream_are_one_store_call() {
 /// stream opened before the response, the priming event first.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_quick_sse_answer_is_one_store_call() {
-    let store = Arc::new(server_common::store::WatchedStore::default());
-    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
-    config.event_store = store.clone();
-    let server = server_with(config);
-    let session = initialized(&server).await;
+    let (store, server, session) = watched().await;
     let response = answer(&server, &session, &call("add")).await;
     let text = rest(chunks(response.into_body())).await;
     assert!(
@@ -299,11 +306,7 @@ async fn a_quick_sse_answer_is_one_store_call() {
 /// client accepts too, instead of the SSE stream it could not have.
 #[tokio::test(flavor = "current_thread")]
 async fn a_quick_answer_whose_stream_cannot_open_goes_back_as_json() {
-    let store = Arc::new(server_common::store::WatchedStore::default());
-    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
-    config.event_store = store.clone();
-    let server = server_with(config);
-    let session = initialized(&server).await;
+    let (store, server, session) = watched().await;
     store.fail_opens();
     let response = answer(&server, &session, &call("add")).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -356,11 +359,7 @@ async fn a_close_asked_before_the_stream_opened_is_honoured() {
 /// replays the answer from the store.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn an_answer_to_an_attached_connection_is_not_read_back_from_the_store() {
-    let store = Arc::new(server_common::store::WatchedStore::default());
-    let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
-    config.event_store = store.clone();
-    let server = server_with(config);
-    let session = initialized(&server).await;
+    let (store, server, session) = watched().await;
     for (tool, expected) in [("add", r#""sum":5"#), ("later", r#""later":true"#)] {
         let response = answer(&server, &session, &call(tool)).await;
         let text = rest(chunks(response.into_body())).await;
