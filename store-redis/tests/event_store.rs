@@ -2,7 +2,6 @@
 //! `EventStore` suite as the in-memory store.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,27 +13,13 @@ use mcp_test_support::{RedisServer, within};
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::{EventStore, MemoryEventStoreConfig};
 
-/// One server per test; each store it makes gets its own key prefix.
-struct Redis {
-    server: RedisServer,
-    next: AtomicU64,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        Redis {
-            server: RedisServer::start(),
-            next: AtomicU64::new(0),
-        }
-    }
-}
+mod common;
+use common::Redis;
 
 #[async_trait::async_trait]
 impl EventStoreMaker for Redis {
     async fn make(&self, limits: MemoryEventStoreConfig) -> Arc<dyn EventStore> {
-        let mut config = RedisConnectionConfig::new(self.server.url());
-        config.prefix = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed));
-        let conn = RedisConnection::connect(&config).await.unwrap();
+        let conn = self.conn().await;
         Arc::new(RedisEventStore::new(
             conn,
             RedisEventStoreConfig {

@@ -3,7 +3,6 @@
 //! clock.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcp_store_redis::{RedisConnection, RedisConnectionConfig, RedisLeaseStore};
@@ -11,27 +10,13 @@ use mcp_test_support::conformance::lease_store::LeaseStoreMaker;
 use mcp_test_support::{RedisServer, within};
 use mcp_transport_core::lease::{LeaseError, LeaseStore};
 
-/// One server per test; each store it makes gets its own key prefix.
-struct Redis {
-    server: RedisServer,
-    next: AtomicU64,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        Redis {
-            server: RedisServer::start(),
-            next: AtomicU64::new(0),
-        }
-    }
-}
+mod common;
+use common::Redis;
 
 #[async_trait::async_trait]
 impl LeaseStoreMaker for Redis {
     async fn make(&self) -> Arc<dyn LeaseStore> {
-        let mut config = RedisConnectionConfig::new(self.server.url());
-        config.prefix = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed));
-        let conn = RedisConnection::connect(&config).await.unwrap();
+        let conn = self.conn().await;
         Arc::new(RedisLeaseStore::new(conn))
     }
 

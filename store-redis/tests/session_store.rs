@@ -2,7 +2,6 @@
 //! `SessionStore` suite as the in-memory store.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_store_redis::{RedisConnection, RedisConnectionConfig, RedisSessionStore};
 use mcp_test_support::RedisServer;
@@ -11,27 +10,13 @@ use mcp_transport_core::session_store::{
     MemorySessionStoreConfig, NewSession, SessionRecord, SessionStore, SessionStoreError,
 };
 
-/// One server per test; each store it makes gets its own key prefix.
-struct Redis {
-    server: RedisServer,
-    next: AtomicU64,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        Redis {
-            server: RedisServer::start(),
-            next: AtomicU64::new(0),
-        }
-    }
-}
+mod common;
+use common::Redis;
 
 #[async_trait::async_trait]
 impl SessionStoreMaker for Redis {
     async fn make(&self, limits: MemorySessionStoreConfig) -> Arc<dyn SessionStore> {
-        let mut config = RedisConnectionConfig::new(self.server.url());
-        config.prefix = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed));
-        let conn = RedisConnection::connect(&config).await.unwrap();
+        let conn = self.conn().await;
         Arc::new(RedisSessionStore::new(conn, limits))
     }
 }
