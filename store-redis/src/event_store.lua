@@ -53,20 +53,30 @@ local function touch(s)
   if WIDE then redis.call('ZADD', SESS, int(now() + ttl), s) end
 end
 
--- Drops stream n of session s whole; the bytes it held.
+-- Deletes stream n of session s (its fields and its key), leaving the
+-- session's counts (bytes, streams) to the caller.
+local function forget_stream(s, n)
+  local f = 's:' .. n .. ':'
+  redis.call('HDEL', k(s, 'meta'), f .. 'last', f .. 'ev', f .. 'bytes', f .. 'n', f .. 'fin',
+    f .. 'read')
+  redis.call('DEL', k(s, 's:' .. n))
+end
+
+-- Drops stream n of session s whole, its counts included; the bytes it
+-- held.
 local function drop_stream(s, n)
-  local meta, f = k(s, 'meta'), 's:' .. n .. ':'
-  local c = redis.call('HMGET', meta, f .. 'bytes', 'bytes', 'streams')
+  local meta = k(s, 'meta')
+  local c = redis.call('HMGET', meta, 's:' .. n .. ':bytes', 'bytes', 'streams')
   local b = num(c[1])
   redis.call('HSET', meta, 'bytes', int(num(c[2]) - b), 'streams', int(num(c[3]) - 1))
-  redis.call('HDEL', meta, f .. 'last', f .. 'ev', f .. 'bytes', f .. 'n', f .. 'fin', f .. 'read')
-  redis.call('DEL', k(s, 's:' .. n))
+  forget_stream(s, n)
   return b
 end
 
 -- The finished stream of session s the bounds evict next (taken off its
--- finished list): the longest-finished one a replay has read to its end,
--- else the longest-finished one; false when none has finished. (As
+-- finished list), and the bytes it holds: the longest-finished one a
+-- replay has read to its end, else the longest-finished one; false when
+-- none has finished. (As
 -- MemoryEventStore's take_victim: an unread finished stream is most likely
 -- an answer whose connection is about to read it.)
 -- The list is read a page at a time: the one wanted is usually first
@@ -81,15 +91,18 @@ local function take_victim(s)
   while true do
     local page = redis.call('LRANGE', finkey, from, from + VICTIM_PAGE - 1)
     for _, v in ipairs(page) do
-      if hnum(meta, 's:' .. v .. ':read') == 1 then
+      local c = redis.call('HMGET', meta, 's:' .. v .. ':read', 's:' .. v .. ':bytes')
+      if num(c[1]) == 1 then
         redis.call('LREM', finkey, 1, v)
-        return v
+        return v, num(c[2])
       end
     end
     if #page < VICTIM_PAGE then break end
     from = from + VICTIM_PAGE
   end
-  return redis.call('LPOP', finkey)
+  local v = redis.call('LPOP', finkey)
+  if not v then return false end
+  return v, hnum(meta, 's:' .. v .. ':bytes')
 end
 
 -- Evicts the oldest retained event of stream n of session s; false when
@@ -187,14 +200,21 @@ end
 -- session's keys and syncs its bytes itself.
 local function open_stream(st, max_streams, later)
   if st.last then return {'stream_exists'} end
+  local evicted = false
   if st.streams >= max_streams then
-    local victim = take_victim(sid)
+    local victim, vb = take_victim(sid)
     if not victim then return {'too_many_streams'} end
-    st.tb, st.streams = st.tb - drop_stream(sid, victim), st.streams - 1
+    -- Its counts go into the HSET below, with the new stream's.
+    forget_stream(sid, victim)
+    st.tb, st.streams, evicted = st.tb - vb, st.streams - 1, true
   end
   st.last, st.fin, st.sb, st.sn, st.streams = '0', 0, 0, 0, st.streams + 1
   local fields = {f .. 'last', '0', f .. 'ev', '0', f .. 'bytes', '0', f .. 'n', '0',
     f .. 'fin', '0', 'streams', int(st.streams)}
+  if evicted then
+    fields[#fields + 1] = 'bytes'
+    fields[#fields + 1] = int(st.tb)
+  end
   if st.hw < 0 or tonumber(n) > st.hw then
     st.hw = tonumber(n)
     fields[#fields + 1] = 'hw'
