@@ -5,10 +5,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use mcp_negotiate::client::{NegotiateConfig, connect};
+use mcp_test_support::client::answer;
 use mcp_test_support::process::Listening;
 use mcp_transport_core::ProtocolVersion as V;
 use mcp_transport_core::jsonrpc::to_raw;
-use mcp_transport_core::transport::{RequestOptions, Transport};
+use mcp_transport_core::transport::Transport;
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -27,15 +28,7 @@ async fn session(
     assert_eq!(conn.revision(), revision);
     let mut answers = Vec::new();
     let ask = async |method: &str, params: Value| -> Value {
-        let response = conn
-            .request(
-                method,
-                Some(to_raw(&params).unwrap()),
-                RequestOptions::default(),
-            )
-            .await
-            .unwrap()
-            .response()
+        let response = answer(&conn, method, Some(to_raw(&params).unwrap()))
             .await
             .unwrap();
         match response.payload {

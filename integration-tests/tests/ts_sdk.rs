@@ -744,6 +744,7 @@ mod ts_client_vs_serve {
 mod tasks {
     use futures_util::StreamExt;
     use mcp_test_support::ScriptedInput;
+    use mcp_test_support::client::answer;
 
     use super::*;
 
@@ -888,15 +889,7 @@ mod tasks {
         let r = stream.response().await.unwrap();
         assert_eq!(text_of(&r), "Completed 200 ms");
 
-        let r = client
-            .request(
-                "tools/call",
-                call("collect", json!({})),
-                RequestOptions::default(),
-            )
-            .await
-            .unwrap()
-            .response()
+        let r = answer(&client, "tools/call", call("collect", json!({})))
             .await
             .unwrap();
         assert_eq!(text_of(&r), "Hello, Ada");

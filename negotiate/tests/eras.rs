@@ -19,9 +19,10 @@
 mod support;
 
 use mcp_negotiate::client::{NegotiateConfig, NegotiateError, connect};
+use mcp_test_support::client::answer;
 use mcp_transport_core::ProtocolVersion as V;
 use mcp_transport_core::jsonrpc::to_raw;
-use mcp_transport_core::transport::{RequestOptions, Transport};
+use mcp_transport_core::transport::Transport;
 use serde_json::json;
 
 const C_0326: &[V] = &[V::V2025_03_26];
@@ -61,13 +62,7 @@ async fn run_cell(client: &[V], server: &[V], expected: Option<V>) {
             assert!(!n.reason.is_empty());
             // The connection works: one tool call.
             let params = to_raw(&json!({ "name": "echo", "arguments": { "text": "hi" } })).unwrap();
-            let resp = conn
-                .request("tools/call", Some(params), RequestOptions::default())
-                .await
-                .unwrap()
-                .response()
-                .await
-                .unwrap();
+            let resp = answer(&conn, "tools/call", Some(params)).await.unwrap();
             let result = resp.payload.expect("tool call result");
             assert!(result.get().contains("\"hi\""), "{}", result.get());
             conn.close().await.unwrap();

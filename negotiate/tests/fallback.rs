@@ -4,6 +4,7 @@
 mod support;
 
 use mcp_negotiate::client::{EraCache, NegotiateConfig, NegotiateError, connect, origin_of};
+use mcp_test_support::client::answer;
 use mcp_test_support::http_sse_server as old_server;
 use mcp_transport_core::jsonrpc::to_raw;
 use mcp_transport_core::transport::{RequestOptions, Transport};
@@ -104,13 +105,7 @@ async fn one_handler_answers_the_same_in_every_era() {
             // 2025-03-26 has no elicitation: the call ends with a tool
             // execution error naming it (isError: true), not a hang.
             let params = to_raw(&json!({ "name": "ask", "arguments": {} })).unwrap();
-            let resp = conn
-                .request("tools/call", Some(params), RequestOptions::default())
-                .await
-                .unwrap()
-                .response()
-                .await
-                .unwrap();
+            let resp = answer(&conn, "tools/call", Some(params)).await.unwrap();
             let v: Value = serde_json::from_str(resp.payload.unwrap().get()).unwrap();
             assert_eq!(v["isError"], true, "{v}");
             assert!(v.to_string().contains("elicitation"), "{v}");

@@ -13,10 +13,11 @@ use http::HeaderValue;
 use mcp_http_edge::server::{ConnLimits, serve};
 use mcp_negotiate::client::{NegotiateConfig, connect};
 use mcp_negotiate::server::{MultiConfig, MultiServer};
+use mcp_test_support::client::answer;
 use mcp_transport_core::ProtocolVersion as V;
 use mcp_transport_core::handler::{Handler, Outcome, RequestContext, ServerDescription};
 use mcp_transport_core::jsonrpc::{ErrorObject, Request as RpcRequest, to_raw};
-use mcp_transport_core::transport::{RequestOptions, Transport};
+use mcp_transport_core::transport::Transport;
 use serde_json::{Value, json};
 
 /// What the auth layer found out about the caller.
@@ -81,13 +82,7 @@ async fn whoami(url: &str, revision: V) -> Value {
         );
     let conn = connect(config).await.expect("negotiated");
     let params = to_raw(&json!({ "name": "whoami", "arguments": {} })).unwrap();
-    let response = conn
-        .request("tools/call", Some(params), RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&conn, "tools/call", Some(params)).await.unwrap();
     conn.close().await.unwrap();
     let v: Value = serde_json::from_str(response.payload.unwrap().get()).unwrap();
     v["seen"].clone()

@@ -10,6 +10,7 @@ use mcp_negotiate::client::{NegotiateConfig, connect};
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_rev_2025_11_25::PollingExt;
 use mcp_test_support::TestServer;
+use mcp_test_support::client::answer;
 use mcp_transport_core::ProtocolVersion as V;
 use mcp_transport_core::handler::{Handler, Outcome, RequestContext, ServerDescription};
 use mcp_transport_core::jsonrpc::{Request, to_raw};
@@ -154,12 +155,7 @@ async fn the_handlers_events_are_inside_the_request_span_in_both_engines() {
             .await
             .unwrap();
         let params = to_raw(&json!({ "name": "x", "arguments": {} })).unwrap();
-        conn.request("tools/call", Some(params), RequestOptions::default())
-            .await
-            .unwrap()
-            .response()
-            .await
-            .unwrap();
+        answer(&conn, "tools/call", Some(params)).await.unwrap();
         conn.close().await.unwrap();
         let events = capture.0.lock().unwrap().clone();
         let ran = events
@@ -382,12 +378,7 @@ async fn the_http_sse_client_posts_in_a_request_span() {
         .unwrap();
     assert_eq!(conn.negotiated().revision, V::V2024_11_05);
     let params = to_raw(&json!({ "name": "echo", "arguments": { "text": "a" } })).unwrap();
-    conn.request("tools/call", Some(params), RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    answer(&conn, "tools/call", Some(params)).await.unwrap();
     conn.close().await.unwrap();
     drop(conn);
     let spans = capture.1.lock().unwrap().clone();

@@ -18,7 +18,7 @@ use mcp_transport_core::transport::{
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use mcp_test_support::client::{params, result_of as result};
+use mcp_test_support::client::{answer, params, result_of as result};
 use mcp_test_support::eventually;
 use mcp_test_support::http_sse_server::{self as old_server, OldServer, Options};
 
@@ -82,13 +82,7 @@ async fn connects_initializes_lists_tools_and_echoes() {
     assert_eq!(received[0]["params"]["clientInfo"]["name"], "mcp-negotiate");
     assert_eq!(received[1]["method"], "notifications/initialized");
 
-    let tools = client
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let tools = answer(&client, "tools/list", None).await.unwrap();
     let names: Vec<String> = result(&tools)["tools"]
         .as_array()
         .unwrap()
@@ -97,17 +91,13 @@ async fn connects_initializes_lists_tools_and_echoes() {
         .collect();
     assert!(names.contains(&"echo".to_owned()), "{names:?}");
 
-    let echo = client
-        .request(
-            "tools/call",
-            call("echo", json!({"text": "hello"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let echo = answer(
+        &client,
+        "tools/call",
+        call("echo", json!({"text": "hello"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(text_of(&echo), "hello");
     client.close().await.unwrap();
 }
@@ -213,15 +203,7 @@ async fn server_requests_are_answered_through_the_input_handler() {
         .await
         .unwrap();
     let mut listener = client.listen(ListenFilter::default()).await.unwrap();
-    let answer = client
-        .request(
-            "tools/call",
-            call("ask", json!({})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let answer = answer(&client, "tools/call", call("ask", json!({})))
         .await
         .unwrap();
     // The tool returns what the client POSTed back to the server's request.
@@ -261,15 +243,7 @@ async fn unrelated_server_messages_go_to_the_one_listener() {
         matches!(second, TransportError::InvalidInput(_)),
         "{second}"
     );
-    let done = client
-        .request(
-            "tools/call",
-            call("announce", json!({})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let done = answer(&client, "tools/call", call("announce", json!({})))
         .await
         .unwrap();
     assert_eq!(text_of(&done), "announced");
@@ -283,15 +257,7 @@ async fn unrelated_server_messages_go_to_the_one_listener() {
     // (the log message the filter above dropped, this time).
     drop(listener);
     let mut all = client.listen(ListenFilter::default()).await.unwrap();
-    client
-        .request(
-            "tools/call",
-            call("announce", json!({})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    answer(&client, "tools/call", call("announce", json!({})))
         .await
         .unwrap();
     let mut methods = Vec::new();
@@ -578,15 +544,7 @@ async fn dropping_a_request_stream_sends_cancelled_and_a_timeout_too() {
     })
     .await;
     // The connection is still usable.
-    let ok = client
-        .request(
-            "tools/call",
-            call("echo", json!({"text": "z"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let ok = answer(&client, "tools/call", call("echo", json!({"text": "z"})))
         .await
         .unwrap();
     assert_eq!(text_of(&ok), "z");

@@ -10,6 +10,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_rev_2024_11_05::server::HttpSseServer;
 use mcp_rev_2024_11_05::{HttpSseClient, HttpSseConfig};
+use mcp_test_support::client::answer;
 use mcp_test_support::handler::TestHandler;
 use mcp_transport_core::jsonrpc::to_raw;
 use mcp_transport_core::transport::{
@@ -50,15 +51,7 @@ async fn a_client_connects_calls_and_gets_progress_down_the_stream() {
         .unwrap();
     assert_eq!(client.revision().as_str(), "2024-11-05");
     assert_eq!(server.session_count(), 1);
-    let resp = client
-        .request(
-            "tools/call",
-            call("echo", json!({ "text": "hi" })),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let resp = answer(&client, "tools/call", call("echo", json!({ "text": "hi" })))
         .await
         .unwrap();
     assert!(resp.payload.unwrap().get().contains("hi"));

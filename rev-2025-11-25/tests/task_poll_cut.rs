@@ -16,6 +16,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::StreamExt;
 use mcp_rev_2025_11_25::{self as rev, LegacyClient, TasksConfig, TasksExt};
+use mcp_test_support::client::answer;
 use mcp_test_support::server::TestServer;
 use mcp_test_support::{Proxy, WAIT, eventually};
 use mcp_transport_core::handler::{Execution, Handler, Outcome, RequestContext, ServerDescription};
@@ -159,17 +160,13 @@ async fn cut_when_arrived(f: &Fixture, n: usize) {
 
 /// The task as `tasks/get` reports it.
 async fn task_status(c: &LegacyClient, id: &str) -> Value {
-    let r = c
-        .request(
-            "tasks/get",
-            Some(to_raw(&json!({ "taskId": id })).unwrap()),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let r = answer(
+        c,
+        "tasks/get",
+        Some(to_raw(&json!({ "taskId": id })).unwrap()),
+    )
+    .await
+    .unwrap();
     serde_json::from_str(r.payload.unwrap().get()).unwrap()
 }
 

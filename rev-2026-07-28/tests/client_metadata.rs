@@ -33,13 +33,7 @@ fn ok_server(seen: &Seen) -> axum::response::Response {
 }
 
 async fn call(client: &ModernClient, method: &str, p: Value) {
-    client
-        .request(method, params(p), RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    answer(client, method, params(p)).await.unwrap();
 }
 
 #[tokio::test]

@@ -173,18 +173,14 @@ async fn no_request_state_in_the_result_means_none_in_the_retry() {
     })
     .await;
     let client = ModernClient::new(fake.config().with_input_handler(answers())).unwrap();
-    client
-        .request(
-            "prompts/get",
-            // A stale requestState from the caller is not carried into the retry.
-            params(json!({"name": "p", "requestState": "stale"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    answer(
+        &client,
+        "prompts/get",
+        // A stale requestState from the caller is not carried into the retry.
+        params(json!({"name": "p", "requestState": "stale"})),
+    )
+    .await
+    .unwrap();
     let calls = fake.rpc("prompts/get");
     assert_eq!(calls.len(), 2);
     assert!(calls[1].params().get("requestState").is_none());
@@ -202,17 +198,13 @@ async fn no_request_state_in_the_result_means_none_in_the_retry() {
         }
     })
     .await;
-    fake.client()
-        .request(
-            "resources/read",
-            params(json!({"uri": "file:///x"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    answer(
+        &fake.client(),
+        "resources/read",
+        params(json!({"uri": "file:///x"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(fake.rpc("resources/read").len(), 2);
 }
 
@@ -226,15 +218,7 @@ async fn rounds_are_bounded() {
     })
     .await;
     let client = ModernClient::new(fake.config().with_max_input_rounds(3)).unwrap();
-    let err = client
-        .request(
-            "tools/call",
-            params(json!({"name": "loop"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let err = answer(&client, "tools/call", params(json!({"name": "loop"})))
         .await
         .unwrap_err();
     assert!(
@@ -259,15 +243,7 @@ async fn an_input_handler_error_abandons_the_request_without_retrying() {
     .await;
     // The default handler (NoInput) declines everything with -32601.
     let client = fake.client();
-    let err = client
-        .request(
-            "tools/call",
-            params(json!({"name": "t"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let err = answer(&client, "tools/call", params(json!({"name": "t"})))
         .await
         .unwrap_err();
     assert!(
@@ -283,16 +259,7 @@ async fn malformed_input_required_results_are_refused() {
     let fake =
         Fake::start(|seen| json_ok(&result(&seen.id(), json!({"resultType": "input_required"}))))
             .await;
-    let err = fake
-        .client()
-        .request(
-            "tools/call",
-            params(json!({"name": "t"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let err = answer(&fake.client(), "tools/call", params(json!({"name": "t"})))
         .await
         .unwrap_err();
     assert!(

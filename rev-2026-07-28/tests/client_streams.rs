@@ -55,17 +55,13 @@ async fn json_and_sse_answers_are_both_accepted() {
     })
     .await;
     let client = fake.client();
-    let r = client
-        .request(
-            "tools/call",
-            params(json!({"name": "t", "as": "json"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let r = answer(
+        &client,
+        "tools/call",
+        params(json!({"name": "t", "as": "json"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(result_of(&r)["via"], "json");
 
     let stream = client
@@ -114,29 +110,21 @@ async fn result_without_result_type_is_complete_and_unknown_types_are_invalid() 
     })
     .await;
     let client = fake.client();
-    let r = client
-        .request(
-            "tools/call",
-            params(json!({"name": "t", "kind": "none"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let r = answer(
+        &client,
+        "tools/call",
+        params(json!({"name": "t", "kind": "none"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(result_of(&r), json!({"content": []}));
-    let err = client
-        .request(
-            "tools/call",
-            params(json!({"name": "t", "kind": "odd"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap_err();
+    let err = answer(
+        &client,
+        "tools/call",
+        params(json!({"name": "t", "kind": "odd"})),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(
             &err,
@@ -156,16 +144,7 @@ async fn a_server_request_on_the_stream_is_a_protocol_violation() {
         ])
     })
     .await;
-    let err = fake
-        .client()
-        .request(
-            "tools/call",
-            params(json!({"name": "t"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let err = answer(&fake.client(), "tools/call", params(json!({"name": "t"})))
         .await
         .unwrap_err();
     assert!(
@@ -233,16 +212,7 @@ async fn a_broken_stream_is_not_resumed() {
             )
         })
         .await;
-        let err = fake
-            .client()
-            .request(
-                "tools/call",
-                params(json!({"name": "t"})),
-                RequestOptions::default(),
-            )
-            .await
-            .unwrap()
-            .response()
+        let err = answer(&fake.client(), "tools/call", params(json!({"name": "t"})))
             .await
             .unwrap_err();
         assert!(
@@ -366,17 +336,13 @@ async fn event_and_body_sizes_are_bounded() {
             .with_max_body_bytes(4096),
     )
     .unwrap();
-    let err = client
-        .request(
-            "tools/call",
-            params(json!({"name": "t", "as": "sse"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap_err();
+    let err = answer(
+        &client,
+        "tools/call",
+        params(json!({"name": "t", "as": "sse"})),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(&err, TransportError::Limit(l) if l.setting.ends_with("max_event_bytes")),
         "{err}"

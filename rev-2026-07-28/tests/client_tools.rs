@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use client_common::*;
 use http::StatusCode;
-use mcp_transport_core::transport::{RequestOptions, Transport};
+
 use serde_json::{Value, json};
 
 fn tool(name: &str, properties: Value) -> Value {
@@ -50,13 +50,7 @@ async fn invalid_tools_are_dropped_from_tools_list_results() {
     .await;
     let client = fake.client();
     // Through the Transport trait.
-    let response = client
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&client, "tools/list", None).await.unwrap();
     let value = result_of(&response);
     let listed = value["tools"].as_array().unwrap();
     assert_eq!(names(listed), ["ok", "nested_ok", "no_schema_headers"]);
@@ -114,16 +108,8 @@ async fn header_mismatch_refreshes_tools_and_retries_once() {
     })
     .await;
     let client = fake.client();
-    let response = client
-        .request(
-            "tools/call",
-            params(json!({"name": "execute_sql", "arguments": {"region": "us-west1", "query": "SELECT 1"}})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
+    let response = answer(&client, "tools/call",
+            params(json!({"name": "execute_sql", "arguments": {"region": "us-west1", "query": "SELECT 1"}}))).await
         .unwrap();
     assert!(response.payload.is_ok(), "{response:?}");
     let seen = fake.seen();
@@ -145,15 +131,7 @@ async fn a_second_header_mismatch_is_returned_not_retried_forever() {
     })
     .await;
     let client = fake.client();
-    let response = client
-        .request(
-            "tools/call",
-            params(json!({"name": "x"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let response = answer(&client, "tools/call", params(json!({"name": "x"})))
         .await
         .unwrap();
     assert_eq!(response.payload.unwrap_err().code, -32020);
@@ -171,15 +149,7 @@ async fn header_mismatch_on_other_methods_is_returned_as_is() {
     })
     .await;
     let client = fake.client();
-    let response = client
-        .request(
-            "prompts/get",
-            params(json!({"name": "p"})),
-            RequestOptions::default(),
-        )
-        .await
-        .unwrap()
-        .response()
+    let response = answer(&client, "prompts/get", params(json!({"name": "p"})))
         .await
         .unwrap();
     assert_eq!(response.payload.unwrap_err().code, -32020);

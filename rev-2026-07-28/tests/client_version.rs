@@ -56,24 +56,12 @@ async fn unsupported_version_is_retried_with_the_highest_mutual_one() {
     ]))
     .unwrap();
     assert_eq!(client.revision().as_str(), "2030-01-01");
-    let response = client
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&client, "tools/list", None).await.unwrap();
     assert_eq!(result_of(&response)["v"], "2026-07-28");
     assert_eq!(client.revision(), ProtocolVersion::V2026_07_28);
     assert!(client.negotiated().reason.contains("2030-01-01"));
     // Later requests use the negotiated version directly.
-    client
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    answer(&client, "tools/list", None).await.unwrap();
     let versions: Vec<String> = fake
         .seen()
         .iter()
@@ -129,13 +117,7 @@ async fn version_error_inside_an_sse_answer_is_handled_too() {
         ProtocolVersion::V2026_07_28,
     ]))
     .unwrap();
-    let response = client
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&client, "tools/list", None).await.unwrap();
     assert!(response.payload.is_ok());
     assert_eq!(fake.seen().len(), 2);
 }
@@ -179,14 +161,7 @@ async fn other_http_errors_keep_status_and_rpc_error() {
         )
     })
     .await;
-    let response = fake
-        .client()
-        .request("prompts/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&fake.client(), "prompts/list", None).await.unwrap();
     assert_eq!(response.payload.unwrap_err().code, -32601);
 }
 
@@ -220,13 +195,7 @@ async fn a_rejected_version_the_server_lists_as_supported_is_retried_once() {
     })
     .await;
     let client = fake.client();
-    let response = client
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&client, "tools/list", None).await.unwrap();
     assert!(response.payload.is_ok());
     let seen = fake.seen();
     assert_eq!(seen.len(), 2);
@@ -236,14 +205,7 @@ async fn a_rejected_version_the_server_lists_as_supported_is_retried_once() {
 
     // A server that keeps rejecting it gets one retry, then the error.
     let fake = Fake::start(reject).await;
-    let response = fake
-        .client()
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&fake.client(), "tools/list", None).await.unwrap();
     assert_eq!(response.payload.unwrap_err().code, -32022);
     assert_eq!(fake.seen().len(), 2);
 }

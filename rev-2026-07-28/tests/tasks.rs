@@ -822,7 +822,7 @@ mod client {
     use futures::StreamExt;
     use mcp_rev_2026_07_28::client::{ModernClient, ModernClientConfig};
     use mcp_test_support::ScriptedInput;
-    use mcp_test_support::client::{params, result_of};
+    use mcp_test_support::client::{answer, params, result_of};
     use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 
     use super::*;
@@ -901,13 +901,7 @@ mod client {
         let s = with_tasks().await;
         let input = answers();
         let c = client(&s, true, input.clone());
-        let r = c
-            .request("tools/call", call("ask"), RequestOptions::default())
-            .await
-            .unwrap()
-            .response()
-            .await
-            .unwrap();
+        let r = answer(&c, "tools/call", call("ask")).await.unwrap();
         let v = result_of(&r);
         assert_eq!(
             v["content"][0]["text"],
@@ -921,22 +915,10 @@ mod client {
     async fn failed_and_tool_error_tasks_end_the_call_as_the_server_said() {
         let s = with_tasks().await;
         let c = client(&s, true, answers());
-        let r = c
-            .request("tools/call", call("fail"), RequestOptions::default())
-            .await
-            .unwrap()
-            .response()
-            .await
-            .unwrap();
+        let r = answer(&c, "tools/call", call("fail")).await.unwrap();
         let e = r.payload.unwrap_err();
         assert_eq!(e.code, -32603);
-        let r = c
-            .request("tools/call", call("tool_error"), RequestOptions::default())
-            .await
-            .unwrap()
-            .response()
-            .await
-            .unwrap();
+        let r = answer(&c, "tools/call", call("tool_error")).await.unwrap();
         assert_eq!(result_of(&r)["isError"], true);
     }
 

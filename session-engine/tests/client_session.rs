@@ -11,6 +11,7 @@ use client_common::*;
 use futures::StreamExt;
 use http::StatusCode;
 use mcp_session_engine::client::{ClientConfig, LegacyClient};
+use mcp_test_support::client::answer;
 use mcp_transport_core::jsonrpc::Notification;
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
 use serde_json::json;
@@ -82,13 +83,7 @@ async fn a_404_expires_the_session_and_the_next_call_starts_a_new_one() {
     assert_eq!(fake.seen_where(|s| s.is_rpc("tools/list")).len(), 1);
     assert_eq!(fake.seen_where(|s| s.is_rpc("initialize")).len(), 1);
 
-    let response = client
-        .request("tools/list", None, RequestOptions::default())
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap();
+    let response = answer(&client, "tools/list", None).await.unwrap();
     assert!(!response.is_error());
     assert_eq!(client.session_id().as_deref(), Some("sess-2"));
     assert!(!client.session_lost());

@@ -4,7 +4,9 @@
 
 use futures_util::StreamExt;
 use mcp_transport_core::jsonrpc::{Notification, Response, to_raw};
-use mcp_transport_core::transport::{ResponseStream, StreamEvent, TransportError};
+use mcp_transport_core::transport::{
+    RequestOptions, ResponseStream, StreamEvent, Transport, TransportError,
+};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -13,6 +15,27 @@ use crate::wait::WAIT;
 /// Raw params for a request.
 pub fn params(v: Value) -> Option<Box<RawValue>> {
     Some(to_raw(&v).unwrap())
+}
+
+/// The response to `method` with `params`, sent on `transport` with the
+/// default options: what the request's stream ends with (its
+/// notifications skipped), or the error that ended it.
+///
+/// # Panics
+///
+/// When the request cannot be sent: a test that expects that calls
+/// [`Transport::request`] itself and looks at its error.
+pub async fn answer<T: Transport + ?Sized>(
+    transport: &T,
+    method: &str,
+    params: Option<Box<RawValue>>,
+) -> Result<Response, TransportError> {
+    transport
+        .request(method, params, RequestOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{method} not sent: {e}"))
+        .response()
+        .await
 }
 
 /// `tools/call` params: `{"name": name, "arguments": args}`.

@@ -13,7 +13,7 @@ use mcp_rev_2026_07_28::client::{ModernClient, ModernClientConfig};
 use mcp_test_support::fake::SseBody;
 use serde_json::Value;
 
-pub use mcp_test_support::client::{params, result_of};
+pub use mcp_test_support::client::{answer, params, result_of};
 pub use mcp_test_support::fake::{
     DropFlag, DropGuard, Ending, json_ok, notification, result, rpc_error, status, status_json,
 };
