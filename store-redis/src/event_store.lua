@@ -34,6 +34,37 @@ local function int(x) return string.format('%d', x) end
 local function num(v) return tonumber(v or '0') or 0 end
 local function hnum(key, field) return num(redis.call('HGET', key, field)) end
 
+-- Also tail_after's poll: one HMGET (which tells that the session exists:
+-- its hw is always set) and the XRANGE; the read mark written only once.
+-- First, before the writing ops' functions are defined: a replay needs
+-- none of them, and defining them is ~1 µs a call (docs/PERFORMANCE.md,
+-- session 33).
+if op == 'replay' then
+  local meta, n, skey = KEYS[1], ARGV[5], KEYS[3]
+  local f = 's:' .. n .. ':'
+  local q = tonumber(ARGV[6])
+  local v = redis.call('HMGET', meta, f .. 'last', f .. 'ev', f .. 'fin', f .. 'read', 'hw')
+  if not v[5] then return {'unknown_event_id'} end
+  local last = v[1]
+  if not last then
+    local hw = num(v[5])
+    if hw >= 0 and tonumber(n) <= hw then return {'expired'} end
+    return {'unknown_event_id'}
+  end
+  last = tonumber(last)
+  if q > last then return {'unknown_event_id'} end
+  if q < num(v[2]) then return {'expired'} end
+  local out = {'ok', last, num(v[3])}
+  -- Read to its end after it finished: evicted before unread ones.
+  if out[3] == 1 and num(v[4]) ~= 1 then redis.call('HSET', meta, f .. 'read', '1') end
+  if q == last then return out end
+  local evs = redis.call('XRANGE', skey, '0-' .. int(q + 1), '+')
+  -- Fewer than issued: the stream's key expired under us.
+  if #evs ~= last - q then return {'expired'} end
+  for i, e in ipairs(evs) do out[3 + i] = e[2][2] end
+  return out
+end
+
 -- Syncs session s's byte count (`bytes` when the caller knows it) into
 -- the store-wide total; the new total when it changed, else nil.
 local function account(s, bytes)
@@ -357,32 +388,6 @@ if op == 'last_seq' then
   local last = redis.call('HGET', meta, f .. 'last')
   if not last then return {'unknown_stream'} end
   return {'ok', tonumber(last)}
-end
-
--- Also tail_after's poll: one HMGET (which tells that the session exists:
--- its hw is always set) and the XRANGE; the read mark written only once.
-if op == 'replay' then
-  local q = tonumber(ARGV[6])
-  local v = redis.call('HMGET', meta, f .. 'last', f .. 'ev', f .. 'fin', f .. 'read', 'hw')
-  if not v[5] then return {'unknown_event_id'} end
-  local last = v[1]
-  if not last then
-    local hw = num(v[5])
-    if hw >= 0 and tonumber(n) <= hw then return {'expired'} end
-    return {'unknown_event_id'}
-  end
-  last = tonumber(last)
-  if q > last then return {'unknown_event_id'} end
-  if q < num(v[2]) then return {'expired'} end
-  local out = {'ok', last, num(v[3])}
-  -- Read to its end after it finished: evicted before unread ones.
-  if out[3] == 1 and num(v[4]) ~= 1 then redis.call('HSET', meta, f .. 'read', '1') end
-  if q == last then return out end
-  local evs = redis.call('XRANGE', skey, '0-' .. int(q + 1), '+')
-  -- Fewer than issued: the stream's key expired under us.
-  if #evs ~= last - q then return {'expired'} end
-  for i, e in ipairs(evs) do out[3 + i] = e[2][2] end
-  return out
 end
 
 return redis.error_reply('unknown op ' .. op)
