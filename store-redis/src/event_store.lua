@@ -34,11 +34,11 @@ local function int(x) return string.format('%d', x) end
 local function num(v) return tonumber(v or '0') or 0 end
 local function hnum(key, field) return num(redis.call('HGET', key, field)) end
 
--- Also tail_after's poll: one HMGET (which tells that the session exists:
--- its hw is always set) and the XRANGE; the read mark written only once.
--- First, before the writing ops' functions are defined: a replay needs
--- none of them, and defining them is ~1 µs a call (docs/PERFORMANCE.md,
--- session 33).
+-- A replay, which is also tail_after's poll: one HMGET (which tells that
+-- the session exists: its hw is always set) and the XRANGE; the read mark
+-- written only once. Answered here, before the writing ops' functions are
+-- defined: it needs none of them, and defining them is ~1 µs a call
+-- (docs/PERFORMANCE.md, session 33).
 if op == 'replay' then
   local meta, n, skey = KEYS[1], ARGV[5], KEYS[3]
   local f = 's:' .. n .. ':'
@@ -107,9 +107,9 @@ end
 -- The finished stream of session s the bounds evict next (taken off its
 -- finished list), and the bytes it holds: the longest-finished one a
 -- replay has read to its end, else the longest-finished one; false when
--- none has finished. (As
--- MemoryEventStore's take_victim: an unread finished stream is most likely
--- an answer whose connection is about to read it.)
+-- none has finished. (As MemoryEventStore's take_victim: an unread
+-- finished stream is most likely an answer whose connection is about to
+-- read it.)
 -- The list is read a page at a time: the one wanted is usually first
 -- (streams are marked read as they are answered), and reading the whole
 -- list of a session at its stream cap (256 by default) on every new stream
