@@ -327,7 +327,8 @@ fn number(bytes: &[u8], at: usize) -> Option<usize> {
     let mut i = at + usize::from(bytes.get(at) == Some(&b'-'));
     i = match bytes.get(i)? {
         b'0' => i + 1,
-        b'1'..=b'9' => digits(i + 1),
+        // The first digit is one of the run `digits` counts.
+        b'1'..=b'9' => digits(i),
         _ => return None,
     };
     if bytes.get(i) == Some(&b'.') {

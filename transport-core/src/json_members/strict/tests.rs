@@ -221,6 +221,33 @@ fn nesting_beyond_the_bound_is_left_to_the_slow_path() {
     assert!(!checked(&deeper));
 }
 
+/// The depth is how deep a value is, not how many objects and arrays came
+/// before it: siblings, empty or not, each leave the depth where they
+/// found it (a count that only grows would send any request with more
+/// than [`MAX_DEPTH`] objects or arrays in all down the slow path).
+#[test]
+fn siblings_do_not_add_to_the_depth() {
+    let many = MAX_DEPTH + 8;
+    for sibling in ["{}", "{\"b\":1}", "[]", "[1]", "{\"c\":[{}]}"] {
+        let list = vec![sibling; many].join(",");
+        let members: Vec<String> = (0..many).map(|i| format!("\"m{i}\":{sibling}")).collect();
+        for text in [
+            format!("{{\"a\":[{list}]}}"),
+            format!("{{{}}}", members.join(",")),
+            format!("{{\"params\":{{{}}}}}", members.join(",")),
+        ] {
+            assert!(checked(&text), "{text}");
+        }
+    }
+    // Two members each as deep as the bound allows.
+    let deep = format!(
+        "{}1{}",
+        "[".repeat(MAX_DEPTH - 1),
+        "]".repeat(MAX_DEPTH - 1)
+    );
+    assert!(checked(&format!("{{\"a\":{deep},\"b\":{deep}}}")));
+}
+
 #[test]
 fn a_member_whose_offsets_do_not_fit_a_span_is_left_to_the_slow_path() {
     let max = u32::MAX as usize;
