@@ -465,6 +465,88 @@ mod tests {
         ));
     }
 
+    /// The usual result is spliced, not rebuilt: the handler's text stays
+    /// byte for byte (its member order and spacing too, which the general
+    /// path's map would sort and compact), the members added after it.
+    #[test]
+    fn the_usual_result_keeps_its_text_and_order() {
+        let info = raw(&json!({"name": "s", "version": "1"}));
+        let with_info = Decoration {
+            server_info: Some(&info),
+            ttl_ms: 5,
+            scope: CacheScope::Private,
+        };
+        let without = Decoration {
+            server_info: None,
+            ..with_info
+        };
+        let si = r#""io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}"#;
+        let cases = [
+            (
+                r#"{"z":1, "a" : [ 2 ]}"#,
+                "tools/call",
+                &with_info,
+                format!(r#"{{"z":1, "a" : [ 2 ],"resultType":"complete","_meta":{{{si}}}}}"#),
+            ),
+            (
+                r#"{"tools":[],"b":{}}"#,
+                "tools/list",
+                &with_info,
+                format!(
+                    r#"{{"tools":[],"b":{{}},"resultType":"complete","ttlMs":5,"cacheScope":"private","_meta":{{{si}}}}}"#
+                ),
+            ),
+            (
+                r#"{"content":[],"_meta":{"y":1, "x":2}}"#,
+                "tools/call",
+                &with_info,
+                format!(
+                    r#"{{"content":[],"_meta":{{{si},"y":1, "x":2}},"resultType":"complete"}}"#
+                ),
+            ),
+            (
+                r#"{"content":[],"_meta":{ }}"#,
+                "tools/call",
+                &with_info,
+                format!(r#"{{"content":[],"_meta":{{{si} }},"resultType":"complete"}}"#),
+            ),
+            // Not an object: the handler's business, left as sent.
+            (
+                r#"{"content":[],"_meta":7}"#,
+                "tools/call",
+                &with_info,
+                r#"{"content":[],"_meta":7,"resultType":"complete"}"#.to_owned(),
+            ),
+            (
+                r#"{ "z" :1,"resultType":"complete"}"#,
+                "tools/call",
+                &without,
+                r#"{ "z" :1,"resultType":"complete"}"#.to_owned(),
+            ),
+            (
+                "{}",
+                "tools/call",
+                &without,
+                r#"{"resultType":"complete"}"#.to_owned(),
+            ),
+        ];
+        for (result, method, deco, want) in cases {
+            let result = RawValue::from_string(result.to_owned()).unwrap();
+            let mut out = String::new();
+            assert!(splice(&result, method, deco, &mut out), "{result}");
+            assert_eq!(out, want);
+            // One reservation, bounded by what it may write: the result,
+            // serverInfo with its key, and 96 bytes for the members added.
+            let info = deco
+                .server_info
+                .map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
+            let bound = result.get().len() + info + 96;
+            assert!(out.capacity() <= bound, "{} > {bound}", out.capacity());
+            assert_eq!(complete_text(&result, method, deco).unwrap(), want);
+            assert_eq!(complete(&result, method, deco).unwrap().get(), want);
+        }
+    }
+
     #[test]
     fn interim_and_closing_results() {
         let out = v(&input_required(&BTreeMap::new(), "tok", None));
