@@ -15,27 +15,15 @@ mod server_common;
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use futures::FutureExt;
-use http::{Request, StatusCode};
+use http::StatusCode;
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_test_support::TestHandler;
 use mcp_test_support::handler::{Call, tool_fn, tools};
 use mcp_transport_core::handler::Outcome;
 use serde_json::{Value, json};
-use server_common::{body, std_headers, tool};
+use server_common::{body, memory_post as post, tool};
 use tower::ServiceExt;
-
-fn post(body: &Value) -> Request<Body> {
-    let mut req = Request::post("/")
-        .header("host", "localhost")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json");
-    for (name, value) in std_headers(body) {
-        req = req.header(name, value);
-    }
-    req.body(Body::from(body.to_string())).unwrap()
-}
 
 async fn quick(json_response: bool) -> (StatusCode, String, String) {
     let handler = TestHandler::builder("quick")

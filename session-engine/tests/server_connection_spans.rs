@@ -9,70 +9,18 @@
 
 mod server_common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use mcp_session_engine::server::LegacyServer;
+use mcp_test_support::trace::{SseEnds, ended};
 use serde_json::{Value, json};
 use server_common::memory::{frames, initialized, post};
 use tower::ServiceExt;
-use tracing::field::{Field, Visit};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
-
-/// How one connection ended: `(end, events)`.
-type Ended = (String, u64);
-
-/// Collects the `end` and `events` of every "SSE connection ended" event.
-#[derive(Clone, Default)]
-struct Ends(Arc<Mutex<Vec<Ended>>>);
-
-#[derive(Default)]
-struct EndFields {
-    end: Option<String>,
-    events: Option<u64>,
-}
-
-impl Visit for EndFields {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "end" {
-            self.end = Some(value.to_owned());
-        }
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        if field.name() == "events" {
-            self.events = Some(value);
-        }
-    }
-
-    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
-}
-
-impl<S: Subscriber> Layer<S> for Ends {
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        let mut f = EndFields::default();
-        event.record(&mut f);
-        if let (Some(end), Some(events)) = (f.end, f.events) {
-            self.0.lock().unwrap().push((end, events));
-        }
-    }
-}
-
-impl Ends {
-    /// The ends recorded so far, emptied.
-    fn take(&self) -> Vec<Ended> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
 
 fn call(id: u64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
            "params": {"name": tool, "arguments": arguments}})
-}
-
-fn ended(end: &str, events: u64) -> Ended {
-    (end.to_owned(), events)
 }
 
 /// The message events (non-empty `data`) in the frames read from `body`
@@ -103,9 +51,7 @@ async fn read(
 /// counts the message events its body carried.
 #[tokio::test(start_paused = true)]
 async fn each_connection_records_how_it_ended_and_its_events() {
-    let ends = Ends::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(ends.clone()));
+    let (ends, _guard) = SseEnds::install();
     let server = LegacyServer::new(
         Arc::new(server_common::test_handler()),
         server_common::config(),

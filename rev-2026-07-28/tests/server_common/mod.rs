@@ -279,6 +279,19 @@ pub fn tool(id: impl Into<Value>, name: &str, args: Value) -> Value {
     )
 }
 
+/// `body` as a POST for a router driven in memory (`tower::ServiceExt`),
+/// with the headers a conforming client sends.
+pub fn memory_post(body: &Value) -> http::Request<axum::body::Body> {
+    let mut req = http::Request::post("/")
+        .header("host", "localhost")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    for (name, value) in std_headers(body) {
+        req = req.header(name, value);
+    }
+    req.body(axum::body::Body::from(body.to_string())).unwrap()
+}
+
 /// The headers a conforming client derives from `body`: version, method,
 /// name (Base64-encoded when needed).
 pub fn std_headers(body: &Value) -> Vec<(String, String)> {

@@ -1,0 +1,95 @@
+//! What a 2026-07-28 response stream records when it ends: its
+//! `mcp.stream` span gets `sse.end` (`finished`: the answer went out;
+//! `detached`: the client closed the stream first, which cancels the
+//! request) and `sse.events` (the message events written, not the
+//! keep-alive comments), logged as "SSE connection ended"
+//! (`request::stream`, `mcp_http_edge::trace`).
+//!
+//! The router is driven in memory on a current-thread runtime with the
+//! clock paused, so every stream runs on the test's thread, under the
+//! test's subscriber.
+
+mod server_common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
+use mcp_test_support::trace::{SseEnds, ended};
+use serde_json::{Value, json};
+use server_common::{body, memory_post, test_handler};
+use tower::ServiceExt;
+
+/// A `countdown` call: `n` steps of `delay_ms`, each sending progress
+/// when `meta` carries a `progressToken`.
+fn countdown(id: i64, n: u64, delay_ms: u64, meta: Value) -> Value {
+    body(
+        id,
+        "tools/call",
+        json!({"name": "countdown", "arguments": {"n": n, "delay_ms": delay_ms}, "_meta": meta}),
+        json!({}),
+    )
+}
+
+/// The response's body as a stream of frames.
+async fn frames(
+    router: &axum::Router,
+    call: &Value,
+) -> futures::stream::BoxStream<'static, axum::body::Bytes> {
+    let response = router.clone().oneshot(memory_post(call)).await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    response
+        .into_body()
+        .into_data_stream()
+        .map(Result::unwrap)
+        .boxed()
+}
+
+/// The message events (non-empty `data`) in the first `limit` frames.
+async fn read(
+    body: &mut futures::stream::BoxStream<'static, axum::body::Bytes>,
+    limit: usize,
+) -> u64 {
+    let mut text = String::new();
+    for _ in 0..limit {
+        let Some(frame) = body.next().await else {
+            break;
+        };
+        text.push_str(std::str::from_utf8(&frame).unwrap());
+    }
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix("data:")
+                .is_some_and(|d| !d.trim().is_empty())
+        })
+        .count() as u64
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn each_stream_records_how_it_ended_and_its_events() {
+    let (ends, _guard) = SseEnds::install();
+    let config = ModernConfig::default().with_keepalive(Some(Duration::from_millis(50)));
+    let router = ModernServer::new(Arc::new(test_handler()), config).router();
+    let token = json!({"progressToken": "t"});
+
+    // The first item is a notification (the stream's first frame): two
+    // progress events and the answer.
+    let mut body = frames(&router, &countdown(1, 2, 10, token.clone())).await;
+    assert_eq!(read(&mut body, usize::MAX).await, 3);
+    drop(body);
+    assert_eq!(ends.take(), [ended("finished", 3)]);
+
+    // Nothing within the keep-alive: the stream opens with a comment,
+    // which is not an event, then the answer.
+    let mut body = frames(&router, &countdown(2, 1, 120, json!({}))).await;
+    assert_eq!(read(&mut body, usize::MAX).await, 1);
+    drop(body);
+    assert_eq!(ends.take(), [ended("finished", 1)]);
+
+    // Closed by the client after the first progress event.
+    let mut body = frames(&router, &countdown(3, 3, 100, token)).await;
+    assert_eq!(read(&mut body, 1).await, 1);
+    drop(body);
+    assert_eq!(ends.take(), [ended("detached", 1)]);
+}
