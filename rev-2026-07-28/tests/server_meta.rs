@@ -154,18 +154,30 @@ async fn results_carry_result_type_server_info_and_cache_hints() {
 #[tokio::test]
 async fn unknown_and_removed_methods_are_404_method_not_found() {
     let t = start(config()).await;
-    for method in [
-        "foo/bar",
-        "completion/complete",
-        "ping",
-        "logging/setLevel",
-        "resources/subscribe",
+    // A removed method's message says what replaces it; an unknown one's
+    // does not claim a removal.
+    for (method, replaced_by) in [
+        ("foo/bar", None),
+        ("completion/complete", None),
+        ("initialize", Some("server/discover")),
+        ("ping", Some("any request")),
+        ("logging/setLevel", Some("io.modelcontextprotocol/logLevel")),
+        ("resources/subscribe", Some("subscriptions/listen")),
+        ("resources/unsubscribe", Some("subscriptions/listen")),
     ] {
         let resp = t.send(&body(5, method, json!({}), json!({}))).await;
         assert_eq!(resp.status(), 404, "{method}");
         let v = error_json(resp).await;
         assert_eq!(v["id"], 5);
         assert_eq!(v["error"]["code"], -32601, "{method}");
+        let message = v["error"]["message"].as_str().unwrap();
+        match replaced_by {
+            Some(r) => {
+                assert!(message.contains(" in 2026-07-28"), "{method}: {message}");
+                assert!(message.contains(r), "{method}: {message}");
+            }
+            None => assert!(!message.contains("2026-07-28"), "{method}: {message}"),
+        }
     }
     // Also in JSON mode.
     let t = start(config().with_json_response(true)).await;
@@ -396,4 +408,75 @@ async fn call_echo_with_meta(t: &TestServer, meta: &str) -> reqwest::Response {
         .send()
         .await
         .unwrap()
+}
+
+/// The request's own rules on its stream, applied by the engine to what a
+/// handler sends through `notify` (the context's `log` and `progress`
+/// helpers check the same first, so only a raw send tests the engine):
+/// *Logging*, "The server MUST NOT emit `notifications/message` for a
+/// request that does not include this field", and only at or above its
+/// level; *Progress*, notifications "MUST only reference tokens that: Were
+/// provided in an active request"; change notifications and
+/// `notifications/cancelled` are refused, not sent.
+#[tokio::test]
+async fn a_raw_send_is_held_to_the_requests_log_level_and_progress_token() {
+    let t = start(config()).await;
+    let call = |id: i64, meta: Value| {
+        body(
+            id,
+            "tools/call",
+            json!({"name": "raw_notify", "arguments": {}, "_meta": meta}),
+            json!({}),
+        )
+    };
+    let outcomes = json!([
+        "ok",
+        "ok",
+        "ok",
+        "ok",
+        "ok",
+        "unsupported",
+        "unsupported",
+        "ok"
+    ]);
+
+    let a = t
+        .exchange(&call(
+            1,
+            json!({"io.modelcontextprotocol/logLevel": "info", "progressToken": "mine"}),
+        ))
+        .await;
+    assert_eq!(
+        a.result()["structuredContent"]["outcomes"],
+        outcomes,
+        "{a:?}"
+    );
+    let levels: Vec<_> = a
+        .of("notifications/message")
+        .iter()
+        .map(|n| n["params"]["level"].clone())
+        .collect();
+    assert_eq!(levels, [json!("error")], "{a:?}");
+    let tokens: Vec<_> = a
+        .of("notifications/progress")
+        .iter()
+        .map(|n| n["params"]["progressToken"].clone())
+        .collect();
+    assert_eq!(tokens, [json!("mine")], "{a:?}");
+    assert_eq!(a.of("com.example/custom").len(), 1, "{a:?}");
+    assert_eq!(a.notifications.len(), 3, "{a:?}");
+
+    // Neither field: no log message and no progress at all.
+    let a = t.exchange(&call(2, json!({}))).await;
+    assert_eq!(
+        a.result()["structuredContent"]["outcomes"],
+        outcomes,
+        "{a:?}"
+    );
+    let methods: Vec<_> = a
+        .notifications
+        .iter()
+        .map(|n| n["method"].clone())
+        .collect();
+    assert_eq!(methods, [json!("com.example/custom")], "{a:?}");
 }

@@ -14,7 +14,9 @@ use std::time::Duration;
 use mcp_rev_2026_07_28::headers::encode_value;
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_test_support::handler::{Call, Stats, method_fn, tool_fn, tools};
-use mcp_transport_core::handler::{InputRequest, InputRequired, LogLevel, Outcome, RequestContext};
+use mcp_transport_core::handler::{
+    InputRequest, InputRequired, LogLevel, Outcome, RequestContext, SendError,
+};
 use mcp_transport_core::jsonrpc::{ErrorObject, Notification, to_raw};
 use serde_json::{Value, json};
 
@@ -62,6 +64,7 @@ pub fn test_handler() -> TestHandler {
         .tool("ask", tool_fn(ask))
         .tool("ask_sampling", tool_fn(ask_sampling))
         .tool("push_list_changed", tool_fn(push_list_changed))
+        .tool("raw_notify", tool_fn(raw_notify))
         .tool("panic", tool_fn(|_| async { panic!("test panic") }))
         .build()
 }
@@ -213,6 +216,51 @@ async fn push_list_changed(c: Call) -> Outcome {
         c.stats.refusals.lock().unwrap().push(e.to_string());
     }
     Outcome::json(&json!({"refused": r.is_err()}))
+}
+
+/// `raw_notify`: sends through `notify` (none of the context helpers'
+/// checks) what a request's stream must filter or refuse by the request's
+/// own `_meta`, and answers with each send's outcome, in order: log
+/// messages at `debug`, at `error` and without a level; progress with a
+/// foreign token and with the request's own; `notifications/cancelled`;
+/// a list change; a custom notification.
+async fn raw_notify(c: Call) -> Outcome {
+    let own_token = c.cx.progress_token.clone().unwrap_or(Value::Null);
+    let sends = [
+        (
+            "notifications/message",
+            json!({"level": "debug", "data": "d"}),
+        ),
+        (
+            "notifications/message",
+            json!({"level": "error", "data": "e"}),
+        ),
+        ("notifications/message", json!({"data": "no level"})),
+        (
+            "notifications/progress",
+            json!({"progressToken": "foreign", "progress": 1}),
+        ),
+        (
+            "notifications/progress",
+            json!({"progressToken": own_token, "progress": 2}),
+        ),
+        ("notifications/cancelled", json!({"requestId": 1})),
+        ("notifications/tools/list_changed", json!({})),
+        ("com.example/custom", json!({"k": 1})),
+    ];
+    let mut outcomes = Vec::new();
+    for (method, params) in sends {
+        let sent = c.cx.notify(Notification {
+            method: method.into(),
+            params: Some(to_raw(&params).unwrap()),
+        });
+        outcomes.push(match sent.await {
+            Ok(()) => "ok",
+            Err(SendError::Unsupported(_)) => "unsupported",
+            Err(_) => "other error",
+        });
+    }
+    Outcome::json(&json!({ "outcomes": outcomes }))
 }
 
 /// A running server.
