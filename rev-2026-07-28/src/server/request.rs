@@ -620,11 +620,10 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
                 ttl_ms: shared.config.result_ttl_ms,
                 scope: shared.config.result_cache_scope,
             };
-            // The result is decorated straight into the response's text.
-            // Room for what the splice adds (its own reserve is then a
-            // no-op): resultType, cache hints, `_meta` with serverInfo.
-            let room = raw.get().len() + server_info.map_or(0, |i| i.get().len()) + 160;
-            let mut json = jsonrpc::result_prefix(&f.id, room);
+            // The result is decorated straight into the response's text,
+            // with room for all the splice writes (its own reserve is then
+            // a no-op) and the closing brace.
+            let mut json = jsonrpc::result_prefix(&f.id, result::room(raw.get(), server_info));
             match result::complete_into(&raw, &f.method, &deco, &mut json) {
                 Ok(()) => {
                     json.push('}');

@@ -208,6 +208,15 @@ fn push_member(out: &mut String, name: &str, value: &str) {
     out.push_str(value);
 }
 
+/// Room for what [`complete_into`] appends when it splices `result`: the
+/// result's text, `serverInfo` with its key, and 96 bytes for the members
+/// added around them and the closing brace of the response that holds it
+/// (91 at most, with a 20-digit `ttlMs`).
+pub(crate) fn room(result: &str, server_info: Option<&RawValue>) -> usize {
+    let info = server_info.map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
+    result.len() + info + 96
+}
+
 /// `complete` by splicing the missing members into the result's text,
 /// appended to `out`; `false` (and `out` untouched) when the general path
 /// must decide (see [`Names`]).
@@ -252,11 +261,8 @@ fn splice_parts(
             Some(_) => {}
         }
     }
-    let info_len = deco
-        .server_info
-        .map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
     // Nothing returns early from here on: `out` is only written below.
-    out.reserve(body.len() + info_len + 96);
+    out.reserve(room(body, deco.server_info));
     let close = body.len() - 1;
     match meta_insert {
         Some((at, info, comma)) => {
@@ -542,6 +548,7 @@ mod tests {
                 .map_or(0, |i| i.get().len() + META_SERVER_INFO.len());
             let bound = result.get().len() + info + 96;
             assert!(out.capacity() <= bound, "{} > {bound}", out.capacity());
+            assert_eq!(room(result.get(), deco.server_info), bound);
             assert_eq!(complete_text(&result, method, deco).unwrap(), want);
             assert_eq!(complete(&result, method, deco).unwrap().get(), want);
         }
