@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
+use mcp_test_support::sse::message_events;
 use mcp_test_support::trace::{SseEnds, ended};
 use serde_json::{Value, json};
 use server_common::{body, memory_post, test_handler};
@@ -46,26 +47,6 @@ async fn frames(
         .boxed()
 }
 
-/// The message events (non-empty `data`) in the first `limit` frames.
-async fn read(
-    body: &mut futures::stream::BoxStream<'static, axum::body::Bytes>,
-    limit: usize,
-) -> u64 {
-    let mut text = String::new();
-    for _ in 0..limit {
-        let Some(frame) = body.next().await else {
-            break;
-        };
-        text.push_str(std::str::from_utf8(&frame).unwrap());
-    }
-    text.lines()
-        .filter(|l| {
-            l.strip_prefix("data:")
-                .is_some_and(|d| !d.trim().is_empty())
-        })
-        .count() as u64
-}
-
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn each_stream_records_how_it_ended_and_its_events() {
     let (ends, _guard) = SseEnds::install();
@@ -76,20 +57,20 @@ async fn each_stream_records_how_it_ended_and_its_events() {
     // The first item is a notification (the stream's first frame): two
     // progress events and the answer.
     let mut body = frames(&router, &countdown(1, 2, 10, token.clone())).await;
-    assert_eq!(read(&mut body, usize::MAX).await, 3);
+    assert_eq!(message_events(&mut body, usize::MAX).await, 3);
     drop(body);
     assert_eq!(ends.take(), [ended("finished", 3)]);
 
     // Nothing within the keep-alive: the stream opens with a comment,
     // which is not an event, then the answer.
     let mut body = frames(&router, &countdown(2, 1, 120, json!({}))).await;
-    assert_eq!(read(&mut body, usize::MAX).await, 1);
+    assert_eq!(message_events(&mut body, usize::MAX).await, 1);
     drop(body);
     assert_eq!(ends.take(), [ended("finished", 1)]);
 
     // Closed by the client after the first progress event.
     let mut body = frames(&router, &countdown(3, 3, 100, token)).await;
-    assert_eq!(read(&mut body, 1).await, 1);
+    assert_eq!(message_events(&mut body, 1).await, 1);
     drop(body);
     assert_eq!(ends.take(), [ended("detached", 1)]);
 }

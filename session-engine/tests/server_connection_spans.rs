@@ -11,8 +11,8 @@ mod server_common;
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use mcp_session_engine::server::LegacyServer;
+use mcp_test_support::sse::message_events;
 use mcp_test_support::trace::{SseEnds, ended};
 use serde_json::{Value, json};
 use server_common::memory::{frames, initialized, post};
@@ -21,27 +21,6 @@ use tower::ServiceExt;
 fn call(id: u64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
            "params": {"name": tool, "arguments": arguments}})
-}
-
-/// The message events (non-empty `data`) in the frames read from `body`
-/// until it ends, or `limit` frames.
-async fn read(
-    body: &mut futures::stream::BoxStream<'static, axum::body::Bytes>,
-    limit: usize,
-) -> u64 {
-    let mut text = String::new();
-    for _ in 0..limit {
-        let Some(frame) = body.next().await else {
-            break;
-        };
-        text.push_str(std::str::from_utf8(&frame).unwrap());
-    }
-    text.lines()
-        .filter(|l| {
-            l.strip_prefix("data:")
-                .is_some_and(|d| !d.trim().is_empty())
-        })
-        .count() as u64
 }
 
 /// A connection that delivered its stream to the end records `finished`
@@ -64,16 +43,16 @@ async fn each_connection_records_how_it_ended_and_its_events() {
     };
 
     let mut body = post_call(1, "progress", json!({"n": 2})).await;
-    assert_eq!(read(&mut body, usize::MAX).await, 3);
+    assert_eq!(message_events(&mut body, usize::MAX).await, 3);
     assert_eq!(ends.take(), [ended("finished", 3)]);
 
     let mut body = post_call(2, "close_stream", json!({"delay_ms": 10})).await;
-    let events = read(&mut body, usize::MAX).await;
+    let events = message_events(&mut body, usize::MAX).await;
     assert_eq!(ends.take(), [ended("closed", events)]);
 
     // The priming event, then the first step.
     let mut body = post_call(3, "progress", json!({"n": 3, "delay_ms": 100})).await;
-    assert_eq!(read(&mut body, 2).await, 1);
+    assert_eq!(message_events(&mut body, 2).await, 1);
     drop(body);
     assert_eq!(ends.take(), [ended("detached", 1)]);
 }

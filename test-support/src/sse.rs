@@ -290,3 +290,25 @@ pub fn content_type(resp: &reqwest::Response) -> String {
         .trim()
         .to_owned()
 }
+
+/// The message events (lines `data:` with something after them) in the
+/// next `limit` frames of a body (fewer when it ends first), for tests
+/// that drive a router in memory and read its body frame by frame.
+pub async fn message_events<S>(body: &mut S, limit: usize) -> u64
+where
+    S: Stream<Item = Bytes> + Unpin,
+{
+    let mut text = String::new();
+    for _ in 0..limit {
+        let Some(frame) = body.next().await else {
+            break;
+        };
+        text.push_str(std::str::from_utf8(&frame).expect("SSE is UTF-8"));
+    }
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix("data:")
+                .is_some_and(|d| !d.trim().is_empty())
+        })
+        .count() as u64
+}
