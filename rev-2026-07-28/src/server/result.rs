@@ -345,14 +345,19 @@ mod tests {
         serde_json::from_str(r.get()).unwrap()
     }
 
+    /// The tests' decoration: a `ttlMs` of 5, `private` scope.
+    fn decoration(server_info: Option<&RawValue>) -> Decoration<'_> {
+        Decoration {
+            server_info,
+            ttl_ms: 5,
+            scope: CacheScope::Private,
+        }
+    }
+
     #[test]
     fn adds_what_is_missing_only() {
         let info = raw(&json!({"name": "s", "version": "1"}));
-        let deco = Decoration {
-            server_info: Some(&info),
-            ttl_ms: 5,
-            scope: CacheScope::Private,
-        };
+        let deco = decoration(Some(&info));
         let out = v(&complete(&raw(&json!({"tools": []})), "tools/list", &deco).unwrap());
         assert_eq!(out["resultType"], "complete");
         assert_eq!(out["ttlMs"], 5);
@@ -372,10 +377,7 @@ mod tests {
         assert!(out.get("ttlMs").is_none());
         assert!(complete(&raw(&json!([1])), "tools/call", &deco).is_err());
 
-        let deco = Decoration {
-            server_info: None,
-            ..deco
-        };
+        let deco = decoration(None);
         let out = v(&complete(&raw(&json!({})), "tools/call", &deco).unwrap());
         assert!(out.get("_meta").is_none());
     }
@@ -385,11 +387,7 @@ mod tests {
     #[test]
     fn complete_into_appends() {
         let info = raw(&json!({"name": "s", "version": "1"}));
-        let deco = Decoration {
-            server_info: Some(&info),
-            ttl_ms: 5,
-            scope: CacheScope::Private,
-        };
+        let deco = decoration(Some(&info));
         for result in [r#"{"content": []}"#, r#"{"a":1,"a":2}"#, r#"{"\u0061":1}"#] {
             let result = RawValue::from_string(result.to_owned()).unwrap();
             let mut out = String::from(r#"{"id":1,"result":"#);
@@ -425,11 +423,7 @@ mod tests {
             format!("{{{many}\"tools\":[]}}"),
         ];
         for server_info in [Some(&*info), None] {
-            let deco = Decoration {
-                server_info,
-                ttl_ms: 5,
-                scope: CacheScope::Private,
-            };
+            let deco = decoration(server_info);
             for case in &cases {
                 let input: Box<RawValue> = serde_json::from_str(case).unwrap();
                 for method in ["tools/call", "tools/list"] {
@@ -462,11 +456,7 @@ mod tests {
         assert!(!splice(
             &RawValue::from_string(" [1] ".to_owned()).unwrap(),
             "tools/call",
-            &Decoration {
-                server_info: None,
-                ttl_ms: 5,
-                scope: CacheScope::Private
-            },
+            &decoration(None),
             &mut String::new(),
         ));
     }
@@ -477,15 +467,8 @@ mod tests {
     #[test]
     fn the_usual_result_keeps_its_text_and_order() {
         let info = raw(&json!({"name": "s", "version": "1"}));
-        let with_info = Decoration {
-            server_info: Some(&info),
-            ttl_ms: 5,
-            scope: CacheScope::Private,
-        };
-        let without = Decoration {
-            server_info: None,
-            ..with_info
-        };
+        let with_info = decoration(Some(&info));
+        let without = decoration(None);
         let si = r#""io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}"#;
         let cases = [
             (
