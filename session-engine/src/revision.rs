@@ -138,3 +138,19 @@ pub trait ConnectionPolicy: Send + Sync {
     /// when only a new event can change the answer.
     fn wake_at(&self, now: Instant) -> Option<Instant>;
 }
+
+/// A revision implementation for unit tests: only its version, every rule
+/// at its default.
+#[cfg(test)]
+#[derive(Debug)]
+pub(crate) struct Plain(pub ProtocolVersion);
+
+#[cfg(test)]
+impl SessionRevision for Plain {
+    fn version(&self) -> ProtocolVersion {
+        self.0.clone()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

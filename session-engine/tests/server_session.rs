@@ -174,6 +174,9 @@ async fn a_delete_ends_open_streams_and_running_requests() {
     let s = t.init("2025-11-25").await;
     let mut running = SseReader::new(t.call(&s, 1, "slow", json!({"ms": 3000})).await);
     assert!(running.next().await.unwrap().is_priming());
+    // A standalone stream, which no request's end would close.
+    let mut get = SseReader::new(t.get_in(&s).send().await.unwrap());
+    assert!(get.next().await.unwrap().is_priming());
     t.http
         .delete(&t.url)
         .header("mcp-session-id", &s.id)
@@ -181,6 +184,8 @@ async fn a_delete_ends_open_streams_and_running_requests() {
         .await
         .unwrap();
     let rest = running.rest().await;
+    assert!(messages(&rest).is_empty(), "{rest:?}");
+    let rest = within("the GET stream's end", get.rest()).await;
     assert!(messages(&rest).is_empty(), "{rest:?}");
     eventually("the cancellation", || {
         t.handler

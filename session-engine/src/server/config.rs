@@ -389,19 +389,7 @@ impl ServerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A revision implementation for tests: only its version.
-    #[derive(Debug)]
-    struct Plain(ProtocolVersion);
-
-    impl SessionRevision for Plain {
-        fn version(&self) -> ProtocolVersion {
-            self.0.clone()
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
-        }
-    }
+    use crate::revision::Plain;
 
     #[test]
     fn served_versions_are_legacy_streamable_and_implemented() {

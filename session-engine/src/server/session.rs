@@ -219,7 +219,15 @@ impl Session {
     /// after `u32::MAX` renewals it starts over at 1, by which time no
     /// client holds the first ones).
     pub fn next_renewal(&self) -> u32 {
-        self.renewals.fetch_add(1, Ordering::Relaxed) % u32::MAX + 1
+        // The counter holds the last number given out and steps through
+        // 1..=u32::MAX; a plain `fetch_add` would wrap through 0, and
+        // `u32::MAX` and 0 both became 1 (the same number twice in a row).
+        let step = |n: u32| n % u32::MAX + 1;
+        let last = self
+            .renewals
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(step(n)))
+            .unwrap_or_else(|n| n);
+        step(last)
     }
 
     /// A fresh id for a server-to-client request: `"s-<n>"`.
@@ -535,3 +543,6 @@ pub(crate) fn sweep_interval(timeout: Duration) -> Duration {
 pub(crate) fn millis_since(epoch: Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
+
+#[cfg(test)]
+mod tests;

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 pub use mcp_test_support::sse::{
     Rec, SseReader, has_retry, is_response, last_id, messages, read_all,
 };
-pub use mcp_test_support::{EngineServer, TestHandler, WAIT, eventually};
+pub use mcp_test_support::{EngineServer, TestHandler, WAIT, eventually, within};
 
 /// The test handler: `tools/call` with a few tools.
 ///
