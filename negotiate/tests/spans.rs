@@ -393,3 +393,46 @@ async fn the_http_sse_client_posts_in_a_request_span() {
         "{call:?}"
     );
 }
+
+/// A POST's span names its message's method and id, after any leading
+/// whitespace; a batch's, `batch` (its messages each have their own).
+#[tokio::test]
+async fn a_posts_span_names_its_method_or_batch() {
+    let capture = Capture::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let server = MultiServer::new(Arc::new(Logs), MultiConfig::all());
+    for (body, method, id) in [
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            "batch",
+            None,
+        ),
+        (
+            " \n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+            "batch",
+            None,
+        ),
+        (
+            " \t{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}",
+            "tools/list",
+            Some("7"),
+        ),
+    ] {
+        capture.1.lock().unwrap().clear();
+        let req = http::Request::post("/")
+            .header("host", "localhost")
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body))
+            .unwrap();
+        drop(server.handle(req).await);
+        let spans = capture.1.lock().unwrap().clone();
+        let request = spans
+            .iter()
+            .find(|s| s.name == "mcp.request")
+            .unwrap_or_else(|| panic!("no request span for {body:?}: {spans:#?}"));
+        assert_eq!(field(request, "rpc.method"), Some(method), "{body:?}");
+        assert_eq!(field(request, "rpc.id"), id, "{body:?}");
+    }
+}
