@@ -5,10 +5,13 @@ mod server_common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_http_edge::config::ServerHttp;
+use mcp_http_edge::faults::{Fault, Faults};
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_id::EventId;
 use mcp_transport_core::event_log::{MemoryEventStore, MemoryEventStoreConfig};
+use mcp_transport_core::jsonrpc::Notification;
 use serde_json::json;
 use server_common::*;
 
@@ -198,4 +201,53 @@ async fn a_resume_takes_the_stream_over_from_the_old_connection() {
             .any(|m| is_response(m, 1)),
         "the response came last"
     );
+}
+
+/// The `replay-inclusive` self-test fault (a deliberately wrong server
+/// that `mcp-compat self-test` must catch) does what it says: a resume
+/// replays the `Last-Event-ID` event itself, then what follows; a resume
+/// from a priming id, which names no message, replays what follows it.
+#[tokio::test]
+async fn the_replay_inclusive_fault_replays_the_last_event_itself() {
+    let http = ServerHttp {
+        faults: Faults::only(Fault::ReplayInclusive),
+        ..ServerHttp::default()
+    };
+    let t = start(config().with_http(http)).await;
+    let s = t.init("2025-11-25").await;
+    let (recs, _) = read_all(t.call(&s, 1, "progress", json!({"n": 2})).await).await;
+    assert_eq!(recs.len(), 4, "priming, 2 logs, response");
+    for from in 1..recs.len() {
+        let (again, _) = read_all(t.resume(&s, recs[from].id()).send().await.unwrap()).await;
+        assert_eq!(again, recs[from..], "resume from position {from}");
+    }
+    let (again, _) = read_all(t.resume(&s, recs[0].id()).send().await.unwrap()).await;
+    assert_eq!(again, recs[1..], "resume from the priming id");
+}
+
+/// The `leak-other-stream` self-test fault does what it says: a resume
+/// also replays the events of the session's other live streams (here, a
+/// notification on the open GET stream).
+#[tokio::test]
+async fn the_leak_other_stream_fault_replays_another_streams_events() {
+    let http = ServerHttp {
+        faults: Faults::only(Fault::LeakOtherStream),
+        ..ServerHttp::default()
+    };
+    let t = start(config().with_http(http)).await;
+    let s = t.init("2025-11-25").await;
+    let (recs, _) = read_all(t.call(&s, 1, "progress", json!({"n": 2})).await).await;
+    let mut get = SseReader::new(t.get_in(&s).send().await.unwrap());
+    assert!(get.next().await.unwrap().is_priming());
+    let changed = Notification::new::<()>("notifications/tools/list_changed", None).unwrap();
+    assert!(t.server.notify_session(&s.id, &changed).await);
+    let leaked = get.next().await.unwrap();
+    let (again, _) = read_all(t.resume(&s, recs[0].id()).send().await.unwrap()).await;
+    assert!(again.contains(&leaked), "{again:?}");
+    assert_eq!(
+        again.iter().filter(|r| **r == leaked).count(),
+        1,
+        "the other stream's event, not this one's twice: {again:?}"
+    );
+    assert!(again.ends_with(&recs[1..]), "{again:?}");
 }
