@@ -79,6 +79,7 @@ CRITICAL=(
   "session-engine/src/server/stream.rs|mcp-session-engine|--lib --test server_*"
   "session-engine/src/server/session.rs|mcp-session-engine|--lib --test server_*"
   "session-engine/src/server/get.rs|mcp-session-engine|--lib --test server_*"
+  "session-engine/src/server/drain.rs|mcp-session-engine|--lib --test server_*"
   "session-engine/src/client/resume.rs|mcp-session-engine|--lib --test client_*"
   "rev-2026-07-28/src/server/validate.rs|mcp-rev-2026-07-28|--lib --test server_headers --test server_meta"
   "rev-2026-07-28/src/server/result.rs|mcp-rev-2026-07-28|--lib --test server_meta --test server_http --test server_discover"
