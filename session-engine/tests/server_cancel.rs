@@ -6,8 +6,7 @@ mod server_common;
 
 use std::sync::atomic::Ordering;
 
-use mcp_http_edge::config::ServerHttp;
-use mcp_http_edge::faults::{Fault, Faults};
+use mcp_http_edge::faults::Fault;
 use serde_json::json;
 use server_common::*;
 
@@ -111,11 +110,7 @@ async fn a_disconnect_does_not_cancel() {
 /// requests.
 #[tokio::test]
 async fn the_cancel_on_disconnect_fault_cancels_on_a_disconnect() {
-    let http = ServerHttp {
-        faults: Faults::only(Fault::CancelOnDisconnect),
-        ..ServerHttp::default()
-    };
-    let t = start(config().with_http(http)).await;
+    let t = start(faulty(Fault::CancelOnDisconnect)).await;
     let s = t.init("2025-11-25").await;
     let mut stream = SseReader::new(t.call(&s, 1, "slow", json!({"ms": 60_000})).await);
     assert!(stream.next().await.unwrap().is_priming());

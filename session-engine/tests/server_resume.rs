@@ -5,8 +5,7 @@ mod server_common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_http_edge::config::ServerHttp;
-use mcp_http_edge::faults::{Fault, Faults};
+use mcp_http_edge::faults::Fault;
 use mcp_rev_2025_11_25::{DisconnectPolicy, PollingExt};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_id::EventId;
@@ -209,11 +208,7 @@ async fn a_resume_takes_the_stream_over_from_the_old_connection() {
 /// from a priming id, which names no message, replays what follows it.
 #[tokio::test]
 async fn the_replay_inclusive_fault_replays_the_last_event_itself() {
-    let http = ServerHttp {
-        faults: Faults::only(Fault::ReplayInclusive),
-        ..ServerHttp::default()
-    };
-    let t = start(config().with_http(http)).await;
+    let t = start(faulty(Fault::ReplayInclusive)).await;
     let s = t.init("2025-11-25").await;
     let (recs, _) = read_all(t.call(&s, 1, "progress", json!({"n": 2})).await).await;
     assert_eq!(recs.len(), 4, "priming, 2 logs, response");
@@ -230,11 +225,7 @@ async fn the_replay_inclusive_fault_replays_the_last_event_itself() {
 /// notification on the open GET stream).
 #[tokio::test]
 async fn the_leak_other_stream_fault_replays_another_streams_events() {
-    let http = ServerHttp {
-        faults: Faults::only(Fault::LeakOtherStream),
-        ..ServerHttp::default()
-    };
-    let t = start(config().with_http(http)).await;
+    let t = start(faulty(Fault::LeakOtherStream)).await;
     let s = t.init("2025-11-25").await;
     let (recs, _) = read_all(t.call(&s, 1, "progress", json!({"n": 2})).await).await;
     let mut get = SseReader::new(t.get_in(&s).send().await.unwrap());

@@ -142,6 +142,16 @@ pub async fn start(config: ServerConfig) -> TestServer {
     TestServer(EngineServer::serve(server, handler, app).await)
 }
 
+/// [`config`] with one self-test fault injected (a deliberately wrong
+/// server: each fault's test shows it does what `mcp-compat self-test`
+/// counts on).
+pub fn faulty(fault: mcp_http_edge::faults::Fault) -> ServerConfig {
+    config().with_http(mcp_http_edge::config::ServerHttp {
+        faults: mcp_http_edge::faults::Faults::only(fault),
+        ..mcp_http_edge::config::ServerHttp::default()
+    })
+}
+
 /// A 2025-11-25 config with short timings for tests, with every legacy
 /// revision's implementation registered (so `with_versions` may pick any).
 pub fn config() -> ServerConfig {

@@ -6,19 +6,30 @@ use super::*;
 use mcp_transport_core::event_log::MemoryEventStore;
 use std::time::Duration;
 
-#[tokio::test]
-async fn backpressure_only_while_attached() {
-    let store = MemoryEventStore::default();
+/// A store with one session and stream 1 open.
+async fn one_stream() -> (Arc<MemoryEventStore>, SessionTag) {
+    let store = Arc::new(MemoryEventStore::default());
     let tag = SessionTag::from_u64(7);
     store.open_session(&tag).await.unwrap();
     store.open_stream(&tag, StreamId(1)).await.unwrap();
-    let s = StreamState::new(StreamId(1));
-    // Not attached: never waits.
-    for _ in 0..5 {
-        s.append(&store, &tag, Bytes::from_static(b"{}"))
+    (store, tag)
+}
+
+/// Appends `n` small events to `s`.
+async fn append_n(s: &StreamState, store: &MemoryEventStore, tag: &SessionTag, n: usize) {
+    for _ in 0..n {
+        s.append(store, tag, Bytes::from_static(b"{}"))
             .await
             .unwrap();
     }
+}
+
+#[tokio::test]
+async fn backpressure_only_while_attached() {
+    let (store, tag) = one_stream().await;
+    let s = StreamState::new(StreamId(1));
+    // Not attached: never waits.
+    append_n(&s, &store, &tag, 5).await;
     s.wait_for_room(2, None).await;
     // Attached with nothing delivered: 5 undelivered >= 2, so it waits.
     let g = s.attach(0);
@@ -33,11 +44,7 @@ async fn backpressure_only_while_attached() {
         .unwrap()
         .unwrap();
     // Detaching frees it too.
-    for _ in 0..5 {
-        s.append(&store, &tag, Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
-    }
+    append_n(&s, &store, &tag, 5).await;
     let s3 = s.clone();
     let waiter = tokio::spawn(async move { s3.wait_for_room(2, None).await });
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -120,17 +127,10 @@ fn attach_takeover_and_detach() {
 /// no longer holds the producer; it is detached and asked to close.
 #[tokio::test(start_paused = true)]
 async fn a_stalled_reader_is_detached_after_the_write_timeout() {
-    let store = MemoryEventStore::default();
-    let tag = SessionTag::from_u64(7);
-    store.open_session(&tag).await.unwrap();
-    store.open_stream(&tag, StreamId(1)).await.unwrap();
+    let (store, tag) = one_stream().await;
     let s = StreamState::new(StreamId(1));
     let g = s.attach(0);
-    for _ in 0..3 {
-        s.append(&store, &tag, Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
-    }
+    append_n(&s, &store, &tag, 3).await;
     let closes = s.live().close_requests;
     // The reader delivered one event, then nothing.
     s.delivered(g, 1);
@@ -144,11 +144,7 @@ async fn a_stalled_reader_is_detached_after_the_write_timeout() {
     assert_eq!(s.live().close_requests, closes + 1, "and asked to close");
     // A reader that keeps delivering is never detached.
     let g = s.attach(3);
-    for _ in 0..3 {
-        s.append(&store, &tag, Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
-    }
+    append_n(&s, &store, &tag, 3).await;
     let s2 = s.clone();
     let reader = tokio::spawn(async move {
         for seq in 4..=6 {
@@ -159,24 +155,6 @@ async fn a_stalled_reader_is_detached_after_the_write_timeout() {
     s.wait_for_room(2, Some(Duration::from_secs(30))).await;
     assert!(s.is_attached());
     reader.await.unwrap();
-}
-
-/// A store with one session and stream 1 open.
-async fn one_stream() -> (Arc<MemoryEventStore>, SessionTag) {
-    let store = Arc::new(MemoryEventStore::default());
-    let tag = SessionTag::from_u64(7);
-    store.open_session(&tag).await.unwrap();
-    store.open_stream(&tag, StreamId(1)).await.unwrap();
-    (store, tag)
-}
-
-/// Appends `n` small events to `s`.
-async fn append_n(s: &StreamState, store: &MemoryEventStore, tag: &SessionTag, n: usize) {
-    for _ in 0..n {
-        s.append(store, tag, Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
-    }
 }
 
 /// The stand-ins a connection starts from when the stream has no live
