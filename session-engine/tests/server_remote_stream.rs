@@ -50,11 +50,12 @@ const PATIENCE: Duration = Duration::from_secs(30);
 const RETRY_MS: u64 = 50;
 
 /// A [`MemoryLeaseStore`] that counts `get` (how a follower checks the
-/// writer's lease).
+/// writer's lease) and `take_over` (a write: only for a lapsed lease).
 #[derive(Default)]
 struct CountingLeases {
     inner: MemoryLeaseStore,
     gets: AtomicUsize,
+    take_overs: AtomicUsize,
 }
 
 #[async_trait::async_trait]
@@ -88,6 +89,7 @@ impl LeaseStore for CountingLeases {
         holder: &str,
         ttl: Duration,
     ) -> Result<Option<LeaseInfo>, LeaseError> {
+        self.take_overs.fetch_add(1, Ordering::SeqCst);
         self.inner.take_over(key, holder, ttl).await
     }
 }
@@ -273,10 +275,12 @@ async fn a_follower_checks_the_lease_each_interval_and_ends_a_dead_writers_strea
             .unwrap()
     );
     let mut body = resume(&server, "2025-06-18", &session, &priming).await;
-    // The writer is alive: five intervals of silence, five checks.
+    // The writer is alive: five intervals of silence, five checks, and
+    // no attempt to take a held lease over (a store write each).
     let idle = tokio::time::timeout(renew * 5 + renew / 2, body.next()).await;
     assert!(idle.is_err(), "the connection wrote or ended: {idle:?}");
     assert_eq!(leases.gets.load(Ordering::SeqCst), 5);
+    assert_eq!(leases.take_overs.load(Ordering::SeqCst), 0);
     // The writer dies.
     assert_eq!(leases.inner.lapse_holder("writer"), 1);
     let text = to_end(&mut body).await;
@@ -284,6 +288,49 @@ async fn a_follower_checks_the_lease_each_interval_and_ends_a_dead_writers_strea
     assert_eq!(got.len(), 1, "{text:?}");
     assert_eq!(got[0]["id"], 7, "{text:?}");
     assert_eq!(got[0]["error"]["code"], -32603, "{text:?}");
+}
+
+/// A dead writer's stream carried three requests (a 2025-03-26 batch's
+/// stream does); the log already holds the responses to two of them, one
+/// a result and one an error. The follower writes the `-32603` for the
+/// third only: a request answered before its writer died keeps its answer
+/// as the one response to its id (JSON-RPC 2.0: one response per request).
+#[tokio::test(start_paused = true)]
+async fn a_dead_writers_answered_requests_get_no_error() {
+    let store = Arc::new(WatchedStore::default());
+    let leases = Arc::new(MemoryLeaseStore::default());
+    let config = config(&store).with_leases(
+        Leases::new(leases.clone())
+            .with_timing(Duration::from_secs(3), Duration::from_secs(1))
+            .unwrap(),
+    );
+    let (server, session, priming) = remote_stream(config, &store, "2025-06-18").await;
+    let tag = store.tag();
+    let key = Leases::stream_key(&tag, &REMOTE);
+    assert!(
+        leases
+            .acquire(&key, "writer", "[1,2,3]", Duration::from_secs(3))
+            .await
+            .unwrap()
+    );
+    let answered = [
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "bad"}}),
+    ];
+    for response in &answered {
+        store
+            .inner
+            .append(&tag, REMOTE, stored(response))
+            .await
+            .unwrap();
+    }
+    assert_eq!(leases.lapse_holder("writer"), 1);
+    let mut body = resume(&server, "2025-06-18", &session, &priming).await;
+    let got = messages(&to_end(&mut body).await);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[..2], answered);
+    assert_eq!(got[2]["id"], 2, "{got:?}");
+    assert_eq!(got[2]["error"]["code"], -32603, "{got:?}");
 }
 
 /// The events of a backlog of `n` messages built by `message`, written by
