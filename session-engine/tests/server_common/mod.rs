@@ -36,6 +36,7 @@ pub use mcp_test_support::{EngineServer, TestHandler, WAIT, eventually, within};
 /// | `ask_forever` | `{}` | always asks for `roots/list` |
 /// | `close_stream` | `{delay_ms}` | logs `{"phase": "before"}`, closes the stream, waits, logs `{"phase": "after"}` |
 /// | `logs` | `{}` | logs at debug, info and error |
+/// | `client` | `{}` | answers the client as the session knows it: `{info, capabilities}` |
 pub fn test_handler() -> TestHandler {
     TestHandler::builder("test-server")
         .instructions("for tests")
@@ -77,6 +78,13 @@ pub fn test_handler() -> TestHandler {
             }),
         )
         .tool("logs", tool_fn(logs))
+        .tool(
+            "client",
+            tool_fn(|c: Call| async move {
+                let client = &c.cx.client;
+                Outcome::json(&json!({"info": client.info, "capabilities": client.capabilities}))
+            }),
+        )
         .build()
 }
 
