@@ -19,9 +19,10 @@ use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
 use mcp_transport_core::event_log::MemoryEventStore;
 use mcp_transport_core::handler::PrincipalFn;
+use mcp_transport_core::jsonrpc::{Message, Notification};
 use mcp_transport_core::session_store::{
     LocalSignalBus, MemorySessionStore, MemorySessionStoreConfig, NewSession, SessionRecord,
-    SessionStore, SessionStoreError,
+    SessionSignal, SessionStore, SessionStoreError, SignalBus,
 };
 use serde_json::{Value, json};
 use server_common::*;
@@ -605,4 +606,63 @@ async fn an_answer_posted_to_b_reaches_the_request_waiting_on_a() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(is_response(&got[0], 1), "{got:?}");
     assert_eq!(got[0]["result"]["answer"]["content"]["ok"], true, "{got:?}");
+}
+
+/// The method of the next message on `get`.
+async fn next_method(get: &mut SseReader) -> String {
+    let m = within("the notification", get.next_message())
+        .await
+        .unwrap();
+    m.json()["method"].as_str().unwrap().to_owned()
+}
+
+/// A parameterless notification `method`.
+fn note(method: &str) -> Notification {
+    Notification::new::<()>(method, None).unwrap()
+}
+
+/// A server notification one instance sends to every session
+/// (`notify_all`) reaches the standalone GET streams every instance holds
+/// through the bus, each once: the sender skips its own broadcast
+/// (`fanout.rs`), and a broadcast of another scope (a 2026-07-28 engine's
+/// behind the same endpoint) is not this engine's to deliver. The bus is
+/// in order, so B's last notification reaches A's stream after anything
+/// A's listener did with A's own two.
+#[tokio::test]
+async fn a_notification_sent_on_one_instance_reaches_every_get_stream_once() {
+    let stores = Stores::new();
+    let (a, b) = stores.pair().await;
+    let held_on_a = a.init("2025-11-25").await;
+    let held_on_b = a.init("2025-11-25").await;
+    let mut get_a = SseReader::new(a.get_in(&held_on_a).send().await.unwrap());
+    let mut get_b = SseReader::new(b.get_in(&held_on_b).send().await.unwrap());
+    assert!(get_a.next().await.unwrap().is_priming());
+    assert!(get_b.next().await.unwrap().is_priming());
+    let other_era = Message::Notification(note("notifications/other_era"));
+    stores
+        .bus
+        .publish(SessionSignal::broadcast(
+            "modern",
+            "elsewhere",
+            other_era.to_json().into(),
+        ))
+        .await
+        .unwrap();
+    let from_a = [
+        "notifications/tools/list_changed",
+        "notifications/resources/list_changed",
+    ];
+    for method in from_a {
+        // Counted: the sender's own streams only.
+        assert_eq!(a.server.notify_all(&note(method)).await, 1);
+    }
+    for method in from_a {
+        assert_eq!(next_method(&mut get_b).await, method);
+    }
+    let from_b = "notifications/prompts/list_changed";
+    assert_eq!(b.server.notify_all(&note(from_b)).await, 1);
+    assert_eq!(next_method(&mut get_b).await, from_b);
+    for method in from_a.into_iter().chain([from_b]) {
+        assert_eq!(next_method(&mut get_a).await, method);
+    }
 }

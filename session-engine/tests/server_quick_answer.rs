@@ -21,7 +21,7 @@ use http::StatusCode;
 use mcp_session_engine::server::{LegacyServer, ServerConfig};
 use mcp_test_support::TestHandler;
 use mcp_test_support::handler::{Call, tool_fn};
-use mcp_transport_core::handler::Outcome;
+use mcp_transport_core::handler::{LogLevel, Outcome};
 use serde_json::json;
 use server_common::memory::{initialized, post};
 use tower::ServiceExt;
@@ -33,6 +33,7 @@ fn server(json_response: bool) -> LegacyServer {
 }
 
 /// The test handler (`add` answers at once, `later` after 10 ms,
+/// `log_then_add` logs `{"step": "before"}` and answers at once,
 /// `close_then_add` asks for its stream's connection to close and then
 /// answers at once) served
 /// with `config`.
@@ -50,6 +51,15 @@ fn server_with(config: ServerConfig) -> LegacyServer {
             tool_fn(|_: Call| async move {
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 Outcome::json(&json!({ "later": true }))
+            }),
+        )
+        .tool(
+            "log_then_add",
+            tool_fn(|c: Call| async move {
+                let _ =
+                    c.cx.log(LogLevel::Info, None, json!({ "step": "before" }))
+                        .await;
+                Outcome::json(&json!({ "sum": 5 }))
             }),
         )
         .tool(
@@ -224,6 +234,31 @@ async fn a_message_parsed_in_front_is_served_without_parsing_the_body() {
 /// that way before the engine read a finished stream's events in the POST.)
 #[tokio::test(flavor = "current_thread")]
 async fn a_quick_answer_survives_its_stream_being_evicted_before_the_body_is_read() {
+    let text = first_answer_after_eviction("add").await;
+    assert!(
+        text.contains(r#""sum":5"#),
+        "the first answer was lost with its evicted stream: {text:?}"
+    );
+}
+
+/// The same for a request whose handler sent a message before answering
+/// in its first poll: the message opened the stream, so the answer is not
+/// the stream's only event, and the POST reads the finished stream's
+/// events from the store (`request::prefetch_finished`) instead of taking
+/// the kept answer.
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_answer_after_a_message_survives_its_stream_being_evicted() {
+    let text = first_answer_after_eviction("log_then_add").await;
+    assert!(text.contains(r#""step":"before""#), "{text:?}");
+    assert!(
+        text.contains(r#""sum":5"#),
+        "the first answer was lost with its evicted stream: {text:?}"
+    );
+}
+
+/// The body of a first `tool` call (2 + 3) read only after three more
+/// calls of the session opened streams in a store that keeps two.
+async fn first_answer_after_eviction(tool: &str) -> String {
     use mcp_transport_core::event_log::{MemoryEventStore, MemoryEventStoreConfig};
     let mut config: ServerConfig = mcp_rev_2025_11_25::server_config();
     config.event_store = Arc::new(MemoryEventStore::new(MemoryEventStoreConfig {
@@ -232,23 +267,19 @@ async fn a_quick_answer_survives_its_stream_being_evicted_before_the_body_is_rea
     }));
     let server = server_with(config);
     let session = initialized(&server).await;
-    let call_with = |id: u64, a: i64| {
+    let call_with = |id: u64, tool: &str, a: i64| {
         json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": { "name": "add", "arguments": { "a": a, "b": 3 } }
+            "params": { "name": tool, "arguments": { "a": a, "b": 3 } }
         })
     };
-    let first = answer(&server, &session, &call_with(1, 2)).await;
+    let first = answer(&server, &session, &call_with(1, tool, 2)).await;
     for id in 2..=4 {
-        let other = answer(&server, &session, &call_with(id, 100)).await;
+        let other = answer(&server, &session, &call_with(id, "add", 100)).await;
         let text = rest(chunks(other.into_body())).await;
         assert!(text.contains(r#""sum":103"#), "{text}");
     }
-    let text = rest(chunks(first.into_body())).await;
-    assert!(
-        text.contains(r#""sum":5"#),
-        "the first answer was lost with its evicted stream: {text:?}"
-    );
+    rest(chunks(first.into_body())).await
 }
 
 /// An answer sent on the request's own stream ends it in one call to the

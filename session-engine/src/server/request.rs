@@ -500,6 +500,16 @@ mod tests {
             token(r#"{"\u005fmeta":{"progressToken":7}}"#),
             Some(serde_json::json!(7))
         );
+        // Any integer: negative, or beyond `i64` (*Progress*: a token is
+        // a string or an integer).
+        assert_eq!(
+            token(r#"{"_meta":{"progressToken":-5}}"#),
+            Some(serde_json::json!(-5))
+        );
+        assert_eq!(
+            token(r#"{"_meta":{"progressToken":18446744073709551615}}"#),
+            Some(serde_json::json!(u64::MAX))
+        );
         assert_eq!(token(r#"{"name":"add","arguments":{"a":1}}"#), None);
         assert_eq!(token(r#"{"name":"_meta"}"#), None);
         assert_eq!(token(r#"{"_meta":{"progressToken":1.5}}"#), None);
