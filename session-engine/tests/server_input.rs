@@ -127,3 +127,61 @@ async fn input_rounds_are_bounded() {
     let err = msgs[0]["error"]["message"].as_str().unwrap();
     assert!(err.contains("more than 2 times"), "{err}");
 }
+
+/// Each server-to-client method needs its client capability declared at
+/// `initialize` (*Elicitation*, *Sampling*, *Roots*: clients that support
+/// them "MUST declare" the capability): a client that declared none gets
+/// an error response naming the method and the capability, and nothing
+/// is sent to it.
+#[tokio::test]
+async fn every_server_to_client_method_needs_its_capability() {
+    let t = start(config()).await;
+    let s = t.init_with("2025-11-25", json!({})).await;
+    let cases = [
+        ("ask", "elicitation/create", "elicitation"),
+        ("ask_sampling", "sampling/createMessage", "sampling"),
+        ("ask_forever", "roots/list", "roots"),
+    ];
+    for (id, (tool, method, capability)) in (1..).zip(cases) {
+        let (recs, _) = read_all(t.call(&s, id, tool, json!({})).await).await;
+        let msgs = messages(&recs);
+        assert_eq!(msgs.len(), 1, "no request is sent: {msgs:?}");
+        assert!(is_response(&msgs[0], id));
+        let err = msgs[0]["error"]["message"].as_str().unwrap();
+        assert!(
+            err.contains(method) && err.contains(&format!("`{capability}` capability")),
+            "{err}"
+        );
+    }
+}
+
+/// A session holds at most `max_pending_client_requests` server-to-client
+/// requests awaiting an answer; a round that ends without its answers
+/// (here its request cancelled) gives its places back.
+#[tokio::test]
+async fn pending_client_requests_are_bounded_and_given_back() {
+    let mut c = config();
+    c.max_pending_client_requests = 1;
+    let t = start(c).await;
+    let s = t.init_with("2025-11-25", json!({"elicitation": {}})).await;
+    let mut first = SseReader::new(t.call(&s, 1, "ask", json!({})).await);
+    assert_eq!(
+        first.next_message().await.unwrap().json()["method"],
+        "elicitation/create"
+    );
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 1}});
+    let resp = t.post_in(&s).body(cancel.to_string()).send().await.unwrap();
+    assert_eq!(resp.status(), 202);
+    let rest = within("the cancelled request's stream", first.rest()).await;
+    assert!(messages(&rest).is_empty(), "{rest:?}");
+    let mut second = SseReader::new(t.call(&s, 2, "ask", json!({})).await);
+    let asked = second.next_message().await.unwrap().json();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let (recs, _) = read_all(t.call(&s, 3, "ask", json!({})).await).await;
+    let msgs = messages(&recs);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(is_response(&msgs[0], 3));
+    let err = msgs[0]["error"]["message"].as_str().unwrap();
+    assert!(err.contains("at most 1"), "{err}");
+}
