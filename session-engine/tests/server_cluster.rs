@@ -105,6 +105,16 @@ impl Stores {
             .with_signals(self.bus.clone())
     }
 
+    /// An instance whose sessions go idle after `ms` (its sweep runs every
+    /// quarter of that).
+    async fn start_idle(&self, ms: u64) -> TestServer {
+        start(
+            self.config()
+                .with_session_idle_timeout(Duration::from_millis(ms)),
+        )
+        .await
+    }
+
     /// Two instances with the same config.
     async fn pair(&self) -> (TestServer, TestServer) {
         (start(self.config()).await, start(self.config()).await)
@@ -184,6 +194,43 @@ async fn error_message(resp: reqwest::Response) -> String {
         .to_owned()
 }
 
+/// An `echo` call in `s` on `t`, refused with `status`: the error's
+/// message.
+async fn refused(t: &TestServer, s: &Session, status: u16) -> String {
+    let resp = t.call(s, 1, "echo", json!({})).await;
+    assert_eq!(resp.status(), status);
+    error_message(resp).await
+}
+
+/// An `initialize` of 2025-11-25 from client `name` on `t`, refused with
+/// `status`: the error's message.
+async fn init_refused(t: &TestServer, name: &str, status: u16) -> String {
+    let resp = t
+        .post()
+        .body(init_body(name).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), status);
+    error_message(resp).await
+}
+
+/// An `initialize` body of 2025-11-25 from client `name`.
+fn init_body(name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": name, "version": "1"}}})
+}
+
+/// Session `id` of 2025-11-25 as a test names it.
+fn named(id: &str) -> Session {
+    Session {
+        id: id.to_owned(),
+        version: "2025-11-25".into(),
+        result: Value::Null,
+    }
+}
+
 /// A session created on A serves on B: B adopts the stored record with
 /// the client's description and capabilities and the negotiated version,
 /// which B then enforces (*Transports*, "Protocol Version Header": a
@@ -239,25 +286,15 @@ async fn b_binds_an_adopted_session_to_its_creators_principal() {
     let stores = Stores::new();
     let a = start(stores.config().with_principal(by_header.clone())).await;
     let b = start(stores.config().with_principal(by_header)).await;
-    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "c", "version": "1"}}});
     let resp = a
         .post()
         .header("x-user", "alice")
-        .body(body.to_string())
+        .body(init_body("c").to_string())
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    let s = Session {
-        id: resp.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned(),
-        version: "2025-11-25".into(),
-        result: Value::Null,
-    };
+    let s = named(resp.headers()["mcp-session-id"].to_str().unwrap());
     let ping_as = |user: &'static str| {
         b.post_in(&s)
             .header("x-user", user)
@@ -281,32 +318,13 @@ async fn a_record_b_cannot_serve_is_a_500_naming_why() {
     )
     .await;
     let old = a.init("2025-06-18").await;
-    let resp = b
-        .post_in(&old)
-        .body(call_body(1, "echo", json!({})))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 500);
-    let message = error_message(resp).await;
+    let message = refused(&b, &old, 500).await;
     assert!(
         message.contains("2025-06-18") && message.contains("does not serve"),
         "{message}"
     );
     stores.put("bad-tag", "2025-11-25", "not a tag", "{}").await;
-    let bad = Session {
-        id: "bad-tag".into(),
-        version: "2025-11-25".into(),
-        result: Value::Null,
-    };
-    let resp = b
-        .post_in(&bad)
-        .body(call_body(1, "echo", json!({})))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 500);
-    let message = error_message(resp).await;
+    let message = refused(&b, &named("bad-tag"), 500).await;
     assert!(message.contains("malformed tag"), "{message}");
     let fine = a.init("2025-11-25").await;
     assert_eq!(ping(&b, &fine).await, 200);
@@ -321,12 +339,7 @@ async fn stored_capabilities_that_are_not_an_object_count_as_none() {
     stores
         .put("odd-caps", "2025-11-25", &a_tag(), "[1,2]")
         .await;
-    let s = Session {
-        id: "odd-caps".into(),
-        version: "2025-11-25".into(),
-        result: Value::Null,
-    };
-    let seen = client_seen(&b, &s).await;
+    let seen = client_seen(&b, &named("odd-caps")).await;
     assert_eq!(seen["capabilities"], json!({}), "{seen}");
     assert_eq!(seen["info"]["name"], "elsewhere", "{seen}");
 }
@@ -342,14 +355,7 @@ async fn adopting_past_b_s_own_cap_is_a_503() {
     let first = a.init("2025-11-25").await;
     let second = a.init("2025-11-25").await;
     assert_eq!(ping(&b, &first).await, 200);
-    let resp = b
-        .post_in(&second)
-        .body(call_body(1, "echo", json!({})))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 503);
-    let message = error_message(resp).await;
+    let message = refused(&b, &second, 503).await;
     assert!(message.contains("this instance's limit of 1"), "{message}");
     assert_eq!(ping(&a, &second).await, 200);
 }
@@ -387,24 +393,14 @@ async fn a_session_store_out_of_reach_is_a_503_until_it_is_back() {
     let (a, b) = stores.pair().await;
     let s = a.init("2025-11-25").await;
     stores.sessions.down.store(true, Ordering::SeqCst);
-    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "c", "version": "1"}}});
-    let resp = a.post().body(body.to_string()).send().await.unwrap();
-    assert_eq!(resp.status(), 503);
-    let message = error_message(resp).await;
+    let message = init_refused(&a, "c", 503).await;
     assert!(
         message.contains("session store is unavailable") && message.contains("connection refused"),
         "{message}"
     );
     for t in [&a, &b] {
-        let resp = t
-            .post_in(&s)
-            .body(call_body(1, "echo", json!({})))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 503);
+        let message = refused(t, &s, 503).await;
+        assert!(message.contains("connection refused"), "{message}");
     }
     stores.sessions.down.store(false, Ordering::SeqCst);
     assert_eq!(ping(&b, &s).await, 200);
@@ -421,21 +417,10 @@ async fn the_session_store_s_limits_are_a_503_and_a_500() {
         max_record_bytes: 512,
     });
     let a = start(stores.config()).await;
-    let big = "x".repeat(1024);
-    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": big, "version": "1"}}});
-    let resp = a.post().body(body.to_string()).send().await.unwrap();
-    assert_eq!(resp.status(), 500);
-    let message = error_message(resp).await;
+    let message = init_refused(&a, &"x".repeat(1024), 500).await;
     assert!(message.contains("cannot store the session"), "{message}");
     a.init("2025-11-25").await;
-    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "c", "version": "1"}}});
-    let resp = a.post().body(body.to_string()).send().await.unwrap();
-    assert_eq!(resp.status(), 503);
-    let message = error_message(resp).await;
+    let message = init_refused(&a, "c", 503).await;
     assert!(message.contains("limit of 1 sessions"), "{message}");
 }
 
@@ -445,12 +430,7 @@ async fn the_session_store_s_limits_are_a_503_and_a_500() {
 #[tokio::test]
 async fn a_session_idle_past_its_timeout_is_404_everywhere() {
     let stores = Stores::new();
-    let a = start(
-        stores
-            .config()
-            .with_session_idle_timeout(Duration::from_millis(200)),
-    )
-    .await;
+    let a = stores.start_idle(200).await;
     let b = start(stores.config()).await;
     let s = a.init("2025-06-18").await;
     tokio::time::sleep(Duration::from_millis(400)).await;
@@ -464,12 +444,7 @@ async fn a_session_idle_past_its_timeout_is_404_everywhere() {
 async fn b_s_idle_copy_goes_without_ending_the_session() {
     let stores = Stores::new();
     let a = start(stores.config()).await;
-    let b = start(
-        stores
-            .config()
-            .with_session_idle_timeout(Duration::from_millis(200)),
-    )
-    .await;
+    let b = stores.start_idle(200).await;
     let s = a.init("2025-06-18").await;
     assert_eq!(ping(&b, &s).await, 200);
     assert_eq!(b.server.session_count(), 1);
@@ -488,12 +463,7 @@ async fn b_s_idle_copy_goes_without_ending_the_session() {
 #[tokio::test]
 async fn a_session_gone_from_the_store_ends_b_s_copy_at_the_sweep() {
     let stores = Stores::new();
-    let b = start(
-        stores
-            .config()
-            .with_session_idle_timeout(Duration::from_millis(200)),
-    )
-    .await;
+    let b = stores.start_idle(200).await;
     let a = start(stores.config()).await;
     let s = a.init("2025-06-18").await;
     assert_eq!(ping(&b, &s).await, 200);
@@ -511,12 +481,7 @@ async fn a_session_gone_from_the_store_ends_b_s_copy_at_the_sweep() {
 #[tokio::test]
 async fn a_long_request_on_b_keeps_the_session_alive_in_the_store() {
     let stores = Stores::new();
-    let short = || {
-        stores
-            .config()
-            .with_session_idle_timeout(Duration::from_millis(400))
-    };
-    let (a, b) = (start(short()).await, start(short()).await);
+    let (a, b) = (stores.start_idle(400).await, stores.start_idle(400).await);
     let s = a.init("2025-06-18").await;
     let resp = b.call(&s, 1, "slow", json!({"ms": 1500})).await;
     assert_eq!(answer(resp).await["result"]["slept"], 1500);
@@ -530,12 +495,7 @@ async fn a_long_request_on_b_keeps_the_session_alive_in_the_store() {
 async fn a_request_running_on_b_ends_when_its_session_leaves_the_store() {
     let stores = Stores::new();
     let a = start(stores.config()).await;
-    let b = start(
-        stores
-            .config()
-            .with_session_idle_timeout(Duration::from_millis(200)),
-    )
-    .await;
+    let b = stores.start_idle(200).await;
     let s = a.init("2025-06-18").await;
     let mut running = SseReader::new(b.call(&s, 1, "slow", json!({"ms": 60_000})).await);
     eventually("the request running on B", || {
