@@ -400,6 +400,28 @@ async fn a_cancelled_request_of_a_batch_gets_no_response_and_the_rest_is_answere
     .await;
 }
 
+/// In `json_response` mode a batch whose every request was cancelled has
+/// no response to send, and JSON-RPC 2.0 §6 says the server "MUST NOT
+/// return an empty Array": the answer is an SSE stream that ends at once,
+/// as for a single cancelled request.
+#[tokio::test]
+async fn a_json_mode_batch_with_every_request_cancelled_is_no_empty_array() {
+    let config = test_config(mcp_rev_2025_03_26::Profile::V2025_03_26).with_json_response(true);
+    let (server, raw, s) = session_03_26(config).await;
+    let body = json!([
+        call(5, "slow", json!({"ms": 5000})),
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "test"}},
+    ]);
+    let resp = raw.post_in(&s).body(body.to_string()).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(content_type(&resp), "text/event-stream");
+    assert_eq!(resp.text().await.unwrap(), "");
+    eventually("the slow request saw its cancellation", || {
+        server.handler.cancellations.load(Ordering::SeqCst) == 1
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_request_id_used_twice_gets_an_error_for_the_second() {
     let (_server, raw, s) =

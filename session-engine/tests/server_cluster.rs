@@ -17,7 +17,7 @@ use std::time::Duration;
 use mcp_session_engine::server::ServerConfig;
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::event_id::{EventId, SessionTag, StreamId};
-use mcp_transport_core::event_log::MemoryEventStore;
+use mcp_transport_core::event_log::{EventStore, MemoryEventStore};
 use mcp_transport_core::handler::PrincipalFn;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 use mcp_transport_core::session_store::{
@@ -259,14 +259,12 @@ async fn an_adopted_session_numbers_its_streams_above_the_creators() {
     let stores = Stores::new();
     let (a, b) = stores.pair().await;
     let s = a.init("2025-11-25").await;
-    let stream_of = |resp: reqwest::Response| async move {
-        let mut sse = SseReader::new(resp);
-        let priming = sse.next().await.unwrap();
-        assert!(priming.is_priming());
-        EventId::parse(priming.id()).unwrap().stream
-    };
-    let on_a = stream_of(a.call(&s, 1, "slow", json!({"ms": 1})).await).await;
-    let on_b = stream_of(b.call(&s, 2, "slow", json!({"ms": 1})).await).await;
+    let on_a = priming_of(a.call(&s, 1, "slow", json!({"ms": 1})).await)
+        .await
+        .stream;
+    let on_b = priming_of(b.call(&s, 2, "slow", json!({"ms": 1})).await)
+        .await
+        .stream;
     assert!(on_a < StreamId(1 << 32), "{on_a}");
     assert!(on_b >= StreamId(1 << 32), "{on_b}");
 }
@@ -625,4 +623,54 @@ async fn a_notification_sent_on_one_instance_reaches_every_get_stream_once() {
     for method in from_a.into_iter().chain([from_b]) {
         assert_eq!(next_method(&mut get_a).await, method);
     }
+}
+
+/// The priming id of `resp`'s SSE stream.
+async fn priming_of(resp: reqwest::Response) -> EventId {
+    let mut sse = SseReader::new(resp);
+    let priming = sse.next().await.unwrap();
+    assert!(priming.is_priming(), "{priming:?}");
+    EventId::parse(priming.id()).unwrap()
+}
+
+/// Takes stream numbers `numbers` of `tag`'s log, as another instance
+/// writing in the session would.
+async fn take(stores: &Stores, tag: &SessionTag, numbers: std::ops::RangeInclusive<u64>) {
+    for n in numbers {
+        stores.events.open_stream(tag, StreamId(n)).await.unwrap();
+    }
+}
+
+/// A stream number another instance sharing the session already took in
+/// the log is skipped for the session's next one (`open.rs`), whether the
+/// request answered at once (its stream opened with the answer in it) or
+/// still runs; after eight numbers taken in a row an answer gives up on a
+/// stream and goes back as JSON, which the client accepts as well, and the
+/// session's numbering goes on past them.
+#[tokio::test]
+async fn stream_numbers_taken_by_another_instance_are_skipped() {
+    let stores = Stores::new();
+    let a = start(stores.config()).await;
+    let s = a.init("2025-11-25").await;
+    let first = priming_of(a.call(&s, 1, "echo", json!({})).await).await;
+    let (tag, n) = (first.session, first.stream.0);
+    take(&stores, &tag, n + 1..=n + 3).await;
+    let answered = priming_of(a.call(&s, 2, "echo", json!({})).await).await;
+    assert_eq!(answered.stream, StreamId(n + 4));
+    take(&stores, &tag, n + 5..=n + 6).await;
+    let running = priming_of(a.call(&s, 3, "slow", json!({"ms": 1})).await).await;
+    assert_eq!(running.stream, StreamId(n + 7));
+    take(&stores, &tag, n + 8..=n + 15).await;
+    let resp = a.call(&s, 4, "echo", json!({"x": 4})).await;
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(v["result"]["echo"]["x"], 4, "{v}");
+    let next = priming_of(a.call(&s, 5, "echo", json!({})).await).await;
+    assert_eq!(next.stream, StreamId(n + 16));
 }
