@@ -233,6 +233,52 @@ async fn the_session_cap_is_503_with_the_reason() {
     assert_eq!(t.server.session_count(), 0);
 }
 
+/// A server over a [`server_common::store::WatchedStore`], to make the
+/// opening of a session's event log clash or fail.
+async fn start_watched() -> (
+    TestServer,
+    std::sync::Arc<server_common::store::WatchedStore>,
+) {
+    let store = std::sync::Arc::new(server_common::store::WatchedStore::default());
+    (start(config().with_event_store(store.clone())).await, store)
+}
+
+/// A session's event-log tag is random; one already in the store (a
+/// collision) is replaced by a fresh one, up to three times, and then the
+/// `initialize` fails with a 500 naming the cause instead of trying
+/// forever.
+#[tokio::test]
+async fn a_tag_collision_is_retried_three_times() {
+    let (t, store) = start_watched().await;
+    store.clash_tags(3);
+    t.init("2025-11-25").await;
+    store.clash_tags(4);
+    let resp = t.post().body(init_body("2025-11-25")).send().await.unwrap();
+    assert_eq!(resp.status(), 500);
+    let message = error_body(resp).await["error"]["message"].to_string();
+    assert!(
+        message.contains("cannot open the session's event log") && message.contains("already open"),
+        "{message}"
+    );
+    assert_eq!(t.server.session_count(), 1);
+}
+
+/// The event store out of reach at `initialize` is a 503 (the client may
+/// retry) whose message names the cause under the store's error.
+#[tokio::test]
+async fn an_event_store_out_of_reach_at_initialize_is_a_503_naming_the_cause() {
+    let (t, store) = start_watched().await;
+    store.fail_sessions();
+    let resp = t.post().body(init_body("2025-11-25")).send().await.unwrap();
+    assert_eq!(resp.status(), 503);
+    let message = error_body(resp).await["error"]["message"].to_string();
+    assert!(
+        message.contains("event log is unavailable") && message.contains("connection refused"),
+        "{message}"
+    );
+    assert_eq!(t.server.session_count(), 0);
+}
+
 #[tokio::test]
 async fn protocol_version_header_rules() {
     let t =

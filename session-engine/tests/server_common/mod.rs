@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod cluster;
 pub mod memory;
 pub mod store;
 

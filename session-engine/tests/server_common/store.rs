@@ -31,6 +31,8 @@ pub struct WatchedStore {
     tag: Mutex<Option<SessionTag>>,
     fail_tail: AtomicBool,
     fail_opens: AtomicBool,
+    clashes: AtomicUsize,
+    fail_sessions: AtomicBool,
     replays: AtomicUsize,
     tails: AtomicUsize,
     finishes: AtomicUsize,
@@ -48,6 +50,8 @@ impl Default for WatchedStore {
             tag: Mutex::new(None),
             fail_tail: AtomicBool::new(false),
             fail_opens: AtomicBool::new(false),
+            clashes: AtomicUsize::new(0),
+            fail_sessions: AtomicBool::new(false),
             replays: AtomicUsize::new(0),
             tails: AtomicUsize::new(0),
             finishes: AtomicUsize::new(0),
@@ -74,6 +78,18 @@ impl WatchedStore {
     /// backend error (the store out of reach when a stream is opened).
     pub fn fail_opens(&self) {
         self.fail_opens.store(true, Ordering::SeqCst);
+    }
+
+    /// The next `n` `open_session` calls find their tag taken
+    /// (`SessionExists`: a tag collision).
+    pub fn clash_tags(&self, n: usize) {
+        self.clashes.store(n, Ordering::SeqCst);
+    }
+
+    /// From now on every `open_session` fails with a backend error whose
+    /// cause is "connection refused".
+    pub fn fail_sessions(&self) {
+        self.fail_sessions.store(true, Ordering::SeqCst);
     }
 
     /// `replay_after` calls so far.
@@ -125,6 +141,15 @@ impl WatchedStore {
 #[async_trait::async_trait]
 impl EventStore for WatchedStore {
     async fn open_session(&self, session: &SessionTag) -> Result<(), StoreError> {
+        if self.fail_sessions.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend("connection refused".into()));
+        }
+        let clash = self
+            .clashes
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if clash.is_ok() {
+            return Err(StoreError::SessionExists { session: *session });
+        }
         *self.tag.lock().unwrap() = Some(*session);
         self.inner.open_session(session).await
     }
