@@ -567,6 +567,44 @@ async fn an_http_error_carries_status_and_json_rpc_message() {
     }
 }
 
+/// An error body is read up to 64 KiB for its JSON-RPC message: a long
+/// message within that is given whole; a body past it is not read to its
+/// end, and the error carries no JSON-RPC error.
+#[tokio::test]
+async fn an_http_errors_body_is_read_up_to_64_kib() {
+    let fake = legacy_fake("2025-11-25", |seen| {
+        let long = |n: usize| {
+            status_json(
+                StatusCode::BAD_REQUEST,
+                &json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "x".repeat(n)}}),
+            )
+        };
+        if seen.is_rpc("tools/call") {
+            Some(long(60_000))
+        } else if seen.is_rpc("tools/list") {
+            Some(long(70_000))
+        } else {
+            None
+        }
+    })
+    .await;
+    let client = LegacyClient::connect(config(&fake)).await.unwrap();
+    match call(&client, "tools/call").await.unwrap_err() {
+        TransportError::Http { message, rpc, .. } => {
+            assert_eq!(message.len(), 60_000);
+            assert_eq!(rpc.unwrap().code, -32600);
+        }
+        other => panic!("{other:?}"),
+    }
+    match call(&client, "tools/list").await.unwrap_err() {
+        TransportError::Http { status, rpc, .. } => {
+            assert_eq!(status, 400);
+            assert!(rpc.is_none(), "read past the limit: {rpc:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_202_to_a_request_or_an_odd_content_type_is_peer_misbehaviour() {
     let fake = legacy_fake("2025-11-25", |seen| {
