@@ -661,3 +661,21 @@ async fn close_ends_in_flight_streams_with_closed() {
     ));
     assert!(stream.next().await.is_none());
 }
+
+/// A client's `Debug` says where it talks, at which revision, in which
+/// session, and whether it is closed: what a log line of it needs.
+#[tokio::test]
+async fn a_clients_debug_names_its_endpoint_revision_and_session() {
+    let fake = legacy_fake("2025-11-25", |_| None).await;
+    let client = LegacyClient::connect(config(&fake)).await.unwrap();
+    let shown = format!("{client:?}");
+    for part in [
+        "LegacyClient",
+        fake.url.as_str(),
+        "2025-11-25",
+        "sess-1",
+        "closed: false",
+    ] {
+        assert!(shown.contains(part), "{part} in {shown}");
+    }
+}

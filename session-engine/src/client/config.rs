@@ -160,3 +160,45 @@ impl fmt::Debug for ClientConfig {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults a client gets without setting anything: the newest
+    /// revision first, 1 s before a reconnection without `retry`, 20
+    /// reconnections in a row or 5 minutes of them, 4 MiB of JSON answer.
+    #[test]
+    fn the_defaults_are_the_documented_ones() {
+        let c = ClientConfig::default();
+        assert_eq!(
+            c.versions,
+            [
+                ProtocolVersion::V2025_11_25,
+                ProtocolVersion::V2025_06_18,
+                ProtocolVersion::V2025_03_26
+            ]
+        );
+        assert_eq!(c.reconnect_backoff, Duration::from_secs(1));
+        assert_eq!(c.max_resume_attempts, 20);
+        assert_eq!(c.max_resume_time, Duration::from_secs(300));
+        assert_eq!(c.max_body_bytes, 4 * 1024 * 1024);
+    }
+    /// What a client says of itself at `initialize` is the caller's, and
+    /// a config's `Debug` shows every bound.
+    #[test]
+    fn the_client_info_is_the_callers_and_debug_shows_the_bounds() {
+        let info = serde_json::json!({"name": "my-gateway", "version": "2"});
+        let c = ClientConfig::default().with_client_info(info.clone());
+        assert_eq!(c.client_info, info);
+        let shown = format!("{c:?}");
+        for part in [
+            "ClientConfig",
+            "my-gateway",
+            "max_resume_time: 300s",
+            "max_body_bytes",
+        ] {
+            assert!(shown.contains(part), "{part} in {shown}");
+        }
+    }
+}

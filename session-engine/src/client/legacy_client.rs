@@ -51,7 +51,7 @@ impl fmt::Debug for LegacyClient {
         let current = self.current();
         f.debug_struct("LegacyClient")
             .field("url", &self.shared.url.as_str())
-            .field("revision", &current.session.version)
+            .field("revision", &format_args!("{}", current.session.version))
             .field("session_id", &current.session.id)
             .field("closed", &self.shared.closed.is_cancelled())
             .finish()
