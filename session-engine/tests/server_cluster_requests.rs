@@ -72,12 +72,7 @@ async fn stream_numbers_taken_by_another_instance_are_skipped() {
     take(&stores, &tag, n + 8..=n + 15).await;
     let resp = a.call(&s, 4, "echo", json!({"x": 4})).await;
     assert_eq!(resp.status(), 200);
-    assert!(
-        resp.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("application/json")
-    );
+    assert_eq!(content_type(&resp), "application/json");
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["result"]["echo"]["x"], 4, "{v}");
     let next = priming_of(a.call(&s, 5, "echo", json!({})).await).await;

@@ -22,7 +22,7 @@ use mcp_transport_core::jsonrpc::ErrorObject;
 use serde_json::{Value, json};
 
 pub use mcp_test_support::sse::{
-    Rec, SseReader, has_retry, is_response, last_id, messages, read_all,
+    Rec, SseReader, content_type, has_retry, is_response, last_id, messages, read_all,
 };
 pub use mcp_test_support::{EngineServer, TestHandler, WAIT, eventually, within};
 
@@ -232,12 +232,7 @@ impl TestServer {
             .to_str()
             .unwrap()
             .to_owned();
-        assert!(
-            resp.headers()["content-type"]
-                .to_str()
-                .unwrap()
-                .starts_with("application/json")
-        );
+        assert_eq!(content_type(&resp), "application/json");
         let v: Value = resp.json().await.unwrap();
         let version = v["result"]["protocolVersion"].as_str().unwrap().to_owned();
         let s = Session {
