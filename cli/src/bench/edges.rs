@@ -21,28 +21,15 @@ use mcp_http_edge::server::{ConnLimits, serve};
 use mcp_rev_2026_07_28::server::{ModernConfig, ModernServer};
 use mcp_transport_core::handler::{Handler, Outcome, RequestContext, ServerDescription};
 use mcp_transport_core::jsonrpc::{ErrorObject, Request};
-use serde::Serialize;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::latency::LatencyFigures;
 use super::wire::Template;
 
 /// How long one trial may take before the benchmark gives up.
 const TRIAL_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What the cancel-by-close trials measured.
-#[derive(Clone, Debug, Serialize)]
-pub struct CancelFigures {
-    /// Trials run (each one request, cancelled by closing its connection).
-    pub trials: usize,
-    /// Median time from the client's close to the handler's cancellation, µs.
-    pub p50_us: f64,
-    /// 99th percentile of the same, µs.
-    pub p99_us: f64,
-    /// The slowest trial, µs.
-    pub max_us: f64,
-}
 
 /// The handler: `wait` reports when its request is cancelled.
 struct Waiter {
@@ -97,17 +84,9 @@ fn request_bytes(addr: std::net::SocketAddr) -> Vec<u8> {
     out
 }
 
-/// The `p` quantile of sorted values (nearest rank).
-pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-/// Runs `trials` cancel-by-close trials.
-pub async fn cancel_by_close(trials: usize) -> Result<CancelFigures, String> {
+/// Runs `trials` cancel-by-close trials: each figure is the time from the
+/// client's close to the handler's cancellation token firing.
+pub async fn cancel_by_close(trials: usize) -> Result<LatencyFigures, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let server = ModernServer::new(Arc::new(Waiter { cancelled: tx }), ModernConfig::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -156,11 +135,5 @@ pub async fn cancel_by_close(trials: usize) -> Result<CancelFigures, String> {
         latencies.push(took.as_secs_f64() * 1e6);
     }
     accept.abort();
-    latencies.sort_by(f64::total_cmp);
-    Ok(CancelFigures {
-        trials,
-        p50_us: percentile(&latencies, 0.50),
-        p99_us: percentile(&latencies, 0.99),
-        max_us: latencies.last().copied().unwrap_or(0.0),
-    })
+    Ok(LatencyFigures::from_micros(latencies))
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::latency::percentile;
 use super::proc::{Pid, cpu_time};
 use super::wire::{self, MARKER, Template};
 
@@ -135,15 +136,6 @@ pub async fn run(
     })
 }
 
-/// The `q` quantile of sorted samples (nearest rank).
-pub fn percentile(sorted: &[u32], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    f64::from(sorted[rank - 1])
-}
-
 async fn connection(
     addr: SocketAddr,
     path: &str,
@@ -209,18 +201,4 @@ async fn connection(
 
 fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::percentile;
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<u32> = (1..=100).collect();
-        assert_eq!(percentile(&v, 0.5), 50.0);
-        assert_eq!(percentile(&v, 0.99), 99.0);
-        assert_eq!(percentile(&[7], 0.99), 7.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
-    }
 }

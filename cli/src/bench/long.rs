@@ -28,7 +28,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::child::ServerChild;
-use super::load::percentile;
+use super::latency::percentile;
 use super::proc::{Pid, cpu_time, open_fds, rss_kib};
 use super::wire::{self, LEGACY, MODERN, TASKS_CAPABILITIES, Template};
 

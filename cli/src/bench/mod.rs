@@ -25,6 +25,7 @@ pub mod edges;
 pub mod floor;
 pub mod idle;
 pub mod inproc;
+pub mod latency;
 pub mod load;
 pub mod long;
 pub mod proc;
@@ -144,11 +145,13 @@ pub struct Report {
     pub idle_sessions: Option<idle::IdleFigures>,
     /// The long-running modes run.
     pub long_running: Vec<long::LongFigures>,
-    /// Cancel-by-close latency on 2026-07-28, when run.
-    pub cancel_by_close: Option<edges::CancelFigures>,
-    /// Resume latency after a server-initiated disconnect on 2025-11-25,
+    /// Cancel-by-close latency on 2026-07-28 (client's close → handler's
+    /// cancellation token), when run.
+    pub cancel_by_close: Option<latency::LatencyFigures>,
+    /// Resume latency after a server-initiated disconnect on 2025-11-25
+    /// (end of the POST's stream → first event of the resumed stream),
     /// when run.
-    pub resume_after_disconnect: Option<resume::ResumeFigures>,
+    pub resume_after_disconnect: Option<latency::LatencyFigures>,
     /// `legacy-sse`'s request rate over `legacy-sse-rmcp`'s (rmcp 3.11's
     /// server under the same load), when both ran.
     pub legacy_sse_rate_over_rmcp: Option<f64>,

@@ -25,9 +25,8 @@ use clap::Parser;
 use http::{Method, Request, header};
 use http_body_util::{BodyExt, Full};
 use mcp_http_edge::server::{ConnLimits, serve};
-use serde::Serialize;
 
-use super::edges::percentile;
+use super::latency::LatencyFigures;
 use super::wire::{self, LEGACY, Sender, Template};
 use crate::serve::{self as serve_cmd, ServeArgs};
 
@@ -37,20 +36,6 @@ const TRIAL_TIMEOUT: Duration = Duration::from_secs(10);
 const PER_SESSION: usize = 100;
 /// The endpoint's path.
 const PATH: &str = "/mcp";
-
-/// What the resume trials measured.
-#[derive(Clone, Debug, Serialize)]
-pub struct ResumeFigures {
-    /// Trials run (each one server disconnect and one resume).
-    pub trials: usize,
-    /// Median time from the end of the POST's stream to the first event
-    /// of the resumed stream, µs.
-    pub p50_us: f64,
-    /// 99th percentile of the same, µs.
-    pub p99_us: f64,
-    /// The slowest trial, µs.
-    pub max_us: f64,
-}
 
 #[derive(Parser)]
 struct ServeCli {
@@ -144,7 +129,7 @@ async fn trial(
 }
 
 /// Runs `trials` resume trials.
-pub async fn resume_after_disconnect(trials: usize) -> Result<ResumeFigures, String> {
+pub async fn resume_after_disconnect(trials: usize) -> Result<LatencyFigures, String> {
     let args = ServeCli::try_parse_from(["serve", "--revisions", LEGACY, "--retry-ms", "0"])
         .map_err(|e| e.to_string())?
         .args;
@@ -176,11 +161,5 @@ pub async fn resume_after_disconnect(trials: usize) -> Result<ResumeFigures, Str
         latencies.push(took.as_secs_f64() * 1e6);
     }
     accept.abort();
-    latencies.sort_by(f64::total_cmp);
-    Ok(ResumeFigures {
-        trials,
-        p50_us: percentile(&latencies, 0.50),
-        p99_us: percentile(&latencies, 0.99),
-        max_us: latencies.last().copied().unwrap_or(0.0),
-    })
+    Ok(LatencyFigures::from_micros(latencies))
 }
