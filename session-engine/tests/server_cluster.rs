@@ -44,11 +44,7 @@ async fn ping(t: &TestServer, s: &Session) -> u16 {
 
 /// The one JSON-RPC response of `resp` (JSON or SSE).
 async fn answer(resp: reqwest::Response) -> Value {
-    let json = resp.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("application/json");
-    if json {
+    if content_type(&resp) == "application/json" {
         return resp.json().await.unwrap();
     }
     let (recs, _) = read_all(resp).await;
