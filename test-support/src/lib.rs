@@ -17,7 +17,7 @@
 //! | [`redis`] | [`RedisServer`]: a real `redis-server` on a free loopback port in a temp dir, no persistence, stoppable and restartable, stopped on drop |
 //! | [`redis_cluster`] | [`RedisCluster`]: a real three-master Redis Cluster from `redis-server` binaries on free loopback ports, no persistence, stopped on drop |
 //! | [`tls`] | [`TlsServer`]: any router over HTTPS with a self-signed certificate made at start |
-//! | [`trace`] | [`trace::SseEnds`]: a tracing layer collecting how each SSE stream ended (`end`, `events`) |
+//! | [`trace`] | tracing layers: [`trace::SseEnds`] collects how each SSE stream ended (`end`, `events`), [`trace::Logged`] every event's level and text |
 //! | [`wait`] | [`eventually`], [`within`] and the [`WAIT`] bound |
 //!
 //! The crate depends only on `mcp-transport-core`, so every crate of the

@@ -1,4 +1,5 @@
-//! [`SseEnds`]: a tracing layer that collects how each SSE stream ended.
+//! Tracing layers for tests: [`SseEnds`] collects how each SSE stream
+//! ended; [`Logged`] collects every event's level and text.
 //!
 //! Every engine records the end of a response or GET stream with
 //! `mcp_http_edge::trace::record_sse_end`, which logs "SSE connection
@@ -73,5 +74,53 @@ impl<S: Subscriber> Layer<S> for SseEnds {
                 .unwrap_or_else(|e| e.into_inner())
                 .push((end, events));
         }
+    }
+}
+
+/// Every event logged while installed: its level and its text (the
+/// message, then each other field as ` name=value`).
+#[derive(Clone, Default)]
+pub struct Logged(Arc<Mutex<Vec<(tracing::Level, String)>>>);
+
+impl Logged {
+    /// Installs a new collector as the thread's default subscriber until
+    /// the guard drops.
+    pub fn install() -> (Self, tracing::subscriber::DefaultGuard) {
+        let logged = Self::default();
+        let guard =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(logged.clone()));
+        (logged, guard)
+    }
+
+    /// The text of each event at `level` so far, in order, emptied.
+    pub fn take(&self, level: tracing::Level) -> Vec<String> {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (hit, rest): (Vec<_>, Vec<_>) = all.drain(..).partition(|(l, _)| *l == level);
+        *all = rest;
+        hit.into_iter().map(|(_, text)| text).collect()
+    }
+}
+
+struct Text(String);
+
+impl Visit for Text {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write;
+        if field.name() == "message" {
+            let _ = write!(self.0, "{value:?}");
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+}
+
+impl<S: Subscriber> Layer<S> for Logged {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let mut text = Text(String::new());
+        event.record(&mut text);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((*event.metadata().level(), text.0));
     }
 }
