@@ -19,13 +19,21 @@ fn changed() -> Notification {
 async fn get_carries_server_notifications_on_the_standalone_stream() {
     let t = start(config()).await;
     let s = t.init("2025-11-25").await;
+    let other = t.init("2025-11-25").await;
     assert!(
         !t.server.notify_session(&s.id, &changed()).await,
         "no GET stream yet: nowhere to send"
     );
+    assert_eq!(t.server.standalone_streams().await, 0);
     let mut get = SseReader::new(t.get_in(&s).send().await.unwrap());
     let priming = get.next().await.unwrap();
     assert!(priming.is_priming());
+    assert_eq!(t.server.standalone_streams().await, 1);
+    let mut other_get = SseReader::new(t.get_in(&other).send().await.unwrap());
+    assert!(other_get.next().await.unwrap().is_priming());
+    assert_eq!(t.server.standalone_streams().await, 2);
+    assert!(t.server.terminate_session(&other.id).await);
+    assert_eq!(t.server.standalone_streams().await, 1);
     let pid = EventId::parse(priming.id()).unwrap();
     assert_eq!(pid.stream, StreamId::STANDALONE);
     assert_eq!(pid.seq, 0);
