@@ -427,6 +427,37 @@ mod tests {
         assert_eq!(c.revisions.len(), 1);
     }
 
+    #[test]
+    fn each_setter_sets_its_field() {
+        let secs = Duration::from_secs;
+        let c = ServerConfig::default()
+            .with_json_response(true)
+            .with_get_stream(false)
+            .with_allow_delete(false)
+            .with_event_ids(false)
+            .with_session_idle_timeout(secs(5))
+            .with_sse_write_timeout(Some(secs(6)))
+            .with_max_sessions(7)
+            .with_keepalive(None)
+            .with_client_request_timeout(secs(8))
+            .with_stream_queue(9)
+            .with_max_input_rounds(10)
+            .with_max_batch_len(11);
+        assert!(c.json_response && !c.get_stream && !c.allow_delete && !c.event_ids);
+        assert_eq!(c.session_idle_timeout, secs(5));
+        assert_eq!(c.sse_write_timeout, Some(secs(6)));
+        assert_eq!(c.max_sessions, 7);
+        assert_eq!(c.keepalive, None);
+        assert_eq!(c.client_request_timeout, secs(8));
+        assert_eq!(c.stream_queue, 9);
+        assert_eq!(c.max_input_rounds, 10);
+        assert_eq!(c.max_batch_len, 11);
+        // A batch of at most none would refuse every batch: 0 is 1.
+        assert_eq!(c.with_max_batch_len(0).max_batch_len, 1);
+        let off = ServerConfig::default().with_sse_write_timeout(None);
+        assert_eq!(off.sse_write_timeout, None);
+    }
+
     /// Issue 13 (5): the engine's session cap and the default store's are
     /// one number.
     #[test]

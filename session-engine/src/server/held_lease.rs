@@ -55,3 +55,30 @@ impl Drop for HeldLease {
         self.renewer.abort();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use mcp_transport_core::lease::{Leases, MemoryLeaseStore};
+
+    use super::HeldLease;
+
+    /// A lease dropped without [`HeldLease::release`] (its stream state
+    /// gone without finishing) stops its renewer: a lease no one writes
+    /// under lapses instead of being renewed for as long as the session
+    /// lives.
+    #[tokio::test]
+    async fn dropping_a_held_lease_stops_its_renewer() {
+        let leases = Leases::new(Arc::new(MemoryLeaseStore::default()));
+        let renewer = tokio::spawn(std::future::pending::<()>());
+        let held = HeldLease::new(leases, "k".into(), Vec::new(), renewer.abort_handle());
+        assert!(held.ids().is_empty());
+        drop(held);
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(5), renewer)
+            .await
+            .expect("the renewer was stopped")
+            .expect_err("cancelled, not finished");
+        assert!(ended.is_cancelled());
+    }
+}
