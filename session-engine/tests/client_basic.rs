@@ -679,3 +679,38 @@ async fn a_clients_debug_names_its_endpoint_revision_and_session() {
         assert!(shown.contains(part), "{part} in {shown}");
     }
 }
+
+/// *Session Management*: the session id "MUST only contain visible ASCII
+/// characters (ranging from 0x21 to 0x7E)". An `initialize` answer with an
+/// empty one, or one with a space or a byte above 0x7E, is refused
+/// naming the value; the whole visible range is taken as it is.
+#[tokio::test]
+async fn a_session_id_outside_visible_ascii_is_refused() {
+    async fn connect_with(id: &'static [u8]) -> Result<LegacyClient, TransportError> {
+        let fake = legacy_fake("2025-11-25", move |seen| {
+            seen.is_rpc("initialize").then(|| {
+                let mut r = json_ok(&init_result(seen.rpc_id().unwrap(), "2025-11-25"));
+                r.headers_mut()
+                    .insert("mcp-session-id", http::HeaderValue::from_bytes(id).unwrap());
+                r
+            })
+        })
+        .await;
+        LegacyClient::connect(config(&fake)).await
+    }
+    for (id, shown) in [(&b""[..], ""), (b"a b", "a b"), (b"caf\xe9", "caf\u{fffd}")] {
+        match connect_with(id).await {
+            Err(TransportError::PeerMisbehaved(Misbehaviour::InvalidSessionId { value })) => {
+                assert_eq!(value, shown);
+            }
+            other => panic!("{id:?}: {other:?}"),
+        }
+    }
+    let visible: String = (0x21u8..=0x7e).map(char::from).collect();
+    let visible: &'static [u8] = Box::leak(visible.into_bytes().into_boxed_slice());
+    let client = connect_with(visible).await.unwrap();
+    assert_eq!(
+        client.session_id().as_deref().map(str::as_bytes),
+        Some(visible)
+    );
+}
