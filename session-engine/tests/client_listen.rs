@@ -14,7 +14,7 @@ use mcp_session_engine::client::{ClientConfig, LegacyClient};
 use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::Message;
 use mcp_transport_core::transport::{
-    ListenFilter, RequestOptions, ServerMessages, Transport, TransportError,
+    ListenFilter, Misbehaviour, RequestOptions, ServerMessages, Transport, TransportError,
 };
 use serde_json::json;
 
@@ -48,6 +48,46 @@ async fn a_405_means_the_server_offers_no_stream() {
         client.listen(ListenFilter::default()).await,
         Err(TransportError::NotOffered { .. })
     ));
+}
+
+/// A GET answered 200 with anything but `text/event-stream` is the
+/// server's fault, and the error names what came: the media type, or
+/// none when the answer had no `Content-Type`.
+#[tokio::test]
+async fn a_get_answered_with_another_media_type_names_it() {
+    for (given, named) in [
+        (
+            Some("text/plain; charset=utf-8"),
+            Some("text/plain; charset=utf-8"),
+        ),
+        (Some("application/json"), Some("application/json")),
+        (None, None),
+    ] {
+        let fake = legacy_fake("2025-11-25", move |seen| {
+            (seen.method == http::Method::GET).then(|| {
+                let mut r = http::Response::builder();
+                if let Some(ct) = given {
+                    r = r.header("content-type", ct);
+                }
+                r.body(axum::body::Body::from("{}")).unwrap()
+            })
+        })
+        .await;
+        let client = LegacyClient::connect(ClientConfig::new(&fake.url))
+            .await
+            .unwrap();
+        match client.listen(ListenFilter::default()).await {
+            Err(TransportError::PeerMisbehaved(Misbehaviour::WrongContentType {
+                got,
+                expected,
+                ..
+            })) => {
+                assert_eq!(got.as_deref(), named, "{given:?}");
+                assert_eq!(expected, "text/event-stream");
+            }
+            other => panic!("{given:?}: {:?}", other.map(|_| ())),
+        }
+    }
 }
 
 #[tokio::test]
