@@ -662,6 +662,41 @@ async fn close_ends_in_flight_streams_with_closed() {
     assert!(stream.next().await.is_none());
 }
 
+/// Nothing to cancel where nothing can hear it: a request's stream
+/// dropped after the client closed, or after the server forgot the
+/// session (404 to another request), posts no `notifications/cancelled`.
+#[tokio::test]
+async fn no_cancellation_after_close_or_in_a_lost_session() {
+    for lose_session in [false, true] {
+        let fake = legacy_fake("2025-11-25", |seen| {
+            if seen.is_rpc("tools/list") {
+                return Some(status(StatusCode::NOT_FOUND, ""));
+            }
+            seen.is_rpc("tools/call")
+                .then(|| sse(vec![priming("h0", None)], Ending::Hang, None))
+        })
+        .await;
+        let client = LegacyClient::connect(config(&fake)).await.unwrap();
+        let stream = client
+            .request("tools/call", None, RequestOptions::default())
+            .await
+            .unwrap();
+        if lose_session {
+            let err = call(&client, "tools/list").await.unwrap_err();
+            assert!(
+                matches!(err, TransportError::SessionExpired { .. }),
+                "{err:?}"
+            );
+        } else {
+            client.close().await.unwrap();
+        }
+        drop(stream);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let cancels = fake.seen_where(|s| s.is_rpc("notifications/cancelled"));
+        assert!(cancels.is_empty(), "lost: {lose_session}: {cancels:?}");
+    }
+}
+
 /// A client's `Debug` says where it talks, at which revision, in which
 /// session, and whether it is closed: what a log line of it needs.
 #[tokio::test]
