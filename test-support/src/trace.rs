@@ -14,6 +14,18 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
+/// A new `L` installed (over a registry) as the thread's default
+/// subscriber until the guard drops.
+fn install<L>() -> (L, tracing::subscriber::DefaultGuard)
+where
+    L: Layer<tracing_subscriber::Registry> + Clone + Default + Send + Sync + 'static,
+{
+    let layer = L::default();
+    let guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(layer.clone()));
+    (layer, guard)
+}
+
 /// How one stream ended: `(end, events)`.
 pub type Ended = (String, u64);
 
@@ -30,10 +42,7 @@ impl SseEnds {
     /// Installs a new collector as the thread's default subscriber until
     /// the guard drops.
     pub fn install() -> (Self, tracing::subscriber::DefaultGuard) {
-        let ends = Self::default();
-        let guard =
-            tracing::subscriber::set_default(tracing_subscriber::registry().with(ends.clone()));
-        (ends, guard)
+        install()
     }
 
     /// The ends recorded so far, in order, emptied.
@@ -86,10 +95,7 @@ impl Logged {
     /// Installs a new collector as the thread's default subscriber until
     /// the guard drops.
     pub fn install() -> (Self, tracing::subscriber::DefaultGuard) {
-        let logged = Self::default();
-        let guard =
-            tracing::subscriber::set_default(tracing_subscriber::registry().with(logged.clone()));
-        (logged, guard)
+        install()
     }
 
     /// The text of each event at `level` so far, in order, emptied.
