@@ -260,6 +260,9 @@ mod fake {
         SseArrays,
         /// One JSON array, responses in reverse order.
         JsonReversed,
+        /// A batch of notifications only: this status, media type and
+        /// body.
+        Notes(u16, &'static str, &'static str),
     }
 
     pub async fn start(answer: Answer) -> String {
@@ -290,6 +293,13 @@ mod fake {
         let Some(items) = v.as_array() else {
             return Response::builder().status(202).body(Body::empty()).unwrap();
         };
+        if let Answer::Notes(status, content_type, body) = answer {
+            return Response::builder()
+                .status(status)
+                .header("content-type", content_type)
+                .body(Body::from(body))
+                .unwrap();
+        }
         let responses: Vec<Value> = items
             .iter()
             .filter(|m| m.get("id").is_some())
@@ -312,6 +322,7 @@ mod fake {
                     .body(Body::from(body))
                     .unwrap()
             }
+            Answer::Notes(..) => unreachable!("answered above"),
             Answer::JsonReversed => {
                 let mut reversed = responses;
                 reversed.reverse();
@@ -365,4 +376,35 @@ async fn a_json_array_in_another_order_is_matched_by_id() {
     }
     assert!(answer.response(&RequestId::Number(-1)).is_none());
     assert!(answer.response(&answer.ids[1]).is_some());
+}
+
+/// 2025-03-26 *Transports*, "Sending Messages to the Server" 4: a POST of
+/// notifications only is answered 202 with no body, or an HTTP error.
+/// Another 2xx is taken, and a JSON body with it can only hold error
+/// responses (an element the server found invalid): they are reported as
+/// `unmatched`. A 202's body, an empty or blank JSON body, and a body of
+/// another media type are not read.
+#[tokio::test]
+async fn a_batch_of_notifications_answered_with_errors_reports_them() {
+    const ERRORS: &str =
+        r#"[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]"#;
+    for (answer, errors) in [
+        (fake::Answer::Notes(200, "application/json", ERRORS), 1),
+        (fake::Answer::Notes(202, "application/json", ERRORS), 0),
+        (fake::Answer::Notes(200, "application/json", ""), 0),
+        (fake::Answer::Notes(200, "application/json", " \r\n"), 0),
+        (fake::Answer::Notes(200, "text/plain", "OK"), 0),
+    ] {
+        let url = fake::start(answer).await;
+        let client = connect(&url, Profile::V2025_03_26).await;
+        let got = client
+            .batch(vec![note("notifications/x"), note("notifications/y")])
+            .await
+            .unwrap();
+        assert!(got.ids.is_empty() && got.responses.is_empty());
+        assert_eq!(got.unmatched.len(), errors, "{:?}", got.unmatched);
+        if let Some(e) = got.unmatched.first() {
+            assert_eq!(e.payload.as_ref().unwrap_err().code, -32600);
+        }
+    }
 }
