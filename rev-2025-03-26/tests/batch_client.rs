@@ -263,6 +263,11 @@ mod fake {
         /// A batch of notifications only: this status, media type and
         /// body.
         Notes(u16, &'static str, &'static str),
+        /// One JSON array: a second, different response to the first
+        /// request, then the responses in order.
+        JsonDuplicate,
+        /// One JSON array holding only the first response.
+        JsonTruncated,
     }
 
     pub async fn start(answer: Answer) -> String {
@@ -323,6 +328,22 @@ mod fake {
                     .unwrap()
             }
             Answer::Notes(..) => unreachable!("answered above"),
+            Answer::JsonDuplicate => {
+                let again =
+                    json!({"jsonrpc": "2.0", "id": items[0]["id"], "result": {"method": "again"}});
+                let mut all = vec![responses[0].clone(), again];
+                all.extend(responses[1..].iter().cloned());
+                Response::builder()
+                    .header("content-type", "application/json")
+                    .body(Body::from(Value::Array(all).to_string()))
+                    .unwrap()
+            }
+            Answer::JsonTruncated => Response::builder()
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    Value::Array(responses[..1].to_vec()).to_string(),
+                ))
+                .unwrap(),
             Answer::JsonReversed => {
                 let mut reversed = responses;
                 reversed.reverse();
@@ -407,4 +428,46 @@ async fn a_batch_of_notifications_answered_with_errors_reports_them() {
             assert_eq!(e.payload.as_ref().unwrap_err().code, -32600);
         }
     }
+}
+
+/// JSON-RPC 2.0 §6 gives one response per request: a second response to a
+/// request of the batch is ignored, the first kept, and the others still
+/// awaited.
+#[tokio::test]
+async fn a_second_response_to_a_request_of_a_batch_is_ignored() {
+    let answer = fake_batch(fake::Answer::JsonDuplicate).await;
+    let methods: Vec<Value> = answer
+        .responses
+        .iter()
+        .map(|r| result_of(r)["method"].clone())
+        .collect();
+    assert_eq!(methods, [json!("a"), json!("b"), json!("c")]);
+    assert!(answer.unmatched.is_empty());
+}
+
+/// An answer that ends before every request has its response fails,
+/// naming the batch and the requests still unanswered.
+#[tokio::test]
+async fn an_answer_ending_early_names_the_requests_left_unanswered() {
+    let url = fake::start(fake::Answer::JsonTruncated).await;
+    let client = connect(&url, Profile::V2025_03_26).await;
+    let err = client
+        .batch(vec![
+            BatchItem::request("a", None),
+            note("notifications/x"),
+            BatchItem::request("b", None),
+            BatchItem::request("c", None),
+        ])
+        .await
+        .unwrap_err();
+    let TransportError::PeerMisbehaved(mcp_transport_core::transport::Misbehaviour::EndedWithout {
+        what,
+        missing,
+    }) = &err
+    else {
+        panic!("{err:?}");
+    };
+    // Ids count up after the initialize's: a, b and c are 2, 3 and 4.
+    assert_eq!(what, "the answer to POST of a batch (requests 2, 3, 4)");
+    assert_eq!(missing, "the responses to requests 3, 4");
 }
