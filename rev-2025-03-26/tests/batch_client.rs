@@ -370,15 +370,19 @@ async fn fake_batch(answer: fake::Answer) -> mcp_rev_2025_03_26::BatchResponses 
         .unwrap()
 }
 
-#[tokio::test]
-async fn responses_batched_inside_sse_events_are_read() {
-    let answer = fake_batch(fake::Answer::SseArrays).await;
-    let methods: Vec<Value> = answer
+/// The `method` each response of the fake echoes, in the batch's order.
+fn methods_of(answer: &mcp_rev_2025_03_26::BatchResponses) -> Vec<Value> {
+    answer
         .responses
         .iter()
         .map(|r| result_of(r)["method"].clone())
-        .collect();
-    assert_eq!(methods, [json!("a"), json!("b"), json!("c")]);
+        .collect()
+}
+
+#[tokio::test]
+async fn responses_batched_inside_sse_events_are_read() {
+    let answer = fake_batch(fake::Answer::SseArrays).await;
+    assert_eq!(methods_of(&answer), ["a", "b", "c"]);
     let notes: Vec<String> = answer.notifications().map(describe).collect();
     assert_eq!(notes, [r#"log "batched""#]);
 }
@@ -386,12 +390,7 @@ async fn responses_batched_inside_sse_events_are_read() {
 #[tokio::test]
 async fn a_json_array_in_another_order_is_matched_by_id() {
     let answer = fake_batch(fake::Answer::JsonReversed).await;
-    let methods: Vec<Value> = answer
-        .responses
-        .iter()
-        .map(|r| result_of(r)["method"].clone())
-        .collect();
-    assert_eq!(methods, [json!("a"), json!("b"), json!("c")]);
+    assert_eq!(methods_of(&answer), ["a", "b", "c"]);
     for (id, r) in answer.ids.iter().zip(&answer.responses) {
         assert_eq!(r.id.as_ref(), Some(id));
     }
@@ -436,12 +435,7 @@ async fn a_batch_of_notifications_answered_with_errors_reports_them() {
 #[tokio::test]
 async fn a_second_response_to_a_request_of_a_batch_is_ignored() {
     let answer = fake_batch(fake::Answer::JsonDuplicate).await;
-    let methods: Vec<Value> = answer
-        .responses
-        .iter()
-        .map(|r| result_of(r)["method"].clone())
-        .collect();
-    assert_eq!(methods, [json!("a"), json!("b"), json!("c")]);
+    assert_eq!(methods_of(&answer), ["a", "b", "c"]);
     assert!(answer.unmatched.is_empty());
 }
 
