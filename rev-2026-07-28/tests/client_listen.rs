@@ -185,8 +185,14 @@ async fn dropping_the_messages_closes_the_stream() {
         )
     })
     .await;
-    let mut messages = fake
-        .client()
+    // A short request timeout: it bounds the wait for the acknowledgment
+    // only, never the stream after it.
+    let client = mcp_rev_2026_07_28::client::ModernClient::new(
+        fake.config()
+            .with_request_timeout(Some(Duration::from_millis(200))),
+    )
+    .unwrap();
+    let mut messages = client
         .listen(ListenFilter {
             tools_list_changed: true,
             ..Default::default()
@@ -200,8 +206,11 @@ async fn dropping_the_messages_closes_the_stream() {
     );
     // Keep-alives do not end or fail the stream, and no timeout applies
     // after the acknowledgment.
-    let waited = tokio::time::timeout(Duration::from_millis(300), messages.next()).await;
-    assert!(waited.is_err(), "nothing but keep-alives arrived");
+    let waited = tokio::time::timeout(Duration::from_millis(800), messages.next()).await;
+    assert!(
+        waited.is_err(),
+        "nothing but keep-alives arrived, and the request timeout did not end the stream: {waited:?}"
+    );
     assert!(!flag.is_set());
     drop(messages);
     assert!(

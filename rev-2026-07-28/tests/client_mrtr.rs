@@ -272,3 +272,40 @@ async fn malformed_input_required_results_are_refused() {
     );
     assert_eq!(fake.seen().len(), 1);
 }
+
+#[tokio::test]
+async fn input_required_on_another_method_is_answered_with_a_warning() {
+    let (logged, _guard) = mcp_test_support::trace::Logged::install();
+    let fake = Fake::start(|seen| {
+        if seen.params().get("requestState").is_none() {
+            json_ok(&result(
+                &seen.id(),
+                json!({"resultType": "input_required", "requestState": "s"}),
+            ))
+        } else {
+            json_ok(&result(&seen.id(), json!({"resultType": "complete"})))
+        }
+    })
+    .await;
+    let client = fake.client();
+    let warned = |logged: &mcp_test_support::trace::Logged| {
+        logged
+            .take(tracing::Level::WARN)
+            .into_iter()
+            .filter(|w| w.contains("does not support it"))
+            .collect::<Vec<_>>()
+    };
+    answer(&client, "tools/call", params(json!({"name": "t"})))
+        .await
+        .unwrap();
+    assert_eq!(warned(&logged), Vec::<String>::new(), "tools/call has MRTR");
+    // MRTR, "Supported Requests": tools/list is not among them; the round
+    // is still answered, with a warning naming the method.
+    answer(&client, "tools/list", None).await.unwrap();
+    assert_eq!(fake.rpc("tools/list").len(), 2);
+    let w = warned(&logged);
+    assert!(
+        w.len() == 1 && w[0].contains("tools/list"),
+        "one warning naming the method: {w:?}"
+    );
+}
