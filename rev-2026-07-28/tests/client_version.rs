@@ -209,3 +209,36 @@ async fn a_rejected_version_the_server_lists_as_supported_is_retried_once() {
     assert_eq!(response.payload.unwrap_err().code, -32022);
     assert_eq!(fake.seen().len(), 2);
 }
+
+#[tokio::test]
+async fn discover_switches_when_the_current_version_is_not_listed() {
+    // A lenient server: it answers whatever version a request carries, but
+    // server/discover lists only 2026-07-28.
+    let fake = Fake::start(|seen| match seen.rpc_method() {
+        Some("server/discover") => json_ok(&result(
+            &seen.id(),
+            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}}),
+        )),
+        _ => json_ok(&result(&seen.id(), json!({"resultType": "complete"}))),
+    })
+    .await;
+    let client = ModernClient::new(fake.config().with_versions(vec![
+        ProtocolVersion::parse("2028-01-01"),
+        ProtocolVersion::V2026_07_28,
+    ]))
+    .unwrap();
+    assert!(
+        format!("{client:?}").contains("2028-01-01"),
+        "Debug shows the version the next request carries: {client:?}"
+    );
+    client.discover().await.unwrap();
+    assert_eq!(fake.rpc("server/discover").len(), 1, "nothing was refused");
+    assert_eq!(client.revision(), ProtocolVersion::V2026_07_28);
+    answer(&client, "tools/list", None).await.unwrap();
+    assert_eq!(fake.rpc("tools/list")[0].version(), Some("2026-07-28"));
+    let debug = format!("{client:?}");
+    assert!(
+        debug.contains(&fake.url) && debug.contains(&format!("{:?}", ProtocolVersion::V2026_07_28)),
+        "{debug}"
+    );
+}
