@@ -268,3 +268,26 @@ async fn legacy_versions_are_refused_by_the_configuration() {
     let err = ModernClient::new(config).unwrap_err();
     assert!(err.to_string().contains("2025-11-25"), "{err}");
 }
+
+#[tokio::test]
+async fn a_method_that_cannot_be_a_header_value_is_refused_before_sending() {
+    let fake = Fake::start(|seen| json_ok(&result(&seen.id(), json!({})))).await;
+    let client = fake.client();
+    let err = client
+        .request(
+            "tools/\u{7f}list",
+            None,
+            mcp_transport_core::transport::RequestOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            mcp_transport_core::transport::TransportError::Unsupported { what, .. }
+                if what.contains("Mcp-Method")
+        ),
+        "the error says which header could not carry it: {err}"
+    );
+    assert!(fake.seen().is_empty());
+}
