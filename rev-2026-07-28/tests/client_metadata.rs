@@ -240,6 +240,16 @@ async fn notifications_are_posted_with_headers_and_cancelled_is_refused() {
         1,
         "nothing posted for notifications/cancelled"
     );
+    client.close().await.unwrap();
+    let n =
+        mcp_transport_core::jsonrpc::Notification::new("notifications/custom", Some(&json!({})))
+            .unwrap();
+    let err = client.notify(n).await.unwrap_err();
+    assert!(
+        matches!(err, mcp_transport_core::transport::TransportError::Closed),
+        "{err}"
+    );
+    assert_eq!(fake.seen().len(), 1, "nothing posted after close");
 }
 
 #[tokio::test]

@@ -38,6 +38,11 @@ async fn json_and_sse_answers_are_both_accepted() {
                     ": keep-alive\n\n".into(),
                     event(&progress(&token, 1)),
                     ":\n\n".into(),
+                    // An event of another type is not a message: skipped.
+                    format!(
+                        "event: custom\ndata: {}\n\n",
+                        notification("notifications/custom", json!({}))
+                    ),
                     event(&notification(
                         "notifications/message",
                         json!({"level": "info", "data": "hi"}),

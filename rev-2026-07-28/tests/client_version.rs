@@ -231,7 +231,18 @@ async fn discover_switches_when_the_current_version_is_not_listed() {
         format!("{client:?}").contains("2028-01-01"),
         "Debug shows the version the next request carries: {client:?}"
     );
+    let (logged, guard) = mcp_test_support::trace::Logged::install();
     client.discover().await.unwrap();
+    drop(guard);
+    let switched: Vec<String> = logged
+        .take(tracing::Level::INFO)
+        .into_iter()
+        .filter(|l| l.contains("switching protocol version"))
+        .collect();
+    assert!(
+        switched.len() == 1 && switched[0].contains("from=2028-01-01 to=2026-07-28"),
+        "the switch is logged once, with both versions: {switched:?}"
+    );
     assert_eq!(fake.rpc("server/discover").len(), 1, "nothing was refused");
     assert_eq!(client.revision(), ProtocolVersion::V2026_07_28);
     answer(&client, "tools/list", None).await.unwrap();
@@ -239,6 +250,12 @@ async fn discover_switches_when_the_current_version_is_not_listed() {
     let debug = format!("{client:?}");
     assert!(
         debug.contains(&fake.url) && debug.contains(&format!("{:?}", ProtocolVersion::V2026_07_28)),
+        "{debug}"
+    );
+    let config = fake.config().with_max_input_rounds(7);
+    let debug = format!("{config:?}");
+    assert!(
+        debug.contains(&fake.url) && debug.contains("max_input_rounds: 7"),
         "{debug}"
     );
 }
