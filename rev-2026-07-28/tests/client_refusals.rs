@@ -239,3 +239,80 @@ async fn a_create_task_result_where_no_task_may_start_is_invalid() {
         fake.seen()
     );
 }
+
+/// `request()`'s refusal of a `tools/call` answered `answer`.
+async fn refusal(answer: fn(&Seen) -> Response) -> TransportError {
+    let fake = Fake::start(answer).await;
+    fake.client()
+        .request(
+            "tools/call",
+            params(json!({"name": "t"})),
+            RequestOptions::default(),
+        )
+        .await
+        .err()
+        .expect("a refusal")
+}
+
+#[tokio::test]
+async fn a_result_on_an_error_status_is_not_a_response() {
+    let err = refusal(|seen| {
+        status_json(
+            StatusCode::BAD_REQUEST,
+            &result(&seen.id(), json!({"content": []})),
+        )
+    })
+    .await;
+    assert!(
+        matches!(
+            &err,
+            TransportError::Http {
+                status: 400,
+                rpc: None,
+                ..
+            }
+        ),
+        "a 400 is a refusal even when its body holds a result: {err}"
+    );
+}
+
+#[tokio::test]
+async fn an_error_body_is_read_up_to_64_kib() {
+    // An id-less JSON-RPC error (the refusal's reason, not a response)
+    // with a long message, well past 1 KiB, is read whole.
+    let err = refusal(|_| {
+        let message = "m".repeat(60 * 1024);
+        status_json(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(&Value::Null, -32600, &message, None),
+        )
+    })
+    .await;
+    assert!(
+        matches!(&err, TransportError::Http { rpc: Some(e), .. } if e.code == -32600 && e.message.len() == 60 * 1024),
+        "{:.200}",
+        err.to_string()
+    );
+    // Past the bound the body is cut, so no error is found in it; the
+    // excerpt stands in.
+    let err = refusal(|_| {
+        let message = "m".repeat(70 * 1024);
+        status_json(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(&Value::Null, -32600, &message, None),
+        )
+    })
+    .await;
+    assert!(
+        matches!(
+            &err,
+            TransportError::Http {
+                status: 400,
+                rpc: None,
+                ..
+            }
+        ),
+        "{:.200}",
+        err.to_string()
+    );
+}

@@ -79,6 +79,11 @@ pub async fn read_body(
     Ok(body)
 }
 
+/// The most bytes of an error (non-2xx) body a client reads to find its
+/// JSON-RPC error or message: enough for any real error, small enough that
+/// a misbehaving server cannot make a refusal costly.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
 /// Reads at most `limit` bytes of a body (for error bodies; a broken
 /// connection keeps what arrived).
 pub async fn read_limited(mut response: reqwest::Response, limit: usize) -> Vec<u8> {

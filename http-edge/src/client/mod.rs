@@ -15,7 +15,8 @@ pub mod send;
 pub mod sse;
 
 pub use answer::{
-    BodyError, MediaType, body_excerpt, media_type, read_body, read_limited, rpc_error,
+    BodyError, MAX_ERROR_BODY, MediaType, body_excerpt, media_type, read_body, read_limited,
+    rpc_error,
 };
 pub use deadline::with_deadline;
 pub use send::{error_chain, send};

@@ -5,11 +5,9 @@
 use mcp_transport_core::jsonrpc::{Message, Response, parse_message};
 
 pub(crate) use mcp_http_edge::client::{
-    BodyError, MediaType, body_excerpt, error_chain, media_type, read_body, read_limited, send,
+    BodyError, MAX_ERROR_BODY, MediaType, body_excerpt, error_chain, media_type, read_body,
+    read_limited, send,
 };
-
-/// The most bytes of an error (non-2xx) body read to find its JSON-RPC error.
-pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// The JSON-RPC error response in an error body, if it holds one.
 pub(crate) fn error_response(body: &[u8]) -> Option<Response> {

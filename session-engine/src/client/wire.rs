@@ -18,10 +18,7 @@ use mcp_transport_core::version::Features;
 use super::shared::Shared;
 use super::state::Session;
 
-pub(crate) use mcp_http_edge::client::{MediaType, media_type, send};
-
-/// The most bytes of an error body that are read to find its message.
-const MAX_ERROR_BODY: usize = 64 * 1024;
+pub(crate) use mcp_http_edge::client::{MAX_ERROR_BODY, MediaType, media_type, send};
 
 /// What the client POSTs: one message, or (2025-03-26 only, `Features::batches`)
 /// a JSON-RPC batch (sent by `LegacyClient::batch`).
