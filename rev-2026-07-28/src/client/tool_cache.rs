@@ -654,33 +654,6 @@ mod tests {
         assert!(param_headers(&params, None).is_empty());
     }
 
-    /// A minimal tracing subscriber that records each event's fields.
-    struct Capture(Arc<std::sync::Mutex<Vec<String>>>);
-
-    impl tracing::Subscriber for Capture {
-        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-            tracing::span::Id::from_u64(1)
-        }
-        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-        fn event(&self, event: &tracing::Event<'_>) {
-            struct V(String);
-            impl tracing::field::Visit for V {
-                fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn fmt::Debug) {
-                    self.0.push_str(&format!("{}={:?} ", f.name(), v));
-                }
-            }
-            let mut v = V(format!("{} ", event.metadata().level()));
-            event.record(&mut v);
-            self.0.lock().unwrap().push(v.0);
-        }
-        fn enter(&self, _: &tracing::span::Id) {}
-        fn exit(&self, _: &tracing::span::Id) {}
-    }
-
     #[test]
     fn list_filtering_drops_invalid_tools_with_a_warning() {
         let cache = ToolCache::default();
@@ -689,10 +662,9 @@ mod tests {
             {"name": "bad", "inputSchema": {"type": "object", "properties": {"r": {"type": "number", "x-mcp-header": "Region"}}}},
             {"name": "plain", "inputSchema": {"type": "object"}}
         ]});
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let changed = tracing::subscriber::with_default(Capture(log.clone()), || {
-            filter_tools_result(&mut result, &cache)
-        });
+        let (logged, guard) = mcp_test_support::trace::Logged::install();
+        let changed = filter_tools_result(&mut result, &cache);
+        drop(guard);
         assert!(changed);
         let names: Vec<&str> = result["tools"]
             .as_array()
@@ -701,9 +673,8 @@ mod tests {
             .map(|t| t["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["good", "plain"]);
-        let log = log.lock().unwrap();
+        let log = logged.take(tracing::Level::WARN);
         assert_eq!(log.len(), 1, "{log:?}");
-        assert!(log[0].starts_with("WARN"), "{}", log[0]);
         assert!(
             log[0].contains("\"bad\"") && log[0].contains("number"),
             "{}",
