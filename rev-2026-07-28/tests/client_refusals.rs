@@ -45,8 +45,7 @@ async fn a_connection_never_made_is_a_connection_error_from_request() {
             },
         )
         .await
-        .err()
-        .expect("no server: request() itself fails");
+        .expect_err("no server: request() itself fails");
     assert!(
         matches!(&err, TransportError::Connection(why) if why.contains("POST tools/call")),
         "a refused connection is not a stream that broke: {err}"
@@ -70,8 +69,7 @@ async fn a_wrong_media_type_names_what_came() {
                 RequestOptions::default(),
             )
             .await
-            .err()
-            .expect("a refusal");
+            .expect_err("a refusal");
         match err {
             TransportError::PeerMisbehaved(Misbehaviour::WrongContentType { got: ct, .. }) => {
                 got.push(ct);
@@ -106,8 +104,7 @@ async fn an_error_without_an_id_is_the_request_s_only_for_the_retry_codes() {
             RequestOptions::default(),
         )
         .await
-        .err()
-        .expect("request() returns the refusal");
+        .expect_err("request() returns the refusal");
     assert!(
         matches!(&err, TransportError::Http { status: 400, rpc: Some(e), .. } if e.code == -32600),
         "{err}"
@@ -181,8 +178,7 @@ async fn a_refusal_of_the_retry_after_a_refresh_comes_from_request() {
             RequestOptions::default(),
         )
         .await
-        .err()
-        .expect("the refresh and the retry run inside request()");
+        .expect_err("the refresh and the retry run inside request()");
     assert!(
         matches!(&err, TransportError::Http { status: 503, .. }),
         "{err}"
@@ -250,8 +246,7 @@ async fn refusal(answer: fn(&Seen) -> Response) -> TransportError {
             RequestOptions::default(),
         )
         .await
-        .err()
-        .expect("a refusal")
+        .expect_err("a refusal")
 }
 
 #[tokio::test]
