@@ -620,6 +620,82 @@ mod tests {
     }
 
     #[test]
+    fn depth_is_bounded_along_every_kind_of_nesting() {
+        // Each wrapper nests the schema below it; its cost is the depth
+        // one level adds (an array of subschemas is a level of its own).
+        let wrappers: [(&str, usize, fn(Value) -> Value); 4] = [
+            (
+                "properties",
+                1,
+                |s| json!({"type": "object", "properties": {"a": s}}),
+            ),
+            ("items", 1, |s| json!({"type": "array", "items": s})),
+            ("allOf", 2, |s| json!({"allOf": [s]})),
+            ("$defs", 1, |s| json!({"$defs": {"d": s}})),
+        ];
+        for (name, cost, wrap) in wrappers {
+            let nest = |levels: usize| (0..levels).fold(json!({}), |s, _| wrap(s));
+            let deepest = MAX_SCHEMA_DEPTH / cost;
+            assert_eq!(
+                header_params(&nest(deepest)),
+                Ok(Vec::new()),
+                "{name}: an empty schema at depth {} is within the bound",
+                deepest * cost
+            );
+            assert_eq!(
+                header_params(&nest(deepest + 1)),
+                Err(ToolRejection::TooDeep),
+                "{name}: one level more"
+            );
+        }
+    }
+
+    #[test]
+    fn schema_maps_name_subschemas_not_keywords() {
+        // A definition named like a data keyword is still a schema: its
+        // annotation is misplaced, not skipped as data.
+        for map in [
+            "$defs",
+            "definitions",
+            "patternProperties",
+            "dependentSchemas",
+        ] {
+            let e = err(
+                json!({"type": "object", map: {"default": {"type": "string", "x-mcp-header": "A"}}}),
+            );
+            assert!(matches!(e, ToolRejection::Misplaced { .. }), "{map}: {e}");
+        }
+        // And a definition named `x-mcp-header` is no annotation.
+        ok(json!({"type": "object", "$defs": {"x-mcp-header": {"type": "object"}}}));
+    }
+
+    #[test]
+    fn rejections_point_at_the_schema_with_escaped_keys() {
+        let e = err(json!({"type": "object", "properties": {"a/b~c": {
+            "type": "array", "items": {"type": "string", "x-mcp-header": "A"}
+        }}}));
+        assert_eq!(
+            e,
+            ToolRejection::Misplaced {
+                pointer: "/properties/a~1b~0c/items".into()
+            },
+            "RFC 6901: `~` is written `~0` and `/` `~1`"
+        );
+    }
+
+    #[test]
+    fn only_integral_floats_in_the_safe_range_are_written_as_integers() {
+        let text = |v: Value| header_text(&v).unwrap();
+        assert_eq!(text(json!(42.0)), "42");
+        assert_eq!(text(json!(-9_007_199_254_740_991.0)), "-9007199254740991");
+        assert_eq!(text(json!(1.5)), "1.5", "not rounded");
+        assert_eq!(text(json!(-0.25)), "-0.25");
+        // Past 2^53 a float no longer names one integer: written as it is.
+        assert_eq!(text(json!(1e300)), "1e+300");
+        assert_eq!(text(json!(9_007_199_254_740_994.0)), "9007199254740994.0");
+    }
+
+    #[test]
     fn extraction() {
         let params = ok(json!({"type": "object", "properties": {
             "s": {"type": "string", "x-mcp-header": "S"},
@@ -675,6 +751,11 @@ mod tests {
         assert_eq!(names, ["good", "plain"]);
         let log = logged.take(tracing::Level::WARN);
         assert_eq!(log.len(), 1, "{log:?}");
+        assert!(
+            log[0].starts_with("tool \"bad\" rejected: "),
+            "the message names the tool: {}",
+            log[0]
+        );
         assert!(
             log[0].contains("\"bad\"") && log[0].contains("number"),
             "{}",
