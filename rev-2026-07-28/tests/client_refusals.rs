@@ -27,6 +27,20 @@ fn typed(content_type: Option<&str>, body: &str) -> Response {
     builder.body(Body::from(body.to_owned())).unwrap()
 }
 
+/// `request()`'s own refusal of a `tools/call` with `p` as its params.
+async fn refused(client: &ModernClient, p: Value) -> TransportError {
+    client
+        .request("tools/call", params(p), RequestOptions::default())
+        .await
+        .expect_err("request() itself refuses")
+}
+
+/// `request()`'s refusal of a `tools/call` answered `answer`.
+async fn refusal(answer: fn(&Seen) -> Response) -> TransportError {
+    let fake = Fake::start(answer).await;
+    refused(&fake.client(), json!({"name": "t"})).await
+}
+
 #[tokio::test]
 async fn a_connection_never_made_is_a_connection_error_from_request() {
     // A port nothing listens on: bound, then released.
@@ -62,15 +76,7 @@ async fn a_wrong_media_type_names_what_came() {
     let client = fake.client();
     let mut got = Vec::new();
     for kind in ["text", "none"] {
-        let err = client
-            .request(
-                "tools/call",
-                params(json!({"name": "t", "as": kind})),
-                RequestOptions::default(),
-            )
-            .await
-            .expect_err("a refusal");
-        match err {
+        match refused(&client, json!({"name": "t", "as": kind})).await {
             TransportError::PeerMisbehaved(Misbehaviour::WrongContentType { got: ct, .. }) => {
                 got.push(ct);
             }
@@ -89,22 +95,13 @@ async fn an_error_without_an_id_is_the_request_s_only_for_the_retry_codes() {
     // 400 with an id-less -32600: an HTTP refusal carrying the error, not
     // this request's response (only -32020 and -32022 without an id are
     // taken as the request's, since the server may not have read its id).
-    let fake = Fake::start(|_| {
+    let err = refusal(|_| {
         status_json(
             StatusCode::BAD_REQUEST,
             &rpc_error(&Value::Null, -32600, "Invalid Request", None),
         )
     })
     .await;
-    let err = fake
-        .client()
-        .request(
-            "tools/call",
-            params(json!({"name": "t"})),
-            RequestOptions::default(),
-        )
-        .await
-        .expect_err("request() returns the refusal");
     assert!(
         matches!(&err, TransportError::Http { status: 400, rpc: Some(e), .. } if e.code == -32600),
         "{err}"
@@ -170,15 +167,8 @@ async fn a_refusal_of_the_retry_after_a_refresh_comes_from_request() {
         _ => status(StatusCode::SERVICE_UNAVAILABLE, "busy"),
     })
     .await;
-    let err = fake
-        .client()
-        .request(
-            "tools/call",
-            params(json!({"name": "x"})),
-            RequestOptions::default(),
-        )
-        .await
-        .expect_err("the refresh and the retry run inside request()");
+    // The refresh and the retry run inside request().
+    let err = refused(&fake.client(), json!({"name": "x"})).await;
     assert!(
         matches!(&err, TransportError::Http { status: 503, .. }),
         "{err}"
@@ -234,19 +224,6 @@ async fn a_create_task_result_where_no_task_may_start_is_invalid() {
         "no task was followed: {:?}",
         fake.seen()
     );
-}
-
-/// `request()`'s refusal of a `tools/call` answered `answer`.
-async fn refusal(answer: fn(&Seen) -> Response) -> TransportError {
-    let fake = Fake::start(answer).await;
-    fake.client()
-        .request(
-            "tools/call",
-            params(json!({"name": "t"})),
-            RequestOptions::default(),
-        )
-        .await
-        .expect_err("a refusal")
 }
 
 #[tokio::test]

@@ -623,7 +623,8 @@ mod tests {
     fn depth_is_bounded_along_every_kind_of_nesting() {
         // Each wrapper nests the schema below it; its cost is the depth
         // one level adds (an array of subschemas is a level of its own).
-        let wrappers: [(&str, usize, fn(Value) -> Value); 4] = [
+        type Wrap = fn(Value) -> Value;
+        let wrappers: [(&str, usize, Wrap); 4] = [
             (
                 "properties",
                 1,
