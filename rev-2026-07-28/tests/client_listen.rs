@@ -287,3 +287,74 @@ async fn the_ack_wait_is_bounded_by_the_request_timeout() {
     let err = client.listen(filter()).await.unwrap_err();
     assert!(matches!(err, TransportError::Timeout(_)), "{err}");
 }
+
+#[tokio::test]
+async fn a_cancel_of_another_request_does_not_end_the_subscription() {
+    let fake = Fake::start(|seen| {
+        let id = seen.id();
+        sse_raw(
+            vec![
+                event(&ack(&id, json!({"toolsListChanged": true}))),
+                event(&notification(
+                    "notifications/cancelled",
+                    json!({"requestId": "someone-else"}),
+                )),
+                event(&tagged(&id, "notifications/tools/list_changed", json!({}))),
+                event(&result(&id, json!({"resultType": "complete"}))),
+            ],
+            Ending::KeepAlive,
+            None,
+        )
+    })
+    .await;
+    let got: Vec<String> = fake
+        .client()
+        .listen(filter())
+        .await
+        .unwrap()
+        .map(|m| method_of(&m.unwrap()))
+        .collect()
+        .await;
+    assert_eq!(
+        got,
+        [
+            "notifications/subscriptions/acknowledged",
+            "notifications/tools/list_changed",
+            "response"
+        ],
+        "the stray cancel is skipped like any notification not acknowledged"
+    );
+}
+
+#[tokio::test]
+async fn an_ack_naming_another_subscription_id_is_warned_about() {
+    for (stated, warned) in [(None, false), (Some(json!("sub-9")), true)] {
+        let stated2 = stated.clone();
+        let fake = Fake::start(move |seen| {
+            let id = stated2.clone().unwrap_or_else(|| seen.id());
+            sse_raw(
+                vec![event(&ack(&id, json!({"toolsListChanged": true})))],
+                Ending::KeepAlive,
+                None,
+            )
+        })
+        .await;
+        let (logged, _guard) = mcp_test_support::trace::Logged::install();
+        let sub = fake.client().subscribe(filter()).await.unwrap();
+        assert_eq!(
+            serde_json::to_value(&sub.id).unwrap(),
+            fake.seen()[0].id(),
+            "the subscription is the request's, whatever the ack says"
+        );
+        let warnings: Vec<String> = logged
+            .take(tracing::Level::WARN)
+            .into_iter()
+            .filter(|w| w.contains("subscriptionId"))
+            .collect();
+        assert_eq!(
+            warnings.len(),
+            usize::from(warned),
+            "{stated:?}: {warnings:?}"
+        );
+    }
+}

@@ -368,6 +368,88 @@ mod tests {
     }
 
     #[test]
+    fn each_type_is_delivered_only_when_acknowledged() {
+        let types = [
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/resources/updated",
+        ];
+        let only = |i: usize| ListenFilter {
+            tools_list_changed: i == 0,
+            prompts_list_changed: i == 1,
+            resources_list_changed: i == 2,
+            resource_uris: if i == 3 { vec!["a".into()] } else { vec![] },
+        };
+        for (i, _) in types.iter().enumerate() {
+            let got: Vec<bool> = types.iter().map(|t| delivered(&only(i), t)).collect();
+            let want: Vec<bool> = (0..types.len()).map(|j| j == i).collect();
+            assert_eq!(got, want, "only {}", types[i]);
+        }
+        assert!(!delivered(&only(0), "notifications/progress"));
+    }
+
+    /// What `check_ack` logged: (warnings, "only part" notes).
+    fn ack_logs(asked: &ListenFilter, ack: &WireFilter) -> (Vec<String>, usize) {
+        let (logged, _guard) = mcp_test_support::trace::Logged::install();
+        check_ack(asked, ack);
+        let partial = logged
+            .take(tracing::Level::INFO)
+            .iter()
+            .filter(|l| l.contains("only part"))
+            .count();
+        (logged.take(tracing::Level::WARN), partial)
+    }
+
+    #[test]
+    fn an_ack_is_logged_only_where_it_differs_from_the_request() {
+        let all = ListenFilter {
+            tools_list_changed: true,
+            prompts_list_changed: true,
+            resources_list_changed: true,
+            resource_uris: vec!["a".into()],
+        };
+        let wire = |f: &ListenFilter| WireFilter {
+            tools_list_changed: f.tools_list_changed,
+            prompts_list_changed: f.prompts_list_changed,
+            resources_list_changed: f.resources_list_changed,
+            resource_subscriptions: f.resource_uris.clone(),
+        };
+        // Exactly what was asked, all of it or one type: nothing to say.
+        let tools = ListenFilter {
+            tools_list_changed: true,
+            ..Default::default()
+        };
+        for asked in [&all, &tools] {
+            assert_eq!(ack_logs(asked, &wire(asked)), (vec![], 0), "{asked:?}");
+        }
+        // One type short, each in turn: noted (info), no warning.
+        let short: [fn(&mut ListenFilter); 4] = [
+            |f| f.tools_list_changed = false,
+            |f| f.prompts_list_changed = false,
+            |f| f.resources_list_changed = false,
+            |f| f.resource_uris.clear(),
+        ];
+        for (i, cut) in short.iter().enumerate() {
+            let mut acked = all.clone();
+            cut(&mut acked);
+            assert_eq!(ack_logs(&all, &wire(&acked)), (vec![], 1), "short #{i}");
+        }
+        // More than asked: a warning naming what was not requested.
+        let (warned, partial) = ack_logs(&tools, &wire(&all));
+        assert_eq!(partial, 0);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        for name in [
+            "promptsListChanged",
+            "resourcesListChanged",
+            "resourceSubscriptions[\\\"a\\\"]",
+        ] {
+            assert!(warned[0].contains(name), "{name}: {}", warned[0]);
+        }
+        assert!(!warned[0].contains("toolsListChanged"), "{}", warned[0]);
+    }
+
+    #[test]
     fn ack_is_intersected_with_the_request() {
         let asked = ListenFilter {
             tools_list_changed: true,
