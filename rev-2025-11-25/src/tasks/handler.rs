@@ -237,6 +237,67 @@ impl Handler for TaskHandler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    use super::super::TasksConfig;
+
+    /// A handler whose tools say how they run and which records the
+    /// notifications it receives.
+    #[derive(Default)]
+    struct Inner(Mutex<Vec<String>>);
+
+    #[async_trait]
+    impl Handler for Inner {
+        fn describe(&self) -> ServerDescription {
+            ServerDescription {
+                info: serde_json::json!({"name": "inner", "version": "1"}),
+                capabilities: serde_json::json!({}),
+                instructions: None,
+            }
+        }
+        async fn handle(&self, _: Request, _: RequestContext) -> Outcome {
+            Outcome::json(&serde_json::json!({}))
+        }
+        fn execution(&self, _: &Request) -> Execution {
+            Execution::MayBeLong
+        }
+        fn tool_execution(&self, name: &str, _: &Request) -> Execution {
+            if name == "only_as_task" {
+                Execution::TaskOnly
+            } else {
+                Execution::MayBeLong
+            }
+        }
+        async fn notification(&self, n: Notification) {
+            self.0.lock().unwrap().push(n.method);
+        }
+    }
+
+    /// The wrapper is the session's handler to everything above it: what
+    /// it does not serve itself must be the inner handler's answer.
+    #[tokio::test]
+    async fn what_the_wrapper_does_not_serve_is_the_inner_handlers() {
+        let inner = Arc::new(Inner::default());
+        let wrapper = TaskHandler {
+            inner: inner.clone(),
+            tasks: Arc::new(Tasks::new(TasksConfig::default())),
+            session: Arc::from("s-1"),
+        };
+        let r = call(r#"{"name":"only_as_task"}"#);
+        assert_eq!(wrapper.execution(&r), Execution::MayBeLong);
+        assert_eq!(
+            Handler::tool_execution(&wrapper, "only_as_task", &r),
+            Execution::TaskOnly
+        );
+        let n = Notification::new("notifications/roots/list_changed", None::<&Value>).unwrap();
+        wrapper.notification(n).await;
+        assert_eq!(
+            *inner.0.lock().unwrap(),
+            ["notifications/roots/list_changed"]
+        );
+        assert_eq!(wrapper.describe().info["name"], "inner");
+        assert!(wrapper.describe().capabilities["tasks"].is_object());
+    }
 
     fn call(params: &str) -> Request {
         Request {
