@@ -930,3 +930,65 @@ async fn ending_the_session_cancels_its_running_tasks() {
     })
     .await;
 }
+
+/// Instance A created a task for this session and died: its worker's
+/// lease lapsed. Instance B (this server, sharing A's task and lease
+/// stores) fails the task at the next `tasks/get`, so the client is not
+/// left polling a task nobody runs; a task whose worker runs on B is not.
+#[tokio::test]
+async fn a_task_is_failed_only_when_its_worker_is_gone() {
+    use mcp_transport_core::lease::{LeaseStore, Leases, MemoryLeaseStore};
+    use mcp_transport_core::task_store::liveness::WORKER_GONE;
+    use mcp_transport_core::task_store::{MemoryTaskStore, NewTask, TaskStore};
+
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::default());
+    let lease_store = Arc::new(MemoryLeaseStore::default());
+    let f = start(rev::server_config().with_tasks(TasksConfig {
+        store: store.clone(),
+        leases: Some(Leases {
+            holder: "instance-b".into(),
+            ..Leases::new(lease_store.clone() as Arc<dyn LeaseStore>)
+        }),
+        ..tasks_config()
+    }))
+    .await;
+    let c = client(&f.server.url()).await;
+    let sid = c.session_id().expect("a session");
+    let made = store
+        .create(
+            NewTask {
+                id: "task-of-a".into(),
+                scope: Some(sid),
+                ttl_ms: Some(60_000),
+                poll_interval_ms: None,
+                status_message: None,
+            },
+            mcp_transport_core::task_store::now_ms(),
+        )
+        .await
+        .unwrap();
+    let key = Leases::task_key(&made.id);
+    assert!(
+        lease_store
+            .acquire(&key, "instance-a", "", Duration::from_millis(30))
+            .await
+            .unwrap()
+    );
+    // While A's lease is live, the task is A's and stays as it is.
+    assert_eq!(status(&c, "task-of-a").await["status"], "working");
+    assert_eq!(lease_store.lapse_holder("instance-a"), 1, "A dies");
+    let t = status(&c, "task-of-a").await;
+    assert_eq!(t["status"], "failed", "{t}");
+    assert_eq!(t["statusMessage"], WORKER_GONE);
+    let e = err(&c, "tasks/result", json!({"taskId": "task-of-a"})).await;
+    assert_eq!(e.code, -32603, "{e:?}");
+
+    // A task whose worker runs here is alive whatever its lease says (a
+    // lease store that lost this instance's renewals must not fail work
+    // still running): B's own lease lapsing changes nothing for B.
+    let id = create(&c, "gate").await;
+    assert_eq!(lease_store.lapse_holder("instance-b"), 1);
+    assert_eq!(status(&c, &id).await["status"], "working");
+    f.open.send(true).unwrap();
+    wait_status(&c, &id, "completed").await;
+}
