@@ -937,46 +937,21 @@ async fn ending_the_session_cancels_its_running_tasks() {
 /// left polling a task nobody runs; a task whose worker runs on B is not.
 #[tokio::test]
 async fn a_task_is_failed_only_when_its_worker_is_gone() {
-    use mcp_transport_core::lease::{LeaseStore, Leases, MemoryLeaseStore};
+    use mcp_test_support::orphan::Orphans;
     use mcp_transport_core::task_store::liveness::WORKER_GONE;
-    use mcp_transport_core::task_store::{MemoryTaskStore, NewTask, TaskStore};
 
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::default());
-    let lease_store = Arc::new(MemoryLeaseStore::default());
+    let shared = Orphans::new();
     let f = start(rev::server_config().with_tasks(TasksConfig {
-        store: store.clone(),
-        leases: Some(Leases {
-            holder: "instance-b".into(),
-            ..Leases::new(lease_store.clone() as Arc<dyn LeaseStore>)
-        }),
+        store: shared.store.clone(),
+        leases: Some(shared.leases_for("instance-b")),
         ..tasks_config()
     }))
     .await;
     let c = client(&f.server.url()).await;
-    let sid = c.session_id().expect("a session");
-    let made = store
-        .create(
-            NewTask {
-                id: "task-of-a".into(),
-                scope: Some(sid),
-                ttl_ms: Some(60_000),
-                poll_interval_ms: None,
-                status_message: None,
-            },
-            mcp_transport_core::task_store::now_ms(),
-        )
-        .await
-        .unwrap();
-    let key = Leases::task_key(&made.id);
-    assert!(
-        lease_store
-            .acquire(&key, "instance-a", "", Duration::from_millis(30))
-            .await
-            .unwrap()
-    );
+    shared.task("task-of-a", c.session_id()).await;
     // While A's lease is live, the task is A's and stays as it is.
     assert_eq!(status(&c, "task-of-a").await["status"], "working");
-    assert_eq!(lease_store.lapse_holder("instance-a"), 1, "A dies");
+    assert_eq!(shared.die(), 1, "A dies");
     let t = status(&c, "task-of-a").await;
     assert_eq!(t["status"], "failed", "{t}");
     assert_eq!(t["statusMessage"], WORKER_GONE);
@@ -987,7 +962,7 @@ async fn a_task_is_failed_only_when_its_worker_is_gone() {
     // lease store that lost this instance's renewals must not fail work
     // still running): B's own lease lapsing changes nothing for B.
     let id = create(&c, "gate").await;
-    assert_eq!(lease_store.lapse_holder("instance-b"), 1);
+    assert_eq!(shared.leases.lapse_holder("instance-b"), 1);
     assert_eq!(status(&c, &id).await["status"], "working");
     f.open.send(true).unwrap();
     wait_status(&c, &id, "completed").await;

@@ -1063,3 +1063,37 @@ mod client {
         );
     }
 }
+
+/// Instance A created a task and died: its worker's lease lapsed. This
+/// server (B, sharing A's task and lease stores) fails the task at the next
+/// `tasks/get`, so no client polls a task nobody runs; a task whose worker
+/// runs here is not failed for its own lapsed lease.
+#[tokio::test]
+async fn a_task_is_failed_only_when_its_worker_is_gone() {
+    use mcp_test_support::orphan::Orphans;
+    use mcp_transport_core::task_store::liveness::WORKER_GONE;
+
+    let shared = Orphans::new();
+    let s = start(Some(TasksConfig {
+        store: shared.store.clone(),
+        leases: Some(shared.leases_for("instance-b")),
+        ..TasksConfig::default()
+    }))
+    .await;
+    shared.task("task-of-a", None).await;
+    assert_eq!(s.get("task-of-a").await["status"], "working");
+    assert_eq!(shared.die(), 1, "A dies");
+    let t = s.get("task-of-a").await;
+    assert_eq!(t["status"], "failed", "{t}");
+    assert_eq!(t["statusMessage"], WORKER_GONE);
+    assert_eq!(t["error"]["code"], -32603, "{t}");
+
+    let id = s.create("gate").await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(shared.leases.lapse_holder("instance-b"), 1);
+    assert_eq!(s.get(&id).await["status"], "working");
+    s.open.send(true).unwrap();
+    s.until(&id, "completed").await;
+}

@@ -33,6 +33,7 @@ pub mod handler;
 pub mod http_sse_server;
 pub mod input;
 pub mod json;
+pub mod orphan;
 pub mod process;
 pub mod proxy;
 pub mod proxy_record;
