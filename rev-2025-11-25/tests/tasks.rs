@@ -961,7 +961,14 @@ async fn a_task_is_failed_only_when_its_worker_is_gone() {
     // A task whose worker runs here is alive whatever its lease says (a
     // lease store that lost this instance's renewals must not fail work
     // still running): B's own lease lapsing changes nothing for B.
+    let (logged, guard) = mcp_test_support::trace::Logged::install();
     let id = create(&c, "gate").await;
+    drop(guard);
+    let warned = logged.take(tracing::Level::WARN);
+    assert!(
+        !warned.iter().any(|w| w.contains("lease")),
+        "the worker took its lease: {warned:?}"
+    );
     assert_eq!(shared.leases.lapse_holder("instance-b"), 1);
     assert_eq!(status(&c, &id).await["status"], "working");
     f.open.send(true).unwrap();
