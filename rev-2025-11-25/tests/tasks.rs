@@ -37,7 +37,7 @@ const RELATED: &str = "io.modelcontextprotocol/related-task";
 /// | `only_task` | task only | answers at once |
 /// | `fail` | may be long | a `-32603` error |
 /// | `tool_error` | may be long | `isError: true` |
-/// | `ask` | may be long | asks `elicitation/create` once, answers with the reply |
+/// | `ask` | may be long | asks `elicitation/create` (or `arguments.method`) once, answers with the reply |
 /// | `quick` | immediate | answers at once |
 struct Tasky {
     gate: watch::Receiver<bool>,
@@ -121,11 +121,16 @@ impl Handler for Tasky {
             "ask" => match cx.input_responses().and_then(|r| r.get("name")) {
                 Some(a) => text(&format!("got {}", a.get())),
                 None => {
+                    let method =
+                        serde_json::from_str::<Value>(request.params.as_ref().unwrap().get())
+                            .ok()
+                            .and_then(|p| p["arguments"]["method"].as_str().map(str::to_owned))
+                            .unwrap_or_else(|| "elicitation/create".into());
                     let mut requests = std::collections::BTreeMap::new();
                     requests.insert(
                         "name".to_owned(),
                         InputRequest {
-                            method: "elicitation/create".into(),
+                            method,
                             params: Some(
                                 to_raw(&json!({
                                     "message": "What is your name?",
@@ -1102,4 +1107,50 @@ async fn a_taken_task_id_is_minted_again_three_times() {
         );
         f.open.send(true).unwrap();
     }
+}
+
+/// Input a task asks of a client that did not declare the capability it
+/// needs fails the task with `-32021` (`MissingRequiredClientCapability`)
+/// naming it; nothing is asked.
+#[tokio::test]
+async fn input_the_client_cannot_give_fails_the_task() {
+    let f = with_tasks().await;
+    let input = ScriptedInput::ada();
+    let c = LegacyClient::connect(
+        rev::client_config(&f.server.url())
+            .with_capabilities(json!({ "tasks": {} }))
+            .with_input_handler(input.clone()),
+    )
+    .await
+    .expect("connect");
+    for (method, cap) in [
+        ("elicitation/create", "elicitation"),
+        ("sampling/createMessage", "sampling"),
+        ("roots/list", "roots"),
+    ] {
+        let mut stream = c
+            .request(
+                "tools/call",
+                Some(to_raw(&json!({"name": "ask", "arguments": {"method": method}, "task": {"ttl": 60_000}})).unwrap()),
+                RequestOptions::default(),
+            )
+            .await
+            .expect("request");
+        let first = stream.next().await.unwrap().unwrap();
+        let StreamEvent::Notification(n) = &first else {
+            panic!("{first:?}")
+        };
+        let task: Value = serde_json::from_str(n.params.as_ref().unwrap().get()).unwrap();
+        let id = stream.detach_task().expect("a task");
+        assert_eq!(task["taskId"], id.as_str());
+        wait_status(&c, &id, "failed").await;
+        let e = err(&c, "tasks/result", json!({"taskId": id})).await;
+        assert_eq!(e.code, -32021, "{method}: {e:?}");
+        let data: Value = serde_json::from_str(e.data.expect("data").get()).unwrap();
+        assert!(
+            data["requiredCapabilities"][cap].is_object(),
+            "{method}: {data}"
+        );
+    }
+    assert_eq!(input.calls(), 0, "nothing was asked");
 }
