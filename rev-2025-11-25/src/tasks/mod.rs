@@ -229,3 +229,61 @@ impl Tasks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tasks() -> Tasks {
+        Tasks::new(TasksConfig {
+            max_tasks_per_session: 7,
+            list_page: 3,
+            ..TasksConfig::default()
+        })
+    }
+
+    #[test]
+    fn the_settings_are_kept_and_shown() {
+        let t = tasks();
+        assert_eq!(t.config().list_page, 3);
+        let shown = format!("{t:?}");
+        assert!(
+            shown.contains("max_tasks_per_session: 7") && shown.contains("list_page: 3"),
+            "{shown}"
+        );
+    }
+
+    /// A worker is known from its start to its end, and only then; what
+    /// it publishes reaches whoever follows it.
+    #[tokio::test]
+    async fn running_workers_are_tracked_and_heard() {
+        let t = tasks();
+        assert!(t.running("a").is_none());
+        let r = t.start_running("a");
+        let mut heard = r.events.subscribe();
+        t.publish("a");
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), heard.recv()).await;
+        assert!(matches!(got, Ok(Ok(Event::Changed))), "{got:?}");
+        t.publish("unknown");
+        assert!(t.running("a").is_some());
+        t.stop_running("a");
+        assert!(t.running("a").is_none(), "an ended worker is not kept");
+    }
+
+    #[test]
+    fn a_session_forgets_only_the_tasks_gone_and_its_end_cancels_the_rest() {
+        let t = tasks();
+        let s: Arc<str> = Arc::from("s");
+        for id in ["a", "b", "c"] {
+            t.add_to_session(&s, id.to_owned());
+        }
+        t.forget("s", &["b".to_owned()]);
+        assert_eq!(t.session_tasks("s"), ["a", "c"]);
+        let a = t.start_running("a");
+        let other = t.start_running("x");
+        t.end_session("s");
+        assert!(a.cancel.is_cancelled());
+        assert!(!other.cancel.is_cancelled(), "another session's task");
+        assert!(t.session_tasks("s").is_empty());
+    }
+}
