@@ -158,6 +158,38 @@ async fn the_era_is_cached_per_origin_and_reprobed_when_it_stops_working() {
         call(&fresh, "echo", json!({ "text": "ok" })).await.unwrap(),
         "ok"
     );
+    // A cached legacy revision is reached as Streamable HTTP, straight away.
+    let cached = connect(cfg(&legacy.url)).await.unwrap();
+    assert!(cached.negotiated().reason.contains("era cache"));
+    assert_eq!(
+        call(&cached, "echo", json!({ "text": "again" }))
+            .await
+            .unwrap(),
+        "again"
+    );
+
+    // The cached legacy revision is offered first, the others after it: a
+    // server that has since moved back to 2025-06-18 counter-offers it.
+    let older = support::spawn(&[V::V2025_06_18]).await;
+    let older_origin = origin_of(&older.url).unwrap();
+    cache.put(&older_origin, V::V2025_11_25);
+    let moved = connect(cfg(&older.url)).await.unwrap();
+    assert_eq!(
+        call(&moved, "echo", json!({ "text": "old" }))
+            .await
+            .unwrap(),
+        "old"
+    );
+    assert_eq!(moved.revision(), V::V2025_06_18);
+    assert!(
+        moved.negotiated().reason.contains("era cache"),
+        "through the cache, not a new probe: {}",
+        moved.negotiated().reason
+    );
+    assert!(
+        format!("{:?}", cfg(&older.url)).contains(&older.url),
+        "the configuration's Debug shows its URL"
+    );
 }
 
 /// A client that prefers a version the server lacks learns the server's
@@ -180,4 +212,33 @@ async fn a_cached_modern_revision_is_offered_first() {
         call(&second, "echo", json!({ "text": "c" })).await.unwrap(),
         "c"
     );
+}
+
+/// A negotiated connection's notifications go to the transport it chose:
+/// after `close` they fail as that transport's do.
+#[tokio::test]
+async fn notifications_go_through_the_chosen_transport() {
+    for versions in [&[V::V2025_11_25][..], &V::STREAMABLE[..]] {
+        let server = support::spawn(versions).await;
+        let conn = connect(NegotiateConfig::new(server.url.clone()))
+            .await
+            .unwrap();
+        let note = || {
+            mcp_transport_core::jsonrpc::Notification::new(
+                "notifications/roots/list_changed",
+                None::<&serde_json::Value>,
+            )
+            .unwrap()
+        };
+        if !conn.revision().is_modern() {
+            conn.notify(note()).await.unwrap();
+        }
+        conn.close().await.unwrap();
+        let err = conn.notify(note()).await.unwrap_err();
+        assert!(
+            matches!(err, mcp_transport_core::transport::TransportError::Closed),
+            "{}: {err}",
+            conn.revision()
+        );
+    }
 }

@@ -104,6 +104,7 @@ mod tests {
         let c = EraCache::new();
         c.put("o", ProtocolVersion::V2025_11_25);
         assert_eq!(c.get("o"), Some(ProtocolVersion::V2025_11_25));
+        assert!(!c.is_empty());
         c.forget("o");
         assert!(c.is_empty());
         for i in 0..(MAX_ORIGINS + 10) {

@@ -107,6 +107,30 @@ mod tests {
     }
 
     #[test]
+    fn a_modern_server_without_a_mutual_version_and_an_unreadable_answer() {
+        let none = TransportError::Negotiation(
+            mcp_transport_core::negotiation::NegotiationError::NoMutualVersion {
+                client_supports: vec![ProtocolVersion::V2026_07_28],
+                server_supports: vec![ProtocolVersion::parse("2030-01-01")],
+            },
+        );
+        assert_eq!(
+            classify(&none),
+            Verdict::ModernWithout {
+                supported: vec![ProtocolVersion::parse("2030-01-01")]
+            }
+        );
+        // It answered, but nothing we could read as JSON-RPC: not modern.
+        let garbled = TransportError::PeerMisbehaved(
+            mcp_transport_core::transport::Misbehaviour::InvalidJsonRpc {
+                what: "POST server/discover".into(),
+                detail: "not JSON".into(),
+            },
+        );
+        assert_eq!(classify(&garbled), Verdict::Legacy { status: 200 });
+    }
+
+    #[test]
     fn anything_else_is_legacy() {
         // A -32022 without its data is not recognized.
         assert_eq!(
