@@ -1117,7 +1117,7 @@ async fn input_the_client_cannot_give_fails_the_task() {
     let f = with_tasks().await;
     let input = ScriptedInput::ada();
     let c = LegacyClient::connect(
-        rev::client_config(&f.server.url())
+        rev::client_config(f.server.url())
             .with_capabilities(json!({ "tasks": {} }))
             .with_input_handler(input.clone()),
     )
