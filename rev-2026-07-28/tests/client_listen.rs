@@ -35,6 +35,18 @@ fn method_of(m: &Message) -> String {
     }
 }
 
+/// The methods of everything a subscription with [`filter`] delivers, to
+/// its end.
+async fn heard(fake: &Fake) -> Vec<String> {
+    fake.client()
+        .listen(filter())
+        .await
+        .unwrap()
+        .map(|m| method_of(&m.unwrap()))
+        .collect()
+        .await
+}
+
 fn filter() -> ListenFilter {
     ListenFilter {
         tools_list_changed: true,
@@ -259,14 +271,7 @@ async fn an_abrupt_end_is_reported_and_a_server_cancel_ends_cleanly() {
         )
     })
     .await;
-    let got: Vec<String> = fake
-        .client()
-        .listen(filter())
-        .await
-        .unwrap()
-        .map(|m| method_of(&m.unwrap()))
-        .collect()
-        .await;
+    let got = heard(&fake).await;
     assert_eq!(
         got,
         [
@@ -307,14 +312,7 @@ async fn a_cancel_of_another_request_does_not_end_the_subscription() {
         )
     })
     .await;
-    let got: Vec<String> = fake
-        .client()
-        .listen(filter())
-        .await
-        .unwrap()
-        .map(|m| method_of(&m.unwrap()))
-        .collect()
-        .await;
+    let got = heard(&fake).await;
     assert_eq!(
         got,
         [

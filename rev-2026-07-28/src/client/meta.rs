@@ -88,17 +88,7 @@ pub(crate) fn request_headers(
     version: &ProtocolVersion,
     tools: &ToolCache,
 ) -> Result<HeaderMap, TransportError> {
-    let mut map = HeaderMap::new();
-    map.insert(ACCEPT, HeaderValue::from_static(ACCEPT_POST));
-    map.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
-    map.insert(
-        HeaderName::from_static(headers::PROTOCOL_VERSION),
-        header_value(headers::PROTOCOL_VERSION, version.as_str())?,
-    );
-    map.insert(
-        HeaderName::from_static(headers::METHOD),
-        header_value(headers::METHOD, method)?,
-    );
+    let mut map = notification_headers(method, version)?;
     if let Some(member) = headers::name_member(method) {
         match params.get(member).and_then(Value::as_str) {
             Some(name) => {
@@ -128,9 +118,11 @@ pub(crate) fn request_headers(
     Ok(map)
 }
 
-/// The headers of a notification POST: the same base set without `Mcp-Name`
-/// ("header requirements for notification POSTs are not defined by this
-/// revision"; SEP-2243 asks for `Mcp-Method` on notifications too).
+/// The headers of a notification POST, which are also the base set of a
+/// request's: `Accept`, `Content-Type`, `MCP-Protocol-Version` and
+/// `Mcp-Method`, without `Mcp-Name` ("header requirements for notification
+/// POSTs are not defined by this revision"; SEP-2243 asks for `Mcp-Method`
+/// on notifications too).
 pub(crate) fn notification_headers(
     method: &str,
     version: &ProtocolVersion,
