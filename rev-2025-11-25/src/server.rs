@@ -209,4 +209,46 @@ mod tests {
         assert_eq!(r.polling().map(|p| p.retry_ms()), Some(50));
         assert!(!r.batches() && r.version_header() && r.elicitation());
     }
+
+    /// `Revision`'s equality: each setting compared, tasks by identity.
+    #[test]
+    fn equality_compares_each_setting_and_tasks_by_identity() {
+        let base = Revision::default();
+        assert_eq!(base, Revision::default());
+        let changed = [
+            Revision {
+                disconnect: DisconnectPolicy::AfterPriming,
+                ..Revision::default()
+            },
+            Revision {
+                retry_ms: DEFAULT_RETRY_MS + 1,
+                ..Revision::default()
+            },
+            Revision {
+                resume_hold: Duration::ZERO,
+                ..Revision::default()
+            },
+        ];
+        for other in &changed {
+            assert_ne!(&base, other);
+            assert_ne!(other, &base);
+        }
+        let tasks = Arc::new(Tasks::new(TasksConfig::default()));
+        let with = Revision {
+            tasks: Some(tasks.clone()),
+            ..Revision::default()
+        };
+        assert_ne!(base, with, "no tasks and tasks");
+        assert_ne!(with, base);
+        let same = Revision {
+            tasks: Some(tasks),
+            ..Revision::default()
+        };
+        assert_eq!(with, same, "the same tasks state");
+        let other = Revision {
+            tasks: Some(Arc::new(Tasks::new(TasksConfig::default()))),
+            ..Revision::default()
+        };
+        assert_ne!(with, other, "equal settings, another state");
+    }
 }
