@@ -242,3 +242,28 @@ async fn notifications_go_through_the_chosen_transport() {
         );
     }
 }
+
+/// The reason names how a legacy version was reached: the first one
+/// offered accepted, or another one counter-offered
+/// (*Lifecycle*, "Version Negotiation").
+#[tokio::test]
+async fn the_reason_says_whether_initialize_accepted_or_counter_offered() {
+    for (served, how) in [
+        (V::V2025_11_25, "(the server accepted the offered version)"),
+        (
+            V::V2025_06_18,
+            "(the server counter-offered it to 2025-11-25)",
+        ),
+    ] {
+        let server = support::spawn(&[served.clone()]).await;
+        let conn = connect(NegotiateConfig::new(server.url.clone()))
+            .await
+            .unwrap();
+        let reason = conn.negotiated().reason;
+        assert_eq!(conn.revision(), served);
+        assert!(
+            reason.contains(&format!("{served} via initialize {how}")),
+            "{reason}"
+        );
+    }
+}
