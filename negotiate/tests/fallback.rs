@@ -267,3 +267,41 @@ async fn the_reason_says_whether_initialize_accepted_or_counter_offered() {
         );
     }
 }
+
+/// A cached modern revision is offered first, and the client's other modern
+/// revisions stay on its list after it: a server that has since moved on to
+/// another one of them is reached by the `-32022` retry.
+#[tokio::test]
+async fn a_cached_modern_revision_keeps_the_others_after_it() {
+    let cache = EraCache::new();
+    let future = V::parse("2099-01-01");
+    // The modern engine alone serves any modern version it is given.
+    let engine = mcp_rev_2026_07_28::server::ModernServer::new(
+        std::sync::Arc::new(support::test_handler()),
+        mcp_rev_2026_07_28::server::ModernConfig {
+            supported_versions: vec![future.clone()],
+            ..Default::default()
+        },
+    );
+    let server = mcp_test_support::TestServer::serve(
+        axum::Router::new().nest_service("/mcp", engine.router()),
+    )
+    .await;
+    cache.put(&origin_of(&server.url()).unwrap(), V::V2026_07_28);
+    let conn = connect(
+        NegotiateConfig::new(server.url())
+            .with_revisions(vec![future.clone(), V::V2026_07_28])
+            .with_cache(cache.clone()),
+    )
+    .await
+    .unwrap();
+    assert!(conn.negotiated().reason.contains("era cache"));
+    assert_eq!(conn.revision(), V::V2026_07_28, "the cached one first");
+    assert_eq!(
+        call(&conn, "echo", json!({ "text": "moved" }))
+            .await
+            .unwrap(),
+        "moved"
+    );
+    assert_eq!(conn.revision(), future);
+}
