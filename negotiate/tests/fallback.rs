@@ -255,7 +255,7 @@ async fn the_reason_says_whether_initialize_accepted_or_counter_offered() {
             "(the server counter-offered it to 2025-11-25)",
         ),
     ] {
-        let server = support::spawn(&[served.clone()]).await;
+        let server = support::spawn(std::slice::from_ref(&served)).await;
         let conn = connect(NegotiateConfig::new(server.url.clone()))
             .await
             .unwrap();
