@@ -14,15 +14,12 @@
 use std::time::Duration;
 
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
-use mcp_http_edge::client::{SseBody, SseEnd, SseNext, read_limited, send};
+use mcp_http_edge::client::{MAX_ERROR_BODY, SseBody, SseEnd, SseNext, read_limited, send};
 use mcp_http_edge::headers::EVENT_STREAM;
 use mcp_transport_core::sse::SseItem;
 use mcp_transport_core::transport::{Misbehaviour, TransportError};
 
 use super::shared::http_error;
-
-/// The most bytes of a refusal body read for its message.
-const MAX_ERROR_BODY: usize = 8 * 1024;
 
 /// An open SSE stream whose first event was `endpoint`.
 pub(crate) struct Opened {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use http::header::CONTENT_TYPE;
-use mcp_http_edge::client::{body_excerpt, read_limited, rpc_error, send};
+use mcp_http_edge::client::{MAX_ERROR_BODY, body_excerpt, read_limited, rpc_error, send};
 use mcp_http_edge::headers::JSON;
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::jsonrpc::{Message, Notification, RequestId, Response};
@@ -16,10 +16,6 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tracing::Instrument;
 
 use super::config::HttpSseConfig;
-
-/// The most bytes of a POST answer that are read (202 bodies are tiny; an
-/// error body is read for its message).
-const MAX_ANSWER_BODY: usize = 64 * 1024;
 
 /// Where the reader delivers what belongs to one in-flight request.
 pub(crate) struct Pending {
@@ -261,7 +257,8 @@ impl Shared {
         let response = send(builder, what).instrument(span.clone()).await?;
         let status = response.status();
         span.record("http.status", status.as_u16());
-        let body = read_limited(response, MAX_ANSWER_BODY).await;
+        // 202 bodies are tiny; an error body is read for its message.
+        let body = read_limited(response, MAX_ERROR_BODY).await;
         if status.is_success() {
             return Ok(());
         }

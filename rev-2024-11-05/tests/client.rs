@@ -74,6 +74,16 @@ async fn connects_initializes_lists_tools_and_echoes() {
     );
     let reason = client.negotiated().reason;
     assert!(reason.contains("HTTP+SSE"), "{reason}");
+    assert_eq!(client.sse_url(), format!("http://{addr}/sse"));
+    assert_eq!(
+        client.server_capabilities(),
+        json!({"tools": {"listChanged": true}})
+    );
+    let debug = format!("{client:?}");
+    assert!(
+        debug.contains("HttpSseClient") && debug.contains(client.endpoint()),
+        "{debug}"
+    );
 
     // initialize offered 2024-11-05 with the client's info, then initialized.
     let received = server.received();
@@ -233,7 +243,7 @@ async fn server_requests_are_answered_through_the_input_handler() {
 async fn unrelated_server_messages_go_to_the_one_listener() {
     let (_addr, _server, client) = start().await;
     let filter = ListenFilter {
-        tools_list_changed: true,
+        prompts_list_changed: true,
         ..Default::default()
     };
     let mut listener = client.listen(filter).await.unwrap();
@@ -252,9 +262,11 @@ async fn unrelated_server_messages_go_to_the_one_listener() {
         .unwrap()
         .unwrap()
         .unwrap();
-    assert_eq!(first.method(), Some("notifications/tools/list_changed"));
+    // The filter selects prompts only: the tools' change notification is
+    // left out, and a log message (not a change notification) is kept.
+    assert_eq!(first.method(), Some("notifications/message"));
     // Dropping the listener frees the slot; the new one sees everything
-    // (the log message the filter above dropped, this time).
+    // (the change notification the filter above left out, this time).
     drop(listener);
     let mut all = client.listen(ListenFilter::default()).await.unwrap();
     answer(&client, "tools/call", call("announce", json!({})))
@@ -435,6 +447,33 @@ async fn the_server_closing_the_stream_fails_in_flight_and_later_requests() {
     assert_eq!(methods.last().map(String::as_str), Some("tools/call"));
 }
 
+/// A POST the server refuses with a JSON-RPC error body is an HTTP error
+/// carrying that error, read whole though it is long (20 KiB); the
+/// connection goes on.
+#[tokio::test]
+async fn a_refused_post_is_an_http_error_carrying_its_rpc_error() {
+    let (_addr, _server, client) = start().await;
+    let err = client
+        .request("test/refuse", None, RequestOptions::default())
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    let TransportError::Http {
+        status: 400,
+        rpc: Some(e),
+        ..
+    } = &err
+    else {
+        panic!("{:.300}", format!("{err:?}"))
+    };
+    assert_eq!(e.code, -32602);
+    assert_eq!(e.message.len(), "refused: ".len() + old_server::REFUSAL_PAD);
+    let ok = answer(&client, "tools/call", call("echo", json!({"text": "on"})))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&ok), "on");
+}
+
 #[tokio::test]
 async fn close_drops_the_stream_and_later_calls_are_closed() {
     let (_addr, server, client) = start().await;
@@ -490,6 +529,7 @@ async fn dropping_the_last_handle_drops_the_stream() {
 #[tokio::test]
 async fn dropping_a_request_stream_sends_cancelled_and_a_timeout_too() {
     let (_addr, server, client) = start().await;
+    let mut listener = client.listen(ListenFilter::default()).await.unwrap();
     let stream = client
         .request(
             "tools/call",
@@ -517,6 +557,17 @@ async fn dropping_a_request_stream_sends_cancelled_and_a_timeout_too() {
         .unwrap()["id"]
         .clone();
     assert_eq!(cancelled["params"]["requestId"], call_id);
+    // This test server answers anyway: the dropped request was forgotten,
+    // so its late response is one to no request, the listener's.
+    let late = tokio::time::timeout(Duration::from_secs(5), listener.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Message::Response(late) = late else {
+        panic!("{late:?}")
+    };
+    assert_eq!(serde_json::to_value(&late.id).unwrap(), call_id);
 
     let quick = RequestOptions {
         timeout: Some(Duration::from_millis(100)),

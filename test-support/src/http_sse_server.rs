@@ -24,6 +24,11 @@
 //!   `notifications/message`, then the result;
 //! * `hangup`: ends the session's SSE stream without answering.
 //!
+//! A request for the method `test/refuse` is refused at the POST itself:
+//! `400` with a JSON-RPC error (`-32602`) whose message is
+//! [`REFUSAL_PAD`] bytes of padding after `refused: ` (a server that
+//! answers on the POST rather than the stream, with a long error body).
+//!
 //! Misbehaving routes, for connect failures: `GET /json` answers 200 JSON,
 //! `GET /no-endpoint` sends a `message` event first, `GET /silent` opens a
 //! stream and sends nothing, `GET /evil` names an endpoint on another
@@ -48,6 +53,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
+
+/// The length of the padding in `test/refuse`'s error message.
+pub const REFUSAL_PAD: usize = 20 * 1024;
 
 /// What the server answers.
 #[derive(Clone, Debug)]
@@ -249,6 +257,11 @@ async fn messages(
         return (StatusCode::BAD_REQUEST, "invalid JSON").into_response();
     };
     inner.received.lock().unwrap().push(message.clone());
+    if message["method"] == "test/refuse" {
+        let error = json!({"jsonrpc": "2.0", "id": message["id"], "error": {
+            "code": -32602, "message": format!("refused: {}", "x".repeat(REFUSAL_PAD))}});
+        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+    }
     let session = q.session_id;
     tokio::spawn(handle(inner, session, tx, message));
     (StatusCode::ACCEPTED, "Accepted").into_response()
