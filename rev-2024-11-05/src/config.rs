@@ -179,3 +179,47 @@ impl fmt::Debug for HttpSseConfig {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_setters_keep_what_they_are_given_and_debug_shows_it() {
+        let c = HttpSseConfig::new("http://127.0.0.1:1/sse")
+            .with_client_info(serde_json::json!({"name": "me", "version": "9"}))
+            .with_channel_capacity(3)
+            .with_max_concurrent_input(5);
+        assert_eq!(c.client_info["name"], "me");
+        assert_eq!(c.channel_capacity, 3);
+        assert_eq!(c.max_concurrent_input, 5);
+        let debug = format!("{c:?}");
+        for part in [
+            "HttpSseConfig",
+            "127.0.0.1:1",
+            "\"me\"",
+            "channel_capacity: 3",
+        ] {
+            assert!(debug.contains(part), "{part} in {debug}");
+        }
+    }
+
+    /// Either bound at zero is refused on its own.
+    #[test]
+    fn each_zero_bound_is_refused() {
+        let ok = HttpSseConfig::new("http://127.0.0.1:1/sse");
+        assert!(ok.validate().is_ok());
+        for c in [
+            ok.clone().with_channel_capacity(0),
+            ok.clone().with_max_concurrent_input(0),
+        ] {
+            assert!(
+                matches!(
+                    c.validate(),
+                    Err(TransportError::Config(ConfigError::Zero { .. }))
+                ),
+                "{c:?}"
+            );
+        }
+    }
+}
