@@ -474,6 +474,66 @@ async fn a_refused_post_is_an_http_error_carrying_its_rpc_error() {
     assert_eq!(text_of(&ok), "on");
 }
 
+/// A message the server sends in the same chunk as the `endpoint` event
+/// is read (queued behind it) and reading goes on: `initialize` is
+/// answered.
+#[tokio::test]
+async fn a_message_in_the_endpoint_events_chunk_is_read_and_reading_goes_on() {
+    let (addr, _server) = old_server::spawn(Options {
+        greeting: Some(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                              "params": {"level": "info", "data": "hello"}})),
+        ..Default::default()
+    })
+    .await;
+    let client = HttpSseClient::connect(
+        config(addr, "/sse").with_request_timeout(Some(Duration::from_secs(3))),
+    )
+    .await
+    .unwrap();
+    let ok = answer(&client, "tools/call", call("echo", json!({"text": "on"})))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&ok), "on");
+}
+
+/// An event over `max_event_bytes` ends the connection with a limit error
+/// (2024-11-05 has no resumption), after what was decoded before it in the
+/// same chunk was delivered.
+#[tokio::test]
+async fn an_event_over_the_bound_ends_the_connection_after_what_came_before() {
+    let (addr, _server) = old_server::spawn(Options::default()).await;
+    let mut c = config(addr, "/sse");
+    c.max_event_bytes = 4096;
+    let client = HttpSseClient::connect(c).await.unwrap();
+    let mut listener = client.listen(ListenFilter::default()).await.unwrap();
+    let quick = RequestOptions {
+        timeout: Some(Duration::from_secs(3)),
+        ..Default::default()
+    };
+    let err = client
+        .request(
+            "tools/call",
+            call("oversize", json!({"bytes": 8192})),
+            quick,
+        )
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, TransportError::Limit(_)), "{err}");
+    let before = tokio::time::timeout(Duration::from_secs(5), listener.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(before.method(), Some("notifications/message"));
+    assert!(matches!(
+        client.end_reason(),
+        Some(TransportError::Limit(_))
+    ));
+}
+
 #[tokio::test]
 async fn close_drops_the_stream_and_later_calls_are_closed() {
     let (_addr, server, client) = start().await;

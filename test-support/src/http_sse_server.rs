@@ -22,7 +22,9 @@
 //!   answer and returns it as text;
 //! * `announce`: sends `notifications/tools/list_changed` and a
 //!   `notifications/message`, then the result;
-//! * `hangup`: ends the session's SSE stream without answering.
+//! * `hangup`: ends the session's SSE stream without answering;
+//! * `oversize {bytes}`: sends, in one chunk, a `notifications/message`
+//!   and then an event whose data is `bytes` bytes long; never answers.
 //!
 //! A request for the method `test/refuse` is refused at the POST itself:
 //! `400` with a JSON-RPC error (`-32602`) whose message is
@@ -68,6 +70,9 @@ pub struct Options {
     pub ask_method: String,
     /// Where to record every exchange (with its headers), if anywhere.
     pub hits: Option<crate::Hits>,
+    /// A message sent in the same chunk as the `endpoint` event, right
+    /// after it (so a client decodes both from one read).
+    pub greeting: Option<Value>,
 }
 
 impl Default for Options {
@@ -77,6 +82,7 @@ impl Default for Options {
             root_status: StatusCode::METHOD_NOT_ALLOWED,
             ask_method: "roots/list".into(),
             hits: None,
+            greeting: None,
         }
     }
 }
@@ -205,8 +211,13 @@ fn open_session(inner: &Inner, first: impl FnOnce(&str) -> Bytes) -> Response {
 }
 
 async fn sse(State(inner): State<Arc<Inner>>) -> Response {
+    let greeting = inner.opts.greeting.clone();
     open_session(&inner, |id| {
-        frame("endpoint", &format!("/messages?sessionId={id}"))
+        let endpoint = frame("endpoint", &format!("/messages?sessionId={id}"));
+        match greeting {
+            Some(m) => [endpoint, frame("message", &m.to_string())].concat().into(),
+            None => endpoint,
+        }
     })
 }
 
@@ -297,6 +308,7 @@ async fn handle(inner: Arc<Inner>, session: String, tx: mpsc::Sender<Bytes>, mes
             {"name": "ask", "inputSchema": {"type": "object"}},
             {"name": "announce", "inputSchema": {"type": "object"}},
             {"name": "hangup", "inputSchema": {"type": "object"}},
+            {"name": "oversize", "inputSchema": {"type": "object"}},
         ]})),
         "tools/call" => call(&inner, &session, &tx, &params).await,
         other => Err(json!({"code": -32601, "message": format!("Method not found: {other}")})),
@@ -374,6 +386,20 @@ async fn call(
             )
             .await;
             Ok(text("announced"))
+        }
+        "oversize" => {
+            // One chunk: a log message, then an event of `bytes` bytes of
+            // data; no answer.
+            let bytes = params["arguments"]["bytes"].as_u64().unwrap_or(0) as usize;
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                              "params": {"level": "info", "data": "before"}});
+            let chunk = [
+                frame("message", &note.to_string()),
+                frame("message", &"x".repeat(bytes)),
+            ]
+            .concat();
+            let _ = tx.send(chunk.into()).await;
+            Ok(Value::Null)
         }
         "hangup" => {
             inner.sessions.lock().unwrap().remove(session);
