@@ -109,6 +109,15 @@ async fn connects_initializes_lists_tools_and_echoes() {
     .await
     .unwrap();
     assert_eq!(text_of(&echo), "hello");
+    // An answered request is not cancelled when its stream is dropped.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !server
+            .received_methods()
+            .contains(&"notifications/cancelled".to_owned()),
+        "{:?}",
+        server.received_methods()
+    );
     client.close().await.unwrap();
 }
 
@@ -452,7 +461,7 @@ async fn the_server_closing_the_stream_fails_in_flight_and_later_requests() {
 /// connection goes on.
 #[tokio::test]
 async fn a_refused_post_is_an_http_error_carrying_its_rpc_error() {
-    let (_addr, _server, client) = start().await;
+    let (_addr, server, client) = start().await;
     let err = client
         .request("test/refuse", None, RequestOptions::default())
         .await
@@ -472,6 +481,15 @@ async fn a_refused_post_is_an_http_error_carrying_its_rpc_error() {
         .await
         .unwrap();
     assert_eq!(text_of(&ok), "on");
+    // The server refused the request: there is nothing to cancel.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !server
+            .received_methods()
+            .contains(&"notifications/cancelled".to_owned()),
+        "{:?}",
+        server.received_methods()
+    );
 }
 
 /// A message the server sends in the same chunk as the `endpoint` event
