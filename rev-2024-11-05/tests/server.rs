@@ -29,6 +29,12 @@ async fn start(handler: Arc<TestHandler>) -> (String, HttpSseServer, tokio::task
     (format!("http://{addr}/sse"), server, task)
 }
 
+/// A client config whose requests give up after 5 s, so that a server that
+/// never answers fails the test rather than hanging it.
+fn bounded(url: String) -> HttpSseConfig {
+    HttpSseConfig::new(url).with_request_timeout(Some(Duration::from_secs(5)))
+}
+
 fn call(name: &str, args: Value) -> Option<Box<serde_json::value::RawValue>> {
     to_raw(&json!({ "name": name, "arguments": args })).ok()
 }
@@ -46,9 +52,7 @@ async fn a_client_connects_calls_and_gets_progress_down_the_stream() {
         .unwrap();
     assert_eq!(post.status(), 405);
 
-    let client = HttpSseClient::connect(HttpSseConfig::new(url))
-        .await
-        .unwrap();
+    let client = HttpSseClient::connect(bounded(url)).await.unwrap();
     assert_eq!(client.revision().as_str(), "2024-11-05");
     assert_eq!(server.session_count(), 1);
     let resp = answer(&client, "tools/call", call("echo", json!({ "text": "hi" })))
@@ -93,9 +97,7 @@ async fn a_dropped_call_is_cancelled_and_a_broken_stream_is_not_resumable() {
         .unwrap();
     let proxy = mcp_test_support::Proxy::start(addr).await.unwrap();
     let url = format!("http://{}/sse", proxy.addr());
-    let client = HttpSseClient::connect(HttpSseConfig::new(url))
-        .await
-        .unwrap();
+    let client = HttpSseClient::connect(bounded(url)).await.unwrap();
     let slow = client
         .request(
             "tools/call",
