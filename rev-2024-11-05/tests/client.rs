@@ -25,7 +25,7 @@ use mcp_test_support::http_sse_server::{self as old_server, OldServer, Options};
 fn config(addr: SocketAddr, path: &str) -> HttpSseConfig {
     HttpSseConfig::new(format!("http://{addr}{path}"))
         .with_endpoint_timeout(Duration::from_millis(800))
-        .with_request_timeout(Some(Duration::from_secs(10)))
+        .with_request_timeout(Some(Duration::from_secs(5)))
 }
 
 async fn start() -> (SocketAddr, OldServer, HttpSseClient) {
