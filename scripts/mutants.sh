@@ -145,6 +145,20 @@ CRITICAL=(
   "store-redis/src/lease_store.rs|mcp-store-redis|--test lease_store"
   "store-redis/src/connection.rs|mcp-store-redis|--test connection --test redis_down --test event_store"
   "store-redis/src/signals.rs|mcp-store-redis|--test signals"
+  "rev-2026-07-28/src/server/mrtr.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/listen.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/tasks/mod.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/tasks/wire.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/tasks/worker.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2025-11-25/src/server.rs|mcp-rev-2025-11-25|--lib --test *"
+  "rev-2025-11-25/src/lib.rs|mcp-rev-2025-11-25|--lib --test *"
+  "rev-2024-11-05/src/config.rs|mcp-rev-2024-11-05|--lib --test *"
+  "rev-2024-11-05/src/lib.rs|mcp-rev-2024-11-05|--lib --test *"
+  "rev-2024-11-05/src/open.rs|mcp-rev-2024-11-05|--lib --test *"
+  "rev-2024-11-05/src/reader.rs|mcp-rev-2024-11-05|--lib --test *"
+  "rev-2024-11-05/src/request.rs|mcp-rev-2024-11-05|--lib --test *"
+  "rev-2024-11-05/src/server.rs|mcp-rev-2024-11-05|--lib --test *"
+  "rev-2024-11-05/src/shared.rs|mcp-rev-2024-11-05,mcp-negotiate|--lib --test *"
 )
 
 if [[ ${1:-} == --list ]]; then
