@@ -263,3 +263,47 @@ async fn input_required_in_json_mode() {
     assert!(!a.sse);
     assert_eq!(a.result()["resultType"], "input_required");
 }
+
+/// Only `tools/call`, `prompts/get` and `resources/read` may answer with an
+/// `InputRequiredResult` (*Multi Round-Trip Requests*, "Supported
+/// Requests": "Servers MUST NOT send `InputRequiredResult` responses on any
+/// other client requests"): a handler that asks for input on another method
+/// gets its request answered with an internal error instead.
+#[tokio::test]
+async fn input_on_a_method_that_may_not_ask_is_an_internal_error() {
+    use mcp_test_support::handler::method_fn;
+    use mcp_transport_core::handler::{InputRequest, InputRequired, Outcome};
+
+    let handler = TestHandler::builder("asks-everywhere")
+        .method(
+            "completion/complete",
+            method_fn(|_, _, _| async {
+                let mut requests = std::collections::BTreeMap::new();
+                requests.insert(
+                    "name".to_owned(),
+                    InputRequest {
+                        method: "elicitation/create".into(),
+                        params: mcp_transport_core::jsonrpc::to_raw(&json!({"message": "?"})).ok(),
+                    },
+                );
+                Outcome::InputRequired(InputRequired {
+                    requests,
+                    state: None,
+                })
+            }),
+        )
+        .build();
+    let t = start_with(Arc::new(handler), config()).await;
+    let b = body(
+        1,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "v"}}),
+        caps(),
+    );
+    let a = t.exchange(&b).await;
+    assert_eq!(a.response["id"], 1);
+    assert!(a.response.get("result").is_none(), "{}", a.response);
+    assert_eq!(a.response["error"]["code"], -32603, "{}", a.response);
+    let msg = a.response["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("completion/complete cannot ask for"), "{msg}");
+}

@@ -53,14 +53,11 @@ const DOMAIN: &[u8] = b"mcp-rev-2026-07-28/requestState/v1\0";
 /// The `params` members left out of the request digest.
 pub(crate) const UNBOUND_PARAMS: [&str; 3] = ["inputResponses", "requestState", "_meta"];
 
-/// The methods that may answer with an `InputRequiredResult` ("Supported
-/// Requests": "Servers MUST NOT send `InputRequiredResult` responses on any
-/// other client requests").
-pub(crate) fn supports_input_required(method: &str) -> bool {
-    input_method(method).is_some()
-}
-
-/// `method` as a static name when it [supports an `InputRequiredResult`](supports_input_required).
+/// `method` as a static name when it may answer with an
+/// `InputRequiredResult` ("Supported Requests": "Servers MUST NOT send
+/// `InputRequiredResult` responses on any other client requests"). Only
+/// these requests get a [`BindingSource`], so a request without one may not
+/// ask for input.
 pub(crate) fn input_method(method: &str) -> Option<&'static str> {
     ["tools/call", "prompts/get", "resources/read"]
         .into_iter()
@@ -479,6 +476,11 @@ mod tests {
             sealer().open(&token, &b, 61_001).unwrap_err(),
             StateError::Expired(1)
         );
+        assert_eq!(
+            sealer().open(&token, &b, 63_000).unwrap_err(),
+            StateError::Expired(2_000),
+            "how long ago, in ms"
+        );
         // Another key.
         let other = Sealer::new([1u8; 32], Duration::from_secs(60));
         assert_eq!(
@@ -502,6 +504,24 @@ mod tests {
                 "{junk}"
             );
         }
+    }
+
+    /// The digest's input is pinned: instances of different builds behind
+    /// one load balancer (a rolling deploy) must bind a request alike, so
+    /// it is the SHA-256 of the canonical JSON (members sorted at every
+    /// level, no spaces) of `params` without the unbound members.
+    #[test]
+    fn the_params_digest_is_sha256_of_the_canonical_json() {
+        let p = params(json!({
+            "name": "ask",
+            "arguments": {"b": [1, {"y": 2, "x": [true, null]}], "a": "s"},
+            "_meta": {"progressToken": 1},
+            "requestState": "z",
+            "inputResponses": {}
+        }));
+        let canonical = r#"{"arguments":{"a":"s","b":[1,{"x":[true,null],"y":2}]},"name":"ask"}"#;
+        let want: [u8; 32] = Sha256::digest(canonical.as_bytes()).into();
+        assert_eq!(params_digest(&p), want);
     }
 
     fn req(method: &str, params: Value) -> BTreeMap<String, InputRequest> {
@@ -558,6 +578,32 @@ mod tests {
         assert_eq!(
             missing_capabilities(&tools, &json!({"sampling": {}})).unwrap(),
             Some(json!({"sampling": {"tools": {}}}))
+        );
+        // A declared mode counts only when it is not null; both declared
+        // need nothing.
+        assert_eq!(
+            missing_capabilities(&form, &json!({"elicitation": {"form": null, "url": {}}}))
+                .unwrap(),
+            Some(json!({"elicitation": {"form": {}}}))
+        );
+        assert_eq!(
+            missing_capabilities(&form, &json!({"elicitation": {"form": {}, "url": {}}})).unwrap(),
+            None
+        );
+        // Sampling with tools needs `sampling.tools`, whether or not
+        // sampling is declared; without tools it needs no more than
+        // `sampling`.
+        assert_eq!(
+            missing_capabilities(&tools, &json!({})).unwrap(),
+            Some(json!({"sampling": {"tools": {}}}))
+        );
+        assert_eq!(
+            missing_capabilities(&tools, &json!({"sampling": {"tools": {}}})).unwrap(),
+            None
+        );
+        assert_eq!(
+            missing_capabilities(&sampling, &json!({"sampling": {}})).unwrap(),
+            None
         );
         let roots = req("roots/list", json!({}));
         assert_eq!(

@@ -637,11 +637,9 @@ fn conclude(shared: &Shared, f: &mut Finish, outcome: Outcome) -> Final {
         }
         Outcome::Error(e) => Final::error(&f.id, reply::wire_error(e)),
         Outcome::InputRequired(input) => {
-            let Some(source) = f
-                .binding
-                .as_mut()
-                .filter(|_| mrtr::supports_input_required(&f.method))
-            else {
+            // Only the methods that may ask have a binding
+            // (`mrtr::input_method`).
+            let Some(source) = f.binding.as_mut() else {
                 tracing::error!(method = %f.method, "the handler asked for client input on a method that may not return InputRequiredResult");
                 return Final::error(
                     &f.id,
