@@ -74,3 +74,34 @@ async fn each_stream_records_how_it_ended_and_its_events() {
     drop(body);
     assert_eq!(ends.take(), [ended("detached", 1)]);
 }
+
+/// A `subscriptions/listen` stream's span counts its acknowledgment, each
+/// notification and the closing result when the server ends it.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_listen_stream_records_its_events_when_the_server_ends_it() {
+    let (ends, _guard) = SseEnds::install();
+    let server = ModernServer::new(Arc::new(test_handler()), ModernConfig::default());
+    let router = server.router();
+    let listen = body(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+        json!({}),
+    );
+    let mut body = frames(&router, &listen).await;
+    assert_eq!(message_events(&mut body, 1).await, 1, "the acknowledgment");
+    let note = mcp_transport_core::jsonrpc::Notification::new(
+        "notifications/tools/list_changed",
+        None::<&Value>,
+    )
+    .unwrap();
+    assert_eq!(server.publish(note), 1);
+    assert_eq!(server.end_listeners(), 1);
+    assert_eq!(
+        message_events(&mut body, usize::MAX).await,
+        2,
+        "the notification and the closing result"
+    );
+    drop(body);
+    assert_eq!(ends.take(), [ended("finished", 3)]);
+}

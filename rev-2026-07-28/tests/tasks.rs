@@ -815,6 +815,32 @@ async fn notifications_tasks_on_listen_streams_that_asked() {
     assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32021)));
 }
 
+/// `notifications.taskIds` names at most `max_listen_task_ids` tasks: that
+/// many are taken, one more is `-32602`.
+#[tokio::test]
+async fn a_subscription_names_at_most_its_maximum_of_task_ids() {
+    let s = start(Some(TasksConfig {
+        max_listen_task_ids: 2,
+        ..TasksConfig::default()
+    }))
+    .await;
+    let listen = |ids: &[&str]| {
+        body(
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": ids}}),
+            true,
+        )
+    };
+    let resp = s.request(&listen(&["a", "b"])).send().await.unwrap();
+    assert_eq!(resp.status(), 200, "exactly the maximum");
+    let ack = SseReader::without_ids(resp).next_json().await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let (status, v) = s.call(&listen(&["a", "b", "c"])).await;
+    assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32602)));
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("names 3 tasks; at most 2"), "{msg}");
+}
+
 // ---------------------------------------------------------------------------
 // The 2026-07-28 client following tasks against this server.
 

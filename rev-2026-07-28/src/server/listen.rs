@@ -477,6 +477,14 @@ mod tests {
         .unwrap();
         assert!(f.wants(&n("notifications/tools/list_changed", json!({}))));
         assert!(!f.wants(&n("notifications/prompts/list_changed", json!({}))));
+        assert!(!f.wants(&n("notifications/resources/list_changed", json!({}))));
+        let lists: Filter = serde_json::from_value(json!({
+            "promptsListChanged": true, "resourcesListChanged": true
+        }))
+        .unwrap();
+        assert!(lists.wants(&n("notifications/prompts/list_changed", json!({}))));
+        assert!(lists.wants(&n("notifications/resources/list_changed", json!({}))));
+        assert!(!lists.wants(&n("notifications/tools/list_changed", json!({}))));
         assert!(!f.wants(&n("notifications/progress", json!({"progressToken": 1}))));
         assert!(!f.wants(&n("notifications/message", json!({"level": "error"}))));
         let upd = |uri: &str| n("notifications/resources/updated", json!({"uri": uri}));
