@@ -1011,81 +1011,12 @@ async fn a_session_holds_at_most_its_maximum_of_tasks() {
     f.open.send(true).unwrap();
 }
 
-/// A task store whose first `collide` creates answer `Exists`, as if the
-/// minted id were taken.
-struct Colliding {
-    inner: mcp_transport_core::task_store::MemoryTaskStore,
-    collide: AtomicUsize,
-}
-
-#[async_trait]
-impl mcp_transport_core::task_store::TaskStore for Colliding {
-    async fn create(
-        &self,
-        task: mcp_transport_core::task_store::NewTask,
-        now_ms: u64,
-    ) -> Result<
-        mcp_transport_core::task_store::TaskRecord,
-        mcp_transport_core::task_store::TaskStoreError,
-    > {
-        let left = self.collide.load(Ordering::SeqCst);
-        if left > 0 {
-            self.collide.store(left - 1, Ordering::SeqCst);
-            return Err(mcp_transport_core::task_store::TaskStoreError::Exists { id: task.id });
-        }
-        self.inner.create(task, now_ms).await
-    }
-    async fn get(
-        &self,
-        id: &str,
-        scope: Option<&str>,
-        now_ms: u64,
-    ) -> Result<
-        mcp_transport_core::task_store::TaskRecord,
-        mcp_transport_core::task_store::TaskStoreError,
-    > {
-        self.inner.get(id, scope, now_ms).await
-    }
-    async fn change(
-        &self,
-        id: &str,
-        change: mcp_transport_core::task_store::TaskChange<'_>,
-        now_ms: u64,
-    ) -> Result<
-        mcp_transport_core::task_store::Changed,
-        mcp_transport_core::task_store::TaskStoreError,
-    > {
-        self.inner.change(id, change, now_ms).await
-    }
-    async fn purge_expired(
-        &self,
-        now_ms: u64,
-    ) -> Result<usize, mcp_transport_core::task_store::TaskStoreError> {
-        self.inner.purge_expired(now_ms).await
-    }
-    async fn list(
-        &self,
-        scope: &str,
-        cursor: Option<&str>,
-        limit: usize,
-        now_ms: u64,
-    ) -> Result<
-        mcp_transport_core::task_store::TaskPage,
-        mcp_transport_core::task_store::TaskStoreError,
-    > {
-        self.inner.list(scope, cursor, limit, now_ms).await
-    }
-}
-
 /// A minted id already taken is minted again, three times at most (four
 /// tries); then the call fails (`-32603`) and no task exists.
 #[tokio::test]
 async fn a_taken_task_id_is_minted_again_three_times() {
     for (collisions, made) in [(3, true), (4, false)] {
-        let store = Arc::new(Colliding {
-            inner: Default::default(),
-            collide: AtomicUsize::new(collisions),
-        });
+        let store = Arc::new(mcp_test_support::colliding::Colliding::new(collisions));
         let f = start(rev::server_config().with_tasks(TasksConfig {
             store: store.clone(),
             ..tasks_config()
@@ -1100,11 +1031,7 @@ async fn a_taken_task_id_is_minted_again_three_times() {
             assert_eq!(e.code, -32603, "{e:?}");
             assert_eq!(ok(&c, "tasks/list", json!({})).await["tasks"], json!([]));
         }
-        assert_eq!(
-            store.collide.load(Ordering::SeqCst),
-            0,
-            "every collision was met: four tries"
-        );
+        assert_eq!(store.left(), 0, "every collision was met: four tries");
         f.open.send(true).unwrap();
     }
 }

@@ -27,6 +27,7 @@
 
 pub mod balancer;
 pub mod client;
+pub mod colliding;
 pub mod conformance;
 pub mod fake;
 pub mod handler;
