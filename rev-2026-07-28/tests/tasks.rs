@@ -159,6 +159,7 @@ impl Handler for Tasky {
 }
 
 struct Server {
+    server: ModernServer,
     http: TestServer,
     url: String,
     client: reqwest::Client,
@@ -191,6 +192,7 @@ async fn start_with(config: ModernConfig) -> Server {
     let app = axum::Router::new().nest_service("/mcp", server.router());
     let http = TestServer::serve(app).await;
     Server {
+        server,
         url: http.url(),
         http,
         client: reqwest::Client::new(),
@@ -839,6 +841,87 @@ async fn a_subscription_names_at_most_its_maximum_of_task_ids() {
     assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32602)));
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(msg.contains("names 3 tasks; at most 2"), "{msg}");
+}
+
+/// A minted id already taken is minted again, three times at most (four
+/// tries); then the call fails (`-32603`) and no worker runs.
+#[tokio::test]
+async fn a_taken_task_id_is_minted_again_three_times() {
+    for (collisions, made) in [(3, true), (4, false)] {
+        let store = Arc::new(mcp_test_support::colliding::Colliding::new(collisions));
+        let s = start(Some(TasksConfig {
+            store: store.clone(),
+            ..TasksConfig::default()
+        }))
+        .await;
+        if made {
+            s.create("only_task").await;
+        } else {
+            let call = body(
+                "tools/call",
+                json!({"name": "only_task", "arguments": {}}),
+                true,
+            );
+            let (status, v) = s.call(&call).await;
+            assert_eq!(
+                (status, v["error"]["code"].as_i64()),
+                (200, Some(-32603)),
+                "{v}"
+            );
+            assert_eq!(s.server.running_tasks(), 0);
+        }
+        assert_eq!(store.left(), 0, "every collision was met: four tries");
+    }
+}
+
+/// The server counts the task workers running in this process until their
+/// tasks end.
+#[tokio::test]
+async fn running_tasks_counts_the_workers_until_their_tasks_end() {
+    let s = with_tasks().await;
+    assert_eq!(s.server.running_tasks(), 0);
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        ids.push(
+            s.create("gate").await["taskId"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    assert_eq!(s.server.running_tasks(), 2);
+    s.open.send(true).unwrap();
+    for id in &ids {
+        s.until(id, "completed").await;
+    }
+    eventually("the workers are gone", || s.server.running_tasks() == 0).await;
+}
+
+/// Input delivered to a task waiting for it moves it back to `working`: a
+/// listen stream that asked for the task hears that status change.
+#[tokio::test]
+async fn delivered_input_is_heard_as_a_status_change() {
+    let s = with_tasks().await;
+    let id = s.create("ask").await["taskId"].as_str().unwrap().to_owned();
+    s.until(&id, "input_required").await;
+    let listen = body(
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [id]}}),
+        true,
+    );
+    let resp = s.request(&listen).send().await.unwrap();
+    let mut reader = SseReader::without_ids(resp);
+    let ack = reader.next_json().await.unwrap();
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
+    let update = body(
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"x": "first"}}),
+        true,
+    );
+    assert_eq!(s.call(&update).await.0, 200);
+    let n = reader.next_json().await.unwrap();
+    assert_eq!(n["method"], "notifications/tasks");
+    assert_eq!(n["params"]["status"], "working", "{n}");
 }
 
 // ---------------------------------------------------------------------------
