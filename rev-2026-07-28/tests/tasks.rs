@@ -39,6 +39,7 @@ const EXT: &str = "io.modelcontextprotocol/tasks";
 /// | `tool_error` | may be long | `isError: true` |
 /// | `ask` | may be long | asks key `x` twice (two rounds), then answers both |
 /// | `quick` | immediate | answers at once |
+/// | `progress` | may be long | sends progress with the message `halfway`, then waits for the gate |
 /// | `indexed`, `indexed_task` | immediate, may be long | whether the context's params index describes the params the handler got |
 struct Tasky {
     gate: watch::Receiver<bool>,
@@ -96,7 +97,9 @@ impl Handler for Tasky {
     // asks `tool_execution` with the call's name.
     fn tool_execution(&self, name: &str, _request: &Request) -> Execution {
         match name {
-            "gate" | "fail" | "tool_error" | "ask" | "indexed_task" => Execution::MayBeLong,
+            "gate" | "fail" | "tool_error" | "ask" | "indexed_task" | "progress" => {
+                Execution::MayBeLong
+            }
             "only_task" => Execution::TaskOnly,
             _ => Execution::Immediate,
         }
@@ -119,6 +122,12 @@ impl Handler for Tasky {
                 }
             }
             "only_task" | "quick" => text("done"),
+            "progress" => {
+                let _ = cx.progress(0.5, Some(1.0), Some("halfway")).await;
+                let mut gate = self.gate.clone();
+                let _ = gate.wait_for(|open| *open).await;
+                text("done")
+            }
             "indexed" | "indexed_task" => {
                 let index = cx.params_index(request.params.as_deref());
                 text(&format!(
@@ -922,6 +931,71 @@ async fn delivered_input_is_heard_as_a_status_change() {
     let n = reader.next_json().await.unwrap();
     assert_eq!(n["method"], "notifications/tasks");
     assert_eq!(n["params"]["status"], "working", "{n}");
+}
+
+/// A task's progress message becomes its `statusMessage` (*Tasks*: progress
+/// notifications are not delivered on tasks).
+#[tokio::test]
+async fn a_progress_message_becomes_the_tasks_status_message() {
+    let s = with_tasks().await;
+    // Progress is sent only for a request that carries a token.
+    let mut call = body(
+        "tools/call",
+        json!({"name": "progress", "arguments": {}}),
+        true,
+    );
+    call["params"]["_meta"]["progressToken"] = json!("p");
+    let (status, v) = s.call(&call).await;
+    assert_eq!(
+        (status, &v["result"]["resultType"]),
+        (200, &json!("task")),
+        "{v}"
+    );
+    let id = v["result"]["taskId"].as_str().unwrap().to_owned();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let t = s.get(&id).await;
+        if t["statusMessage"] == "halfway" {
+            assert_eq!(t["status"], "working");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no status message: {t}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    s.open.send(true).unwrap();
+    s.until(&id, "completed").await;
+}
+
+/// A cancel recorded in the shared store by another instance reaches the
+/// work running here: the worker follows the store.
+#[tokio::test]
+async fn a_cancel_recorded_by_another_instance_reaches_the_work() {
+    use mcp_transport_core::task_store::TaskStore;
+    let store = Arc::new(MemoryTaskStore::default());
+    let s = start(Some(TasksConfig {
+        store: store.clone(),
+        ..TasksConfig::default()
+    }))
+    .await;
+    let id = s.create("gate").await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    eventually("the handler started", || {
+        s.handler.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    store
+        .cancel(&id, None, mcp_transport_core::task_store::now_ms())
+        .await
+        .unwrap();
+    eventually("the handler saw the cancellation", || {
+        s.handler.cancelled.load(Ordering::SeqCst) == 1
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------------------
