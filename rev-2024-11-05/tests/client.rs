@@ -42,6 +42,14 @@ fn text_of(r: &Response) -> String {
     result(r)["content"][0]["text"].as_str().unwrap().to_owned()
 }
 
+/// Calls `echo` with `text` and checks the answer.
+async fn echoes(client: &HttpSseClient, text: &str) {
+    let r = answer(client, "tools/call", call("echo", json!({ "text": text })))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), text);
+}
+
 /// Every event of a request's stream, the response last.
 async fn collect(mut stream: ResponseStream) -> (Vec<Value>, Response) {
     let mut notes = Vec::new();
@@ -101,14 +109,7 @@ async fn connects_initializes_lists_tools_and_echoes() {
         .collect();
     assert!(names.contains(&"echo".to_owned()), "{names:?}");
 
-    let echo = answer(
-        &client,
-        "tools/call",
-        call("echo", json!({"text": "hello"})),
-    )
-    .await
-    .unwrap();
-    assert_eq!(text_of(&echo), "hello");
+    echoes(&client, "hello").await;
     // An answered request is not cancelled when its stream is dropped.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(
@@ -477,10 +478,7 @@ async fn a_refused_post_is_an_http_error_carrying_its_rpc_error() {
     };
     assert_eq!(e.code, -32602);
     assert_eq!(e.message.len(), "refused: ".len() + old_server::REFUSAL_PAD);
-    let ok = answer(&client, "tools/call", call("echo", json!({"text": "on"})))
-        .await
-        .unwrap();
-    assert_eq!(text_of(&ok), "on");
+    echoes(&client, "on").await;
     // The server refused the request: there is nothing to cancel.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(
@@ -508,10 +506,7 @@ async fn a_message_in_the_endpoint_events_chunk_is_read_and_reading_goes_on() {
     )
     .await
     .unwrap();
-    let ok = answer(&client, "tools/call", call("echo", json!({"text": "on"})))
-        .await
-        .unwrap();
-    assert_eq!(text_of(&ok), "on");
+    echoes(&client, "on").await;
 }
 
 /// An event over `max_event_bytes` ends the connection with a limit error
@@ -673,10 +668,7 @@ async fn dropping_a_request_stream_sends_cancelled_and_a_timeout_too() {
     })
     .await;
     // The connection is still usable.
-    let ok = answer(&client, "tools/call", call("echo", json!({"text": "z"})))
-        .await
-        .unwrap();
-    assert_eq!(text_of(&ok), "z");
+    echoes(&client, "z").await;
 }
 
 #[tokio::test]

@@ -308,6 +308,25 @@ impl Server {
         v["result"].clone()
     }
 
+    /// The id of a new task of `tool`.
+    async fn create_id(&self, tool: &str) -> String {
+        self.create(tool).await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// The id of a new `gate` task once its handler has started (it is the
+    /// only one started so far).
+    async fn started_gate(&self) -> String {
+        let id = self.create_id("gate").await;
+        eventually("the handler started", || {
+            self.handler.started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        id
+    }
+
     async fn get(&self, id: &str) -> Value {
         let (status, v) = self
             .call(&body("tasks/get", json!({"taskId": id}), true))
@@ -399,10 +418,7 @@ async fn the_handler_gets_the_engines_index_of_its_params() {
         v["result"]["content"][0]["text"],
         r#"indexed Some(Some("\"indexed\""))"#
     );
-    let id = s.create("indexed_task").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = s.create_id("indexed_task").await;
     let t = s.until(&id, "completed").await;
     assert_eq!(
         t["result"]["content"][0]["text"],
@@ -413,19 +429,13 @@ async fn the_handler_gets_the_engines_index_of_its_params() {
 #[tokio::test]
 async fn failed_carries_the_json_rpc_error_and_tool_errors_complete() {
     let s = with_tasks().await;
-    let id = s.create("fail").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = s.create_id("fail").await;
     let t = s.until(&id, "failed").await;
     assert_eq!(t["error"]["code"], -32603);
     assert!(t["error"]["message"].as_str().unwrap().contains("exploded"));
     assert!(t.get("result").is_none());
 
-    let id = s.create("tool_error").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = s.create_id("tool_error").await;
     let t = s.until(&id, "completed").await;
     assert_eq!(t["result"]["isError"], true);
 }
@@ -433,7 +443,7 @@ async fn failed_carries_the_json_rpc_error_and_tool_errors_complete() {
 #[tokio::test]
 async fn input_mid_task_with_keys_unique_over_the_task_life() {
     let s = with_tasks().await;
-    let id = s.create("ask").await["taskId"].as_str().unwrap().to_owned();
+    let id = s.create_id("ask").await;
     let t = s.until(&id, "input_required").await;
     let keys: Vec<&String> = t["inputRequests"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["x"]);
@@ -485,14 +495,7 @@ async fn input_mid_task_with_keys_unique_over_the_task_life() {
 #[tokio::test]
 async fn cancel_is_cooperative_acknowledged_and_idempotent() {
     let s = with_tasks().await;
-    let id = s.create("gate").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    eventually("the handler started", || {
-        s.handler.started.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    let id = s.started_gate().await;
     let cancel = body("tasks/cancel", json!({"taskId": id}), true);
     let (status, v) = s.call(&cancel).await;
     assert_eq!(status, 200);
@@ -727,10 +730,7 @@ async fn tasks_are_visible_only_to_their_principal() {
 #[tokio::test]
 async fn mcp_name_must_carry_the_task_id() {
     let s = with_tasks().await;
-    let id = s.create("gate").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = s.create_id("gate").await;
     let get = body("tasks/get", json!({"taskId": id}), true);
     for name in [Some("some-other-task"), None] {
         let mut r = s
@@ -789,10 +789,7 @@ async fn a_task_survives_the_connection_dropped_right_after_creation() {
 #[tokio::test]
 async fn notifications_tasks_on_listen_streams_that_asked() {
     let s = with_tasks().await;
-    let id = s.create("gate").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = s.create_id("gate").await;
     let listen = body(
         "subscriptions/listen",
         json!({"notifications": {"taskIds": [id, "unknown-task"]}}),
@@ -891,12 +888,7 @@ async fn running_tasks_counts_the_workers_until_their_tasks_end() {
     assert_eq!(s.server.running_tasks(), 0);
     let mut ids = Vec::new();
     for _ in 0..2 {
-        ids.push(
-            s.create("gate").await["taskId"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
+        ids.push(s.create_id("gate").await);
     }
     assert_eq!(s.server.running_tasks(), 2);
     s.open.send(true).unwrap();
@@ -911,7 +903,7 @@ async fn running_tasks_counts_the_workers_until_their_tasks_end() {
 #[tokio::test]
 async fn delivered_input_is_heard_as_a_status_change() {
     let s = with_tasks().await;
-    let id = s.create("ask").await["taskId"].as_str().unwrap().to_owned();
+    let id = s.create_id("ask").await;
     s.until(&id, "input_required").await;
     let listen = body(
         "subscriptions/listen",
@@ -980,14 +972,7 @@ async fn a_cancel_recorded_by_another_instance_reaches_the_work() {
         ..TasksConfig::default()
     }))
     .await;
-    let id = s.create("gate").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    eventually("the handler started", || {
-        s.handler.started.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    let id = s.started_gate().await;
     store
         .cancel(&id, None, mcp_transport_core::task_store::now_ms())
         .await
@@ -1186,10 +1171,7 @@ mod client {
         }))
         .await;
         // Created by someone else (raw HTTP); only the id is known.
-        let id = s.create("gate").await["taskId"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let id = s.create_id("gate").await;
         let c = client(&s, true, answers());
         let mut stream = c.resume_task(&id).await.unwrap();
         let first = stream.next().await.unwrap().unwrap();
@@ -1271,10 +1253,7 @@ async fn a_task_is_failed_only_when_its_worker_is_gone() {
     assert_eq!(t["statusMessage"], WORKER_GONE);
     assert_eq!(t["error"]["code"], -32603, "{t}");
 
-    let id = s.create("gate").await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = s.create_id("gate").await;
     assert_eq!(shared.leases.lapse_holder("instance-b"), 1);
     assert_eq!(s.get(&id).await["status"], "working");
     s.open.send(true).unwrap();
