@@ -394,6 +394,23 @@ mod tests {
         (Arc::new(InFlight::new(epoch)), epoch)
     }
 
+    /// A connection the peer gave up before it was accepted costs nothing;
+    /// any other accept error (such as a full descriptor table) pauses the
+    /// loop 200 ms rather than spinning it.
+    #[tokio::test(start_paused = true)]
+    async fn an_accept_error_pauses_the_loop_unless_the_peer_gave_up() {
+        for (kind, pause) in [
+            (io::ErrorKind::ConnectionAborted, Duration::ZERO),
+            (io::ErrorKind::ConnectionReset, Duration::ZERO),
+            (io::ErrorKind::ConnectionRefused, Duration::ZERO),
+            (io::ErrorKind::Other, Duration::from_millis(200)),
+        ] {
+            let start = tokio::time::Instant::now();
+            accept_error(io::Error::from(kind)).await;
+            assert_eq!(start.elapsed(), pause, "{kind:?}");
+        }
+    }
+
     #[test]
     fn a_connection_without_a_request_gets_the_header_read_timeout_from_its_start() {
         let (f, epoch) = flight();
