@@ -145,6 +145,39 @@ mod tests {
         assert_eq!(declared.unwrap_err().status, StatusCode::PAYLOAD_TOO_LARGE);
     }
 
+    /// The buffer of a body in several chunks, its capacity read back from
+    /// the `Vec` the `Bytes` was made of.
+    async fn buffered(chunks: &[usize], max: usize) -> (usize, usize) {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = chunks
+            .iter()
+            .map(|&n| Ok(Bytes::from(vec![b'x'; n])))
+            .collect();
+        let body = Body::from_stream(futures_util::stream::iter(chunks));
+        let bytes = read_body(body, &HeaderMap::new(), max).await.unwrap();
+        let len = bytes.len();
+        (len, Vec::from(bytes).capacity())
+    }
+
+    /// The memory rule of the module docs: the buffer starts at 8 KiB (or
+    /// what the body needs), grows by doubling to what it needs, never
+    /// past the limit, and never holds more than twice what was read.
+    #[tokio::test]
+    async fn the_buffer_starts_small_doubles_and_stops_at_the_limit() {
+        // Small chunks: the first buffer, 8 KiB.
+        assert_eq!(buffered(&[100, 100, 100], 100_000).await, (300, 8 * 1024));
+        // 10 KB chunks: 20 000 at the second, doubled to 40 000 at the
+        // third, kept at the fourth, doubled to 80 000 at the fifth.
+        assert_eq!(buffered(&[10_000; 5], 100_000).await, (50_000, 80_000));
+        // Doubling is cut at the limit.
+        assert_eq!(buffered(&[10_000; 5], 60_000).await, (50_000, 60_000));
+        assert_eq!(
+            buffered(&[10_000, 10_000, 15_000], 35_000).await,
+            (35_000, 35_000)
+        );
+        // A buffer exactly full is not grown.
+        assert_eq!(buffered(&[10_000, 10_000], 100_000).await, (20_000, 20_000));
+    }
+
     /// A body's exact size (what hyper read from `Content-Length`) is its
     /// declared length: too large is 413 before anything is read, and the
     /// header is not consulted.
