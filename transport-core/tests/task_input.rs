@@ -4,12 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_transport_core::cancel::CancellationToken;
 use mcp_transport_core::handler::{InputRequest, InputRequired};
 use mcp_transport_core::task_store::{
     InputEnd, InputRounds, InputWake, MemoryTaskStore, MemoryTaskStoreConfig, NewTask, TaskInput,
-    TaskStatus, TaskStore, Terminal, now_ms,
+    TaskStatus, TaskStore, Terminal, follow_store, now_ms,
 };
 use serde_json::value::RawValue;
 
@@ -59,15 +60,19 @@ impl Fixture {
         }
     }
 
-    fn rounds(&self, max_rounds: u32) -> InputRounds {
-        InputRounds::new(TaskInput {
+    fn input(&self, max_rounds: u32) -> TaskInput {
+        TaskInput {
             store: self.store.clone(),
             id: "t".into(),
             scope: Some("s".into()),
             max_rounds,
             wake: self.wake.clone(),
             cancel: self.cancel.clone(),
-        })
+        }
+    }
+
+    fn rounds(&self, max_rounds: u32) -> InputRounds {
+        InputRounds::new(self.input(max_rounds))
     }
 
     async fn status(&self) -> TaskStatus {
@@ -115,7 +120,8 @@ impl Fixture {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rounds_use_unique_wire_keys_and_map_answers_back() {
     let f = Fixture::new().await;
-    let mut rounds = f.rounds(3);
+    // Two rounds at a bound of two: the last allowed round is served.
+    let mut rounds = f.rounds(2);
     let mut published = 0;
     for (round, wire_key) in [(1, "name"), (2, "name#2")] {
         let answering = f.answer_all();
@@ -207,4 +213,91 @@ async fn a_task_that_already_ended_is_not_asked() {
         .await
         .unwrap_err();
     assert!(matches!(end, InputEnd::Ended), "{end:?}");
+}
+
+/// Answers another instance delivered into the shared store (nobody calls
+/// `notify` here) reach an exchange waiting on this one: `follow_store`
+/// reads the task `working` again and wakes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_delivered_elsewhere_reach_the_waiting_exchange() {
+    let f = Fixture::new().await;
+    let following = f.input(0);
+    let follower = tokio::spawn(async move {
+        follow_store(&following, || tokio::time::sleep(Duration::from_millis(5))).await;
+    });
+    let store = f.store.clone();
+    tokio::spawn(async move {
+        Fixture::until_input_required(&store).await;
+        let r = store.get("t", Some("s"), now_ms()).await.unwrap();
+        let responses: BTreeMap<String, Box<RawValue>> = r
+            .input_requests
+            .keys()
+            .map(|k| (k.clone(), raw(r#"{"answer":"elsewhere"}"#)))
+            .collect();
+        store
+            .deliver_input("t", Some("s"), responses, now_ms())
+            .await
+            .unwrap();
+    });
+    let answers = tokio::time::timeout(
+        Duration::from_secs(5),
+        f.rounds(1).exchange(&ask(&["a"]), |_| {}),
+    )
+    .await
+    .expect("the exchange was woken")
+    .unwrap();
+    assert_eq!(answers["a"].get(), r#"{"answer":"elsewhere"}"#);
+    follower.abort();
+}
+
+/// `follow_store` ends, and cancels the worker, when the task is gone from
+/// the store or has expired.
+#[tokio::test]
+async fn following_a_task_that_is_gone_or_expired_ends_and_cancels() {
+    let f = Fixture::new().await;
+    let mut gone = f.input(0);
+    gone.id = "never-stored".into();
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        follow_store(&gone, tokio::task::yield_now),
+    )
+    .await
+    .expect("ended");
+    assert!(f.cancel.is_cancelled());
+
+    let expiring = Fixture::new().await;
+    expiring
+        .store
+        .create(
+            NewTask {
+                id: "short".into(),
+                scope: Some("s".into()),
+                ttl_ms: Some(1),
+                poll_interval_ms: None,
+                status_message: None,
+            },
+            now_ms() - 10,
+        )
+        .await
+        .unwrap();
+    let mut expired = expiring.input(0);
+    expired.id = "short".into();
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        follow_store(&expired, tokio::task::yield_now),
+    )
+    .await
+    .expect("ended");
+    assert!(expiring.cancel.is_cancelled());
+}
+
+/// The workers' clock is the wall clock in milliseconds (another instance
+/// reads the same task).
+#[test]
+fn now_ms_is_the_wall_clock() {
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(now_ms().abs_diff(wall) < 60_000, "{} vs {wall}", now_ms());
 }
