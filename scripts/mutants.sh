@@ -152,6 +152,8 @@ CRITICAL=(
   "rev-2026-07-28/src/server/tasks/worker.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
   "http-edge/src/server/conn.rs|mcp-http-edge|--lib --test *"
   "http-edge/src/server/body.rs|mcp-http-edge|--lib --test *"
+  "transport-core/src/task_store/input.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/task_store/supervise.rs|mcp-transport-core|--lib --test *"
   "rev-2025-11-25/src/server.rs|mcp-rev-2025-11-25|--lib --test *"
   "rev-2025-11-25/src/lib.rs|mcp-rev-2025-11-25|--lib --test *"
   "rev-2024-11-05/src/config.rs|mcp-rev-2024-11-05|--lib --test *"
