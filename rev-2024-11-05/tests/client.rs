@@ -50,6 +50,17 @@ async fn echoes(client: &HttpSseClient, text: &str) {
     assert_eq!(text_of(&r), text);
 }
 
+/// After a moment for a cancellation to be sent, were one going to be:
+/// the server received none.
+async fn nothing_cancelled(server: &OldServer) {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let methods = server.received_methods();
+    assert!(
+        !methods.contains(&"notifications/cancelled".to_owned()),
+        "{methods:?}"
+    );
+}
+
 /// Every event of a request's stream, the response last.
 async fn collect(mut stream: ResponseStream) -> (Vec<Value>, Response) {
     let mut notes = Vec::new();
@@ -111,14 +122,7 @@ async fn connects_initializes_lists_tools_and_echoes() {
 
     echoes(&client, "hello").await;
     // An answered request is not cancelled when its stream is dropped.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        !server
-            .received_methods()
-            .contains(&"notifications/cancelled".to_owned()),
-        "{:?}",
-        server.received_methods()
-    );
+    nothing_cancelled(&server).await;
     client.close().await.unwrap();
 }
 
@@ -480,14 +484,7 @@ async fn a_refused_post_is_an_http_error_carrying_its_rpc_error() {
     assert_eq!(e.message.len(), "refused: ".len() + old_server::REFUSAL_PAD);
     echoes(&client, "on").await;
     // The server refused the request: there is nothing to cancel.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        !server
-            .received_methods()
-            .contains(&"notifications/cancelled".to_owned()),
-        "{:?}",
-        server.received_methods()
-    );
+    nothing_cancelled(&server).await;
 }
 
 /// A message the server sends in the same chunk as the `endpoint` event

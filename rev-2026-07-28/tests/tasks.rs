@@ -251,7 +251,13 @@ fn name_header(body: &Value) -> Option<String> {
 
 impl Server {
     fn request(&self, body: &Value) -> reqwest::RequestBuilder {
-        let mut r = self
+        self.named(body, name_header(body).as_deref())
+    }
+
+    /// `body` with the standard headers, and `Mcp-Name: name` (none for
+    /// `None`) whatever the body names.
+    fn named(&self, body: &Value, name: Option<&str>) -> reqwest::RequestBuilder {
+        let r = self
             .client
             .post(&self.url)
             .header("accept", "application/json, text/event-stream")
@@ -259,10 +265,10 @@ impl Server {
             .header("mcp-protocol-version", V)
             .header("mcp-method", body["method"].as_str().unwrap())
             .body(body.to_string());
-        if let Some(n) = name_header(body) {
-            r = r.header("mcp-name", n);
+        match name {
+            Some(n) => r.header("mcp-name", n),
+            None => r,
         }
-        r
     }
 
     /// Sends `body` (as user `user` when given); the status and the
@@ -570,18 +576,7 @@ async fn without_tasks_configured_task_methods_are_not_found() {
     // without the extension has no such method, whatever the header says.
     let get = body("tasks/get", json!({"taskId": "t"}), false);
     for name in [None, Some("another")] {
-        let mut r = s
-            .client
-            .post(&s.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", V)
-            .header("mcp-method", "tasks/get")
-            .body(get.to_string());
-        if let Some(n) = name {
-            r = r.header("mcp-name", n);
-        }
-        let resp = r.send().await.unwrap();
+        let resp = s.named(&get, name).send().await.unwrap();
         let v: Value = resp.json().await.unwrap();
         assert_eq!(v["error"]["code"], -32601, "{name:?}: {v}");
     }
@@ -733,18 +728,7 @@ async fn mcp_name_must_carry_the_task_id() {
     let id = s.create_id("gate").await;
     let get = body("tasks/get", json!({"taskId": id}), true);
     for name in [Some("some-other-task"), None] {
-        let mut r = s
-            .client
-            .post(&s.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", V)
-            .header("mcp-method", "tasks/get")
-            .body(get.to_string());
-        if let Some(n) = name {
-            r = r.header("mcp-name", n);
-        }
-        let resp = r.send().await.unwrap();
+        let resp = s.named(&get, name).send().await.unwrap();
         assert_eq!(resp.status(), 400, "{name:?}");
         let v: Value = resp.json().await.unwrap();
         assert_eq!(v["error"]["code"], -32020, "{name:?}: {v}");

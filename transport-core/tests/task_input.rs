@@ -255,19 +255,7 @@ async fn answers_delivered_elsewhere_reach_the_waiting_exchange() {
 #[tokio::test]
 async fn following_a_task_that_is_gone_or_expired_ends_and_cancels() {
     let f = Fixture::new().await;
-    let mut gone = f.input(0);
-    gone.id = "never-stored".into();
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        follow_store(&gone, tokio::task::yield_now),
-    )
-    .await
-    .expect("ended");
-    assert!(f.cancel.is_cancelled());
-
-    let expiring = Fixture::new().await;
-    expiring
-        .store
+    f.store
         .create(
             NewTask {
                 id: "short".into(),
@@ -280,15 +268,21 @@ async fn following_a_task_that_is_gone_or_expired_ends_and_cancels() {
         )
         .await
         .unwrap();
-    let mut expired = expiring.input(0);
-    expired.id = "short".into();
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        follow_store(&expired, tokio::task::yield_now),
-    )
-    .await
-    .expect("ended");
-    assert!(expiring.cancel.is_cancelled());
+    for id in ["never-stored", "short"] {
+        let cancel = CancellationToken::new();
+        let followed = TaskInput {
+            id: id.into(),
+            cancel: cancel.clone(),
+            ..f.input(0)
+        };
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            follow_store(&followed, tokio::task::yield_now),
+        )
+        .await
+        .expect(id);
+        assert!(cancel.is_cancelled(), "{id}");
+    }
 }
 
 /// The workers' clock is the wall clock in milliseconds (another instance
