@@ -15,7 +15,8 @@ for dir in "${unpublished[@]}"; do
   name=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$dir/Cargo.toml" | head -1)
   excludes+=(--exclude "$name")
 done
-rm -f target/package/*.crate
+packages="${CARGO_TARGET_DIR:-target}/package"
+rm -f "$packages"/*.crate
 out=$(cargo package --workspace "${excludes[@]}" --no-verify --allow-dirty --offline 2>&1) || { printf '%s\n' "$out" >&2; exit 1; }
 if grep -q '^warning' <<<"$out"; then
   printf '%s\n' "$out" >&2
@@ -23,7 +24,7 @@ if grep -q '^warning' <<<"$out"; then
   exit 1
 fi
 printf '%s\n' "$out" | grep '^ *Packaging'
-for crate in target/package/*.crate; do
+for crate in "$packages"/*.crate; do
   files=$(tar tzf "$crate")
   for f in LICENSE-MIT LICENSE-APACHE README.md; do
     grep -qx "[^/]*/$f" <<<"$files" || { echo "check-package: $crate lacks $f" >&2; exit 1; }
