@@ -13,7 +13,7 @@ use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{ErrorObject, Message, Notification, Response, to_raw};
 use mcp_transport_core::transport::{
     ConfigError, InputHandler, ListenFilter, Misbehaviour, RequestOptions, ResponseStream,
-    ResumeFailure, StreamEvent, Transport, TransportError,
+    ResumeFailure, ServerMessages, StreamEvent, Transport, TransportError,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -59,6 +59,35 @@ async fn nothing_cancelled(server: &OldServer) {
         !methods.contains(&"notifications/cancelled".to_owned()),
         "{methods:?}"
     );
+}
+
+/// The listener's next message, within 5 s.
+async fn heard(listener: &mut ServerMessages) -> Message {
+    tokio::time::timeout(Duration::from_secs(5), listener.next())
+        .await
+        .expect("a message within 5 s")
+        .expect("the listener is open")
+        .unwrap()
+}
+
+/// Calls `tool` giving up after `timeout`; the call must fail, with this.
+async fn failed_call(
+    client: &HttpSseClient,
+    tool: &str,
+    args: Value,
+    timeout: Duration,
+) -> TransportError {
+    let options = RequestOptions {
+        timeout: Some(timeout),
+        ..Default::default()
+    };
+    client
+        .request("tools/call", call(tool, args), options)
+        .await
+        .unwrap()
+        .response()
+        .await
+        .unwrap_err()
 }
 
 /// Every event of a request's stream, the response last.
@@ -236,11 +265,7 @@ async fn server_requests_are_answered_through_the_input_handler() {
     assert!(posted["id"].as_str().unwrap().starts_with("srv-"));
     assert_eq!(handler.calls.load(Ordering::SeqCst), 1);
     // The answered request is shown to the listener too.
-    let seen = tokio::time::timeout(Duration::from_secs(5), listener.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let seen = heard(&mut listener).await;
     assert!(
         matches!(&seen, Message::Request(r) if r.method == "roots/list"),
         "{seen:?}"
@@ -271,11 +296,7 @@ async fn unrelated_server_messages_go_to_the_one_listener() {
         .await
         .unwrap();
     assert_eq!(text_of(&done), "announced");
-    let first = tokio::time::timeout(Duration::from_secs(5), listener.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let first = heard(&mut listener).await;
     // The filter selects prompts only: the tools' change notification is
     // left out, and a log message (not a change notification) is kept.
     assert_eq!(first.method(), Some("notifications/message"));
@@ -288,11 +309,7 @@ async fn unrelated_server_messages_go_to_the_one_listener() {
         .unwrap();
     let mut methods = Vec::new();
     for _ in 0..2 {
-        let m = tokio::time::timeout(Duration::from_secs(5), all.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        let m = heard(&mut all).await;
         methods.push(m.method().unwrap().to_owned());
     }
     assert_eq!(
@@ -516,27 +533,15 @@ async fn an_event_over_the_bound_ends_the_connection_after_what_came_before() {
     c.max_event_bytes = 4096;
     let client = HttpSseClient::connect(c).await.unwrap();
     let mut listener = client.listen(ListenFilter::default()).await.unwrap();
-    let quick = RequestOptions {
-        timeout: Some(Duration::from_secs(3)),
-        ..Default::default()
-    };
-    let err = client
-        .request(
-            "tools/call",
-            call("oversize", json!({"bytes": 8192})),
-            quick,
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap_err();
+    let err = failed_call(
+        &client,
+        "oversize",
+        json!({"bytes": 8192}),
+        Duration::from_secs(3),
+    )
+    .await;
     assert!(matches!(err, TransportError::Limit(_)), "{err}");
-    let before = tokio::time::timeout(Duration::from_secs(5), listener.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let before = heard(&mut listener).await;
     assert_eq!(before.method(), Some("notifications/message"));
     assert!(matches!(
         client.end_reason(),
@@ -629,31 +634,19 @@ async fn dropping_a_request_stream_sends_cancelled_and_a_timeout_too() {
     assert_eq!(cancelled["params"]["requestId"], call_id);
     // This test server answers anyway: the dropped request was forgotten,
     // so its late response is one to no request, the listener's.
-    let late = tokio::time::timeout(Duration::from_secs(5), listener.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let late = heard(&mut listener).await;
     let Message::Response(late) = late else {
         panic!("{late:?}")
     };
     assert_eq!(serde_json::to_value(&late.id).unwrap(), call_id);
 
-    let quick = RequestOptions {
-        timeout: Some(Duration::from_millis(100)),
-        ..Default::default()
-    };
-    let err = client
-        .request(
-            "tools/call",
-            call("echo", json!({"text": "y", "delay_ms": 1000})),
-            quick,
-        )
-        .await
-        .unwrap()
-        .response()
-        .await
-        .unwrap_err();
+    let err = failed_call(
+        &client,
+        "echo",
+        json!({"text": "y", "delay_ms": 1000}),
+        Duration::from_millis(100),
+    )
+    .await;
     assert!(matches!(err, TransportError::Timeout(_)), "{err}");
     eventually("a second notifications/cancelled", || {
         server
