@@ -386,6 +386,102 @@ mod tests {
         assert!(ProtocolVersion::V2026_07_28 > ProtocolVersion::V2024_11_05);
     }
 
+    /// Only `YYYY-MM-DD` is well-formed: ten characters, the dashes at
+    /// their places, digits everywhere else.
+    #[test]
+    fn only_a_date_is_well_formed() {
+        for ok in ["2025-11-25", "0000-00-00", "9999-99-99"] {
+            assert!(ProtocolVersion::parse(ok).is_well_formed(), "{ok}");
+        }
+        for bad in [
+            "",
+            "2025",
+            "20251125",
+            "2025-11-25 ",
+            " 2025-11-25",
+            "2025-11-2x",
+            "x025-11-25",
+            "2025/11/25",
+            "2025-11/25",
+            "2025/11-25",
+            "2025-1-125",
+            "abcd-ef-gh",
+            "2025-11-25-01",
+        ] {
+            assert!(!ProtocolVersion::parse(bad).is_well_formed(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn eras_are_named() {
+        assert_eq!(Era::Legacy.to_string(), "legacy");
+        assert_eq!(Era::Modern.to_string(), "modern");
+    }
+
+    /// Every row of the table, field by field, as the spec pages cited
+    /// on [`Features`] give it. 2024-11-05's HTTP+SSE has no
+    /// `MCP-Session-Id` session and no `Last-Event-ID` resumption (its
+    /// *Transports* page: an `endpoint` event, then POSTs to that URL).
+    /// Its batches are JSON-RPC 2.0's, which that revision adopts whole
+    /// (*Basic*: "MUST follow the JSON-RPC 2.0 specification"); 2025-03-26
+    /// wrote them into the transport, 2025-06-18 removed them.
+    #[test]
+    fn every_row_of_the_feature_table() {
+        use HttpTransport::{HttpSse, StreamableHttp};
+        use ProtocolVersion as V;
+        #[allow(clippy::type_complexity)]
+        let rows: [(V, Era, HttpTransport, [bool; 9]); 5] = [
+            // batches, version header, polling, resumption, sessions,
+            // GET stream, cancel on close, server requests, elicitation
+            (
+                V::V2024_11_05,
+                Era::Legacy,
+                HttpSse,
+                [true, false, false, false, false, true, false, true, false],
+            ),
+            (
+                V::V2025_03_26,
+                Era::Legacy,
+                StreamableHttp,
+                [true, false, false, true, true, true, false, true, false],
+            ),
+            (
+                V::V2025_06_18,
+                Era::Legacy,
+                StreamableHttp,
+                [false, true, false, true, true, true, false, true, true],
+            ),
+            (
+                V::V2025_11_25,
+                Era::Legacy,
+                StreamableHttp,
+                [false, true, true, true, true, true, false, true, true],
+            ),
+            (
+                V::V2026_07_28,
+                Era::Modern,
+                StreamableHttp,
+                [false, true, false, false, false, false, true, false, true],
+            ),
+        ];
+        for (v, era, transport, flags) in rows {
+            let f = v.features().unwrap();
+            assert_eq!((f.era, f.http_transport), (era, transport), "{v}");
+            let got = [
+                f.batches,
+                f.version_header,
+                f.sse_polling,
+                f.resumption,
+                f.sessions,
+                f.get_stream,
+                f.cancel_on_close,
+                f.server_requests,
+                f.elicitation,
+            ];
+            assert_eq!(got, flags, "{v}");
+        }
+    }
+
     #[test]
     fn feature_table() {
         use ProtocolVersion as V;
