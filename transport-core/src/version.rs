@@ -482,6 +482,18 @@ mod tests {
         }
     }
 
+    /// The known revisions carry their rank, in date order, for the
+    /// comparison's shortcut; an unknown version has none and goes by text.
+    #[test]
+    fn known_revisions_are_ranked_in_date_order() {
+        let ranks: Vec<Option<u8>> = ProtocolVersion::KNOWN
+            .iter()
+            .map(ProtocolVersion::known_rank)
+            .collect();
+        assert_eq!(ranks, [Some(0), Some(1), Some(2), Some(3), Some(4)]);
+        assert_eq!(ProtocolVersion::parse("2099-01-01").known_rank(), None);
+    }
+
     #[test]
     fn feature_table() {
         use ProtocolVersion as V;
