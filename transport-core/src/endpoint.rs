@@ -241,6 +241,29 @@ mod tests {
         assert!(!host_allowed(":8080", Some(&portless)));
     }
 
+    /// A `[v6]` literal: the brackets kept in the host, a port only after
+    /// `]:` and only digits, and a `/`, `@` or space inside the brackets
+    /// refused as in a name (the proptest below covers names only).
+    #[test]
+    fn v6_literals_split_by_the_same_rules() {
+        let split = |a| split_host_port(a).map(|(h, p)| (h.into_owned(), p));
+        assert_eq!(split("[::1]"), Some(("[::1]".to_owned(), None)));
+        assert_eq!(split("[::1]:80"), Some(("[::1]".to_owned(), Some("80"))));
+        assert_eq!(
+            split(" [FE80::1]:8 "),
+            Some(("[fe80::1]".to_owned(), Some("8")))
+        );
+        for bad in [
+            "[::1]:", "[::1]:8a", "[::1]:a", "[::1]x", "[::1", "[::1/x]", "[a@b]", "[::1 x]",
+        ] {
+            assert_eq!(split(bad), None, "{bad}");
+        }
+        // So a listed entry spelt the same does not let such a value in.
+        let odd = vec!["[a@b]".to_owned()];
+        assert!(!host_allowed("[a@b]", Some(&odd)));
+        assert!(!host_allowed("[::1]:", None));
+    }
+
     #[test]
     fn origins() {
         for ok in [
