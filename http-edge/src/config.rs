@@ -431,6 +431,130 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_are_4_mib_and_5_minutes() {
+        assert_eq!(DEFAULT_MAX_BODY_BYTES, 4_194_304);
+        assert_eq!(DEFAULT_REQUEST_TIMEOUT, Duration::from_secs(300));
+        assert_eq!(ServerHttp::default().max_body_bytes, DEFAULT_MAX_BODY_BYTES);
+        let c = ClientHttp::new("http://127.0.0.1:1/mcp");
+        assert_eq!(c.request_timeout, Some(DEFAULT_REQUEST_TIMEOUT));
+        assert!(c.http_client.is_none() && c.headers.is_empty());
+    }
+
+    /// Each setter sets its own field and keeps the settings made before
+    /// it; `with_header` appends (two values of a name are both sent).
+    #[test]
+    fn each_setter_sets_its_field() {
+        let server = ServerHttp::default()
+            .with_allowed_hosts(Some(vec!["h".into()]))
+            .with_allowed_origins(Some(vec!["https://o".into()]))
+            .with_max_body_bytes(10);
+        assert_eq!(server.origins.allowed_hosts, Some(vec!["h".to_owned()]));
+        assert_eq!(
+            server.origins.allowed_origins,
+            Some(vec!["https://o".to_owned()])
+        );
+        assert_eq!(server.max_body_bytes, 10);
+        let x = HeaderName::from_static("x-a");
+        let client = ClientHttp::new("http://127.0.0.1:1/mcp")
+            .with_request_timeout(None)
+            .with_header(x.clone(), HeaderValue::from_static("1"))
+            .with_header(x.clone(), HeaderValue::from_static("2"));
+        assert_eq!(client.url, "http://127.0.0.1:1/mcp");
+        assert_eq!(client.request_timeout, None);
+        assert_eq!(client.headers.get_all(&x).iter().count(), 2);
+        let custom = ClientHttp::new("http://127.0.0.1:1/mcp")
+            .with_request_timeout(Some(Duration::from_secs(1)))
+            .with_http_client(reqwest::Client::new());
+        assert!(custom.http_client.is_some());
+        assert_eq!(custom.request_timeout, Some(Duration::from_secs(1)));
+    }
+
+    /// The head of one request `client` sends to a loopback listener.
+    async fn head_sent_by(client: reqwest::Client) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = conn.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the connection closed before the head ended");
+                head.extend_from_slice(&buf[..n]);
+            }
+            conn.write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
+                .await
+                .unwrap();
+            String::from_utf8(head).unwrap().to_ascii_lowercase()
+        });
+        let response = client.get(url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::NO_CONTENT);
+        server.await.unwrap()
+    }
+
+    /// The built client sends `headers` on every request; a custom client
+    /// is used as it is (its own default headers sent); both at once is a
+    /// configuration error, since the built client's headers would be lost.
+    #[tokio::test]
+    async fn headers_go_on_the_built_client_or_the_custom_one() {
+        let url = "http://127.0.0.1:1/mcp";
+        let auth = HeaderValue::from_static("Bearer t-1");
+        let built = ClientHttp::new(url)
+            .with_header(http::header::AUTHORIZATION, auth.clone())
+            .client()
+            .unwrap();
+        let head = head_sent_by(built).await;
+        assert!(head.contains("authorization: bearer t-1"), "{head}");
+
+        let mut defaults = HeaderMap::new();
+        defaults.insert("x-custom", HeaderValue::from_static("c-1"));
+        let custom = reqwest::Client::builder()
+            .default_headers(defaults)
+            .build()
+            .unwrap();
+        let used = ClientHttp::new(url).with_http_client(custom.clone());
+        let head = head_sent_by(used.client().unwrap()).await;
+        assert!(head.contains("x-custom: c-1"), "{head}");
+
+        let both = used.with_header(http::header::AUTHORIZATION, auth);
+        let err = both.client().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TransportError::Config(ConfigError::Conflict {
+                    settings: "ClientHttp::http_client and ClientHttp::headers",
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
+    }
+
+    /// `Debug` shows the settings and the header names, never a header's
+    /// value (an `Authorization` token).
+    #[test]
+    fn a_client_config_shows_header_names_not_values() {
+        let c = ClientHttp::new("http://127.0.0.1:1/mcp")
+            .with_header(
+                http::header::AUTHORIZATION,
+                HeaderValue::from_static("Bearer secret-token"),
+            )
+            .with_http_client(reqwest::Client::new());
+        let shown = format!("{c:?}");
+        for part in [
+            "ClientHttp",
+            "http://127.0.0.1:1/mcp",
+            "request_timeout: Some(300s)",
+            "custom_http_client: true",
+            "\"authorization\"",
+        ] {
+            assert!(shown.contains(part), "{part} in {shown}");
+        }
+        assert!(!shown.contains("secret"), "{shown}");
+    }
+
+    #[test]
     fn client_urls_must_parse_and_be_http() {
         let ok = ClientHttp::new("https://mcp.example.com/mcp");
         assert_eq!(

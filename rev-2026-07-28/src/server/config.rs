@@ -441,6 +441,48 @@ mod tests {
         assert_eq!(c.advertised().len(), 2);
     }
 
+    /// Each setter sets its own field and leaves the others at their
+    /// defaults (one that returned a default config would drop every
+    /// setting made before it).
+    #[test]
+    fn each_setter_sets_its_field() {
+        let bus: Arc<dyn SignalBus> =
+            Arc::new(mcp_transport_core::session_store::LocalSignalBus::default());
+        let c = ModernConfig::default()
+            .with_json_response(true)
+            .with_supported_versions([ProtocolVersion::parse("2099-01-01")])
+            .with_stream_queue(3)
+            .with_signals(Some(bus))
+            .with_tasks(Some(TasksConfig {
+                poll_interval_ms: 7,
+                ..TasksConfig::default()
+            }))
+            .with_listen_queue(5);
+        assert!(c.json_response, "kept through the setters after it");
+        assert_eq!(c.supported_versions, [ProtocolVersion::parse("2099-01-01")]);
+        assert_eq!(c.stream_queue, 3);
+        assert!(c.signals.is_some());
+        assert_eq!(c.tasks.as_ref().map(|t| t.poll_interval_ms), Some(7));
+        assert_eq!(c.listen_queue, 5);
+        let d = ModernConfig::default();
+        assert_eq!((d.stream_queue, d.listen_queue), (16, 64));
+        assert!(d.signals.is_none() && d.tasks.is_none());
+    }
+
+    /// A tasks configuration shows its settings, not its store.
+    #[test]
+    fn tasks_config_shows_its_settings() {
+        let shown = format!("{:?}", TasksConfig::default());
+        for part in [
+            "TasksConfig",
+            "ttl_ms: Some(3600000)",
+            "poll_interval_ms: 500",
+            "max_listen_task_ids: 256",
+        ] {
+            assert!(shown.contains(part), "{part} in {shown}");
+        }
+    }
+
     #[test]
     fn debug_redacts_the_key() {
         let c = ModernConfig::default().with_state_key(Some([7u8; 32]));
