@@ -569,6 +569,30 @@ mod tests {
         }
     }
 
+    /// `as_str` and `Display` give the wire name, the one serde writes
+    /// (*Tasks*, "Task Status": `working`, `input_required`, `completed`,
+    /// `failed`, `cancelled`).
+    #[test]
+    fn a_status_is_named_as_on_the_wire() {
+        use TaskStatus::*;
+        let names = [
+            (Working, "working"),
+            (InputRequired, "input_required"),
+            (Completed, "completed"),
+            (Failed, "failed"),
+            (Cancelled, "cancelled"),
+        ];
+        for (status, name) in names {
+            assert_eq!(status.as_str(), name);
+            assert_eq!(status.to_string(), name);
+            assert_eq!(serde_json::to_value(status).unwrap(), name);
+            assert_eq!(
+                status.is_terminal(),
+                !matches!(status, Working | InputRequired)
+            );
+        }
+    }
+
     #[test]
     fn timestamps_are_rfc3339_utc() {
         let r = at(0, 1_764_547_200_123);
