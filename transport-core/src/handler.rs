@@ -493,6 +493,216 @@ mod tests {
         )
     }
 
+    /// A sink that keeps what it is sent, wants logs from `level` up, and
+    /// says whether it closes SSE connections.
+    #[derive(Default)]
+    struct Recording {
+        sent: std::sync::Mutex<Vec<Notification>>,
+        level: Option<LogLevel>,
+        closes: bool,
+        admission: Option<Arc<Admission>>,
+    }
+
+    #[async_trait]
+    impl RequestSink for Recording {
+        async fn send(&self, n: Notification) -> Result<(), SendError> {
+            self.sent.lock().unwrap().push(n);
+            Ok(())
+        }
+        fn close_sse_stream(&self) -> bool {
+            self.closes
+        }
+        fn log_level(&self) -> Option<LogLevel> {
+            self.level
+        }
+        fn admission(&self) -> Option<&Arc<Admission>> {
+            self.admission.as_ref()
+        }
+    }
+
+    impl Recording {
+        /// What was sent, as `(method, params)`.
+        fn taken(&self) -> Vec<(String, serde_json::Value)> {
+            std::mem::take(&mut *self.sent.lock().unwrap())
+                .into_iter()
+                .map(|n| {
+                    let params = serde_json::from_str(n.params.unwrap().get()).unwrap();
+                    (n.method, params)
+                })
+                .collect()
+        }
+    }
+
+    fn cx_with(sink: Arc<Recording>) -> RequestContext {
+        RequestContext::new(
+            ProtocolVersion::V2026_07_28,
+            RequestId::Number(7),
+            Arc::default(),
+            CancellationToken::new(),
+            sink,
+        )
+    }
+
+    #[test]
+    fn a_capability_is_declared_by_a_value_that_is_not_null() {
+        let client = ClientDescription {
+            info: None,
+            capabilities: serde_json::json!({"sampling": {}, "roots": null, "x": false}),
+        };
+        assert!(client.has_capability("sampling"));
+        assert!(client.has_capability("x"), "any value but null declares it");
+        assert!(!client.has_capability("roots"));
+        assert!(!client.has_capability("elicitation"));
+    }
+
+    #[tokio::test]
+    async fn notify_goes_to_the_sink_until_the_request_is_cancelled() {
+        let sink = Arc::new(Recording::default());
+        let c = cx_with(sink.clone());
+        assert!(!c.is_cancelled());
+        assert_eq!(
+            format!("{c:?}"),
+            "RequestContext { revision: V2026_07_28, request_id: Number(7), cancelled: false, .. }"
+        );
+        let n = Notification::new("notifications/x", Some(&serde_json::json!({"a": 1}))).unwrap();
+        c.notify(n.clone()).await.unwrap();
+        assert_eq!(
+            sink.taken(),
+            [("notifications/x".to_owned(), serde_json::json!({"a": 1}))]
+        );
+        // Cancelled through the token the context hands out.
+        c.cancellation().cancel();
+        assert!(c.is_cancelled());
+        assert!(format!("{c:?}").contains("cancelled: true"));
+        assert_eq!(c.notify(n).await, Err(SendError::Finished));
+        assert!(sink.taken().is_empty(), "nothing sent once cancelled");
+    }
+
+    /// Progress only with the client's token (*Progress*), carrying what
+    /// was given.
+    #[tokio::test]
+    async fn progress_is_sent_only_with_a_token() {
+        let sink = Arc::new(Recording::default());
+        let mut c = cx_with(sink.clone());
+        c.progress(1.0, None, None).await.unwrap();
+        assert!(sink.taken().is_empty(), "no token, no progress");
+        c.progress_token = Some("p-1".into());
+        c.progress(1.0, None, None).await.unwrap();
+        c.progress(2.0, Some(4.0), Some("half")).await.unwrap();
+        assert_eq!(
+            sink.taken(),
+            [
+                (
+                    "notifications/progress".to_owned(),
+                    serde_json::json!({"progressToken": "p-1", "progress": 1.0})
+                ),
+                (
+                    "notifications/progress".to_owned(),
+                    serde_json::json!({"progressToken": "p-1", "progress": 2.0, "total": 4.0, "message": "half"})
+                ),
+            ]
+        );
+    }
+
+    /// Logs only at or above the level the client wants (*Logging*), none
+    /// when it wants none.
+    #[tokio::test]
+    async fn a_log_is_sent_at_or_above_the_wanted_level() {
+        let sink = Arc::new(Recording {
+            level: Some(LogLevel::Warning),
+            ..Recording::default()
+        });
+        let c = cx_with(sink.clone());
+        c.log(LogLevel::Info, None, "quiet".into()).await.unwrap();
+        c.log(LogLevel::Warning, None, "w".into()).await.unwrap();
+        c.log(LogLevel::Error, Some("db"), "e".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            sink.taken(),
+            [
+                (
+                    "notifications/message".to_owned(),
+                    serde_json::json!({"level": "warning", "data": "w"})
+                ),
+                (
+                    "notifications/message".to_owned(),
+                    serde_json::json!({"level": "error", "data": "e", "logger": "db"})
+                ),
+            ]
+        );
+        let silent = Arc::new(Recording::default());
+        let c = cx_with(silent.clone());
+        c.log(LogLevel::Emergency, None, "x".into()).await.unwrap();
+        assert!(silent.taken().is_empty(), "no level wanted, no log");
+    }
+
+    /// `close_sse_stream` and `admission` are the sink's; a sink that does
+    /// not say closes nothing and keeps no bound.
+    #[test]
+    fn closing_and_admission_are_the_sinks() {
+        let admission = Admission::new(crate::admission::RunLimits::default());
+        let sink = Arc::new(Recording {
+            closes: true,
+            admission: Some(admission.clone()),
+            ..Recording::default()
+        });
+        let c = cx_with(sink);
+        assert!(c.close_sse_stream());
+        assert!(Arc::ptr_eq(c.admission().unwrap(), &admission));
+        let plain = cx();
+        assert!(!plain.close_sse_stream());
+        assert!(plain.admission().is_none());
+    }
+
+    /// The index is handed out only for the params it describes.
+    #[test]
+    fn a_params_index_is_handed_out_for_its_own_params_only() {
+        let params = RawValue::from_string(r#"{"name":"add"}"#.to_owned()).unwrap();
+        let other = RawValue::from_string(r#"{"name":"sub"}"#.to_owned()).unwrap();
+        let mut c = cx();
+        assert!(c.params_index(Some(&params)).is_none());
+        let index = Arc::new(ObjectIndex::of_params(Some(&params)));
+        c.set_params_index(Some(index.clone()));
+        assert!(Arc::ptr_eq(c.params_index(Some(&params)).unwrap(), &index));
+        assert!(c.params_index(Some(&other)).is_none());
+        assert!(c.params_index(None).is_none());
+    }
+
+    /// A task id set on a context with nothing rare yet, and cleared.
+    #[test]
+    fn a_task_id_alone_is_set_and_cleared() {
+        let mut c = cx();
+        c.set_task_id(Some("t-2".into()));
+        assert_eq!(c.task_id(), Some("t-2"));
+        c.set_task_id(None);
+        assert_eq!(c.task_id(), None);
+    }
+
+    /// `tool_execution` answers as `execution` unless overridden.
+    #[test]
+    fn tool_execution_defaults_to_execution() {
+        struct Long;
+        #[async_trait]
+        impl Handler for Long {
+            fn describe(&self) -> ServerDescription {
+                ServerDescription {
+                    info: serde_json::json!({"name": "long", "version": "1"}),
+                    capabilities: serde_json::json!({}),
+                    instructions: None,
+                }
+            }
+            async fn handle(&self, _: Request, _: RequestContext) -> Outcome {
+                Outcome::Error(ErrorObject::internal("unused"))
+            }
+            fn execution(&self, _: &Request) -> Execution {
+                Execution::MayBeLong
+            }
+        }
+        let request = Request::new(1, "tools/call", None::<&()>).unwrap();
+        assert_eq!(Long.tool_execution("add", &request), Execution::MayBeLong);
+    }
+
     /// The rare members read back as set, and a context without them
     /// allocates nothing for them and carries one pointer instead of their
     /// three `Option`s (72 bytes): 128 bytes in all, 192 before.
