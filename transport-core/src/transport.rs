@@ -509,6 +509,7 @@ pub type DynTransport = Arc<dyn Transport>;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jsonrpc::RequestId;
 
     fn note(method: &str, params: Option<serde_json::Value>) -> Notification {
         Notification::new(method, params.as_ref()).unwrap()
@@ -530,5 +531,135 @@ mod tests {
         let b = serde_json::json!({"uri": "file:///b"});
         assert!(tools.admits(&note("notifications/resources/updated", Some(a))));
         assert!(!tools.admits(&note("notifications/resources/updated", Some(b))));
+    }
+
+    /// Each selection alone makes a filter that selects: it admits its own
+    /// change notification and drops the others.
+    #[test]
+    fn each_selection_alone_admits_its_own_change_only() {
+        let changes = [
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+        ];
+        let filters = [
+            ListenFilter {
+                tools_list_changed: true,
+                ..Default::default()
+            },
+            ListenFilter {
+                prompts_list_changed: true,
+                ..Default::default()
+            },
+            ListenFilter {
+                resources_list_changed: true,
+                ..Default::default()
+            },
+        ];
+        for (i, filter) in filters.iter().enumerate() {
+            for (j, change) in changes.iter().enumerate() {
+                assert_eq!(
+                    filter.admits(&note(change, None)),
+                    i == j,
+                    "{filter:?} {change}"
+                );
+            }
+            let updated = note(
+                "notifications/resources/updated",
+                Some(serde_json::json!({"uri": "file:///a"})),
+            );
+            assert!(!filter.admits(&updated), "{filter:?}");
+        }
+        let uris = ListenFilter {
+            resource_uris: vec!["file:///a".into()],
+            ..Default::default()
+        };
+        for change in changes {
+            assert!(!uris.admits(&note(change, None)), "{change}");
+        }
+    }
+
+    fn events(items: Vec<StreamEvent>) -> ResponseStream {
+        ResponseStream::new(futures::stream::iter(items.into_iter().map(Ok)))
+    }
+
+    /// The link reports the task id the revision records; detaching needs
+    /// an id and marks the link, so that dropping the stream leaves the
+    /// task running.
+    #[test]
+    fn a_task_is_detached_only_once_it_has_an_id() {
+        let link = TaskLink::new();
+        let stream = events(vec![]).with_task_link(link.clone());
+        assert_eq!(stream.task_id(), None);
+        let stream = stream.detach_task().expect_err("no task yet");
+        assert!(!link.is_detached());
+        link.set_id("t-9");
+        assert_eq!(link.id().as_deref(), Some("t-9"));
+        assert_eq!(stream.task_id().as_deref(), Some("t-9"));
+        assert_eq!(stream.detach_task().unwrap(), "t-9");
+        assert!(link.is_detached());
+        // A stream without a link has no task to give.
+        assert!(events(vec![]).detach_task().is_err());
+        assert_eq!(format!("{:?}", events(vec![])), "ResponseStream");
+    }
+
+    /// The stream yields the related messages, then the response; one
+    /// that ends without a response is the peer's fault.
+    #[tokio::test]
+    async fn a_stream_yields_its_events_then_its_response() {
+        use futures::StreamExt;
+        let n = note("notifications/progress", None);
+        let answer = Response::result(RequestId::Number(1), crate::jsonrpc::to_raw(&1).unwrap());
+        let mut seen = Vec::new();
+        let got = events(vec![
+            StreamEvent::Notification(n.clone()),
+            StreamEvent::Response(answer.clone()),
+        ])
+        .response_with(|e| seen.push(format!("{e:?}")))
+        .await
+        .unwrap();
+        assert_eq!(got.id, Some(RequestId::Number(1)));
+        assert_eq!(seen.len(), 1);
+        let polled: Vec<_> = events(vec![StreamEvent::Notification(n.clone())])
+            .collect()
+            .await;
+        assert_eq!(polled.len(), 1, "the stream's own items, polled");
+        let err = events(vec![StreamEvent::Notification(n)])
+            .response()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TransportError::PeerMisbehaved(Misbehaviour::EndedWithout { .. })
+            ),
+            "{err:?}"
+        );
+
+        let mut messages = ServerMessages::new(futures::stream::iter([Ok(
+            crate::jsonrpc::Message::Response(answer),
+        )]));
+        assert_eq!(format!("{messages:?}"), "ServerMessages");
+        assert!(matches!(messages.next().await, Some(Ok(_))));
+        assert!(messages.next().await.is_none());
+    }
+
+    /// `ping` is answered with an empty result whatever the handler does;
+    /// anything else is the handler's answer, under the request's id.
+    #[tokio::test]
+    async fn ping_is_answered_empty_and_the_rest_by_the_handler() {
+        let ping = Request::new("p", "ping", None::<&()>).unwrap();
+        let r = answer_request(&NoInput, &ping).await;
+        assert_eq!(r.id, Some(RequestId::from("p")));
+        assert_eq!(r.payload.unwrap().get(), "{}");
+        let other = Request::new(2, "roots/list", None::<&()>).unwrap();
+        let r = answer_request(&NoInput, &other).await;
+        assert_eq!(r.id, Some(RequestId::Number(2)));
+        assert_eq!(
+            r.payload.unwrap_err().code,
+            crate::jsonrpc::METHOD_NOT_FOUND
+        );
+        let handler: &dyn InputHandler = &NoInput;
+        assert_eq!(format!("{handler:?}"), "dyn InputHandler");
     }
 }
