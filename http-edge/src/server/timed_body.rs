@@ -163,6 +163,83 @@ mod tests {
         assert!(is_body_timeout(&*err), "{err}");
     }
 
+    /// The clock restarts at every frame: frames 4 s apart pass a 5 s
+    /// timeout, and the error comes 5 s after the last frame, not before.
+    #[tokio::test(start_paused = true)]
+    async fn the_timeout_counts_from_the_last_frame() {
+        let (mut tx, rx) = futures_channel_body();
+        let mut body = TimedBody::new(rx, Duration::from_secs(5));
+        let start = Instant::now();
+        let feeder = tokio::spawn(async move {
+            for piece in ["a", "b"] {
+                tokio::time::sleep(Duration::from_secs(4)).await;
+                tx.send(Bytes::from_static(piece.as_bytes()));
+            }
+            tx
+        });
+        for piece in ["a", "b"] {
+            let frame = body.frame().await.unwrap().unwrap();
+            assert_eq!(frame.into_data().unwrap(), piece);
+        }
+        assert_eq!(start.elapsed(), Duration::from_secs(8));
+        let err = body.frame().await.unwrap().unwrap_err();
+        assert_eq!(start.elapsed(), Duration::from_secs(13));
+        assert_eq!(
+            err.to_string(),
+            "no part of the request body arrived for 5000 ms"
+        );
+        drop(feeder.await.unwrap());
+    }
+
+    /// Only a timeout is a timeout, found through the errors that wrap it.
+    #[test]
+    fn a_timeout_is_found_through_its_wrappers() {
+        #[derive(Debug)]
+        struct Wrapper(BodyReadTimeout);
+        impl fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("wrapped")
+            }
+        }
+        impl StdError for Wrapper {
+            fn source(&self) -> Option<&(dyn StdError + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let timeout = BodyReadTimeout(Duration::from_millis(1));
+        assert!(is_body_timeout(&timeout));
+        assert!(is_body_timeout(&Wrapper(timeout)));
+        let other = std::io::Error::other("reset");
+        assert!(!is_body_timeout(&other));
+    }
+
+    /// Both wrappers report the end and the size of the body they wrap,
+    /// and a guarded body lets its guard go once it has ended.
+    #[tokio::test]
+    async fn the_wrappers_report_the_inner_bodys_end_and_size() {
+        let empty = TimedBody::new(axum::body::Body::empty(), Duration::from_secs(1));
+        assert!(empty.is_end_stream());
+        assert_eq!(empty.size_hint().exact(), Some(0));
+        let full = TimedBody::new(axum::body::Body::from("abc"), Duration::from_secs(1));
+        assert!(!full.is_end_stream());
+        assert_eq!(full.size_hint().exact(), Some(3));
+
+        let guard = std::sync::Arc::new(());
+        let empty = GuardedBody::new(axum::body::Body::empty(), guard.clone());
+        assert!(empty.is_end_stream());
+        assert_eq!(empty.size_hint().exact(), Some(0));
+        let mut full = GuardedBody::new(axum::body::Body::from("abc"), guard.clone());
+        assert!(!full.is_end_stream());
+        assert_eq!(full.size_hint().exact(), Some(3));
+        assert_eq!(std::sync::Arc::strong_count(&guard), 3);
+        drop(empty);
+        assert_eq!(std::sync::Arc::strong_count(&guard), 2);
+        let frame = full.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), "abc");
+        assert!(full.frame().await.is_none());
+        assert_eq!(std::sync::Arc::strong_count(&guard), 1, "let go at the end");
+    }
+
     /// A body fed by hand (an `axum` body over a channel stream).
     fn futures_channel_body() -> (Feeder, axum::body::Body) {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, std::io::Error>>();
