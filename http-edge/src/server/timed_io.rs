@@ -105,3 +105,126 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for WriteTimeout<T> {
         this.outcome(cx, polled)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const LIMIT: Duration = Duration::from_secs(5);
+
+    /// An inner socket on which nothing ever makes progress.
+    struct Stuck;
+
+    impl AsyncRead for Stuck {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Pending
+        }
+    }
+
+    impl AsyncWrite for Stuck {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Pending
+        }
+        fn poll_write_vectored(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &[io::IoSlice<'_>],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Pending
+        }
+        fn is_write_vectored(&self) -> bool {
+            false
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Pending
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Pending
+        }
+    }
+
+    fn is_timeout(e: &io::Error) -> bool {
+        e.kind() == io::ErrorKind::TimedOut && e.to_string() == "the peer took nothing for 5000 ms"
+    }
+
+    /// A write blocked by a peer that stopped reading fails `timeout` after
+    /// it blocked; a peer that reads in time resets the clock.
+    #[tokio::test(start_paused = true)]
+    async fn a_blocked_write_fails_after_the_timeout_and_progress_resets_it() {
+        let (ours, mut peer) = tokio::io::duplex(4);
+        let mut w = WriteTimeout::new(ours, LIMIT);
+        let start = Instant::now();
+        w.write_all(b"abcd").await.unwrap();
+        let reader = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(4)).await;
+            let mut got = [0u8; 4];
+            peer.read_exact(&mut got).await.unwrap();
+            (got, peer)
+        });
+        // Blocked for 4 s, under the limit: it goes through.
+        w.write_all(b"efgh").await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(4));
+        let (got, mut peer) = reader.await.unwrap();
+        assert_eq!(&got, b"abcd");
+        // Nobody reads any more: the next write fails 5 s after it blocked.
+        let err = w.write_all(b"ijkl").await.unwrap_err();
+        assert!(is_timeout(&err), "{err}");
+        assert_eq!(start.elapsed(), Duration::from_secs(9));
+        let mut rest = [0u8; 4];
+        peer.read_exact(&mut rest).await.unwrap();
+        assert_eq!(&rest, b"efgh");
+    }
+
+    /// Bytes go through both ways, vectored writes included, and a
+    /// shutdown reaches the peer as the end of the stream.
+    #[tokio::test(start_paused = true)]
+    async fn bytes_reads_and_shutdown_pass_through() {
+        let (ours, mut peer) = tokio::io::duplex(64);
+        let mut w = WriteTimeout::new(ours, LIMIT);
+        assert!(w.is_write_vectored(), "as the duplex stream says");
+        w.write_all(b"hello").await.unwrap();
+        let slices = [io::IoSlice::new(b" wor"), io::IoSlice::new(b"ld")];
+        let n = w.write_vectored(&slices).await.unwrap();
+        assert!(n > 0);
+        w.flush().await.unwrap();
+        peer.write_all(b"hi").await.unwrap();
+        let mut two = [0u8; 2];
+        w.read_exact(&mut two).await.unwrap();
+        assert_eq!(&two, b"hi");
+        w.shutdown().await.unwrap();
+        let mut got = Vec::new();
+        tokio::time::timeout(LIMIT, peer.read_to_end(&mut got))
+            .await
+            .expect("the shutdown reached the peer")
+            .unwrap();
+        assert_eq!(got, &b"hello world"[..5 + n]);
+    }
+
+    /// Every way of writing times out on a socket that makes no progress;
+    /// whether writes are vectored is the socket's answer.
+    #[tokio::test(start_paused = true)]
+    async fn every_write_path_times_out() {
+        let mut w = WriteTimeout::new(Stuck, LIMIT);
+        assert!(!w.is_write_vectored());
+        let err = w.write(b"x").await.unwrap_err();
+        assert!(is_timeout(&err), "write: {err}");
+        let err = w
+            .write_vectored(&[io::IoSlice::new(b"x")])
+            .await
+            .unwrap_err();
+        assert!(is_timeout(&err), "write_vectored: {err}");
+        let err = w.flush().await.unwrap_err();
+        assert!(is_timeout(&err), "flush: {err}");
+        let err = w.shutdown().await.unwrap_err();
+        assert!(is_timeout(&err), "shutdown: {err}");
+    }
+}
