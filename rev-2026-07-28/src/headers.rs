@@ -161,6 +161,34 @@ mod tests {
         }
     }
 
+    /// The methods whose `Mcp-Name` mirrors a params member, and which.
+    #[test]
+    fn the_name_header_mirrors_its_methods_member() {
+        for (method, member) in [
+            ("tools/call", Some("name")),
+            ("prompts/get", Some("name")),
+            ("resources/read", Some("uri")),
+            ("tasks/get", Some("taskId")),
+            ("tasks/update", Some("taskId")),
+            ("tasks/cancel", Some("taskId")),
+            ("tools/list", None),
+            ("tasks/list", None),
+        ] {
+            assert_eq!(name_member(method), member, "{method}");
+        }
+    }
+
+    /// A value that only starts with the prefix and ends with the suffix
+    /// because they overlap (`=?base64?=`, 10 bytes) is plain text, not an
+    /// encoded value with a negative-length payload.
+    #[test]
+    fn overlapping_markers_are_plain_text() {
+        assert_eq!(decode_value(b"=?base64?=").unwrap(), "=?base64?=");
+        assert!(is_plain_safe("=?base64?="));
+        assert_eq!(encode_value("=?base64?="), "=?base64?=");
+        assert_eq!(decode_value(b"=?base64??=").unwrap(), "");
+    }
+
     #[test]
     fn decode_errors() {
         assert_eq!(
