@@ -98,4 +98,42 @@ mod lease_store {
         assert!(s.release("a", "h").await.unwrap());
         assert!(s.acquire("c", "h", "", Duration::ZERO).await.unwrap());
     }
+
+    /// `cut_off` plays an instance's death: its leases lapse (counted),
+    /// its calls fail naming it, another instance takes over; once
+    /// reconnected its calls work again and it learns what it lost.
+    /// `len` and `is_empty` count what is stored.
+    #[tokio::test]
+    async fn a_cut_off_holder_loses_its_leases_until_it_reconnects() {
+        use mcp_transport_core::lease::{LeaseError, LeaseStore, MemoryLeaseStore};
+        use std::time::Duration;
+        let t = Duration::from_secs(1);
+        let s = MemoryLeaseStore::default();
+        assert!(s.is_empty() && s.len() == 0);
+        for key in ["a", "b"] {
+            assert!(s.acquire(key, "dead", "", t).await.unwrap());
+        }
+        assert!(s.acquire("c", "alive", "", t).await.unwrap());
+        assert_eq!((s.len(), s.is_empty()), (3, false));
+
+        assert_eq!(s.cut_off("dead"), 2);
+        let err = s.renew("a", "dead", t).await.unwrap_err();
+        assert!(
+            matches!(&err, LeaseError::Backend(e) if e.to_string().contains("holder dead is cut off")),
+            "{err:?}"
+        );
+        assert!(s.acquire("d", "dead", "", t).await.is_err());
+        assert!(s.release("b", "dead").await.is_err());
+        assert!(s.take_over("c", "dead", t).await.is_err());
+        assert!(s.renew("c", "alive", t).await.unwrap(), "others unaffected");
+        let before = s.take_over("a", "alive", t).await.unwrap().unwrap();
+        assert_eq!((before.holder.as_str(), before.held), ("dead", false));
+
+        s.reconnect("dead");
+        assert!(!s.renew("a", "dead", t).await.unwrap(), "a was taken over");
+        assert!(s.renew("b", "dead", t).await.unwrap(), "b was not");
+        assert!(s.get("b").await.unwrap().unwrap().held);
+        assert_eq!(s.lapse_holder("alive"), 2);
+        assert_eq!(s.len(), 3);
+    }
 }
