@@ -109,7 +109,7 @@ mod lease_store {
         use std::time::Duration;
         let t = Duration::from_secs(1);
         let s = MemoryLeaseStore::default();
-        assert!(s.is_empty() && s.len() == 0);
+        assert_eq!((s.len(), s.is_empty()), (0, true));
         for key in ["a", "b"] {
             assert!(s.acquire(key, "dead", "", t).await.unwrap());
         }
