@@ -137,5 +137,139 @@ mod tests {
         assert!(rpc_error(b"oops").is_none());
         assert_eq!(body_excerpt(b"  oops ", StatusCode::BAD_REQUEST), "oops");
         assert_eq!(body_excerpt(b"", StatusCode::NOT_FOUND), "Not Found");
+        // No text and a status with no reason phrase.
+        let odd = StatusCode::from_u16(599).unwrap();
+        assert_eq!(body_excerpt(b" \n ", odd), "no reason given");
+        // At most 500 characters (not bytes) of a long body.
+        let long = "é".repeat(600);
+        assert_eq!(
+            body_excerpt(long.as_bytes(), StatusCode::BAD_REQUEST),
+            "é".repeat(500)
+        );
+        // An error body that is not a JSON-RPC error object.
+        assert!(rpc_error(br#"{"error":"no"}"#).is_none());
+    }
+
+    /// A `reqwest::Response` with `content_type` and `body`.
+    fn answer(content_type: Option<&str>, body: reqwest::Body) -> reqwest::Response {
+        let mut r = http::Response::new(body);
+        if let Some(ct) = content_type {
+            r.headers_mut().insert(CONTENT_TYPE, ct.parse().unwrap());
+        }
+        reqwest::Response::from(r)
+    }
+
+    /// A body of `chunks` with no `Content-Length` (a chunked answer),
+    /// broken after them when `broken`.
+    fn chunked(chunks: &[&'static str], broken: bool) -> reqwest::Body {
+        let mut items: Vec<Result<bytes::Bytes, std::io::Error>> = chunks
+            .iter()
+            .map(|c| Ok(bytes::Bytes::from_static(c.as_bytes())))
+            .collect();
+        if broken {
+            items.push(Err(std::io::Error::other("connection reset")));
+        }
+        reqwest::Body::wrap_stream(futures_util::stream::iter(items))
+    }
+
+    /// A body whose length is `len` and which breaks when read.
+    fn claimed(len: u64) -> reqwest::Body {
+        struct Claimed(u64);
+        impl http_body::Body for Claimed {
+            type Data = bytes::Bytes;
+            type Error = std::io::Error;
+            fn poll_frame(
+                self: std::pin::Pin<&mut Self>,
+                _: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, std::io::Error>>>
+            {
+                std::task::Poll::Ready(Some(Err(std::io::Error::other("read"))))
+            }
+            fn size_hint(&self) -> http_body::SizeHint {
+                http_body::SizeHint::with_exact(self.0)
+            }
+        }
+        reqwest::Body::wrap(Claimed(len))
+    }
+
+    #[test]
+    fn media_types() {
+        let of = |ct| media_type(&answer(ct, reqwest::Body::from("")));
+        assert_eq!(of(Some("application/json")), MediaType::Json);
+        assert_eq!(
+            of(Some("Application/JSON ; charset=utf-8")),
+            MediaType::Json
+        );
+        assert_eq!(of(Some("text/event-stream")), MediaType::EventStream);
+        assert_eq!(
+            of(Some("TEXT/Event-Stream;charset=utf-8")),
+            MediaType::EventStream
+        );
+        assert_eq!(
+            of(Some("text/plain; charset=utf-8")),
+            MediaType::Other("text/plain; charset=utf-8".into())
+        );
+        assert_eq!(of(None), MediaType::Other(String::new()));
+    }
+
+    fn limit_of(e: BodyError) -> LimitExceeded {
+        match e {
+            BodyError::Limit(TransportError::Limit(l)) => l,
+            other => panic!("not a limit: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn bodies_are_read_within_their_bound() {
+        // Exactly the limit is allowed, with or without a length.
+        let whole = read_body(answer(None, reqwest::Body::from("12345")), 5, "ping")
+            .await
+            .unwrap();
+        assert_eq!(whole, b"12345");
+        let parts = read_body(answer(None, chunked(&["12", "345"], false)), 5, "ping")
+            .await
+            .unwrap();
+        assert_eq!(parts, b"12345");
+
+        // One byte more: refused, naming the setting and the request, both
+        // from `Content-Length` and while counting chunks.
+        for body in [
+            reqwest::Body::from("123456"),
+            chunked(&["123", "456"], false),
+        ] {
+            let e = read_body(answer(None, body), 5, "tools/call").await;
+            let limit = limit_of(e.unwrap_err());
+            assert_eq!(limit.setting, "max_body_bytes");
+            assert_eq!(limit.limit, 5);
+            assert_eq!(limit.what, "tools/call: the JSON answer body");
+        }
+
+        // A length past the limit is refused before any of the body is
+        // read; a length within it is read (here: found broken).
+        let e = read_body(answer(None, claimed(7)), 5, "ping").await;
+        assert_eq!(limit_of(e.unwrap_err()).limit, 5);
+        let e = read_body(answer(None, claimed(5)), 5, "ping").await;
+        assert!(matches!(e, Err(BodyError::Broken(_))), "{e:?}");
+
+        // A broken connection is not a limit.
+        let e = read_body(answer(None, chunked(&["12"], true)), 5, "ping").await;
+        match e.unwrap_err() {
+            BodyError::Broken(text) => assert!(text.contains("connection reset"), "{text}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn error_bodies_are_read_up_to_their_bound() {
+        assert_eq!(MAX_ERROR_BODY, 65_536);
+        let cut = read_limited(answer(None, chunked(&["abc", "defg", "hij"], false)), 5).await;
+        assert_eq!(cut, b"abcde");
+        let exact = read_limited(answer(None, chunked(&["abc", "de", "fg"], false)), 5).await;
+        assert_eq!(exact, b"abcde");
+        let short = read_limited(answer(None, chunked(&["ab", "c"], false)), 5).await;
+        assert_eq!(short, b"abc");
+        // A broken connection keeps what arrived.
+        let broken = read_limited(answer(None, chunked(&["ab", "c"], true)), 5).await;
+        assert_eq!(broken, b"abc");
     }
 }

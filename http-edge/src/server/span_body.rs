@@ -55,3 +55,23 @@ impl http_body::Body for SpanBody {
         self.inner.size_hint()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http_body::Body as _;
+
+    use super::*;
+
+    /// The wrapper says what its body says about its end and size (hyper
+    /// reads both: an empty body gets `Content-Length: 0` and no frame
+    /// poll; a full one gets its exact length).
+    #[test]
+    fn end_and_size_are_the_inner_bodys() {
+        let full = SpanBody::new(Body::from("answer"), tracing::Span::none());
+        assert!(!full.is_end_stream());
+        assert_eq!(full.size_hint().exact(), Some(6));
+        let empty = SpanBody::new(Body::empty(), tracing::Span::none());
+        assert!(empty.is_end_stream());
+        assert_eq!(empty.size_hint().exact(), Some(0));
+    }
+}
