@@ -177,6 +177,20 @@ CRITICAL=(
   "rev-2024-11-05/src/request.rs|mcp-rev-2024-11-05|--lib --test *"
   "rev-2024-11-05/src/server.rs|mcp-rev-2024-11-05|--lib --test *"
   "rev-2024-11-05/src/shared.rs|mcp-rev-2024-11-05,mcp-negotiate|--lib --test *"
+  "transport-core/src/sse/encoder.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/session_store/memory.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/session_store/mod.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/session_store/signals.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/cancel.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/negotiation.rs|mcp-transport-core|--lib --test *"
+  "http-edge/src/server/span_body.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/client/answer.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/server/checks.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/server/reply.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/faults.rs|mcp-http-edge|--lib --test *"
+  "tools/src/registry.rs|mcp-tools|--lib --test *"
+  "tools/src/output.rs|mcp-tools|--lib --test *"
+  "tools/src/prompts.rs|mcp-tools|--lib --test *"
 )
 
 if [[ ${1:-} == --list ]]; then

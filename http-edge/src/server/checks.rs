@@ -150,5 +150,11 @@ mod tests {
         assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
         h.insert(CONTENT_TYPE, "application/json".parse().unwrap());
         assert!(check_post_media(&h).is_ok());
+        // Not the usual bytes, still JSON: the media-type rules decide.
+        h.insert(
+            CONTENT_TYPE,
+            "Application/JSON; charset=utf-8".parse().unwrap(),
+        );
+        assert!(check_post_media(&h).is_ok());
     }
 }
