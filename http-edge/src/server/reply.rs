@@ -140,4 +140,53 @@ mod tests {
         assert_eq!(s.status(), StatusCode::OK);
         assert_eq!(accepted().status(), StatusCode::ACCEPTED);
     }
+
+    /// The status, the JSON-RPC error code and id, and every header of a
+    /// reply.
+    async fn read(r: HttpResponse) -> (StatusCode, i64, serde_json::Value, HeaderMap) {
+        use http_body_util::BodyExt;
+        let (head, body) = r.into_parts();
+        let bytes = body.collect().await.unwrap().to_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["jsonrpc"], "2.0");
+        let code = v["error"]["code"].as_i64().unwrap();
+        (head.status, code, v["id"].clone(), head.headers)
+    }
+
+    #[tokio::test]
+    async fn each_refusal_has_its_status_code_and_headers() {
+        let full = mcp_transport_core::admission::Refused::Running { max: 4 };
+        let (status, code, id, headers) =
+            read(not_admitted(Some(RequestId::Number(7)), &full)).await;
+        assert_eq!(
+            (status, code, id),
+            (StatusCode::SERVICE_UNAVAILABLE, -32603, 7.into())
+        );
+        assert_eq!(headers[RETRY_AFTER], "1");
+        assert_eq!(headers[CONTENT_TYPE], JSON);
+
+        let (status, code, id, headers) = read(invalid(StatusCode::NOT_FOUND, "gone")).await;
+        assert_eq!(
+            (status, code, id),
+            (StatusCode::NOT_FOUND, -32600, serde_json::Value::Null)
+        );
+        assert!(!headers.contains_key(RETRY_AFTER));
+
+        let (status, code, ..) = read(internal(StatusCode::BAD_GATEWAY, "down")).await;
+        assert_eq!((status, code), (StatusCode::BAD_GATEWAY, -32603));
+
+        let parse = BodyError::Parse("eof".into());
+        let (status, code, id, _) = read(body_error(&parse)).await;
+        assert_eq!(
+            (status, code, id),
+            (StatusCode::BAD_REQUEST, -32700, serde_json::Value::Null)
+        );
+
+        let r = json_response(jsonrpc::Response::error(
+            Some(RequestId::Number(1)),
+            ErrorObject::new(-32601, "no"),
+        ));
+        let (status, code, id, _) = read(r).await;
+        assert_eq!((status, code, id), (StatusCode::OK, -32601, 1.into()));
+    }
 }
