@@ -115,4 +115,24 @@ mod tests {
             }
         }
     }
+
+    /// The names the self-test prints (and its report is read by): one per
+    /// fault, in `ALL`'s order.
+    #[test]
+    fn each_fault_has_its_name() {
+        assert_eq!(
+            Fault::ALL.map(Fault::name),
+            [
+                "client-ignores-retry",
+                "replay-inclusive",
+                "skip-priming",
+                "cancel-on-disconnect",
+                "ignore-close",
+                "leak-other-stream",
+                "mint-session-id",
+                "drop-last-before-close",
+                "ignore-task-cancel",
+            ]
+        );
+    }
 }
