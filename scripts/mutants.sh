@@ -191,6 +191,11 @@ CRITICAL=(
   "tools/src/registry.rs|mcp-tools|--lib --test *"
   "tools/src/output.rs|mcp-tools|--lib --test *"
   "tools/src/prompts.rs|mcp-tools|--lib --test *"
+  "tools/src/context.rs|mcp-tools|--lib --test *"
+  "tools/src/resources.rs|mcp-tools|--lib --test *"
+  "tools/src/revision.rs|mcp-tools|--lib --test *"
+  "tools/src/schema.rs|mcp-tools|--lib --test *"
+  "tools/src/typed.rs|mcp-tools|--lib --test *"
 )
 
 if [[ ${1:-} == --list ]]; then
