@@ -150,6 +150,28 @@ mod tests {
         assert!(t.is_cancelled());
     }
 
+    /// `wait_blocking` returns only once the token is cancelled: nothing
+    /// comes back from the waiting thread before `cancel` (a wrong early
+    /// return would show here; a correct wait can never fail this), and
+    /// what comes back after it saw the token cancelled.
+    #[test]
+    fn wait_blocking_blocks_until_cancelled() {
+        let t = CancellationToken::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let t = t.clone();
+            std::thread::spawn(move || {
+                t.wait_blocking();
+                tx.send(t.is_cancelled()).unwrap();
+            })
+        };
+        let early = rx.recv_timeout(std::time::Duration::from_millis(100));
+        assert!(early.is_err(), "wait_blocking returned before cancel");
+        t.cancel();
+        assert_eq!(rx.recv(), Ok(true));
+        waiter.join().unwrap();
+    }
+
     #[test]
     fn drop_guard_cancels_unless_disarmed() {
         let t = CancellationToken::new();
