@@ -196,6 +196,12 @@ CRITICAL=(
   "tools/src/revision.rs|mcp-tools|--lib --test *"
   "tools/src/schema.rs|mcp-tools|--lib --test *"
   "tools/src/typed.rs|mcp-tools|--lib --test *"
+  "rev-2026-07-28/src/server/reply.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/fanout.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/dup_keys.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/catalog.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/schema.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/mod.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
 )
 
 if [[ ${1:-} == --list ]]; then
