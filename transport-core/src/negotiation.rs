@@ -231,6 +231,13 @@ mod tests {
             msg.contains("2025-03-26") && msg.contains("2025-06-18"),
             "{msg}"
         );
+        // A dual-era client does not take a modern version as the answer
+        // to `initialize`, though it supports it.
+        let dual = [V::V2026_07_28, V::V2025_11_25];
+        assert!(matches!(
+            legacy_client_accept(&V::V2025_11_25, &V::V2026_07_28, &dual),
+            Err(NegotiationError::ServerVersionRejected { .. })
+        ));
     }
 
     #[test]
@@ -246,12 +253,13 @@ mod tests {
         // `requested` may be missing; `supported` may not.
         let lenient = ErrorObject::new(-32022, "x")
             .with_data(&serde_json::json!({"supported": ["2026-07-28"]}));
-        assert_eq!(
-            UnsupportedVersionData::from_error(&lenient)
-                .unwrap()
-                .supported,
-            vec![V::V2026_07_28]
-        );
+        let read = UnsupportedVersionData::from_error(&lenient).unwrap();
+        assert_eq!(read.supported, vec![V::V2026_07_28]);
+        assert_eq!(read.requested, V::Unknown(String::new()));
+        // The same data under another code is not this error.
+        let other = ErrorObject::new(-32602, "x")
+            .with_data(&serde_json::json!({"supported": ["2026-07-28"]}));
+        assert!(UnsupportedVersionData::from_error(&other).is_none());
         let no_list =
             ErrorObject::new(-32022, "x").with_data(&serde_json::json!({"requested": "x"}));
         assert!(UnsupportedVersionData::from_error(&no_list).is_none());
