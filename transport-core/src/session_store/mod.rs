@@ -217,3 +217,61 @@ pub trait SessionStore: Send + Sync + 'static {
     /// [`SessionStoreError::Backend`] only.
     async fn purge_expired(&self, now_ms: u64) -> Result<usize, SessionStoreError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    fn session(client_info: Option<&str>, principal: Option<&str>) -> NewSession {
+        NewSession {
+            id: "ab".into(),
+            tag: "cde".into(),
+            version: "2025-11-25".into(),
+            capabilities: raw("{}"),
+            client_info: client_info.map(raw),
+            principal: principal.map(str::to_owned),
+            idle_timeout_ms: 100,
+        }
+    }
+
+    /// Every string and payload a record holds counts once, by its
+    /// length; absent ones count nothing.
+    #[test]
+    fn payload_bytes_sum_what_the_record_holds() {
+        let bare = SessionRecord::new(session(None, None), 0, usize::MAX).unwrap();
+        assert_eq!(bare.payload_bytes(), 2 + 3 + 10 + 2);
+        let full =
+            SessionRecord::new(session(Some(r#"{"n":1}"#), Some("p1234")), 0, usize::MAX).unwrap();
+        assert_eq!(full.payload_bytes(), 2 + 3 + 10 + 2 + 7 + 5);
+    }
+
+    /// The bound is a maximum: a record of exactly `max_record_bytes` is
+    /// kept, one byte more is refused naming both sizes.
+    #[test]
+    fn the_record_bound_is_inclusive() {
+        let s = || session(Some(r#"{"n":1}"#), Some("p1234"));
+        let r = SessionRecord::new(s(), 7, 29).unwrap();
+        assert_eq!((r.created_at_ms, r.last_seen_ms), (7, 7));
+        assert!(matches!(
+            SessionRecord::new(s(), 7, 28),
+            Err(SessionStoreError::TooLarge { size: 29, max: 28 })
+        ));
+    }
+
+    /// A session expires exactly `idle_timeout_ms` after it was last seen;
+    /// an unbounded timeout never overflows into the past.
+    #[test]
+    fn expiry_is_exact_and_saturates() {
+        let mut r = SessionRecord::new(session(None, None), 1_000, usize::MAX).unwrap();
+        assert_eq!(r.expires_at_ms(), 1_100);
+        assert!(!r.is_expired(1_099));
+        assert!(r.is_expired(1_100));
+        r.session.idle_timeout_ms = u64::MAX;
+        assert_eq!(r.expires_at_ms(), u64::MAX);
+        assert!(!r.is_expired(u64::MAX - 1));
+    }
+}
