@@ -126,3 +126,54 @@ impl SessionStore for MemorySessionStore {
         Ok(before - sessions.len())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::executor::block_on;
+    use serde_json::value::RawValue;
+
+    use super::*;
+
+    fn session(id: &str, idle_timeout_ms: u64) -> NewSession {
+        NewSession {
+            id: id.to_owned(),
+            tag: "t".into(),
+            version: "2025-11-25".into(),
+            capabilities: RawValue::from_string("{}".into()).unwrap(),
+            client_info: None,
+            principal: None,
+            idle_timeout_ms,
+        }
+    }
+
+    #[test]
+    fn the_default_limits() {
+        let d = MemorySessionStoreConfig::default();
+        assert_eq!(d.max_sessions, crate::event_log::DEFAULT_MAX_SESSIONS);
+        assert_eq!(d.max_record_bytes, 65_536);
+    }
+
+    /// `len` counts stored records, an expired one until it is dropped
+    /// (by the read that reports it, a purge or `remove`).
+    #[test]
+    fn len_and_is_empty_count_stored_sessions() {
+        let s = MemorySessionStore::default();
+        assert_eq!((s.len(), s.is_empty()), (0, true));
+        block_on(s.create(session("a", 10), 0)).unwrap();
+        block_on(s.create(session("b", 1_000), 0)).unwrap();
+        block_on(s.create(session("c", 1_000), 0)).unwrap();
+        assert_eq!((s.len(), s.is_empty()), (3, false));
+        // Expired but not yet dropped: still counted.
+        assert!(s.lock()["a"].is_expired(10));
+        assert_eq!(s.len(), 3);
+        assert!(matches!(
+            block_on(s.get("a", 10)),
+            Err(SessionStoreError::Expired { .. })
+        ));
+        assert_eq!(s.len(), 2);
+        assert!(block_on(s.remove("b")).unwrap());
+        assert_eq!((s.len(), s.is_empty()), (1, false));
+        assert_eq!(block_on(s.purge_expired(1_000)).unwrap(), 1);
+        assert_eq!((s.len(), s.is_empty()), (0, true));
+    }
+}
