@@ -494,3 +494,90 @@ async fn calls_use_the_transports_index_of_these_params_only() {
     assert_eq!(sum(call.await), 5.0);
     assert_eq!(sum(t.call(Some(&sent), stale()).await), 2.0);
 }
+
+/// A fallback that runs everything long and records the notifications it
+/// is handed.
+#[derive(Default)]
+struct Recorder {
+    notified: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Handler for Recorder {
+    fn describe(&self) -> ServerDescription {
+        Other.describe()
+    }
+    async fn handle(&self, request: Request, _cx: RequestContext) -> Outcome {
+        Outcome::json(&json!({ "handled": request.method }))
+    }
+    fn execution(&self, _: &Request) -> Execution {
+        Execution::MayBeLong
+    }
+    async fn notification(&self, n: Notification) {
+        self.notified.lock().unwrap().push(n.method);
+    }
+}
+
+/// How a tool runs is read by name as well as from a request: a
+/// registered tool's own, else the fallback's, else immediate.
+#[tokio::test]
+async fn execution_by_name_follows_the_tool_then_the_fallback() {
+    let t = tools();
+    assert_eq!(t.execution_of("nap"), Some(Execution::MayBeLong));
+    assert_eq!(t.execution_of("add"), Some(Execution::Immediate));
+    assert_eq!(t.execution_of("missing"), None);
+    let req = Request::new(1, "tools/call", Some(&json!({ "name": "nap" }))).unwrap();
+    assert_eq!(t.tool_execution("nap", &req), Execution::MayBeLong);
+    assert_eq!(t.tool_execution("missing", &req), Execution::Immediate);
+    let with = tools().fallback(Arc::new(Recorder::default()));
+    assert_eq!(with.tool_execution("add", &req), Execution::Immediate);
+    assert_eq!(with.tool_execution("missing", &req), Execution::MayBeLong);
+    assert_eq!(t.get("nap").map(Tool::name), Some("nap"));
+}
+
+/// Notifications go to the fallback (and nowhere without one).
+#[tokio::test]
+async fn notifications_go_to_the_fallback() {
+    let recorder = Arc::new(Recorder::default());
+    let t = tools().fallback(recorder.clone());
+    let n = Notification::new("notifications/roots/list_changed", None::<&Value>).unwrap();
+    t.notification(n.clone()).await;
+    assert_eq!(
+        *recorder.notified.lock().unwrap(),
+        ["notifications/roots/list_changed"]
+    );
+    tools().notification(n).await;
+}
+
+/// `describe_as` is what `initialize` and `server/discover` say, with the
+/// `tools` capability added.
+#[test]
+fn the_description_given_is_used() {
+    let d = tools()
+        .fallback(Arc::new(Other))
+        .describe_as(ServerDescription {
+            info: json!({ "name": "mine", "version": "2" }),
+            capabilities: json!({ "logging": {} }),
+            instructions: Some("read me".into()),
+        })
+        .describe();
+    assert_eq!(d.info["name"], "mine");
+    assert_eq!(d.instructions.as_deref(), Some("read me"));
+    assert!(d.capabilities["logging"].is_object() && d.capabilities["tools"].is_object());
+    assert!(d.capabilities.get("prompts").is_none());
+}
+
+/// `Debug` names what a registry holds (its closures are not printable).
+#[test]
+fn registries_show_their_names_in_debug() {
+    let t = tools().fallback(Arc::new(Other));
+    let text = format!("{t:?}");
+    assert!(text.starts_with("Tools {"), "{text}");
+    assert!(
+        text.contains(r#"Tool { name: "nap", execution: MayBeLong"#),
+        "{text}"
+    );
+    assert!(text.contains("fallback: true"), "{text}");
+    let prompt = mcp_tools::Prompt::new("greet", "Greets", |_: NoArgs, _cx| async { "hi" });
+    assert!(format!("{prompt:?}").contains(r#"Prompt { name: "greet""#));
+}
