@@ -580,4 +580,6 @@ fn registries_show_their_names_in_debug() {
     assert!(text.contains("fallback: true"), "{text}");
     let prompt = mcp_tools::Prompt::new("greet", "Greets", |_: NoArgs, _cx| async { "hi" });
     assert!(format!("{prompt:?}").contains(r#"Prompt { name: "greet""#));
+    let note = mcp_tools::Resource::text("test://note", "note", |_cx| async { Ok(String::new()) });
+    assert!(format!("{note:?}").contains(r#"Resource { uri: "test://note""#));
 }
