@@ -202,6 +202,20 @@ CRITICAL=(
   "rev-2026-07-28/src/server/catalog.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
   "rev-2026-07-28/src/server/schema.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
   "rev-2026-07-28/src/server/mod.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "http-edge/src/server/race.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/server/endpoint.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/server/service.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/client/sse.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/server/limits.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/client/deadline.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/trace.rs|mcp-http-edge|--lib --test *"
+  "transport-core/src/lease/mod.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/task_store/liveness.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/error.rs|mcp-transport-core|--lib --test *"
+  "transport-core/src/event_log/mod.rs|mcp-transport-core|--lib --test *"
+  "session-engine/src/revision.rs|mcp-session-engine|--lib --test *"
+  "rev-2025-03-26/src/lib.rs|mcp-rev-2025-03-26|--lib --test *"
+  "rev-2025-03-26/src/server.rs|mcp-rev-2025-03-26|--lib --test *"
 )
 
 if [[ ${1:-} == --list ]]; then
