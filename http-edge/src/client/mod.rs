@@ -13,6 +13,8 @@ pub mod answer;
 pub mod deadline;
 pub mod send;
 pub mod sse;
+#[cfg(test)]
+mod test_bodies;
 
 pub use answer::{
     BodyError, MAX_ERROR_BODY, MediaType, body_excerpt, media_type, read_body, read_limited,

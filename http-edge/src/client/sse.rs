@@ -138,3 +138,97 @@ impl SseBody {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mcp_transport_core::sse::Event;
+
+    use super::super::test_bodies::{answer, chunked};
+    use super::*;
+
+    fn event(data: &str, id: &str) -> SseItem {
+        SseItem::Event(Event {
+            event_type: "message".into(),
+            data: data.into(),
+            last_event_id: id.into(),
+        })
+    }
+
+    async fn item(body: &mut SseBody) -> SseItem {
+        match body.next().await.unwrap() {
+            SseNext::Item(item) => item,
+            SseNext::End(end) => panic!("ended: {end}"),
+        }
+    }
+
+    async fn end(body: &mut SseBody) -> SseEnd {
+        match body.next().await.unwrap() {
+            SseNext::End(end) => end,
+            SseNext::Item(item) => panic!("an item: {item:?}"),
+        }
+    }
+
+    /// Items come out in order across chunk boundaries; those decoded from
+    /// one chunk wait in the queue (`queued` takes them without reading);
+    /// the end is told on every later call.
+    #[tokio::test]
+    async fn items_in_order_then_the_end_again_and_again() {
+        let chunks = &[
+            "retry: 5\nid: 1\ndata: a\n\nid: 2\nda",
+            "ta: b\n\n",
+            "data: c\n\n",
+        ];
+        let mut body = SseBody::new(answer(None, chunked(chunks, false)), 1024);
+        assert_eq!(body.queued(), None, "nothing is read before next");
+        assert_eq!(item(&mut body).await, SseItem::Retry(5));
+        assert_eq!(body.queued(), Some(event("a", "1")));
+        assert_eq!(body.queued(), None);
+        assert_eq!(item(&mut body).await, event("b", "2"));
+        assert_eq!(item(&mut body).await, event("c", "2"));
+        assert_eq!(end(&mut body).await, SseEnd::Eof);
+        assert_eq!(end(&mut body).await, SseEnd::Eof);
+        let shown = format!("{body:?}");
+        assert!(
+            shown.starts_with("SseBody {") && shown.contains("ended: Some(Eof)"),
+            "{shown}"
+        );
+    }
+
+    /// A broken connection ends the body with reqwest's error chain, after
+    /// what arrived before it; an event cut off by it is not dispatched.
+    #[tokio::test]
+    async fn a_broken_body_ends_with_its_error_chain() {
+        let chunks = &["data: a\n\n", "data: cut"];
+        let mut body = SseBody::new(answer(None, chunked(chunks, true)), 1024);
+        assert_eq!(item(&mut body).await, event("a", ""));
+        let SseEnd::Broken(why) = end(&mut body).await else {
+            panic!("not broken")
+        };
+        assert!(why.contains("connection reset"), "{why}");
+        let again = end(&mut body).await;
+        assert_eq!(again, SseEnd::Broken(why.clone()));
+        assert_eq!(again.to_string(), format!("the connection broke ({why})"));
+        assert_eq!(SseEnd::Eof.to_string(), "the server ended the stream");
+    }
+
+    /// An event past the limit: the items of its chunk decoded before it
+    /// come back with the error, which names the limit as a
+    /// `TransportError::Limit` of the caller's setting.
+    #[tokio::test]
+    async fn an_oversized_event_is_a_limit_naming_the_setting() {
+        let chunks = &["data: a\n\ndata: far too long for the limit\n\n"];
+        let mut body = SseBody::new(answer(None, chunked(chunks, false)), 16);
+        let Err(overflow) = body.next().await else {
+            panic!("no overflow")
+        };
+        assert_eq!(overflow.error, SseError::EventTooLarge { limit: 16 });
+        assert_eq!(overflow.decoded, [event("a", "")]);
+        match overflow.limit_exceeded("max_event_bytes", "an event of the answer") {
+            TransportError::Limit(l) => {
+                assert_eq!((l.setting, l.limit), ("max_event_bytes", 16));
+                assert_eq!(l.what, "an event of the answer");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -155,6 +155,35 @@ mod tests {
         assert_eq!(Endpoint::new("/x", ()).path(), "/x");
     }
 
+    /// An engine that is never ready.
+    #[derive(Clone)]
+    struct Busy;
+
+    impl Service<Request<Body>> for Busy {
+        type Response = Response<Body>;
+        type Error = Infallible;
+        type Future = Ready<Result<Response<Body>, Infallible>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Pending
+        }
+
+        fn call(&mut self, _: Request<Body>) -> Self::Future {
+            unreachable!("never ready")
+        }
+    }
+
+    /// The endpoint is ready when its engine is (tower's backpressure
+    /// passes through it).
+    #[test]
+    fn readiness_is_the_engines() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut busy = Endpoint::new("/mcp", Busy);
+        assert!(Service::<Request<Body>>::poll_ready(&mut busy, &mut cx).is_pending());
+        let mut ready = Endpoint::new("/mcp", echo());
+        assert!(Service::<Request<Body>>::poll_ready(&mut ready, &mut cx).is_ready());
+    }
+
     #[test]
     #[should_panic(expected = "must start with '/'")]
     fn a_path_without_a_leading_slash_is_refused() {

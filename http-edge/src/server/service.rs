@@ -143,3 +143,90 @@ macro_rules! impl_engine_router {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use http::StatusCode;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    /// An engine handle that answers with what it read of the request.
+    #[derive(Clone)]
+    struct Echo;
+
+    impl Echo {
+        async fn handle(&self, req: Request<Body>) -> HttpResponse {
+            let (head, body) = req.into_parts();
+            let body = axum::body::to_bytes(body, 1024).await.unwrap();
+            let host = head
+                .headers
+                .get("host")
+                .map(|h| h.to_str().unwrap().to_owned());
+            let text = format!(
+                "{} {} {:?} {}",
+                head.method,
+                head.uri,
+                host,
+                String::from_utf8_lossy(&body)
+            );
+            http::Response::new(Body::from(text))
+        }
+    }
+
+    crate::impl_engine_service!(Echo);
+    crate::impl_engine_router!(Echo);
+
+    async fn answer<S>(svc: S, req: Request<String>) -> (StatusCode, String)
+    where
+        S: Service<Request<String>, Response = HttpResponse, Error = Infallible>,
+    {
+        let Ok(resp) = svc.oneshot(req).await;
+        let status = resp.status();
+        let body = axum::body::to_bytes(resp.into_body(), 1024).await.unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    fn post(target: &str) -> Request<String> {
+        Request::post(target)
+            .header("host", "localhost")
+            .body("hello".to_owned())
+            .unwrap()
+    }
+
+    /// The engine reads the request as it was sent: method, target,
+    /// headers and body, whatever the body type.
+    #[tokio::test]
+    async fn an_engine_serves_any_body_type_as_sent() {
+        let (status, text) = answer(Echo, post("/mcp?a=1")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(text, r#"POST /mcp?a=1 Some("localhost") hello"#);
+    }
+
+    /// `route` serves the engine at its path only; `router` at `/`.
+    #[tokio::test]
+    async fn routers_serve_the_engine_at_their_path() {
+        let (status, text) = answer(Echo.route("/mcp"), post("/mcp")).await;
+        assert_eq!(
+            (status, text.as_str()),
+            (StatusCode::OK, r#"POST /mcp Some("localhost") hello"#)
+        );
+        assert_eq!(
+            answer(Echo.route("/mcp"), post("/other")).await.0,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(answer(Echo.router(), post("/")).await.0, StatusCode::OK);
+        assert_eq!(
+            answer(Echo.router(), post("/mcp")).await.0,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            answer(Echo.endpoint("/e"), post("/e")).await.0,
+            StatusCode::OK
+        );
+        assert_eq!(
+            answer(Echo.endpoint("/e"), post("/f")).await.0,
+            StatusCode::NOT_FOUND
+        );
+    }
+}
