@@ -256,3 +256,75 @@ async fn sub_resources_of_a_subscribed_uri_are_delivered() {
     let n = r.next_json().await.unwrap();
     assert_eq!(n["params"]["uri"], "file:///dir/x.txt");
 }
+
+/// The method of the next event on `r`, failing after five seconds.
+async fn next_method(r: &mut SseReader) -> String {
+    let next = tokio::time::timeout(Duration::from_secs(5), r.next_json()).await;
+    let n = next
+        .expect("no event within 5 s")
+        .expect("the stream ended");
+    n["method"].as_str().unwrap().to_owned()
+}
+
+/// Two instances sharing a signal bus (`ModernConfig::signals`): what one
+/// publishes reaches the listen streams the other holds, once, and its own
+/// once (its broadcast comes back to it and is skipped); broadcasts of the
+/// legacy engines' scope and session signals are not for these streams.
+#[tokio::test]
+async fn a_change_published_on_one_instance_reaches_the_others_streams_once() {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use mcp_transport_core::jsonrpc::Message;
+    use mcp_transport_core::session_store::{LocalSignalBus, SessionSignal, SignalBus};
+
+    let bus = LocalSignalBus::default();
+    let shared = || config().with_signals(Some(Arc::new(bus.clone())));
+    let (a, b) = (start(shared()).await, start(shared()).await);
+    let filter = json!({"toolsListChanged": true, "resourceSubscriptions": ["file:///a"]});
+    let (mut on_a, _) = open(&a, 1, filter.clone()).await;
+    let (mut on_b, _) = open(&b, 2, filter).await;
+    assert_eq!(bus.subscriptions(), 2, "one bus subscription per instance");
+
+    assert_eq!(a.server.publish(tools_changed()), 1);
+    assert_eq!(
+        next_method(&mut on_a).await,
+        "notifications/tools/list_changed"
+    );
+    assert_eq!(
+        next_method(&mut on_b).await,
+        "notifications/tools/list_changed"
+    );
+
+    // Not for 2026-07-28 listen streams: the legacy engines' broadcast and
+    // a session's signal, though they carry a change notification.
+    let text: Bytes = Message::Notification(tools_changed()).to_json().into();
+    let legacy = SessionSignal::broadcast("legacy", "elsewhere", text.clone());
+    bus.publish(legacy).await.unwrap();
+    let session = SessionSignal {
+        session_id: "a-session".into(),
+        message: text,
+    };
+    bus.publish(session).await.unwrap();
+
+    // B's publication comes after them on the bus: A's next event is it,
+    // and B's own broadcast is not delivered to B a second time.
+    assert_eq!(b.server.publish(updated("file:///a")), 1);
+    assert_eq!(
+        next_method(&mut on_a).await,
+        "notifications/resources/updated"
+    );
+    assert_eq!(
+        next_method(&mut on_b).await,
+        "notifications/resources/updated"
+    );
+    assert_eq!(a.server.publish(tools_changed()), 1);
+    assert_eq!(
+        next_method(&mut on_b).await,
+        "notifications/tools/list_changed"
+    );
+    assert_eq!(
+        next_method(&mut on_a).await,
+        "notifications/tools/list_changed"
+    );
+}

@@ -128,6 +128,18 @@ impl SignalFanout {
         }
     }
 
+    /// How many subscriptions are live (not yet dropped): one per
+    /// listening engine of each instance this fan-out feeds, so a count
+    /// that only grows is a leak.
+    pub fn subscriptions(&self) -> usize {
+        self.subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|w| w.strong_count() > 0)
+            .count()
+    }
+
     /// A new subscription.
     pub fn subscribe(&self) -> SignalSubscription {
         let sub = Arc::new(Subscriber::default());
@@ -187,6 +199,13 @@ impl SignalSubscription {
 #[derive(Clone, Debug, Default)]
 pub struct LocalSignalBus {
     fanout: Arc<SignalFanout>,
+}
+
+impl LocalSignalBus {
+    /// How many subscriptions are live ([`SignalFanout::subscriptions`]).
+    pub fn subscriptions(&self) -> usize {
+        self.fanout.subscriptions()
+    }
 }
 
 #[async_trait::async_trait]
@@ -261,7 +280,11 @@ mod tests {
     #[test]
     fn a_dropped_subscription_is_forgotten() {
         let bus = LocalSignalBus::default();
+        let kept = bus.subscribe();
         drop(bus.subscribe());
+        assert_eq!(bus.subscriptions(), 1);
+        drop(kept);
+        assert_eq!(bus.subscriptions(), 0);
         futures::executor::block_on(bus.publish(signal(1))).unwrap();
         let subs = bus.fanout.subscribers.lock().unwrap();
         assert!(subs.is_empty());
