@@ -124,3 +124,78 @@ impl ConnLimits {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults() {
+        let d = ConnLimits::default();
+        let secs = |t: Duration| t.as_secs();
+        assert_eq!(secs(d.header_read_timeout), 30);
+        assert_eq!(secs(d.body_read_timeout), 60);
+        assert_eq!(secs(d.idle_timeout), 60);
+        assert_eq!(secs(d.write_timeout), 60);
+        assert_eq!(d.max_connections, 768);
+        assert_eq!(secs(d.shutdown_grace), 10);
+        assert!(d.peer_address);
+    }
+
+    /// Each setter sets its own field and no other.
+    #[test]
+    fn each_setter_sets_its_field() {
+        let t = Duration::from_millis(7);
+        let d = ConnLimits::default();
+        assert_eq!(
+            d.with_header_read_timeout(t),
+            ConnLimits {
+                header_read_timeout: t,
+                ..d
+            }
+        );
+        assert_eq!(
+            d.with_body_read_timeout(t),
+            ConnLimits {
+                body_read_timeout: t,
+                ..d
+            }
+        );
+        assert_eq!(
+            d.with_idle_timeout(t),
+            ConnLimits {
+                idle_timeout: t,
+                ..d
+            }
+        );
+        assert_eq!(
+            d.with_write_timeout(t),
+            ConnLimits {
+                write_timeout: t,
+                ..d
+            }
+        );
+        assert_eq!(
+            d.with_shutdown_grace(t),
+            ConnLimits {
+                shutdown_grace: t,
+                ..d
+            }
+        );
+        assert_eq!(
+            d.with_max_connections(3),
+            ConnLimits {
+                max_connections: 3,
+                ..d
+            }
+        );
+        assert_eq!(d.with_max_connections(0).max_connections, 1);
+        assert_eq!(
+            d.with_peer_address(false),
+            ConnLimits {
+                peer_address: false,
+                ..d
+            }
+        );
+    }
+}
