@@ -66,3 +66,74 @@ pub fn record_sse_end(span: &tracing::Span, events: u64, how: SseEnd) {
     span.record(SSE_END, how.as_str());
     tracing::debug!(parent: span, events, end = how.as_str(), "SSE connection ended");
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+
+    use super::*;
+
+    /// Every field recorded on a span and logged in an event, as
+    /// `name=value`, in order.
+    #[derive(Clone, Default)]
+    struct Fields(Arc<Mutex<Vec<String>>>);
+
+    impl Visit for Fields {
+        fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{}={value:?}", field.name()));
+        }
+    }
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Fields {
+        fn on_record(
+            &self,
+            _: &tracing::span::Id,
+            values: &tracing::span::Record<'_>,
+            _: Context<'_, S>,
+        ) {
+            values.record(&mut self.clone());
+        }
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let level = event.metadata().level();
+            self.0.lock().unwrap().push(format!("level={level}"));
+            event.record(&mut self.clone());
+        }
+    }
+
+    #[test]
+    fn the_end_of_a_stream_is_recorded_in_its_span_and_logged() {
+        let fields = Fields::default();
+        let subscriber = tracing_subscriber::registry().with(fields.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::debug_span!(
+                "mcp.stream",
+                sse.events = tracing::field::Empty,
+                sse.end = tracing::field::Empty
+            );
+            record_sse_end(&span, 3, SseEnd::Closed);
+        });
+        assert_eq!(
+            *fields.0.lock().unwrap(),
+            [
+                "sse.events=3",
+                r#"sse.end="closed""#,
+                "level=DEBUG",
+                r#"message=SSE connection ended"#,
+                "events=3",
+                r#"end="closed""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn each_end_has_its_name() {
+        let names = [SseEnd::Finished, SseEnd::Closed, SseEnd::Detached].map(|e| e.to_string());
+        assert_eq!(names, ["finished", "closed", "detached"]);
+    }
+}

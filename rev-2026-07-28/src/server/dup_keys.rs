@@ -100,6 +100,42 @@ impl<'de> Seen<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first [`SMALL`] borrowed names are compared in place, with no
+    /// hash set built (the usual request has a handful of members); the
+    /// next ones, and any name unescaped into an owned string, go to the
+    /// set; a repeat is found in either.
+    #[test]
+    fn a_few_borrowed_names_need_no_hash_set() {
+        let names: Vec<String> = (0..=SMALL).map(|i| format!("m{i}")).collect();
+        let mut seen = Seen {
+            small: [""; SMALL],
+            len: 0,
+            big: None,
+        };
+        for n in &names[..SMALL] {
+            assert!(!seen.repeated(Cow::Borrowed(n)));
+        }
+        assert_eq!(seen.len, SMALL);
+        assert!(seen.big.is_none(), "a set was built for {SMALL} names");
+        assert!(!seen.repeated(Cow::Borrowed(&names[SMALL])));
+        assert_eq!(seen.big.as_ref().map(HashSet::len), Some(1));
+        assert!(seen.repeated(Cow::Borrowed(&names[0])));
+        assert!(seen.repeated(Cow::Owned(names[SMALL].clone())));
+
+        let mut fresh = Seen {
+            small: [""; SMALL],
+            len: 0,
+            big: None,
+        };
+        assert!(!fresh.repeated(Cow::Owned("a\\u0062".into())));
+        assert_eq!(
+            (fresh.len, fresh.big.as_ref().map(HashSet::len)),
+            (0, Some(1))
+        );
+        assert!(!fresh.repeated(Cow::Borrowed("c")));
+        assert_eq!(fresh.len, 1);
+    }
     use mcp_test_support::json::{self, spaced};
     use proptest::prelude::*;
     use serde_json::value::RawValue;
