@@ -259,6 +259,104 @@ mod tests {
     }
 
     #[test]
+    fn defaults_keys_and_debug() {
+        let l = Leases::new(Arc::new(MemoryLeaseStore::default()));
+        assert_eq!(
+            (l.ttl, l.renew_every),
+            (Duration::from_secs(10), Duration::from_secs(3))
+        );
+        let l = l
+            .with_timing(Duration::from_secs(4), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(
+            (l.ttl, l.renew_every),
+            (Duration::from_secs(4), Duration::from_secs(1))
+        );
+        let pid = std::process::id().to_string();
+        let (id, random) = l.holder.split_once('-').unwrap();
+        assert_eq!(id, pid);
+        assert_eq!(random.len(), 16);
+        assert_eq!(Leases::stream_key(&"tag", &3), "s:tag:3");
+        assert_eq!(Leases::task_key("t1"), "t:t1");
+        let shown = format!("{l:?}");
+        assert!(
+            shown.starts_with("Leases {") && shown.contains(&l.holder),
+            "{shown}"
+        );
+    }
+
+    /// `keep` renews at every interval while the lease is still this
+    /// holder's, through a renewal that fails, and waits the interval
+    /// before each.
+    #[test]
+    fn keep_renews_until_the_lease_is_lost() {
+        use std::sync::Mutex;
+
+        struct Flaky {
+            inner: MemoryLeaseStore,
+            renewals: Mutex<u32>,
+        }
+        #[async_trait::async_trait]
+        impl LeaseStore for Flaky {
+            async fn acquire(
+                &self,
+                k: &str,
+                h: &str,
+                d: &str,
+                t: Duration,
+            ) -> Result<bool, LeaseError> {
+                self.inner.acquire(k, h, d, t).await
+            }
+            async fn renew(&self, k: &str, h: &str, t: Duration) -> Result<bool, LeaseError> {
+                assert_eq!(t, Duration::from_secs(4), "renewed for the TTL");
+                let n = {
+                    let mut n = self.renewals.lock().unwrap();
+                    *n += 1;
+                    *n
+                };
+                match n {
+                    2 => Err(LeaseError::Full { max: 0 }),
+                    4 => self.inner.release(k, h).await.map(|_| false),
+                    _ => self.inner.renew(k, h, t).await,
+                }
+            }
+            async fn release(&self, k: &str, h: &str) -> Result<bool, LeaseError> {
+                self.inner.release(k, h).await
+            }
+            async fn get(&self, k: &str) -> Result<Option<LeaseInfo>, LeaseError> {
+                self.inner.get(k).await
+            }
+            async fn take_over(
+                &self,
+                k: &str,
+                h: &str,
+                t: Duration,
+            ) -> Result<Option<LeaseInfo>, LeaseError> {
+                self.inner.take_over(k, h, t).await
+            }
+        }
+        let store = Arc::new(Flaky {
+            inner: MemoryLeaseStore::default(),
+            renewals: Mutex::new(0),
+        });
+        let l = Leases::new(store.clone())
+            .with_timing(Duration::from_secs(4), Duration::from_millis(1_500))
+            .unwrap();
+        let waits = Mutex::new(Vec::new());
+        futures::executor::block_on(async {
+            assert!(store.acquire("k", &l.holder, "", l.ttl).await.unwrap());
+            l.keep("k", |d| {
+                waits.lock().unwrap().push(d);
+                async {}
+            })
+            .await;
+        });
+        // Renewed, failed (retried), renewed, lost: four waits, four renewals.
+        assert_eq!(*store.renewals.lock().unwrap(), 4);
+        assert_eq!(*waits.lock().unwrap(), [Duration::from_millis(1_500); 4]);
+    }
+
+    #[test]
     fn keep_returns_once_the_lease_is_taken_over() {
         let store = Arc::new(MemoryLeaseStore::default());
         let l = Leases::new(store.clone());
