@@ -38,7 +38,8 @@ pub async fn start_worker_lease(leases: &Leases, id: &str) -> bool {
 
 /// Renews the worker's lease every `renew_every` (with the caller's
 /// `sleep`) and returns when the lease was taken over (another instance
-/// found it lapsed and failed the task): the worker should stop. What
+/// found it lapsed and failed the task): the worker should stop. It is
+/// [`Leases::keep`] of the task's key. What
 /// another instance does to a task whose worker is alive — a cancel, input
 /// — reaches the worker through [`follow_store`](super::follow_store),
 /// which runs beside this, with or without leases.
@@ -47,13 +48,7 @@ where
     S: Fn(Duration) -> F,
     F: Future<Output = ()>,
 {
-    let key = Leases::task_key(id);
-    loop {
-        sleep(leases.renew_every).await;
-        if let Ok(false) = leases.store.renew(&key, &leases.holder, leases.ttl).await {
-            return;
-        }
-    }
+    leases.keep(&Leases::task_key(id), sleep).await;
 }
 
 /// Releases the worker's lease (the task ended).
