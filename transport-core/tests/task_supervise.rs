@@ -189,3 +189,44 @@ async fn a_result_too_large_for_the_store_fails_the_task() {
         "{error}"
     );
 }
+
+/// Another instance reading the task: while the worker's lease is held the
+/// task is left as it is; once it lapsed the task is failed with
+/// `WORKER_GONE` and the lease let go; an ended task is never touched.
+#[tokio::test]
+async fn a_reader_fails_a_task_only_when_its_workers_lease_lapsed() {
+    let f = Fixture::new(MemoryTaskStoreConfig::default(), None).await;
+    let reader = Leases::new(f.lease_store.clone());
+    let read = || async { f.store.get("t", Some("s"), now_ms()).await.unwrap() };
+
+    let alive = liveness::fail_if_worker_gone(&reader, &*f.store, read().await).await;
+    assert_eq!(alive.status, TaskStatus::Working, "a live worker's task");
+    assert!(f.lease_held().await);
+
+    f.lease_store.lapse_holder(&f.leases.holder);
+    let gone = liveness::fail_if_worker_gone(&reader, &*f.store, read().await).await;
+    assert_eq!(gone.status, TaskStatus::Failed);
+    assert_eq!(gone.status_message.as_deref(), Some(liveness::WORKER_GONE));
+    let error = gone.error.expect("an error object").get().to_owned();
+    assert!(
+        error.contains("-32603") && error.contains(liveness::WORKER_GONE),
+        "{error}"
+    );
+    assert_eq!(f.status().await, TaskStatus::Failed);
+    let key = Leases::task_key("t");
+    assert!(
+        f.lease_store.get(&key).await.unwrap().is_none(),
+        "the lease was let go"
+    );
+
+    // Ended: returned as read, its lapsed lease not even taken over.
+    assert!(liveness::start_worker_lease(&f.leases, "t").await);
+    f.lease_store.lapse_holder(&f.leases.holder);
+    let again = liveness::fail_if_worker_gone(&reader, &*f.store, read().await).await;
+    assert_eq!(again.status, TaskStatus::Failed);
+    let lease = f.lease_store.get(&key).await.unwrap().expect("left alone");
+    assert_eq!(
+        (lease.holder.as_str(), lease.held),
+        (f.leases.holder.as_str(), false)
+    );
+}
