@@ -236,6 +236,33 @@ mod tests {
         );
     }
 
+    /// A `type` array names one primitive type, with `null` or alone.
+    #[test]
+    fn type_arrays_name_one_primitive_type() {
+        let with = |t: Value| {
+            header_params(&json!({"type": "object", "properties": {
+                "p": {"type": t, "x-mcp-header": "P"}
+            }}))
+        };
+        for t in [
+            json!(["string"]),
+            json!(["null", "integer"]),
+            json!(["boolean", "null"]),
+        ] {
+            assert!(with(t.clone()).is_ok(), "{t}");
+        }
+        for t in [
+            json!(["string", "integer"]),
+            json!(["string", "number"]),
+            json!(["null"]),
+            json!([]),
+            json!(["string", 1]),
+        ] {
+            let e = with(t.clone()).unwrap_err();
+            assert!(e.contains("not one primitive type"), "{t}: {e}");
+        }
+    }
+
     #[test]
     fn invalid_definitions() {
         let prop = |extra: Value| json!({"type": "object", "properties": {"a": extra}});
