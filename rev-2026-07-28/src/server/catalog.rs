@@ -259,39 +259,37 @@ async fn fetch(handler: &Arc<dyn Handler>, version: &ProtocolVersion) -> Snapsho
 mod tests {
     use std::sync::Mutex;
 
-    use mcp_transport_core::handler::ServerDescription;
+    use mcp_test_support::handler::{TestHandler, method_fn};
 
     use super::*;
 
     /// A handler whose `tools/list` lists one tool with an `x-mcp-header`
-    /// argument, counts its calls and tries to send a notification.
-    #[derive(Default)]
-    struct Lister {
-        lists: AtomicU64,
-        sent: Mutex<Vec<Result<(), String>>>,
-    }
-
-    #[async_trait]
-    impl Handler for Lister {
-        fn describe(&self) -> ServerDescription {
-            ServerDescription {
-                info: json!({"name": "lister", "version": "1"}),
-                capabilities: json!({"tools": {}}),
-                instructions: None,
+    /// argument, counted in `lists`, and tries to send a notification (what
+    /// that gave goes to `sent`).
+    fn lister(
+        lists: Arc<AtomicU64>,
+        sent: Arc<Mutex<Vec<Result<(), String>>>>,
+    ) -> Arc<dyn Handler> {
+        let list = method_fn(move |_, cx, _| {
+            let (lists, sent) = (lists.clone(), sent.clone());
+            async move {
+                lists.fetch_add(1, Ordering::SeqCst);
+                let n = Notification::new("notifications/message", None::<&()>).unwrap();
+                let result = cx.notify(n).await.map_err(|e| e.to_string());
+                sent.lock().unwrap().push(result);
+                Outcome::json(&json!({"tools": [{
+                    "name": "get",
+                    "inputSchema": {"type": "object", "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"}
+                    }}
+                }]}))
             }
-        }
-        async fn handle(&self, _: Request, cx: RequestContext) -> Outcome {
-            self.lists.fetch_add(1, Ordering::SeqCst);
-            let n = Notification::new("notifications/message", None::<&()>).unwrap();
-            let sent = cx.notify(n).await.map_err(|e| e.to_string());
-            self.sent.lock().unwrap().push(sent);
-            Outcome::json(&json!({"tools": [{
-                "name": "get",
-                "inputSchema": {"type": "object", "properties": {
-                    "region": {"type": "string", "x-mcp-header": "Region"}
-                }}
-            }]}))
-        }
+        });
+        Arc::new(
+            TestHandler::builder("lister")
+                .method("tools/list", list)
+                .build(),
+        )
     }
 
     /// The catalog answers from its snapshot once it has one: a listed
@@ -301,15 +299,15 @@ mod tests {
     /// notifications on.
     #[tokio::test]
     async fn lookups_answer_from_the_snapshot_until_it_is_invalidated() {
-        let lister = Arc::new(Lister::default());
-        let handler: Arc<dyn Handler> = lister.clone();
+        let (lists, sent) = (Arc::<AtomicU64>::default(), Arc::<Mutex<Vec<_>>>::default());
+        let handler = lister(lists.clone(), sent.clone());
         let catalog = ToolCatalog::default();
         assert!(catalog.cached("get").is_none(), "nothing fetched yet");
         let v = ProtocolVersion::V2026_07_28;
         let headers = catalog.headers_for(&handler, &v, "get").await;
         assert_eq!(headers.len(), 1);
         assert_eq!(headers[0].name, "Region");
-        assert_eq!(lister.lists.load(Ordering::SeqCst), 1);
+        assert_eq!(lists.load(Ordering::SeqCst), 1);
         let cached = catalog.cached("get").expect("the listed tool is cached");
         assert!(Arc::ptr_eq(&cached, &headers));
         let unknown = catalog
@@ -317,10 +315,10 @@ mod tests {
             .expect("a fresh snapshot answers for any tool");
         assert!(unknown.is_empty());
         assert!(catalog.headers_for(&handler, &v, "other").await.is_empty());
-        assert_eq!(lister.lists.load(Ordering::SeqCst), 1, "fetched again");
+        assert_eq!(lists.load(Ordering::SeqCst), 1, "fetched again");
         catalog.invalidate();
         assert!(catalog.cached("get").is_none());
-        let sent = lister.sent.lock().unwrap();
+        let sent = sent.lock().unwrap();
         assert_eq!(sent.len(), 1);
         let error = sent[0].as_ref().unwrap_err();
         assert!(error.contains("internal tools/list"), "{error}");
@@ -329,51 +327,42 @@ mod tests {
 
 #[cfg(test)]
 mod paging {
-    use mcp_transport_core::handler::ServerDescription;
+    use mcp_test_support::handler::{TestHandler, method_fn};
 
     use super::*;
 
     /// Pages of one tool each, named by the cursor asked for, ending after
-    /// `c`; from then on it answers `c` as the next cursor again.
-    #[derive(Default)]
-    struct Pages {
-        lists: AtomicU64,
-    }
-
-    #[async_trait]
-    impl Handler for Pages {
-        fn describe(&self) -> ServerDescription {
-            ServerDescription {
-                info: json!({"name": "pages", "version": "1"}),
-                capabilities: json!({"tools": {}}),
-                instructions: None,
-            }
-        }
-        async fn handle(&self, request: Request, _: RequestContext) -> Outcome {
-            self.lists.fetch_add(1, Ordering::SeqCst);
-            let params: Value = serde_json::from_str(request.params.unwrap().get()).unwrap();
+    /// `c`; from then on it answers `c` as the next cursor again. Each
+    /// page asked for is counted in `lists`.
+    fn pages(lists: Arc<AtomicU64>) -> Arc<dyn Handler> {
+        let list = method_fn(move |params: Value, _, _| {
+            lists.fetch_add(1, Ordering::SeqCst);
             let (name, next) = match params["cursor"].as_str() {
                 None => ("a", "b"),
                 Some("b") => ("b", "c"),
                 Some(_) => ("c", "c"),
             };
-            Outcome::json(
-                &json!({"tools": [{"name": name, "inputSchema": {"type": "object"}}],
-                                  "nextCursor": next}),
-            )
-        }
+            let page = json!({"tools": [{"name": name, "inputSchema": {"type": "object"}}],
+                              "nextCursor": next});
+            async move { Outcome::json(&page) }
+        });
+        Arc::new(
+            TestHandler::builder("pages")
+                .method("tools/list", list)
+                .build(),
+        )
     }
 
     /// Every page is read, and a cursor answered again ends the walk
     /// rather than asking for the same page up to the page bound.
     #[tokio::test]
     async fn pages_are_followed_until_the_cursor_repeats() {
-        let pages = Arc::new(Pages::default());
-        let handler: Arc<dyn Handler> = pages.clone();
+        let lists = Arc::<AtomicU64>::default();
+        let handler = pages(lists.clone());
         let snapshot = fetch(&handler, &ProtocolVersion::V2026_07_28).await;
         let mut names: Vec<&str> = snapshot.tools.keys().map(String::as_str).collect();
         names.sort_unstable();
         assert_eq!(names, ["a", "b", "c"]);
-        assert_eq!(pages.lists.load(Ordering::SeqCst), 3);
+        assert_eq!(lists.load(Ordering::SeqCst), 3);
     }
 }

@@ -144,28 +144,11 @@ fn on_signal(shared: &Shared, signal: &SessionSignal) {
 
 #[cfg(test)]
 mod tests {
-    use mcp_transport_core::handler::{Handler, Outcome, RequestContext, ServerDescription};
-    use mcp_transport_core::jsonrpc::Request;
+    use mcp_test_support::handler::TestHandler;
     use mcp_transport_core::session_store::LocalSignalBus;
 
     use super::super::{ModernConfig, ModernServer};
     use super::*;
-
-    struct Quiet;
-
-    #[async_trait::async_trait]
-    impl Handler for Quiet {
-        fn describe(&self) -> ServerDescription {
-            ServerDescription {
-                info: serde_json::json!({"name": "quiet", "version": "1"}),
-                capabilities: serde_json::json!({}),
-                instructions: None,
-            }
-        }
-        async fn handle(&self, _: Request, _: RequestContext) -> Outcome {
-            Outcome::json(&serde_json::json!({}))
-        }
-    }
 
     /// One bus subscription per server, held while the server lives (a
     /// quiet bus is not a reason to stop), let go soon after it is dropped.
@@ -173,7 +156,7 @@ mod tests {
     async fn the_listener_lives_as_long_as_its_server() {
         let bus = LocalSignalBus::default();
         let config = ModernConfig::default().with_signals(Some(Arc::new(bus.clone())));
-        let server = ModernServer::new(Arc::new(Quiet), config);
+        let server = ModernServer::new(Arc::new(TestHandler::builder("quiet").build()), config);
         ensure_listener(&server.shared);
         ensure_listener(&server.shared);
         assert_eq!(bus.subscriptions(), 1);
