@@ -94,3 +94,31 @@ async fn config_debug_and_session_ids_tell_what_the_server_is() {
     assert!(server.terminate_session(&a).await);
     assert_eq!(server.session_ids().len(), 1);
 }
+
+/// Where the revision defines `MCP-Protocol-Version` (2025-06-18 on), a
+/// request of a session without it is served at the session's version and
+/// the header's absence is logged (debug); on 2025-03-26, which has no such
+/// header, it is served without a word.
+#[tokio::test]
+async fn a_missing_version_header_is_noted_only_where_the_revision_defines_it() {
+    use server_common::memory::{initialized_as, post_as};
+    use tower::ServiceExt;
+
+    for (version, noted) in [("2025-11-25", true), ("2025-03-26", false)] {
+        let both =
+            config().with_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_03_26]);
+        let server = server(both);
+        let session = initialized_as(&server, version).await;
+        let (logged, _guard) = Logged::install();
+        let ping = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let mut request = post_as(version, &ping, Some(&session));
+        request.headers_mut().remove("mcp-protocol-version");
+        let response = server.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), 200, "{version}");
+        let lines = logged.take(Level::DEBUG);
+        let said = lines
+            .iter()
+            .any(|l| l.starts_with("request without MCP-Protocol-Version"));
+        assert_eq!(said, noted, "{version}: {lines:?}");
+    }
+}
