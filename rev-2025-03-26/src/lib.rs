@@ -281,6 +281,11 @@ mod tests {
         for bad in ["", "2025-11-25", "2025-03-26,x"] {
             assert!(bad.parse::<Profile>().is_err(), "{bad}");
         }
+        let e = "2025-11-25".parse::<Profile>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"unknown profile "2025-11-25" (expected 2025-03-26, 2025-06-18, or both as "2025-03-26,2025-06-18" or "both")"#
+        );
     }
 
     #[test]

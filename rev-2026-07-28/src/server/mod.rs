@@ -369,3 +369,33 @@ impl ModernServer {
         self.shared.catalog.invalidate();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mcp_test_support::handler::TestHandler;
+
+    use super::*;
+
+    /// The server keeps the config it was given and shows it in `Debug`
+    /// with its two counts; `invalidate_tool_headers` empties the tool
+    /// catalog as a `tools/list_changed` publication does.
+    #[tokio::test]
+    async fn config_debug_and_the_catalog() {
+        let handler: Arc<dyn Handler> = Arc::new(TestHandler::builder("t").build());
+        let config = ModernConfig::default().with_listen_queue(7);
+        let server = ModernServer::new(handler.clone(), config);
+        assert_eq!(server.config().listen_queue, 7);
+        let shown = format!("{server:?}");
+        assert!(shown.starts_with("ModernServer { config: "), "{shown}");
+        assert!(
+            shown.ends_with("listen_streams: 0, in_flight: 0 }"),
+            "{shown}"
+        );
+
+        let v = ProtocolVersion::V2026_07_28;
+        server.shared.catalog.headers_for(&handler, &v, "any").await;
+        assert!(server.shared.catalog.cached("any").is_some());
+        server.invalidate_tool_headers();
+        assert!(server.shared.catalog.cached("any").is_none());
+    }
+}
