@@ -216,6 +216,10 @@ CRITICAL=(
   "session-engine/src/revision.rs|mcp-session-engine|--lib --test *"
   "rev-2025-03-26/src/lib.rs|mcp-rev-2025-03-26|--lib --test *"
   "rev-2025-03-26/src/server.rs|mcp-rev-2025-03-26|--lib --test *"
+  "store-redis/src/task_store.rs|mcp-store-redis|--test task_store --test redis_down"
+  "store-redis/src/error.rs|mcp-store-redis|--test *"
+  "http-edge/src/server/reject.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/client/send.rs|mcp-http-edge|--lib --test *"
 )
 
 if [[ ${1:-} == --list ]]; then
