@@ -34,3 +34,31 @@ impl Reject {
         reply::error(self.status, None, ErrorObject::new(self.code, self.message))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    /// The response carries the refusal's status, and its code and
+    /// message as a JSON-RPC error without an `id` member (*Transports*: the
+    /// body "MAY comprise a JSON-RPC error response that has no id").
+    #[tokio::test]
+    async fn a_refusal_is_answered_with_its_status_and_error() {
+        let reject = Reject {
+            code: -32001,
+            ..Reject::invalid(StatusCode::NOT_FOUND, "Session not found")
+        };
+        let (head, body) = reject.response().into_parts();
+        assert_eq!(head.status, StatusCode::NOT_FOUND);
+        let bytes = body.collect().await.unwrap().to_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"jsonrpc": "2.0",
+                "error": {"code": -32001, "message": "Session not found"}})
+        );
+        assert_eq!(Reject::invalid(StatusCode::BAD_REQUEST, "x").code, -32600);
+    }
+}
