@@ -49,3 +49,44 @@ impl From<redis::RedisError> for RedisStoreError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::*;
+
+    fn of(e: redis::RedisError) -> RedisStoreError {
+        RedisStoreError::from(e)
+    }
+
+    /// Errors of the connection (refused, timed out, dropped, any other
+    /// I/O failure) mean Redis is unavailable for now; an answer Redis
+    /// gave (or a client-side refusal) is not, and retrying will not help.
+    #[test]
+    fn connection_failures_are_unavailable_and_answers_are_refusals() {
+        for kind in [
+            io::ErrorKind::ConnectionRefused,
+            io::ErrorKind::TimedOut,
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::PermissionDenied,
+        ] {
+            let e = of(io::Error::new(kind, "socket").into());
+            assert!(e.is_unavailable(), "{kind:?}: {e}");
+            assert!(e.to_string().starts_with("Redis is unavailable: "), "{e}");
+        }
+        for e in [
+            redis::RedisError::from((redis::ErrorKind::Client, "script")),
+            redis::RedisError::from((redis::ErrorKind::UnexpectedReturnType, "a string")),
+        ] {
+            let e = of(e);
+            assert!(!e.is_unavailable(), "{e}");
+            assert!(
+                e.to_string().starts_with("Redis refused the operation: "),
+                "{e}"
+            );
+        }
+        assert!(!RedisStoreError::Protocol("x".into()).is_unavailable());
+        assert!(!RedisStoreError::Contention("task t".into()).is_unavailable());
+    }
+}
