@@ -88,3 +88,42 @@ async fn a_corrupt_record_is_a_backend_error() {
         Err(TaskStoreError::Backend(_))
     ));
 }
+
+/// A scoped task is indexed before it is stored: when the store then
+/// refuses it (here the byte total is full), its index entry is dropped,
+/// so it does not count against the scope's bound; an id already used in
+/// the scope is `Exists`.
+#[tokio::test]
+async fn a_refused_scoped_task_leaves_no_index_entry() {
+    let redis = Redis::start();
+    let limits = MemoryTaskStoreConfig {
+        max_tasks_per_scope: 1,
+        max_total_bytes: 8,
+        ..Default::default()
+    };
+    let s = RedisTaskStore::new(redis.conn().await, limits);
+    let scoped = |id: &str, message: Option<&str>| NewTask {
+        scope: Some("alice".into()),
+        status_message: message.map(str::to_owned),
+        ..new_task(id, None)
+    };
+    assert!(matches!(
+        s.create(scoped("big", Some("more than eight bytes")), 0)
+            .await,
+        Err(TaskStoreError::Full { max: 8 })
+    ));
+    s.create(scoped("small", None), 0).await.unwrap();
+    assert!(matches!(
+        s.create(scoped("small", None), 0).await,
+        Err(TaskStoreError::Exists { .. })
+    ));
+    assert!(matches!(
+        s.create(scoped("third", None), 0).await,
+        Err(TaskStoreError::TooManyForScope { max: 1 })
+    ));
+}
+
+#[test]
+fn the_cluster_ttl_cap_is_a_day() {
+    assert_eq!(mcp_store_redis::CLUSTER_MAX_TTL_MS, 86_400_000);
+}
