@@ -127,3 +127,28 @@ async fn a_refused_scoped_task_leaves_no_index_entry() {
 fn the_cluster_ttl_cap_is_a_day() {
     assert_eq!(mcp_store_redis::CLUSTER_MAX_TTL_MS, 86_400_000);
 }
+
+/// A page that met the entry of a task gone from under the index (its key
+/// deleted) still ends with a cursor when more tasks follow, and the next
+/// page starts after the last task listed.
+#[tokio::test]
+async fn a_page_past_a_gone_task_still_points_to_the_next() {
+    let redis = Redis::start();
+    let s = RedisTaskStore::new(redis.conn().await, MemoryTaskStoreConfig::default());
+    for id in ["a", "gone", "b", "c"] {
+        let task = NewTask {
+            scope: Some("alice".into()),
+            ..new_task(id, None)
+        };
+        s.create(task, 0).await.unwrap();
+    }
+    assert_eq!(redis.server.command("DEL t0:task:{gone}"), ":1");
+    let page = s.list("alice", None, 2, 1).await.unwrap();
+    let ids: Vec<&str> = page.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b"]);
+    assert_eq!(page.next_cursor.as_deref(), Some("b"));
+    let rest = s.list("alice", Some("b"), 2, 1).await.unwrap();
+    let ids: Vec<&str> = rest.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["c"]);
+    assert_eq!(rest.next_cursor, None);
+}
