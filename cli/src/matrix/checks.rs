@@ -163,3 +163,146 @@ pub(crate) fn nothing_after_response(connections: &[Exchange], id: &Value) -> Re
         None => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_wire::{get, post};
+    use super::*;
+    use http::StatusCode;
+    use serde_json::json;
+
+    fn call(id: u64, tool: &str, args: Value) -> Exchange {
+        post(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}))
+    }
+
+    fn result(id: u64) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+    }
+
+    fn events(list: &[(&str, &str)]) -> String {
+        list.iter()
+            .map(|(id, data)| format!("id: {id}\ndata: {data}\n\n"))
+            .collect()
+    }
+
+    #[test]
+    fn an_http_sse_answer_must_be_accepted_and_come_down_the_stream() {
+        let accepted = call(7, "echo", json!({})).answered_json(StatusCode::ACCEPTED, &json!(null));
+        let stream = |id| get().answered_sse(&format!("data: {}\n\n", result(id)));
+        assert!(answered_on_the_stream(&[stream(7)], &accepted).is_ok());
+        // Another request's answer, or the answer on a POST body, is not it.
+        assert!(answered_on_the_stream(&[stream(8)], &accepted).is_err());
+        let ok = call(7, "echo", json!({})).answered_json(StatusCode::OK, &result(7));
+        assert!(answered_on_the_stream(&[stream(7)], &ok).is_err());
+        // An error or a JSON body on the GET is not the answer either.
+        let error = get().answered_sse(&format!(
+            "data: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -1, "message": "x"}})
+        ));
+        let json_get = get().answered_json(StatusCode::OK, &result(7));
+        assert!(answered_on_the_stream(&[error, json_get], &accepted).is_err());
+        let mut posted = stream(7);
+        posted.method = http::Method::POST;
+        assert!(answered_on_the_stream(&[posted], &accepted).is_err());
+    }
+
+    #[test]
+    fn the_call_post_is_found_by_tool_and_arguments() {
+        let wire = [
+            call(1, "echo", json!({"text": "a"})),
+            call(2, "slow", json!({"ms": 1})),
+            call(3, "echo", json!({"text": "b"})),
+        ];
+        let id = |e: Option<Exchange>| e.map(|e| e.json()["id"].clone());
+        assert_eq!(id(call_post(&wire, "echo", None)), Some(json!(1)));
+        assert_eq!(
+            id(call_post(&wire, "echo", Some(&json!({"text": "b"})))),
+            Some(json!(3))
+        );
+        assert_eq!(id(call_post(&wire, "slow", None)), Some(json!(2)));
+        assert_eq!(id(call_post(&wire, "echo", Some(&json!({})))), None);
+        assert_eq!(id(call_post(&wire, "other", None)), None);
+    }
+
+    #[test]
+    fn an_event_id_on_the_wire_twice_is_reported() {
+        let a = get().answered_sse(&events(&[("0", ""), ("1", "{}"), ("2", "{}")]));
+        let b = get().answered_sse(&events(&[("0", ""), ("3", "{}")]));
+        // Priming events (empty data) may repeat their id.
+        assert_eq!(ids_unique(&[a.clone(), b]).ok(), Some(3));
+        let again = get().answered_sse(&events(&[("2", "{\"again\":1}")]));
+        let err = ids_unique(&[a.clone(), again.clone()]).unwrap_err();
+        assert!(matches!(&err, Observed::Failed { message, .. } if message.contains("event id 2")));
+        // Only SSE bodies carry event ids.
+        let mut json_body = again;
+        json_body.response_headers = http::HeaderMap::new();
+        assert_eq!(ids_unique(&[a, json_body]).ok(), Some(2));
+    }
+
+    #[test]
+    fn a_resume_replays_only_what_followed_its_last_event_id() {
+        let first =
+            get().answered_sse(&events(&[("0", ""), ("1", "{}"), ("2", "{}"), ("3", "{}")]));
+        let resume = |last: &str, ids: &[(&str, &str)]| {
+            get()
+                .with_header("last-event-id", last)
+                .answered_sse(&events(ids))
+        };
+        // Resuming after 2 may replay 3 (and priming events), not 1 or 2.
+        let good = resume("2", &[("5", ""), ("3", "{}")]);
+        assert_eq!(
+            replays_exclusive(&[first.clone(), good.clone()]).ok(),
+            Some(1)
+        );
+        for replayed in ["1", "2"] {
+            let bad = resume("2", &[(replayed, "{}")]);
+            assert!(
+                replays_exclusive(&[first.clone(), bad]).is_err(),
+                "{replayed}"
+            );
+        }
+        // An id the client never had, a resume before the stream it names,
+        // and a POST carrying the header are not checked.
+        let unknown = resume("9", &[("1", "{}")]);
+        let mut posted = resume("2", &[("1", "{}")]);
+        posted.method = http::Method::POST;
+        let early = resume("2", &[("1", "{}")]);
+        assert_eq!(
+            replays_exclusive(&[early, first.clone(), unknown, posted]).ok(),
+            Some(0)
+        );
+        assert_eq!(resumes(&[first, good.clone()]).len(), 1);
+        let mut posted = good;
+        posted.method = http::Method::POST;
+        assert!(resumes(&[posted]).is_empty());
+    }
+
+    #[test]
+    fn nothing_may_follow_a_response_on_its_stream() {
+        let id = json!(4);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/progress"});
+        let then = |msgs: &[Value]| {
+            let text: String = msgs.iter().map(|m| format!("data: {m}\n\n")).collect();
+            call(4, "echo", json!({})).answered_sse(&text)
+        };
+        assert!(nothing_after_response(&[then(&[note.clone(), result(4)])], &id).is_ok());
+        assert!(nothing_after_response(&[then(&[result(4), note.clone()])], &id).is_err());
+        let error = json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -1, "message": "x"}});
+        assert!(nothing_after_response(&[then(&[error.clone()])], &id).is_ok());
+        assert!(nothing_after_response(&[then(&[error, note.clone()])], &id).is_err());
+        // Another request's answer or a request with this id is not it.
+        let request = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+        assert!(nothing_after_response(&[then(&[result(5), request])], &id).is_err());
+        // The streams of one request are read as one, in order.
+        let split = [then(&[result(4)]), then(&[note])];
+        assert!(nothing_after_response(&split, &id).is_err());
+    }
+
+    #[test]
+    fn short_keeps_120_characters() {
+        let long = "é".repeat(200);
+        assert_eq!(short(&long).chars().count(), 120);
+        assert_eq!(short("abc"), "abc");
+    }
+}

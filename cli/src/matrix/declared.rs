@@ -143,6 +143,7 @@ pub fn created_task(message: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_wire::post;
     use super::*;
     use serde_json::json;
 
@@ -182,5 +183,147 @@ mod tests {
         assert!(!configured(ServerKind::All, &V::V2025_11_25).client);
         assert!(!configured(ServerKind::All, &V::V2025_06_18).server);
         assert!(!configured(ServerKind::All, &V::V2025_06_18).client);
+    }
+
+    fn discover(extensions: Value) -> Exchange {
+        post(json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover"})).answered_json(
+            http::StatusCode::OK,
+            &json!({"jsonrpc": "2.0", "id": 0,
+                "result": {"capabilities": {"extensions": extensions}}}),
+        )
+    }
+
+    fn modern_call(extensions: Value) -> Exchange {
+        post(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "slow", "_meta": {META_CLIENT_CAPABILITIES: {"extensions": extensions}}}}))
+    }
+
+    #[test]
+    fn the_wire_shows_each_side_s_2026_07_28_declaration() {
+        let on = json!({ TASKS_EXTENSION: {} });
+        let both = on_wire(
+            &[discover(on.clone()), modern_call(on.clone())],
+            &V::V2026_07_28,
+        );
+        assert_eq!(
+            both,
+            Declared {
+                server: true,
+                client: true
+            }
+        );
+        let server_only = on_wire(
+            &[discover(on.clone()), modern_call(json!({}))],
+            &V::V2026_07_28,
+        );
+        assert_eq!(
+            server_only,
+            Declared {
+                server: true,
+                client: false
+            }
+        );
+        // A null entry is no declaration; only `server/discover` and
+        // `tools/call` are read.
+        let null = json!({ TASKS_EXTENSION: null });
+        assert_eq!(
+            on_wire(
+                &[discover(null.clone()), modern_call(null)],
+                &V::V2026_07_28
+            ),
+            Declared::default()
+        );
+        let mut other = discover(on.clone());
+        other.body = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"})
+            .to_string()
+            .into();
+        let mut listed = modern_call(on.clone());
+        listed.body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+            "params": {"_meta": {META_CLIENT_CAPABILITIES: {"extensions": on}}}})
+        .to_string()
+        .into();
+        assert_eq!(
+            on_wire(&[other, listed], &V::V2026_07_28),
+            Declared::default()
+        );
+    }
+
+    fn initialize(client_tasks: Value, server_tasks: Value) -> Exchange {
+        post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"capabilities": {"tasks": client_tasks}}}))
+        .answered_sse(&format!(
+            "id: 0\ndata: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"capabilities": {"tasks": server_tasks}}})
+        ))
+    }
+
+    fn legacy_call(task: Value) -> Exchange {
+        post(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "slow", "task": task}}))
+    }
+
+    #[test]
+    fn the_wire_shows_each_side_s_2025_11_25_declaration() {
+        let call = json!({"requests": {"tools": {"call": {}}}});
+        let wire = [
+            initialize(json!({}), call.clone()),
+            legacy_call(json!({"ttl": 1})),
+        ];
+        let both = Declared {
+            server: true,
+            client: true,
+        };
+        assert_eq!(on_wire(&wire, &V::V2025_11_25), both);
+        // Only 2025-11-25 has the experimental tasks.
+        assert_eq!(on_wire(&wire, &V::V2025_06_18), Declared::default());
+        // The server must declare task-augmented `tools/call`, not only
+        // some tasks.
+        let list_only = json!({"requests": {"tasks": {"list": {}}}});
+        let wire = [initialize(json!({}), list_only), legacy_call(json!({}))];
+        assert_eq!(
+            on_wire(&wire, &V::V2025_11_25),
+            Declared {
+                server: false,
+                client: true
+            }
+        );
+        // The client declares by both its capability and an augmented call.
+        let unaugmented = [
+            initialize(json!({}), call.clone()),
+            legacy_call(Value::Null),
+        ];
+        let uncapable = [initialize(Value::Null, call), legacy_call(json!({}))];
+        for wire in [unaugmented, uncapable] {
+            assert_eq!(
+                on_wire(&wire, &V::V2025_11_25),
+                Declared {
+                    server: true,
+                    client: false
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_declaration_names_its_side() {
+        let server = Declared {
+            server: true,
+            client: false,
+        };
+        let client = Declared {
+            server: false,
+            client: true,
+        };
+        assert!(missing(server, client).unwrap().contains("the server"));
+        assert!(missing(client, server).unwrap().contains("the client"));
+        assert_eq!(missing(client, client), None);
+    }
+
+    #[test]
+    fn tasks_are_on_2025_11_25_and_2026_07_28_only() {
+        assert!(revision_has_tasks(&V::V2025_11_25));
+        assert!(revision_has_tasks(&V::V2026_07_28));
+        assert!(!revision_has_tasks(&V::V2025_06_18));
+        assert!(!revision_has_tasks(&V::V2025_03_26));
     }
 }

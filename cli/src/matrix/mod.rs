@@ -25,6 +25,8 @@ pub mod selftest;
 mod sessions;
 mod streams;
 mod task;
+#[cfg(test)]
+mod test_wire;
 pub mod wire;
 
 use std::fmt;

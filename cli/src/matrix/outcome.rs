@@ -102,3 +102,60 @@ pub(crate) async fn call(conn: &Connection, tool: &str, args: Value) -> Result<S
         .map_err(|e| from_error(&e))?;
     result_text(&resp).map_err(failed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_transport_core::jsonrpc::RequestId;
+
+    fn answer(result: Value) -> Response {
+        Response::result(RequestId::Number(1), to_raw(&result).unwrap())
+    }
+
+    #[test]
+    fn ensure_fails_with_its_message_only_when_not_ok() {
+        assert_eq!(ensure(true, || unreachable!()), Ok(()));
+        assert_eq!(ensure(false, || "why".into()), Err(failed("why")));
+    }
+
+    #[test]
+    fn a_tool_call_names_the_tool_and_its_arguments() {
+        let params = tool_params("echo", json!({"text": "hi"})).unwrap();
+        let v: Value = serde_json::from_str(params.get()).unwrap();
+        assert_eq!(v, json!({"name": "echo", "arguments": {"text": "hi"}}));
+    }
+
+    #[test]
+    fn a_result_s_first_text_is_read_and_an_error_is_not_one() {
+        let two = answer(
+            json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+        );
+        assert_eq!(result_text(&two).as_deref(), Ok("a"));
+        assert_eq!(result_value(&two).unwrap()["content"][1]["text"], "b");
+        let image = answer(json!({"content": [{"type": "image", "data": ""}]}));
+        assert!(result_text(&image).unwrap_err().contains("no text content"));
+        let error = Response::error(
+            Some(RequestId::Number(1)),
+            ErrorObject::method_not_found("x"),
+        );
+        assert!(
+            result_value(&error)
+                .unwrap_err()
+                .starts_with("JSON-RPC error")
+        );
+        assert!(result_text(&error).is_err());
+    }
+
+    #[tokio::test]
+    async fn the_client_answers_elicitations_with_ada_and_nothing_else() {
+        let v: Value =
+            serde_json::from_str(Ada.handle("elicitation/create", None).await.unwrap().get())
+                .unwrap();
+        assert_eq!(v, json!({"action": "accept", "content": {"name": "Ada"}}));
+        let err = Ada
+            .handle("sampling/createMessage", None)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorObject::method_not_found("").code);
+    }
+}

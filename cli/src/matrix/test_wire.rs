@@ -1,0 +1,66 @@
+//! Recorded exchanges built without a server, for the unit tests of the
+//! checks that read the wire ([`super::checks`], [`super::declared`]).
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::wire::Exchange;
+
+fn exchange(method: Method, body: Bytes) -> Exchange {
+    Exchange {
+        method,
+        headers: HeaderMap::new(),
+        body,
+        started: Instant::now(),
+        status: None,
+        response_headers: HeaderMap::new(),
+        response_body: Vec::new(),
+        ended: None,
+    }
+}
+
+/// A POST of `body` (a JSON-RPC message), not yet answered.
+pub(crate) fn post(body: Value) -> Exchange {
+    exchange(Method::POST, Bytes::from(body.to_string()))
+}
+
+/// A GET with no body, not yet answered.
+pub(crate) fn get() -> Exchange {
+    exchange(Method::GET, Bytes::new())
+}
+
+impl Exchange {
+    /// With this request header.
+    pub(crate) fn with_header(mut self, name: &'static str, value: &str) -> Self {
+        self.headers.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_str(value).expect("header value"),
+        );
+        self
+    }
+
+    /// With this response header.
+    pub(crate) fn with_response_header(mut self, name: &'static str, value: &str) -> Self {
+        self.response_headers.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_str(value).expect("header value"),
+        );
+        self
+    }
+
+    /// Answered `status` with a JSON body.
+    pub(crate) fn answered_json(mut self, status: StatusCode, body: &Value) -> Self {
+        self.status = Some(status);
+        self.response_body = body.to_string().into_bytes();
+        self.with_response_header("content-type", "application/json")
+    }
+
+    /// Answered 200 with an SSE body (`text` as sent).
+    pub(crate) fn answered_sse(mut self, text: &str) -> Self {
+        self.status = Some(StatusCode::OK);
+        self.response_body = text.as_bytes().to_vec();
+        self.with_response_header("content-type", "text/event-stream")
+    }
+}
