@@ -81,5 +81,9 @@ mod tests {
         let e = parse_served("2025-11-25,1999-01-01").unwrap_err();
         assert!(e.contains("1999-01-01") && e.contains("2025-11-25"), "{e}");
         assert!(parse_served(",").is_err());
+        // `all` and `auto` are each other's synonyms in both options.
+        assert_eq!(parse_served("auto").unwrap(), all);
+        assert_eq!(parse_spoken("all").unwrap(), parse_spoken("auto").unwrap());
+        assert_eq!(parse_spoken("all").unwrap().len(), 5);
     }
 }

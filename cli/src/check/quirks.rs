@@ -43,8 +43,12 @@ pub struct Quirk {
 
 /// Every known quirk, with its range validated.
 pub fn known() -> Result<Vec<Quirk>, String> {
+    parse(DATA)
+}
+
+fn parse(data: &str) -> Result<Vec<Quirk>, String> {
     let quirks: Vec<Quirk> =
-        serde_json::from_str(DATA).map_err(|e| format!("quirks.json is malformed: {e}"))?;
+        serde_json::from_str(data).map_err(|e| format!("quirks.json is malformed: {e}"))?;
     for q in &quirks {
         if q.versions.trim() != "*" {
             semver::VersionReq::parse(&q.versions).map_err(|e| {
@@ -226,5 +230,96 @@ mod tests {
         assert_eq!(applies(&q("<0.9.0"), &peer("rmcp", "dev")), Some(false));
         assert_eq!(applies(&q("*"), &peer("rmcp", "1.0.0-alpha.1")), Some(true));
         assert_eq!(applies(&q("*"), &peer("other", "0.8.0")), None);
+    }
+
+    #[test]
+    fn a_bad_range_in_the_data_is_refused() {
+        let entry = |versions: &str| {
+            json!([{"implementation": "x", "versions": versions, "quirk": "q",
+                "check": null, "source": "s"}])
+            .to_string()
+        };
+        assert_eq!(parse(&entry(" * ")).unwrap()[0].versions, " * ");
+        assert_eq!(parse(&entry(">=1.2, <2")).unwrap().len(), 1);
+        let e = parse(&entry("not a range")).unwrap_err();
+        assert!(e.contains("bad version range") && e.contains("x"), "{e}");
+        assert!(parse("{").unwrap_err().contains("malformed"));
+    }
+
+    fn ran(id: &'static str, revision: ProtocolVersion, outcome: Outcome) -> Check {
+        Check::new(id, &revision, "t", super::super::spec::PRIMING, outcome)
+    }
+
+    #[test]
+    fn a_quirk_is_observed_by_its_own_check_failing() {
+        let q = Quirk {
+            implementation: "rmcp".into(),
+            versions: "*".into(),
+            quirk: "q".into(),
+            check: Some(id::EVENT_IDS_UNIQUE.into()),
+            source: "s".into(),
+            note: None,
+        };
+        let (old, new) = (ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25);
+        let other = ran("other", new.clone(), Outcome::Fail("no".into()));
+        assert!(matches!(
+            observe(&q, std::slice::from_ref(&other)),
+            Observation::NotChecked(why) if why.contains("did not run")
+        ));
+        // A failure at any revision is the quirk seen, before a pass.
+        let pass = ran(id::EVENT_IDS_UNIQUE, old.clone(), Outcome::Pass);
+        let fail = ran(
+            id::EVENT_IDS_UNIQUE,
+            new.clone(),
+            Outcome::Fail("twice".into()),
+        );
+        assert_eq!(
+            observe(&q, &[other.clone(), pass.clone(), fail]),
+            Observation::Observed(format!("{} failed at {new}: twice", id::EVENT_IDS_UNIQUE))
+        );
+        // A pass, before an inconclusive run, is the quirk not seen.
+        let unsure = ran(
+            id::EVENT_IDS_UNIQUE,
+            new.clone(),
+            Outcome::Inconclusive("?".into()),
+        );
+        assert_eq!(
+            observe(&q, &[unsure.clone(), pass]),
+            Observation::NotObserved(format!("{} passed at {old}", id::EVENT_IDS_UNIQUE))
+        );
+        assert!(matches!(
+            observe(&q, &[unsure]),
+            Observation::NotChecked(why) if why.ends_with(": ?")
+        ));
+        let unchecked = Quirk {
+            check: None,
+            note: Some("why".into()),
+            ..q
+        };
+        assert_eq!(
+            observe(&unchecked, &[other]),
+            Observation::NotChecked("why".into())
+        );
+    }
+
+    #[test]
+    fn only_the_quirks_of_the_peer_are_flagged() {
+        let fail = ran(
+            id::EVENT_IDS_UNIQUE,
+            ProtocolVersion::V2025_11_25,
+            Outcome::Fail("twice".into()),
+        );
+        let found = flag(&peer("rmcp", "1.2.0"), std::slice::from_ref(&fail));
+        assert!(!found.is_empty());
+        assert!(
+            found
+                .iter()
+                .all(|f| f.quirk.implementation == "rmcp" && f.version_checked)
+        );
+        assert!(found.iter().any(|f| {
+            f.quirk.check.as_deref() == Some(id::EVENT_IDS_UNIQUE)
+                && matches!(f.observation, Observation::Observed(_))
+        }));
+        assert!(flag(&peer("someone-else", "1.2.0"), &[fail]).is_empty());
     }
 }

@@ -176,6 +176,29 @@ mod tests {
                 ..
             })
         ));
+        // A pass that resumed, or says nothing of it, is a plain pass.
+        for line in [
+            r#"{"outcome":"pass","reason":"ok","resumed":true}"#,
+            r#"{"outcome":"pass","reason":"ok"}"#,
+        ] {
+            let (rev, o) = from_client_line(line);
+            assert_eq!(rev, None);
+            assert_eq!(o, PeerObserved::Ran(Observed::Works("ok".into())));
+        }
+        let kind = |k: &str| match from_client_line(&format!(
+            r#"{{"outcome":"fail","reason":"x","kind":"{k}"}}"#
+        )) {
+            (_, PeerObserved::Ran(Observed::Failed { kind, .. })) => kind,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(kind("no_mutual_revision"), Some(Failure::NoMutualRevision));
+        assert_eq!(kind("not_resumable"), Some(Failure::NotResumable));
+        assert_eq!(kind("timeout"), None);
+        let (_, o) = from_client_line(r#"{"outcome":"maybe"}"#);
+        assert!(matches!(
+            o,
+            PeerObserved::Ran(Observed::Failed { kind: None, message }) if message.contains("maybe")
+        ));
         let (_, o) = from_client_line("not json");
         assert!(matches!(
             o,
@@ -220,5 +243,18 @@ mod tests {
             Verdict::NotApplicable(_)
         ));
         assert_ne!(verdict(&p, &rev, &na, &[]), Verdict::Pass);
+    }
+
+    #[test]
+    fn only_a_fail_is_not_accepted() {
+        for v in [
+            Verdict::Pass,
+            Verdict::Quirk("q".into()),
+            Verdict::QuirkGone("q".into()),
+            Verdict::NotApplicable("n/a".into()),
+        ] {
+            assert!(v.accepted(), "{v:?}");
+        }
+        assert!(!Verdict::Fail.accepted());
     }
 }

@@ -183,6 +183,26 @@ mod tests {
         for sc in PeerScenario::ALL {
             assert_eq!(limited(&modern, sc), full(&modern, sc), "{sc}");
         }
+        // A JSON mode's call is predicted as the JSON scenario, an SSE
+        // server's as the SSE one (their spec texts tell them apart).
+        let json = ServerMode {
+            json: true,
+            ..ServerMode::FULL
+        };
+        let rev = V::V2025_11_25;
+        let spec = |mode, sc| predict(&legacy, &all, mode, sc).spec;
+        assert_eq!(
+            spec(json, PeerScenario::Call),
+            expect::on_revision(&rev, Scenario::Json).1
+        );
+        assert_eq!(
+            spec(ServerMode::FULL, PeerScenario::Call),
+            expect::on_revision(&rev, Scenario::Sse).1
+        );
+        assert_eq!(
+            spec(json, PeerScenario::Progress),
+            expect::on_revision(&rev, Scenario::Progress).1
+        );
         // Without elicitation (2025-03-26) the server cannot ask either.
         let old = model(&[V::V2025_03_26], &[V::V2025_03_26]);
         assert_eq!(
