@@ -468,6 +468,83 @@ mod tests {
         all
     }
 
+    /// Each revision's rules cite that revision's own page (checked here
+    /// without the spec folder, which CI does not have).
+    #[test]
+    fn each_revision_cites_its_own_page() {
+        for rev in [
+            ProtocolVersion::V2025_03_26,
+            ProtocolVersion::V2025_06_18,
+            ProtocolVersion::V2025_11_25,
+            ProtocolVersion::V2026_07_28,
+        ] {
+            let mut own = vec![origin(&rev).0, accept(&rev)];
+            if rev.is_legacy() {
+                own.extend([session_404(&rev), session_400(&rev), version_400(&rev)]);
+            }
+            for spec in own {
+                assert!(spec.page.file.starts_with(rev.as_str()), "{rev}: {spec:?}");
+                assert!(spec.page.url.contains(rev.as_str()), "{rev}: {spec:?}");
+            }
+        }
+        for rev in [ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_06_18] {
+            assert!(before_response(&rev).page.file.starts_with(rev.as_str()));
+        }
+    }
+
+    /// Where the revisions word a rule differently, each keeps its own.
+    #[test]
+    fn revisions_keep_their_own_wording() {
+        use ProtocolVersion as V;
+        // Only 2025-11-25 and 2026-07-28 name the 403, in sections of
+        // their own names.
+        let origins: Vec<(&str, bool)> = [V::V2025_03_26, V::V2025_06_18, V::V2025_11_25]
+            .iter()
+            .chain([V::V2026_07_28].iter())
+            .map(|r| (origin(r).0.section, origin(r).1))
+            .collect();
+        assert_eq!(
+            origins,
+            [
+                ("Security Warning", false),
+                ("Security Warning", false),
+                ("Security Warning", true),
+                ("Security & Endpoint", true),
+            ]
+        );
+        assert_eq!(origin(&V::V2025_06_18).0.text, ORIGIN_VALIDATE);
+        assert_eq!(origin(&V::V2025_11_25).0.text, ORIGIN_403);
+        assert!(
+            session_400(&V::V2025_06_18)
+                .text
+                .contains("`Mcp-Session-Id`")
+        );
+        assert!(
+            session_400(&V::V2025_11_25)
+                .text
+                .contains("`MCP-Session-Id`")
+        );
+        assert_eq!(accept(&V::V2025_11_25).text, ACCEPT_LEGACY);
+        assert_ne!(accept(&V::V2026_07_28).text, ACCEPT_LEGACY);
+        assert_eq!(accept(&V::V2026_07_28).section, "Sending Messages");
+        assert_ne!(
+            before_response(&V::V2025_03_26),
+            before_response(&V::V2025_06_18)
+        );
+        // The policy readings of a sentence differ from it only in level.
+        for (policy, sentence) in [(PRIMING_POLICY, PRIMING), (FAILED_RESUME, REPLAY_AFTER)] {
+            assert_eq!(policy.level, Level::Policy);
+            assert_ne!(sentence.level, Level::Policy);
+            assert_eq!(
+                Spec {
+                    level: Level::Policy,
+                    ..sentence
+                },
+                policy
+            );
+        }
+    }
+
     /// The text of the section headed `heading` (down to the next heading
     /// of the same or a higher level), if the file has it.
     fn section<'a>(file: &'a str, heading: &str) -> Option<&'a str> {
@@ -546,6 +623,7 @@ mod tests {
             "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server"
         );
         assert_eq!(anchor("Security & Endpoint"), "security--endpoint");
+        assert_eq!(anchor(" Re-try_Now "), "re-try_now");
         assert_eq!(
             anchor("Streamable HTTP: Routing Headers"),
             "streamable-http-routing-headers"
