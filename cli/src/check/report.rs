@@ -289,3 +289,186 @@ fn text(report: &Report, md: bool) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::detect::RevisionProbe;
+    use super::super::quirks::{Quirk, QuirkFinding};
+    use super::super::{Check, Outcome, Peer, spec};
+    use super::*;
+    use mcp_transport_core::ProtocolVersion as V;
+
+    fn check(id: &'static str, rev: V, s: spec::Spec, outcome: Outcome) -> Check {
+        Check::new(id, &rev, "title", s, outcome)
+    }
+
+    fn probe(revision: V, answer: ProbeAnswer) -> RevisionProbe {
+        RevisionProbe {
+            revision,
+            answer,
+            detail: format!("{answer:?}"),
+        }
+    }
+
+    /// A report of every kind of row: three answers, each outcome, one
+    /// check at two revisions from two pages, a quirk on a non-semver
+    /// version.
+    fn report() -> Report {
+        let fail = |why: &str| Outcome::Fail(why.into());
+        Report {
+            url: "http://127.0.0.1:1/mcp".into(),
+            peer: Peer::from_server_info(
+                &serde_json::json!({"name": "rmcp", "version": "dev"}),
+                &V::V2025_11_25,
+            ),
+            revisions: vec![
+                probe(V::V2025_11_25, ProbeAnswer::Accepted),
+                probe(V::V2025_06_18, ProbeAnswer::CounterOffered),
+                probe(V::V2026_07_28, ProbeAnswer::Refused),
+            ],
+            checks: vec![
+                check(
+                    "origin",
+                    V::V2025_11_25,
+                    spec::origin(&V::V2025_11_25).0,
+                    fail("200"),
+                ),
+                check(
+                    "origin",
+                    V::V2025_06_18,
+                    spec::origin(&V::V2025_11_25).0,
+                    Outcome::Pass,
+                ),
+                check("priming", V::V2025_11_25, spec::PRIMING, fail("none")),
+                // Another check quoting the same sentence.
+                check(
+                    "resumed-close",
+                    V::V2025_11_25,
+                    spec::PRIMING_POLICY,
+                    Outcome::Pass,
+                ),
+                check(
+                    "replay",
+                    V::V2025_11_25,
+                    spec::REPLAY_AFTER,
+                    Outcome::NotApplicable("-".into()),
+                ),
+                check(
+                    "retry",
+                    V::V2025_11_25,
+                    spec::RETRY,
+                    Outcome::Inconclusive("?".into()),
+                ),
+                check(
+                    "accept",
+                    V::V2025_11_25,
+                    spec::accept(&V::V2025_11_25),
+                    Outcome::Warn("!".into()),
+                ),
+            ],
+            quirks: vec![QuirkFinding {
+                quirk: Quirk {
+                    implementation: "rmcp".into(),
+                    versions: "<2".into(),
+                    quirk: "the quirk".into(),
+                    check: Some("priming".into()),
+                    source: "the source".into(),
+                    note: Some("the note".into()),
+                },
+                version_checked: false,
+                observation: Observation::Observed("seen".into()),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_table_has_every_part_of_the_report() {
+        let r = report();
+        let t = render(&r, Format::Table);
+        for part in [
+            "check-server http://127.0.0.1:1/mcp\n",
+            "server: rmcp dev (not semver; serverInfo from the 2025-11-25 probe)",
+            "\nRevisions\n",
+            "accepted",
+            "counter-offered",
+            "refused",
+            "speaks: 2025-11-25\n",
+            "\nChecks\n",
+            "2 passed, 2 failed, 1 not applicable, 1 inconclusive, 1 warnings",
+            "failed by level: MUST 1, SHOULD 1, MAY 0, POLICY 0",
+            "- [observed] the quirk (versions <2, not checked: \"dev\" is not semver)\n  seen\n  source: the source\n  note: the note\n",
+            "\nWhat each check tests\n",
+            "- origin [MUST] (2025-11-25, 2025-06-18): title\n",
+            "- priming [SHOULD] (2025-11-25): title\n",
+            "- resumed-close [POLICY] (2025-11-25): title\n",
+        ] {
+            assert!(t.contains(part), "{part:?} not in\n{t}");
+        }
+        // A check at two revisions is described once, its page once.
+        assert_eq!(t.matches("- origin [MUST]").count(), 1, "{t}");
+        assert_eq!(t.matches("\"Security Warning\" https://").count(), 1, "{t}");
+        assert!(!t.contains("###"), "{t}");
+    }
+
+    #[test]
+    fn markdown_cites_with_links_and_heads_each_part() {
+        let r = report();
+        let md = render(&r, Format::Markdown);
+        for part in [
+            "## check-server http://127.0.0.1:1/mcp\n",
+            "\nserver: rmcp dev",
+            "### Revisions",
+            "### Checks",
+            "### Known quirks of rmcp dev (quirks.json)",
+            "### What each check tests",
+            "- **origin** [MUST] (2025-11-25, 2025-06-18): title\n  > ",
+            "[Security Warning](https://",
+            "\nspeaks: 2025-11-25",
+        ] {
+            assert!(md.contains(part), "{part:?} not in\n{md}");
+        }
+    }
+
+    #[test]
+    fn json_counts_failures_by_level() {
+        let v: serde_json::Value = serde_json::from_str(&render(&report(), Format::Json)).unwrap();
+        assert_eq!(v["passed"], false);
+        assert_eq!(v["speaks"], serde_json::json!(["2025-11-25"]));
+        let by = &v["failures_by_level"];
+        assert_eq!(
+            (&by["MUST"], &by["SHOULD"], &by["MAY"]),
+            (&1.into(), &1.into(), &0.into()),
+            "{by}"
+        );
+        assert_eq!(v["url"], "http://127.0.0.1:1/mcp");
+        assert!(render(&report(), Format::Html).contains("<html"));
+    }
+
+    #[test]
+    fn an_empty_report_says_so() {
+        let r = Report {
+            url: "u".into(),
+            peer: None,
+            revisions: vec![probe(V::V2025_11_25, ProbeAnswer::Refused)],
+            checks: vec![],
+            quirks: vec![],
+        };
+        let t = render(&r, Format::Table);
+        assert!(t.contains("server: no serverInfo seen"), "{t}");
+        assert!(t.contains("speaks: none of the revisions tried"), "{t}");
+        assert!(
+            !t.contains("Checks") && !t.contains("What each check tests"),
+            "{t}"
+        );
+        let with_semver = Report {
+            peer: Peer::from_server_info(
+                &serde_json::json!({"name": "rmcp", "version": "1.2.3"}),
+                &V::V2025_11_25,
+            ),
+            ..r
+        };
+        let t = render(&with_semver, Format::Table);
+        assert!(t.contains("server: rmcp 1.2.3 (semver 1.2.3;"), "{t}");
+        assert!(!t.contains("Known quirks"), "{t}");
+    }
+}
