@@ -269,6 +269,111 @@ mod tests {
         assert_eq!(bad["observed"]["detail"], "the stream broke");
     }
 
+    /// The cell of `cells()`, and a green one whose scenario checked that
+    /// a mechanism 2025-03-26 lacks is absent.
+    fn two_cells() -> Vec<CellResult> {
+        let (client, server) = (ClientKind::C0326, ServerKind::S0326);
+        let (scenario, prediction) = Scenario::ALL
+            .iter()
+            .map(|s| (*s, expected(client, server, *s)))
+            .find(|(_, p)| p.expected == Expected::NotApplicable)
+            .expect("2025-03-26 lacks a mechanism");
+        let mut all = cells();
+        all.push(CellResult {
+            client,
+            server,
+            scenarios: vec![ScenarioResult {
+                client,
+                server,
+                scenario,
+                negotiated: prediction.revision.clone(),
+                observed: observed_as(&prediction.expected),
+                prediction,
+            }],
+        });
+        all
+    }
+
+    /// The markdown grid's cell of `client` x `server`.
+    fn grid_cell(md: &str, client: ClientKind, server: ServerKind) -> String {
+        let row =
+            |line: &str| -> Vec<String> { line.split('|').map(|c| c.trim().to_owned()).collect() };
+        let header = row(md.lines().next().unwrap());
+        let col = header.iter().position(|h| h == server.name()).unwrap();
+        let line = md
+            .lines()
+            .find(|l| row(l).get(1).map(String::as_str) == Some(client.name()))
+            .unwrap();
+        row(line)[col].clone()
+    }
+
+    #[test]
+    fn the_grid_labels_each_cell_where_it_belongs() {
+        let md = render(&two_cells(), Format::Markdown);
+        let cell = |c, s| grid_cell(&md, c, s);
+        assert_eq!(
+            cell(ClientKind::C1125, ServerKind::S1125),
+            "2025-11-25 ✗ (1 off)",
+            "{md}"
+        );
+        assert_eq!(
+            cell(ClientKind::C0326, ServerKind::S0326),
+            "2025-03-26 ✓",
+            "{md}"
+        );
+        assert_eq!(
+            cell(ClientKind::C1125, ServerKind::S0326),
+            "(filtered)",
+            "{md}"
+        );
+        assert_eq!(
+            cell(ClientKind::C0326, ServerKind::S1125),
+            "(filtered)",
+            "{md}"
+        );
+        let failed_to_negotiate = CellResult {
+            client: ClientKind::Modern,
+            server: ServerKind::S1125,
+            scenarios: vec![],
+        };
+        let md = render(&[failed_to_negotiate], Format::Markdown);
+        assert_eq!(
+            grid_cell(&md, ClientKind::Modern, ServerKind::S1125),
+            "none ✓",
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn the_text_totals_and_lists_the_mismatches() {
+        let cells = two_cells();
+        let bad = cells[0].scenarios[1].explain();
+        let text = render(&cells, Format::Table);
+        assert!(
+            text.contains("\n2 passed, 1 failed (1 of the passed checked that a mechanism the negotiated revision lacks is absent)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("\nMismatches:\n  {bad}\n")),
+            "{text}"
+        );
+        assert!(!text.contains("Every cell matches"), "{text}");
+        let md = render(&cells, Format::Markdown);
+        assert!(md.contains(&format!("\n- {bad}\n")), "{md}");
+        assert!(md.starts_with("| client \\ server |"), "{md}");
+        assert!(!text.starts_with('|'), "{text}");
+        let green = &cells[1..];
+        let text = render(green, Format::Table);
+        assert!(
+            text.contains("\n1 passed, 0 failed (1 of the passed"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Every cell matches the spec's prediction.\n"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn junit_is_well_formed_and_names_the_failure() {
         let xml = render(&cells(), Format::Junit);
