@@ -220,6 +220,21 @@ CRITICAL=(
   "store-redis/src/error.rs|mcp-store-redis|--test *"
   "http-edge/src/server/reject.rs|mcp-http-edge|--lib --test *"
   "http-edge/src/client/send.rs|mcp-http-edge|--lib --test *"
+  "cli/src/matrix/expect.rs|mcp-compat|--lib"
+  "cli/src/matrix/checks.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/declared.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/report.rs|mcp-compat|--lib"
+  "cli/src/matrix/outcome.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/peers/predict.rs|mcp-compat|--lib"
+  "cli/src/matrix/peers/outcome.rs|mcp-compat|--lib"
+  "cli/src/check/spec.rs|mcp-compat|--lib"
+  "cli/src/check/report.rs|mcp-compat|--lib"
+  "cli/src/check/level.rs|mcp-compat|--lib"
+  "cli/src/check/quirks.rs|mcp-compat|--lib"
+  "cli/src/revisions.rs|mcp-compat|--lib"
+  "cli/src/matrix/peers/manifest.rs|mcp-compat|--lib"
+  "cli/src/matrix/selftest.rs|mcp-compat|--lib --test self_test"
+  "cli/src/check/detect.rs|mcp-compat|--lib --test check_server"
 )
 
 if [[ ${1:-} == --list ]]; then

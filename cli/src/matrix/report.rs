@@ -310,27 +310,14 @@ mod tests {
     #[test]
     fn the_grid_labels_each_cell_where_it_belongs() {
         let md = render(&two_cells(), Format::Markdown);
-        let cell = |c, s| grid_cell(&md, c, s);
-        assert_eq!(
-            cell(ClientKind::C1125, ServerKind::S1125),
-            "2025-11-25 ✗ (1 off)",
-            "{md}"
-        );
-        assert_eq!(
-            cell(ClientKind::C0326, ServerKind::S0326),
-            "2025-03-26 ✓",
-            "{md}"
-        );
-        assert_eq!(
-            cell(ClientKind::C1125, ServerKind::S0326),
-            "(filtered)",
-            "{md}"
-        );
-        assert_eq!(
-            cell(ClientKind::C0326, ServerKind::S1125),
-            "(filtered)",
-            "{md}"
-        );
+        for (c, s, label) in [
+            (ClientKind::C1125, ServerKind::S1125, "2025-11-25 ✗ (1 off)"),
+            (ClientKind::C0326, ServerKind::S0326, "2025-03-26 ✓"),
+            (ClientKind::C1125, ServerKind::S0326, "(filtered)"),
+            (ClientKind::C0326, ServerKind::S1125, "(filtered)"),
+        ] {
+            assert_eq!(grid_cell(&md, c, s), label, "{c} x {s}: {md}");
+        }
         let failed_to_negotiate = CellResult {
             client: ClientKind::Modern,
             server: ServerKind::S1125,
