@@ -289,7 +289,7 @@ mod tests {
         assert!(nothing_after_response(&[then(&[note.clone(), result(4)])], &id).is_ok());
         assert!(nothing_after_response(&[then(&[result(4), note.clone()])], &id).is_err());
         let error = json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -1, "message": "x"}});
-        assert!(nothing_after_response(&[then(&[error.clone()])], &id).is_ok());
+        assert!(nothing_after_response(&[then(std::slice::from_ref(&error))], &id).is_ok());
         assert!(nothing_after_response(&[then(&[error, note.clone()])], &id).is_err());
         // Another request's answer or a request with this id is not it.
         let request = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
