@@ -201,3 +201,128 @@ pub async fn run(faults: &[Fault], progress: impl Fn(&str)) -> SelfTest {
     }
     SelfTest { baseline, runs }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::expect::expected;
+    use super::super::run::Observed;
+    use super::*;
+
+    /// `c-2025-11-25 x s-2025-11-25 / json`, green or red.
+    fn result(green: bool) -> ScenarioResult {
+        let (client, server, scenario) = (C::C1125, S::S1125, Scenario::Json);
+        let prediction = expected(client, server, scenario);
+        ScenarioResult {
+            client,
+            server,
+            scenario,
+            negotiated: prediction.revision.clone(),
+            prediction,
+            observed: if green {
+                Observed::Works("answered".into())
+            } else {
+                Observed::Failed {
+                    kind: None,
+                    message: "broken".into(),
+                }
+            },
+        }
+    }
+
+    fn run(fault: Fault, greens: &[bool]) -> FaultRun {
+        FaultRun {
+            target: target(fault),
+            results: greens.iter().map(|g| result(*g)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_fault_is_caught_by_a_red_result_and_the_baseline_must_be_green() {
+        let caught = run(Fault::SkipPriming, &[true, false]);
+        assert!(caught.caught());
+        assert_eq!(caught.caught_by(), ["c-2025-11-25 x s-2025-11-25 / json"]);
+        let missed = run(Fault::MintSessionId, &[true, true]);
+        assert!(!missed.caught());
+        assert!(missed.caught_by().is_empty());
+        let green = vec![result(true)];
+        let all = |baseline: Vec<ScenarioResult>, runs| SelfTest { baseline, runs };
+        assert!(all(green.clone(), vec![caught]).passed());
+        let caught = run(Fault::SkipPriming, &[false]);
+        assert!(!all(vec![result(false)], vec![caught]).passed());
+        assert!(!all(green, vec![missed]).passed());
+    }
+
+    #[test]
+    fn the_table_names_each_fault_and_what_caught_it() {
+        let t = SelfTest {
+            baseline: vec![result(true), result(true)],
+            runs: vec![
+                run(Fault::SkipPriming, &[false]),
+                run(Fault::MintSessionId, &[true]),
+            ],
+        }
+        .render();
+        let width = Fault::ALL.iter().map(|f| f.name().len()).max().unwrap();
+        let caught = format!(
+            "{:width$}  c-2025-11-25 x s-2025-11-25 / json\n",
+            "skip-priming"
+        );
+        let missed = format!("{:width$}  NOT CAUGHT\n", "mint-session-id");
+        assert!(
+            t.starts_with(&format!("{:width$}  cells that caught it\n", "fault")),
+            "{t}"
+        );
+        assert!(t.contains(&caught) && t.contains(&missed), "{t}");
+        assert!(
+            t.contains("\nbaseline (no fault): 2 results, all green\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("  [skip-priming] {}\n", result(false).explain())),
+            "{t}"
+        );
+        assert!(
+            t.ends_with("\nself-test FAILED: 1/2 faults caught\n"),
+            "{t}"
+        );
+        let t = SelfTest {
+            baseline: vec![result(false)],
+            runs: vec![run(Fault::SkipPriming, &[false])],
+        }
+        .render();
+        assert!(
+            t.contains(&format!(
+                "\nbaseline (no fault) is not green:\n  {}\n",
+                result(false).explain()
+            )),
+            "{t}"
+        );
+        let t = SelfTest {
+            baseline: vec![result(true)],
+            runs: vec![run(Fault::SkipPriming, &[false])],
+        }
+        .render();
+        assert!(
+            t.ends_with("\nself-test passed: 1/1 faults caught\n"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn every_fault_runs_where_its_scenarios_can_catch_it() {
+        for fault in Fault::ALL {
+            let t = target(fault);
+            assert!(!t.cells.is_empty() && !t.scenarios.is_empty(), "{fault:?}");
+        }
+        // Polling faults run on cells that negotiate 2025-11-25.
+        for fault in [Fault::ClientIgnoresRetry, Fault::DropLastBeforeClose] {
+            assert_eq!(target(fault).cells, POLLING, "{fault:?}");
+            assert_eq!(target(fault).scenarios, [Scenario::Disconnect], "{fault:?}");
+        }
+        assert_eq!(target(Fault::IgnoreTaskCancel).cells, MODERN_TASKS);
+        assert_eq!(
+            target(Fault::LeakOtherStream).scenarios,
+            [Scenario::TwoStreams]
+        );
+    }
+}
