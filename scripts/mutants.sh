@@ -221,7 +221,7 @@ CRITICAL=(
   "http-edge/src/server/reject.rs|mcp-http-edge|--lib --test *"
   "http-edge/src/client/send.rs|mcp-http-edge|--lib --test *"
   "cli/src/matrix/expect.rs|mcp-compat|--lib"
-  "cli/src/matrix/checks.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/checks.rs|mcp-compat|--lib --test matrix_cells --test self_test"
   "cli/src/matrix/declared.rs|mcp-compat|--lib --test matrix_cells"
   "cli/src/matrix/report.rs|mcp-compat|--lib"
   "cli/src/matrix/outcome.rs|mcp-compat|--lib --test matrix_cells"
@@ -235,6 +235,7 @@ CRITICAL=(
   "cli/src/matrix/peers/manifest.rs|mcp-compat|--lib"
   "cli/src/matrix/selftest.rs|mcp-compat|--lib --test self_test"
   "cli/src/check/detect.rs|mcp-compat|--lib --test check_server"
+  "cli/src/matrix/peers/report.rs|mcp-compat|--lib"
 )
 
 if [[ ${1:-} == --list ]]; then

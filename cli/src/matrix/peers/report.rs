@@ -192,3 +192,185 @@ pub fn quirks_table(peers: &[Arc<Manifest>], cells: &[PeerCell]) -> String {
 pub fn json(cells: &[PeerCell]) -> String {
     serde_json::to_string_pretty(cells).unwrap_or_default() + "\n"
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::cells::PeerResult;
+    use super::*;
+
+    const PEER: &str = r#"
+name = "x"
+version = "1"
+install = ["true"]
+[server]
+revisions = ["2025-11-25"]
+modes = ["sse"]
+command = ["srv", "{port}"]
+[client]
+command = ["cli", "{url}", "{scenario}"]
+[[client.rows]]
+name = "c-2025-11-25"
+revision = "2025-11-25"
+offers = ["2025-11-25"]
+[[quirks]]
+id = "q"
+side = "server"
+scenario = "call"
+observed = "absent"
+what = "never closes"
+[[quirks]]
+id = "doc"
+side = "client"
+observed = "fails"
+what = "documented only"
+upstream = "https://example.invalid/1"
+versions = "<2"
+"#;
+
+    fn peer() -> Arc<Manifest> {
+        Arc::new(Manifest::parse(PEER).unwrap())
+    }
+
+    fn result(v: Verdict) -> PeerResult {
+        let note = match &v {
+            Verdict::Quirk(q) | Verdict::QuirkGone(q) | Verdict::NotApplicable(q) => q.clone(),
+            _ => String::new(),
+        };
+        PeerResult {
+            scenario: "call",
+            predicted_revision: Some("2025-11-25".into()),
+            expected: "works".into(),
+            spec: "S",
+            negotiated: Some("2025-11-25".into()),
+            observed: "worked".into(),
+            verdict: String::new(),
+            note,
+            v,
+        }
+    }
+
+    fn cell(client: &str, server: &str, verdicts: Vec<Verdict>) -> PeerCell {
+        PeerCell {
+            client: client.into(),
+            server: server.into(),
+            scenarios: verdicts.into_iter().map(result).collect(),
+        }
+    }
+
+    /// Every verdict once, in our row against the peer's column.
+    fn mixed() -> PeerCell {
+        cell(
+            "c-2025-11-25",
+            "x@1 s-sse",
+            vec![
+                Verdict::Pass,
+                Verdict::Quirk("q".into()),
+                Verdict::QuirkGone("q".into()),
+                Verdict::NotApplicable("no API".into()),
+                Verdict::Fail,
+            ],
+        )
+    }
+
+    #[test]
+    fn a_mark_counts_each_kind_of_verdict() {
+        assert_eq!(mark(&mixed()), "2025-11-25 ✗1 ~1 gone1 n/a1");
+        let green = cell("r", "c", vec![Verdict::Pass, Verdict::Pass]);
+        assert_eq!(mark(&green), "2025-11-25 ✓");
+        let mut none = cell("r", "c", vec![Verdict::Fail, Verdict::Fail]);
+        for s in &mut none.scenarios {
+            s.negotiated = None;
+        }
+        assert_eq!(mark(&none), "none ✗2");
+    }
+
+    #[test]
+    fn the_grid_keeps_the_rows_and_columns_that_have_cells() {
+        let peers = [peer()];
+        let cells = [
+            mixed(),
+            cell("x@1 c-2025-11-25", "s-2025-11-25", vec![Verdict::Pass]),
+        ];
+        let (header, rows) = grid(&peers, &cells);
+        assert_eq!(header, ["client \\ server", "s-2025-11-25", "x@1 s-sse"]);
+        assert_eq!(
+            rows,
+            [
+                // Ours against ours is `matrix` without flags: `·`.
+                ["c-2025-11-25", "·", "2025-11-25 ✗1 ~1 gone1 n/a1"],
+                ["x@1 c-2025-11-25", "2025-11-25 ✓", "-"],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_text_lists_each_deviation_under_its_heading() {
+        let peers = [peer()];
+        let text = render(&peers, &[mixed()], false);
+        let line = |note: &str| {
+            format!(
+                "- c-2025-11-25 x x@1 s-sse / call{note}: expected works on 2025-11-25, got worked on 2025-11-25 [spec: S]\n"
+            )
+        };
+        for (heading, note) in [
+            ("Failed (neither the prediction nor a listed quirk)", ""),
+            (
+                "Quirks gone (the cell now behaves as the spec predicts)",
+                " [q]",
+            ),
+            ("As a listed quirk", " [q]"),
+            ("Not expressible by the client (n/a)", " [no API]"),
+        ] {
+            let section = format!("\n{heading}:\n{}", line(note));
+            assert!(text.contains(&section), "{section:?} not in\n{text}");
+        }
+        assert!(
+            text.contains("\n5 scenarios in 1 cells: 1 as predicted, 1 as a listed quirk, 1 quirk(s) gone, 1 n/a, 1 failed\n"),
+            "{text}"
+        );
+        assert!(text.ends_with(&quirks_table(&peers, &[mixed()])), "{text}");
+        let green = render(
+            &peers,
+            &[cell("c-2025-11-25", "x@1 s-sse", vec![Verdict::Pass])],
+            true,
+        );
+        assert!(
+            !green.contains("Failed") && !green.contains("As a listed quirk:"),
+            "{green}"
+        );
+        assert!(green.starts_with("| client \\ server |"), "{green}");
+    }
+
+    #[test]
+    fn the_quirks_table_counts_each_quirk_seen_and_gone() {
+        let peers = [peer()];
+        let seen_twice = cell(
+            "c-2025-11-25",
+            "x@1 s-sse",
+            vec![
+                Verdict::Quirk("q".into()),
+                Verdict::Quirk("q".into()),
+                Verdict::Quirk("other".into()),
+            ],
+        );
+        let t = quirks_table(&peers, &[mixed(), seen_twice]);
+        assert_eq!(
+            t,
+            "\nKnown quirks of x@1:\n\
+             - q (server side, call, versions ?): never closes (no upstream issue known; seen 3, gone 1)\n\
+             - doc (client side, -, versions <2): documented only (https://example.invalid/1; documented, not exercised by these scenarios)\n"
+        );
+        let quiet = Manifest {
+            quirks: vec![],
+            ..(*peer()).clone()
+        };
+        assert_eq!(quirks_table(&[Arc::new(quiet)], &[mixed()]), "");
+    }
+
+    #[test]
+    fn json_lists_the_cells() {
+        let v: serde_json::Value = serde_json::from_str(&json(&[mixed()])).unwrap();
+        assert_eq!(v[0]["server"], "x@1 s-sse");
+        assert_eq!(v[0]["scenarios"].as_array().unwrap().len(), 5);
+    }
+}
