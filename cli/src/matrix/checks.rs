@@ -291,9 +291,12 @@ mod tests {
         let error = json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -1, "message": "x"}});
         assert!(nothing_after_response(&[then(std::slice::from_ref(&error))], &id).is_ok());
         assert!(nothing_after_response(&[then(&[error, note.clone()])], &id).is_err());
-        // Another request's answer or a request with this id is not it.
+        // Another request's answer, or a server request that happens to
+        // carry the same id (ids are per direction), is not it.
         let request = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
-        assert!(nothing_after_response(&[then(&[result(5), request])], &id).is_err());
+        assert!(nothing_after_response(&[then(&[result(5), request.clone()])], &id).is_err());
+        assert!(nothing_after_response(&[then(&[request, result(4)])], &id).is_ok());
+        assert!(nothing_after_response(&[then(&[result(5)])], &id).is_err());
         // The streams of one request are read as one, in order.
         let split = [then(&[result(4)]), then(&[note])];
         assert!(nothing_after_response(&split, &id).is_err());
