@@ -236,6 +236,7 @@ CRITICAL=(
   "cli/src/matrix/selftest.rs|mcp-compat|--lib --test self_test"
   "cli/src/check/detect.rs|mcp-compat|--lib --test check_server"
   "cli/src/matrix/peers/report.rs|mcp-compat|--lib"
+  "cli/src/matrix/peers/cells.rs|mcp-compat|--lib"
 )
 
 if [[ ${1:-} == --list ]]; then

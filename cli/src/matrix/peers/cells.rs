@@ -509,3 +509,253 @@ pub async fn run_peers(
     }
     Ok((peers, cells))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PEER: &str = r#"
+name = "x"
+version = "1"
+install = ["true"]
+[server]
+revisions = ["2025-06-18", "2025-11-25"]
+modes = ["sse", "json"]
+command = ["srv", "{port}", "{mode}", "{revision}"]
+[server.mode.json]
+back_channel = false
+[client]
+command = ["cli", "{url}", "{scenario}"]
+[[client.rows]]
+name = "c-2025-11-25"
+revision = "2025-11-25"
+offers = ["2025-11-25"]
+accepts = ["2025-11-25", "2025-06-18"]
+[[client.rows]]
+name = "c-2025-06-18"
+revision = "2025-06-18"
+offers = ["2025-06-18"]
+[[quirks]]
+id = "any"
+side = "server"
+scenario = "call"
+observed = "absent"
+what = "w"
+[[quirks]]
+id = "narrow"
+side = "server"
+scenario = "call"
+revisions = ["2025-11-25"]
+modes = ["json"]
+against = ["c-all"]
+observed = "absent"
+what = "w"
+[[quirks]]
+id = "client"
+side = "client"
+scenario = "input"
+against = ["s-all"]
+observed = "fails"
+what = "w"
+"#;
+
+    fn peer() -> Arc<Manifest> {
+        Arc::new(Manifest::parse(PEER).unwrap())
+    }
+
+    fn column(mode: &str, revision: Option<&str>) -> Column {
+        Column::Peer {
+            peer: peer(),
+            mode: mode.into(),
+            revision: revision.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_peer_adds_its_rows_and_a_column_per_mode_and_revision() {
+        let (rows, cols) = layout(&[peer()]);
+        let rows: Vec<String> = rows.iter().map(Row::label).collect();
+        let cols: Vec<String> = cols.iter().map(Column::label).collect();
+        // Our rows face its server, our columns its client.
+        assert_eq!(rows.len(), ClientKind::ALL.len() + 2);
+        assert_eq!(
+            &rows[..ClientKind::ALL.len()],
+            ClientKind::ALL.map(|c| c.name())
+        );
+        assert_eq!(
+            rows[ClientKind::ALL.len()..],
+            ["x@1 c-2025-11-25", "x@1 c-2025-06-18"]
+        );
+        assert_eq!(cols.len(), ServerKind::ALL.len() + 4);
+        assert_eq!(
+            cols[ServerKind::ALL.len()..],
+            [
+                "x@1 s-2025-06-18-sse",
+                "x@1 s-2025-11-25-sse",
+                "x@1 s-2025-06-18-json",
+                "x@1 s-2025-11-25-json"
+            ]
+        );
+        // A server only: no peer rows and none of our columns.
+        let server_only = Manifest {
+            client: None,
+            ..(*peer()).clone()
+        };
+        let (rows, cols) = layout(&[Arc::new(server_only)]);
+        assert_eq!(rows.len(), ClientKind::ALL.len());
+        assert_eq!(cols.len(), 4);
+        assert!(layout(&[]).0.is_empty() && layout(&[]).1.is_empty());
+    }
+
+    #[test]
+    fn a_column_serves_its_revision_and_its_mode_s_limits() {
+        assert_eq!(column("sse", Some("2025-06-18")).served(), [V::V2025_06_18]);
+        assert_eq!(
+            column("sse", None).served(),
+            [V::V2025_06_18, V::V2025_11_25]
+        );
+        assert_eq!(Column::Ours(ServerKind::S1125).served(), [V::V2025_11_25]);
+        assert_eq!(column("sse", None).label(), "x@1 s-sse");
+        let json = column("json", None).server_mode();
+        assert!(json.json && !json.limits.back_channel && json.limits.resumption);
+        assert_eq!(column("sse", None).server_mode(), ServerMode::FULL);
+        assert_eq!(
+            Column::Ours(ServerKind::All).server_mode(),
+            ServerMode::FULL
+        );
+    }
+
+    #[test]
+    fn a_peer_row_accepts_its_offers_unless_it_lists_more() {
+        let listed = Row::Peer(peer(), 0).model();
+        assert_eq!(listed.offers, [V::V2025_11_25]);
+        assert_eq!(listed.accepts, [V::V2025_11_25, V::V2025_06_18]);
+        let default = Row::Peer(peer(), 1).model();
+        assert_eq!(default.accepts, default.offers);
+        assert_eq!(
+            Row::Ours(ClientKind::All).model(),
+            ClientModel::of(ClientKind::All)
+        );
+    }
+
+    #[test]
+    fn a_quirk_applies_only_where_every_filter_fits() {
+        let ids = |row: &Row, col: &Column, sc, rev: Option<&V>| -> Vec<String> {
+            quirks_for(row, col, sc, rev)
+                .iter()
+                .map(|q| q.id.clone())
+                .collect()
+        };
+        let rev = Some(&V::V2025_11_25);
+        let c_all = Row::Ours(ClientKind::All);
+        let json = column("json", Some("2025-11-25"));
+        assert_eq!(
+            ids(&c_all, &json, PeerScenario::Call, rev),
+            ["any", "narrow"]
+        );
+        // Each filter of `narrow` on its own: revision, mode, counterpart.
+        let old = Some(&V::V2025_06_18);
+        assert_eq!(ids(&c_all, &json, PeerScenario::Call, old), ["any"]);
+        assert_eq!(ids(&c_all, &json, PeerScenario::Call, None), ["any"]);
+        let sse = column("sse", Some("2025-11-25"));
+        assert_eq!(ids(&c_all, &sse, PeerScenario::Call, rev), ["any"]);
+        let c_1125 = Row::Ours(ClientKind::C1125);
+        assert_eq!(ids(&c_1125, &json, PeerScenario::Call, rev), ["any"]);
+        // Another scenario; the server side's quirks only in its columns.
+        assert!(ids(&c_all, &json, PeerScenario::Progress, rev).is_empty());
+        let theirs = Row::Peer(peer(), 0);
+        assert!(
+            ids(
+                &theirs,
+                &Column::Ours(ServerKind::S1125),
+                PeerScenario::Call,
+                rev
+            )
+            .is_empty()
+        );
+        // The client side's, in its rows, against the named counterpart.
+        let s_all = Column::Ours(ServerKind::All);
+        assert_eq!(ids(&theirs, &s_all, PeerScenario::Input, rev), ["client"]);
+        let s_1125 = Column::Ours(ServerKind::S1125);
+        assert!(ids(&theirs, &s_1125, PeerScenario::Input, rev).is_empty());
+    }
+
+    #[test]
+    fn a_result_names_its_verdict_and_describes_both_sides() {
+        let row = Row::Ours(ClientKind::All);
+        let col = column("json", Some("2025-11-25"));
+        let prediction = predict(
+            &row.model(),
+            &col.served(),
+            col.server_mode(),
+            PeerScenario::Call,
+        );
+        let absent = PeerObserved::Ran(Observed::Absent("no close".into()));
+        let r = result(
+            &row,
+            &col,
+            PeerScenario::Call,
+            prediction.clone(),
+            Some(V::V2025_11_25),
+            absent,
+        );
+        assert_eq!((r.verdict.as_str(), r.note.as_str()), ("quirk", "any"));
+        assert_eq!(r.observed, "absent (no close)");
+        assert_eq!(r.expected, "works");
+        assert_eq!(r.predicted_revision.as_deref(), Some("2025-11-25"));
+        let works = PeerObserved::Ran(Observed::Works("ok".into()));
+        let r = result(
+            &row,
+            &col,
+            PeerScenario::Call,
+            prediction.clone(),
+            Some(V::V2025_11_25),
+            works,
+        );
+        assert_eq!((r.verdict.as_str(), r.note.as_str()), ("quirk gone", "any"));
+        assert_eq!(r.observed, "worked (ok)");
+        let na = PeerObserved::NotExpressible("no API".into());
+        let r = result(&row, &col, PeerScenario::Call, prediction.clone(), None, na);
+        assert_eq!(
+            (r.verdict.as_str(), r.note.as_str(), r.observed.as_str()),
+            ("n/a", "no API", "n/a: no API")
+        );
+        let failed = PeerObserved::Ran(Observed::Failed {
+            kind: None,
+            message: "boom".into(),
+        });
+        let plain = Row::Ours(ClientKind::C1125);
+        let r = result(
+            &plain,
+            &column("sse", None),
+            PeerScenario::Progress,
+            prediction,
+            Some(V::V2025_11_25),
+            failed,
+        );
+        assert_eq!(
+            (r.verdict.as_str(), r.observed.as_str()),
+            ("fail", "failed: boom")
+        );
+        let works = PeerObserved::Ran(Observed::Works("ok".into()));
+        let prediction = predict(
+            &plain.model(),
+            &col.served(),
+            col.server_mode(),
+            PeerScenario::Progress,
+        );
+        let r = result(
+            &plain,
+            &col,
+            PeerScenario::Progress,
+            prediction,
+            Some(V::V2025_11_25),
+            works,
+        );
+        assert_eq!((r.verdict.as_str(), r.note.as_str()), ("pass", ""));
+        assert_eq!(
+            describe(&Expected::NotApplicable),
+            "not applicable (absence checked)"
+        );
+    }
+}
