@@ -463,6 +463,41 @@ pub fn expected_given(
 mod tests {
     use super::*;
 
+    /// A failure matches its own kind, and a missing back-channel also the
+    /// tool error; nothing else stands in for another.
+    #[test]
+    fn a_failure_matches_only_its_own_kind() {
+        use Failure as F;
+        let rev = Some(V::V2025_11_25);
+        let all = [
+            F::NoMutualRevision,
+            F::NotResumable,
+            F::InputUnavailable,
+            F::NoBackChannel,
+        ];
+        for want in all {
+            let p = Prediction {
+                revision: rev.clone(),
+                expected: Expected::Fails(want),
+                spec: "",
+            };
+            for got in all {
+                let observed = Observed::Failed {
+                    kind: Some(got),
+                    message: String::new(),
+                };
+                let ok = want == got || (want == F::NoBackChannel && got == F::InputUnavailable);
+                assert_eq!(p.matches(&rev, &observed), ok, "{want:?} / {got:?}");
+            }
+            // On another revision, nothing matches.
+            let observed = Observed::Failed {
+                kind: Some(want),
+                message: String::new(),
+            };
+            assert!(!p.matches(&Some(V::V2025_06_18), &observed));
+        }
+    }
+
     #[test]
     fn our_cells_negotiate_by_the_one_rule_with_its_spec_text() {
         use ClientKind as C;
@@ -473,6 +508,8 @@ mod tests {
             (C::C1105, S::All, None, HTTP_SSE_CLIENT_NEW_SERVER),
             (C::All, S::S1105, Some(V::V2024_11_05), HTTP_SSE_FALLBACK),
             (C::Modern, S::S1105, None, HTTP_SSE_SERVER),
+            // A legacy client without the fallback: the same failure.
+            (C::C1125, S::S1105, None, HTTP_SSE_SERVER),
             (C::C0326, S::S0326, Some(V::V2025_03_26), LIFECYCLE),
             (C::C0326, S::S0618, None, LIFECYCLE),
             (
