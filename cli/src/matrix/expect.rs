@@ -463,6 +463,101 @@ pub fn expected_given(
 mod tests {
     use super::*;
 
+    /// Where the eras predict the same outcome for different reasons, each
+    /// cites its own era's text: 2026-07-28's sections for the modern
+    /// revision, the legacy transport's for the others.
+    #[test]
+    fn each_era_cites_its_own_text() {
+        use Scenario as Sc;
+        for scenario in [
+            Sc::Input,
+            Sc::Cancel,
+            Sc::Disconnect,
+            Sc::NetworkDrop,
+            Sc::TwoStreams,
+            Sc::Changes,
+            Sc::Expiry,
+            Sc::Delete,
+            Sc::Get405,
+        ] {
+            let modern = on_revision(&V::V2026_07_28, scenario).1;
+            assert!(modern.starts_with("2026-07-28 "), "{scenario}: {modern}");
+            for rev in [V::V2025_06_18, V::V2025_11_25] {
+                let legacy = on_revision(&rev, scenario).1;
+                assert!(!legacy.contains("2026-07-28"), "{rev} {scenario}: {legacy}");
+            }
+        }
+    }
+
+    /// `s-legacy-405` takes the other branch the legacy revisions allow for
+    /// GET and DELETE (405); everything else is predicted as on `s-legacy`.
+    #[test]
+    fn s_legacy_405_takes_the_other_branch_for_get_and_delete() {
+        let (c, with_405, without) = (ClientKind::C1125, ServerKind::Legacy405, ServerKind::Legacy);
+        let outcome = |s, sc| expected(c, s, sc).expected;
+        assert_eq!(outcome(with_405, Scenario::Get405), Expected::Works);
+        assert_eq!(outcome(without, Scenario::Get405), Expected::NotApplicable);
+        for sc in [Scenario::Changes, Scenario::Delete] {
+            assert_eq!(outcome(with_405, sc), Expected::NotApplicable, "{sc}");
+            assert_eq!(outcome(without, sc), Expected::Works, "{sc}");
+        }
+        for sc in Scenario::ALL {
+            if !matches!(sc, Scenario::Get405 | Scenario::Changes | Scenario::Delete) {
+                assert_eq!(expected(c, with_405, sc), expected(c, without, sc), "{sc}");
+                assert_eq!(on_server(with_405, sc), None, "{sc}");
+            }
+        }
+    }
+
+    /// Without tasks declared, `task` is not applicable everywhere, for the
+    /// reason of its revision.
+    #[test]
+    fn an_undeclared_task_cites_why_its_revision_has_none() {
+        let why = |rev| on_tasks(&rev, Declared::default(), Scenario::Task);
+        let (e, modern) = why(V::V2026_07_28);
+        assert_eq!(e, Expected::NotApplicable);
+        assert!(modern.starts_with("Tasks extension (SEP-2663)"), "{modern}");
+        let (e, legacy) = why(V::V2025_11_25);
+        assert_eq!(e, Expected::NotApplicable);
+        assert!(legacy.starts_with("2025-11-25 Tasks"), "{legacy}");
+        for rev in [V::V2025_06_18, V::V2025_03_26, V::V2024_11_05] {
+            let (e, older) = why(rev.clone());
+            assert_eq!(e, Expected::NotApplicable);
+            assert!(
+                older.starts_with("Tasks are new in 2025-11-25"),
+                "{rev}: {older}"
+            );
+        }
+    }
+
+    /// `long_running_drop` and `task` cite the mechanism that decides them:
+    /// tasks where both sides declare them, else the revision's transport.
+    #[test]
+    fn the_task_scenarios_cite_the_mechanism_that_decides_them() {
+        let none = Declared::default();
+        let cases = [
+            (V::V2026_07_28, BOTH, "Tasks extension (SEP-2663)"),
+            (V::V2025_11_25, BOTH, "2025-11-25 Tasks"),
+            (V::V2026_07_28, none, "2026-07-28 Streamable HTTP"),
+            (V::V2025_11_25, none, "2025-11-25 Transports"),
+            (V::V2025_06_18, none, "2025-03-26/2025-06-18 Transports"),
+            (V::V2025_03_26, BOTH, "2025-03-26/2025-06-18 Transports"),
+            (V::V2024_11_05, none, "2024-11-05 Transports"),
+        ];
+        for (rev, declared, cites) in cases {
+            let text = on_tasks(&rev, declared, Scenario::LongRunningDrop).1;
+            assert!(text.starts_with(cites), "{rev} {declared:?}: {text}");
+        }
+        assert_eq!(
+            on_tasks(&V::V2026_07_28, BOTH, Scenario::Task).1,
+            TASKS_2026
+        );
+        assert_eq!(
+            on_tasks(&V::V2025_11_25, BOTH, Scenario::Task).1,
+            TASKS_2025
+        );
+    }
+
     /// A failure matches its own kind, and a missing back-channel also the
     /// tool error; nothing else stands in for another.
     #[test]
