@@ -292,10 +292,12 @@ pub fn root_of(dir: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const GOOD: &str = r#"
+    /// A peer with a server, a client row and one quirk (other modules'
+    /// tests build on it too).
+    pub(crate) const GOOD: &str = r#"
 name = "x"
 version = "1"
 install = ["true"]

@@ -196,28 +196,12 @@ pub fn json(cells: &[PeerCell]) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::cells::PeerResult;
+    use super::super::manifest::tests::GOOD;
     use super::*;
 
-    const PEER: &str = r#"
-name = "x"
-version = "1"
-install = ["true"]
-[server]
-revisions = ["2025-11-25"]
-modes = ["sse"]
-command = ["srv", "{port}"]
-[client]
-command = ["cli", "{url}", "{scenario}"]
-[[client.rows]]
-name = "c-2025-11-25"
-revision = "2025-11-25"
-offers = ["2025-11-25"]
-[[quirks]]
-id = "q"
-side = "server"
-scenario = "call"
-observed = "absent"
-what = "never closes"
+    /// The manifests' test peer, with a quirk no scenario exercises.
+    fn peer() -> Arc<Manifest> {
+        let documented = r#"
 [[quirks]]
 id = "doc"
 side = "client"
@@ -226,9 +210,7 @@ what = "documented only"
 upstream = "https://example.invalid/1"
 versions = "<2"
 "#;
-
-    fn peer() -> Arc<Manifest> {
-        Arc::new(Manifest::parse(PEER).unwrap())
+        Arc::new(Manifest::parse(&format!("{GOOD}{documented}")).unwrap())
     }
 
     fn result(v: Verdict) -> PeerResult {
@@ -357,7 +339,7 @@ versions = "<2"
         assert_eq!(
             t,
             "\nKnown quirks of x@1:\n\
-             - q (server side, call, versions ?): never closes (no upstream issue known; seen 3, gone 1)\n\
+             - q (server side, disconnect, versions ?): never closes (no upstream issue known; seen 3, gone 1)\n\
              - doc (client side, -, versions <2): documented only (https://example.invalid/1; documented, not exercised by these scenarios)\n"
         );
         let quiet = Manifest {
