@@ -690,32 +690,28 @@ what = "w"
             col.server_mode(),
             PeerScenario::Call,
         );
+        let call = |negotiated, observed| {
+            result(
+                &row,
+                &col,
+                PeerScenario::Call,
+                prediction.clone(),
+                negotiated,
+                observed,
+            )
+        };
         let absent = PeerObserved::Ran(Observed::Absent("no close".into()));
-        let r = result(
-            &row,
-            &col,
-            PeerScenario::Call,
-            prediction.clone(),
-            Some(V::V2025_11_25),
-            absent,
-        );
+        let r = call(Some(V::V2025_11_25), absent);
         assert_eq!((r.verdict.as_str(), r.note.as_str()), ("quirk", "any"));
         assert_eq!(r.observed, "absent (no close)");
         assert_eq!(r.expected, "works");
         assert_eq!(r.predicted_revision.as_deref(), Some("2025-11-25"));
         let works = PeerObserved::Ran(Observed::Works("ok".into()));
-        let r = result(
-            &row,
-            &col,
-            PeerScenario::Call,
-            prediction.clone(),
-            Some(V::V2025_11_25),
-            works,
-        );
+        let r = call(Some(V::V2025_11_25), works);
         assert_eq!((r.verdict.as_str(), r.note.as_str()), ("quirk gone", "any"));
         assert_eq!(r.observed, "worked (ok)");
         let na = PeerObserved::NotExpressible("no API".into());
-        let r = result(&row, &col, PeerScenario::Call, prediction.clone(), None, na);
+        let r = call(None, na);
         assert_eq!(
             (r.verdict.as_str(), r.note.as_str(), r.observed.as_str()),
             ("n/a", "no API", "n/a: no API")
