@@ -199,9 +199,14 @@ mod tests {
     use super::super::manifest::tests::GOOD;
     use super::*;
 
-    /// The manifests' test peer, with a quirk no scenario exercises.
+    /// The manifests' test peer, with a second client row and a quirk no
+    /// scenario exercises.
     fn peer() -> Arc<Manifest> {
         let documented = r#"
+[[client.rows]]
+name = "c-2025-06-18"
+revision = "2025-06-18"
+offers = ["2025-06-18"]
 [[quirks]]
 id = "doc"
 side = "client"
@@ -272,15 +277,25 @@ versions = "<2"
         let cells = [
             mixed(),
             cell("x@1 c-2025-11-25", "s-2025-11-25", vec![Verdict::Pass]),
+            cell("x@1 c-2025-06-18", "s-2025-06-18", vec![Verdict::Pass]),
         ];
         let (header, rows) = grid(&peers, &cells);
-        assert_eq!(header, ["client \\ server", "s-2025-11-25", "x@1 s-sse"]);
+        let header_want = [
+            "client \\ server",
+            "s-2025-06-18",
+            "s-2025-11-25",
+            "x@1 s-sse",
+        ];
+        assert_eq!(header, header_want);
+        let mark = "2025-11-25 ✗1 ~1 gone1 n/a1";
         assert_eq!(
             rows,
             [
-                // Ours against ours is `matrix` without flags: `·`.
-                ["c-2025-11-25", "·", "2025-11-25 ✗1 ~1 gone1 n/a1"],
-                ["x@1 c-2025-11-25", "2025-11-25 ✓", "-"],
+                // Ours against ours is `matrix` without flags: `·`; a cell
+                // a filter left out elsewhere is `-`.
+                ["c-2025-11-25", "·", "·", mark],
+                ["x@1 c-2025-11-25", "-", "2025-11-25 ✓", "-"],
+                ["x@1 c-2025-06-18", "2025-11-25 ✓", "-", "-"],
             ]
         );
     }
