@@ -681,6 +681,38 @@ what = "w"
     }
 
     #[test]
+    fn a_cell_is_accepted_unless_a_scenario_failed() {
+        let cell = |verdicts: Vec<Verdict>| PeerCell {
+            client: "r".into(),
+            server: "c".into(),
+            scenarios: verdicts
+                .into_iter()
+                .map(|v| PeerResult {
+                    scenario: "call",
+                    predicted_revision: None,
+                    expected: String::new(),
+                    spec: "",
+                    negotiated: None,
+                    observed: String::new(),
+                    verdict: String::new(),
+                    note: String::new(),
+                    v,
+                })
+                .collect(),
+        };
+        let quirk = || Verdict::Quirk("q".into());
+        assert!(
+            cell(vec![
+                Verdict::Pass,
+                quirk(),
+                Verdict::NotApplicable("-".into())
+            ])
+            .accepted()
+        );
+        assert!(!cell(vec![Verdict::Pass, Verdict::Fail, quirk()]).accepted());
+    }
+
+    #[test]
     fn a_result_names_its_verdict_and_describes_both_sides() {
         let row = Row::Ours(ClientKind::All);
         let col = column("json", Some("2025-11-25"));
