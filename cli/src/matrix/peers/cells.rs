@@ -681,6 +681,26 @@ what = "w"
     }
 
     #[test]
+    fn a_cell_runs_its_mode_s_scenarios_or_only_call_without_a_mutual_revision() {
+        let all = |_: &str| true;
+        let c1125 = Row::Ours(ClientKind::C1125);
+        let sse = column("sse", Some("2025-11-25"));
+        assert_eq!(scenarios_of(&c1125, &sse, &all), PeerScenario::ALL);
+        // A JSON mode has no stream for progress or a request to the client.
+        let json = column("json", Some("2025-11-25"));
+        assert_eq!(scenarios_of(&c1125, &json, &all), [PeerScenario::Call]);
+        // No mutual revision: the other scenarios would fail the same way.
+        let modern = Row::Ours(ClientKind::Modern);
+        assert_eq!(scenarios_of(&modern, &sse, &all), [PeerScenario::Call]);
+        // `--filter` reads `ROW/COLUMN/SCENARIO`.
+        let progress = |name: &str| name == "c-2025-11-25/x@1 s-2025-11-25-sse/progress";
+        assert_eq!(
+            scenarios_of(&c1125, &sse, &progress),
+            [PeerScenario::Progress]
+        );
+    }
+
+    #[test]
     fn a_cell_is_accepted_unless_a_scenario_failed() {
         let cell = |verdicts: Vec<Verdict>| PeerCell {
             client: "r".into(),
