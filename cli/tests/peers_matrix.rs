@@ -148,6 +148,104 @@ what = "used to fail here"
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// A peer whose server is this binary (`serve` at `{revision}`) and whose
+/// client is a fake that claims a 2025-11-25 success.
+fn write_self_peer(dir: &Path) {
+    let manifest = format!(
+        r#"name = "self"
+version = "0"
+[server]
+revisions = ["2025-11-25"]
+modes = ["sse"]
+command = [{BIN:?}, "serve", "--bind", "127.0.0.1:{{port}}", "--revisions", "{{revision}}"]
+[client]
+command = {}
+[[client.rows]]
+name = "c-2025-11-25"
+revision = "2025-11-25"
+offers = ["2025-11-25"]
+"#,
+        fake_client(r#"{"outcome":"pass","reason":"claimed","revision":"2025-11-25"}"#)
+    );
+    std::fs::write(dir.join("self.toml"), manifest).expect("manifest written");
+}
+
+/// The cell of `client` against `server` (exact labels).
+fn cell<'a>(cells: &'a [Value], client: &str, server: &str) -> &'a Value {
+    let found: Vec<&Value> = cells
+        .iter()
+        .filter(|c| c["client"] == client && c["server"] == server)
+        .collect();
+    assert_eq!(found.len(), 1, "{client} x {server} in {cells:?}");
+    found[0]
+}
+
+#[test]
+fn a_peer_with_a_server_gets_our_rows_its_own_row_and_each_cell_once() {
+    let tmp = std::env::temp_dir().join(format!("peers-self-{}", std::process::id()));
+    let dir = tmp.join("peers");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    write_self_peer(&dir);
+    let (ok, cells, stderr) = matrix(
+        &dir,
+        &[
+            "--peer",
+            "self",
+            "--filter",
+            "s-2025-11-25,/call",
+            "--parallel",
+            "3",
+        ],
+    );
+    assert!(ok, "{stderr}\n{cells:?}");
+    // Our 8 rows against the peer's one column, and the peer's row against
+    // our s-2025-11-25 and its own column: each cell once.
+    let peer_col = "self@0 s-2025-11-25-sse";
+    let peer_row = "self@0 c-2025-11-25";
+    assert_eq!(cells.len(), 10, "{cells:?}");
+    for row in [
+        "c-2024-11-05",
+        "c-2025-03-26",
+        "c-2025-06-18",
+        "c-2025-11-25",
+        "c-2026-07-28",
+        "c-future",
+        "c-legacy",
+        "c-all",
+    ] {
+        let c = cell(&cells, row, peer_col);
+        assert_eq!(c["scenarios"].as_array().map(Vec::len), Some(1), "{c}");
+    }
+    // Our client really ran against the peer's server (not "no server").
+    let ours = &cell(&cells, "c-all", peer_col)["scenarios"][0];
+    assert_eq!(ours["verdict"], "pass", "{ours}");
+    assert_eq!(ours["negotiated"], "2025-11-25", "{ours}");
+    assert!(
+        ours["observed"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("worked")),
+        "{ours}"
+    );
+    // A 2026-07-28-only client finds no mutual revision there, as predicted.
+    let modern = &cell(&cells, "c-2026-07-28", peer_col)["scenarios"][0];
+    assert_eq!(modern["verdict"], "pass", "{modern}");
+    assert!(
+        modern["observed"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("failed")),
+        "{modern}"
+    );
+    // The peer's client ran against our server and against its own.
+    for server in ["s-2025-11-25", peer_col] {
+        let s = &cell(&cells, peer_row, server)["scenarios"][0];
+        assert_eq!(s["verdict"], "pass", "{server}: {s}");
+        assert_eq!(s["observed"], "worked (claimed)", "{server}: {s}");
+    }
+    // Progress counts every cell up to the total.
+    assert!(stderr.contains("[10/10] "), "{stderr}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
 /// Runs a subset of the real-SDK matrix from the repository root; every
 /// scenario must match the prediction or a listed quirk.
 fn real(filter: &str, min_cells: usize) -> Vec<Value> {
