@@ -133,3 +133,62 @@ pub(crate) async fn run(cx: &Ctx<'_>, rev: &ProtocolVersion) -> Vec<Check> {
         Check::new(id::TASKS_MCP_NAME, rev, T_NAME, spec::TASKS_MCP_NAME, name),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(code: i64) -> Value {
+        json!({ "jsonrpc": "2.0", "id": 1, "error": { "code": code, "message": "m" } })
+    }
+
+    #[test]
+    fn the_code_and_the_status_named_both_decide() {
+        let got = |s: u16, body: Value| Ok((s, body));
+        assert_eq!(
+            expect(got(400, error(-32021)), Some(400), -32021, "w"),
+            Outcome::Pass
+        );
+        // The right code at another status fails when a status is named.
+        let Outcome::Fail(why) = expect(got(200, error(-32021)), Some(400), -32021, "w") else {
+            panic!("a wrong status passed");
+        };
+        assert_eq!(
+            why,
+            "w: answered HTTP 200 with JSON-RPC error -32021, not HTTP 400 with -32021"
+        );
+        // With no status named any status does.
+        assert_eq!(
+            expect(got(200, error(-32602)), None, -32602, "w"),
+            Outcome::Pass
+        );
+        // Another code fails, at the named status or without one.
+        let Outcome::Fail(why) = expect(got(400, error(-32602)), Some(400), -32021, "w") else {
+            panic!("a wrong code passed");
+        };
+        assert_eq!(
+            why,
+            "w: answered HTTP 400 with JSON-RPC error -32602, not HTTP 400 with -32021"
+        );
+        let Outcome::Fail(why) = expect(got(200, error(-32603)), None, -32602, "w") else {
+            panic!("a wrong code passed");
+        };
+        assert_eq!(
+            why,
+            "w: answered HTTP 200 with JSON-RPC error -32603, not -32602"
+        );
+        // A body without an error fails; a request that got no answer is
+        // inconclusive.
+        let Outcome::Fail(why) = expect(got(200, json!({"result": {}})), None, -32602, "w") else {
+            panic!("a result passed");
+        };
+        assert_eq!(
+            why,
+            "w: answered HTTP 200 without a JSON-RPC error (expected -32602)"
+        );
+        assert_eq!(
+            expect(Err("refused".into()), None, -32602, "w"),
+            Outcome::Inconclusive("refused".into())
+        );
+    }
+}
