@@ -365,6 +365,85 @@ what = "never closes"
     }
 
     #[test]
+    fn each_side_needs_every_part() {
+        let needs = |text: &str, why: &str| {
+            let err = Manifest::parse(text).expect_err(text);
+            assert!(err.contains(why), "{err}");
+        };
+        let server = "server needs revisions, modes and a command";
+        needs(
+            &GOOD.replace("revisions = [\"2025-11-25\"]", "revisions = []"),
+            server,
+        );
+        needs(&GOOD.replace("modes = [\"sse\"]", "modes = []"), server);
+        needs(
+            &GOOD.replace(
+                "command = [\"srv\", \"--port\", \"{port}\"]",
+                "command = []",
+            ),
+            server,
+        );
+        let client = "client needs a command and rows";
+        needs(
+            &GOOD.replace(
+                "command = [\"cli\", \"{url}\", \"{scenario}\", \"{revision}\"]",
+                "command = []",
+            ),
+            client,
+        );
+        let rowless = GOOD
+            .replace(
+                "[[client.rows]]\nname = \"c-2025-11-25\"\nrevision = \"2025-11-25\"\noffers = [\"2025-11-25\"]\n",
+                "",
+            )
+            .replace("\"{revision}\"]\n", "\"{revision}\"]\nrows = []\n");
+        assert_ne!(rowless, GOOD);
+        needs(&rowless, client);
+        needs(
+            &GOOD.replace("\"{scenario}\", ", ""),
+            "client.command has no {scenario}",
+        );
+        needs(
+            &GOOD.replace("\"{url}\", ", ""),
+            "client.command has no {url}",
+        );
+        needs(
+            &GOOD.replace("offers = [\"2025-11-25\"]", "offers = [\"later\"]"),
+            "client row c-2025-11-25: \"later\"",
+        );
+        needs(
+            &GOOD.replace("side = \"server\"", "side = \"both\""),
+            "quirk q: side must be server or client",
+        );
+    }
+
+    #[test]
+    fn manifests_load_by_name_from_a_directory() {
+        let tmp = std::env::temp_dir().join(format!("manifest-load-{}", std::process::id()));
+        let dir = tmp.join("peers");
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("x.toml"), GOOD).expect("written");
+        std::fs::write(dir.join("a.toml"), GOOD).expect("written");
+        std::fs::write(dir.join("notes.md"), "not a manifest").expect("written");
+        assert_eq!(Manifest::names(&dir).expect("listed"), ["a", "x"]);
+        assert_eq!(Manifest::load(&dir, "x").expect("loads").label(), "x@1");
+        let err = Manifest::load(&dir, "a").expect_err("its name is x");
+        assert!(err.ends_with("a.toml: name is \"x\", not \"a\""), "{err}");
+        let err = Manifest::load(&dir, "b").expect_err("no such file");
+        assert!(
+            err.starts_with("cannot read ") && err.contains("b.toml"),
+            "{err}"
+        );
+        assert!(Manifest::names(&dir.join("none")).is_err());
+        // Commands run in the directory above the manifests.
+        assert_eq!(
+            root_of(&dir),
+            std::fs::canonicalize(&tmp).expect("canonical")
+        );
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
     fn a_mode_declares_what_it_cannot_do() {
         let text = GOOD.replace(
             "[client]",
