@@ -140,3 +140,101 @@ pub async fn install(argv: &[String], root: &Path) -> Result<(), String> {
         Err(format!("{argv:?} failed: {status}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| (*a).to_owned()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_client_s_outcome_is_its_last_non_empty_line() {
+        let root = std::env::temp_dir();
+        let out = run_client(
+            &argv(&["sh", "-c", "echo first; echo; echo last; echo '  '"]),
+            &root,
+        )
+        .await;
+        assert_eq!(out.as_deref(), Ok("last"));
+        // It runs in the root it is given.
+        let pwd = run_client(&argv(&["sh", "-c", "pwd -P"]), &root).await;
+        let canonical = std::fs::canonicalize(&root).expect("canonical");
+        assert_eq!(pwd.as_deref(), Ok(canonical.to_str().expect("UTF-8")));
+    }
+
+    #[tokio::test]
+    async fn a_client_without_an_outcome_says_how_it_ended() {
+        let root = std::env::temp_dir();
+        let err = run_client(
+            &argv(&["sh", "-c", "echo one >&2; echo two >&2; echo '' ; exit 3"]),
+            &root,
+        )
+        .await
+        .expect_err("no outcome");
+        assert!(
+            err.starts_with("the client printed no outcome (exit "),
+            "{err}"
+        );
+        assert!(err.contains('3') && err.ends_with("two | one"), "{err}");
+        let err = run_client(&argv(&["/nonexistent/peer"]), &root)
+            .await
+            .expect_err("no program");
+        assert!(err.starts_with("cannot start"), "{err}");
+        assert_eq!(
+            run_client(&[], &root).await,
+            Err("an empty command".to_owned())
+        );
+    }
+
+    #[tokio::test]
+    async fn install_succeeds_only_when_its_command_does() {
+        let root = std::env::temp_dir();
+        assert_eq!(install(&[], &root).await, Ok(()));
+        assert_eq!(install(&argv(&["true"]), &root).await, Ok(()));
+        let err = install(&argv(&["false"]), &root)
+            .await
+            .expect_err("false fails");
+        assert!(err.starts_with("[\"false\"] failed: "), "{err}");
+        let err = install(&argv(&["/nonexistent/install"]), &root)
+            .await
+            .expect_err("no program");
+        assert!(err.starts_with("cannot run"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_server_is_ready_when_its_port_accepts_and_fails_when_it_exits() {
+        let root = std::env::temp_dir();
+        let err = start_server(|_| argv(&["sh", "-c", "exit 4"]), &root)
+            .await
+            .err()
+            .expect("an exiting server");
+        assert!(
+            err.contains("exited at start") && err.contains('4'),
+            "{err}"
+        );
+        // A "server" that only sleeps, on the port this test listens on:
+        // ready once a connection to it succeeds.
+        let listener = std::sync::Mutex::new(None);
+        let server = start_server(
+            |port| {
+                let l = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port is free");
+                *listener.lock().expect("lock") = Some(l);
+                argv(&["sleep", "30"])
+            },
+            &root,
+        )
+        .await
+        .expect("ready");
+        let port = listener
+            .lock()
+            .expect("lock")
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .expect("bound")
+            .port();
+        assert_eq!(server.addr.port(), port);
+        assert_eq!(server.url, format!("http://127.0.0.1:{port}/mcp"));
+    }
+}
