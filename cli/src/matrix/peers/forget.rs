@@ -161,3 +161,147 @@ async fn forward(State(p): State<Proxy>, req: Request) -> Response {
         Err(e) => (StatusCode::BAD_GATEWAY, format!("upstream: {e}")).into_response(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Log = Arc<Mutex<Vec<(Method, String, Option<String>, String)>>>;
+
+    /// Serves `app` on a free loopback port.
+    async fn serve(app: axum::Router) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        addr
+    }
+
+    /// An upstream that records (method, path and query, session, body)
+    /// and answers 202 with a header and a body.
+    async fn upstream() -> (SocketAddr, Log) {
+        let log: Log = Arc::default();
+        let seen = log.clone();
+        let app = axum::Router::new().fallback(move |req: Request| {
+            let seen = seen.clone();
+            async move {
+                let (parts, body) = req.into_parts();
+                let body = axum::body::to_bytes(body, usize::MAX)
+                    .await
+                    .unwrap_or_default();
+                seen.lock().expect("lock").push((
+                    parts.method,
+                    parts.uri.to_string(),
+                    parts
+                        .headers
+                        .get(headers::SESSION_ID)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned),
+                    String::from_utf8_lossy(&body).into_owned(),
+                ));
+                (StatusCode::ACCEPTED, [("x-up", "1")], "answer")
+            }
+        });
+        (serve(app).await, log)
+    }
+
+    async fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> reqwest::Response {
+        let mut req = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("client")
+            .post(format!("http://{addr}/mcp?x=1"))
+            .body(body.to_owned());
+        if let Some(s) = session {
+            req = req.header(headers::SESSION_ID, s);
+        }
+        req.send().await.expect("the proxy answers")
+    }
+
+    const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#;
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+
+    #[tokio::test]
+    async fn the_second_call_of_a_session_is_preceded_by_its_termination_once() {
+        let (up, log) = upstream().await;
+        let proxy = start(up).await.expect("proxy");
+        let resp = post(proxy.addr, Some("s1"), CALL).await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        assert_eq!(resp.headers()["x-up"], "1");
+        assert_eq!(resp.text().await.expect("body"), "answer");
+        // Not calls, or calls without a session, do not count.
+        post(proxy.addr, Some("s1"), LIST).await;
+        post(proxy.addr, None, CALL).await;
+        assert_eq!(proxy.forgotten(), None);
+        // Another session's call does not either: the first call's session
+        // is the one forgotten.
+        post(proxy.addr, Some("s2"), CALL).await;
+        assert_eq!(proxy.forgotten(), None);
+        post(proxy.addr, Some("s1"), CALL).await;
+        assert_eq!(proxy.forgotten().as_deref(), Some("s1"));
+        post(proxy.addr, Some("s1"), CALL).await;
+        let got: Vec<(Method, String, Option<String>)> = log
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|(m, u, s, _)| (m.clone(), u.clone(), s.clone()))
+            .collect();
+        let s = |x: &str| Some(x.to_owned());
+        let post_ = |x: Option<String>| (Method::POST, "/mcp?x=1".to_owned(), x);
+        assert_eq!(
+            got,
+            [
+                post_(s("s1")),
+                post_(s("s1")),
+                post_(None),
+                post_(s("s2")),
+                (Method::DELETE, "/mcp?x=1".to_owned(), s("s1")),
+                post_(s("s1")),
+                post_(s("s1")),
+            ]
+        );
+        assert_eq!(log.lock().expect("lock")[0].3, CALL, "the body as sent");
+    }
+
+    #[tokio::test]
+    async fn the_upstream_sees_its_own_host() {
+        let host: Arc<Mutex<Option<String>>> = Arc::default();
+        let seen = host.clone();
+        let app = axum::Router::new().fallback(move |h: HeaderMap| {
+            let seen = seen.clone();
+            async move {
+                *seen.lock().expect("lock") = h
+                    .get(axum::http::header::HOST)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                StatusCode::OK
+            }
+        });
+        let up = serve(app).await;
+        let proxy = start(up).await.expect("proxy");
+        post(proxy.addr, None, CALL).await;
+        assert_eq!(host.lock().expect("lock").clone(), Some(up.to_string()));
+    }
+
+    #[tokio::test]
+    async fn a_body_too_large_or_a_dead_upstream_is_answered_by_the_proxy() {
+        let (up, log) = upstream().await;
+        let proxy = start(up).await.expect("proxy");
+        let resp = post(proxy.addr, None, &"x".repeat(MAX_BODY + 1)).await;
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(log.lock().expect("lock").is_empty());
+        // An upstream that is gone.
+        let dead = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("bind");
+        let dead_addr = dead.local_addr().expect("addr");
+        drop(dead);
+        let proxy = start(dead_addr).await.expect("proxy");
+        let resp = post(proxy.addr, None, CALL).await;
+        assert_eq!(resp.status(), StatusCode::BAD_GATEWAY);
+        assert!(resp.text().await.expect("body").starts_with("upstream: "));
+    }
+}
