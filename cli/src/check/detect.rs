@@ -339,5 +339,51 @@ mod tests {
         assert!(h.contains(&("mcp-method", "tools/call".to_owned())));
         assert_eq!(b["params"]["_meta"][META_VERSION], "2026-07-28");
         assert_eq!(b["id"], 7);
+        // The client names itself in every request's `_meta`.
+        assert_eq!(
+            b["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]["name"],
+            "mcp-compat check-server"
+        );
+        let (h, _) = modern_request(
+            8,
+            "resources/read",
+            json!({"uri": "test://a"}),
+            "2026-07-28",
+        );
+        assert!(h.contains(&("mcp-name", "test://a".to_owned())), "{h:?}");
+        let (h, _) = modern_request(9, "tools/list", json!({"name": "x"}), "2026-07-28");
+        assert!(!h.iter().any(|(n, _)| *n == "mcp-name"), "{h:?}");
+    }
+
+    #[tokio::test]
+    async fn closing_a_session_deletes_it_and_nothing_without_an_id() {
+        use mcp_test_support::fake::{Fake, status};
+        let fake = Fake::start(|_| status(http::StatusCode::OK, "")).await;
+        let wire = Wire::new(&fake.url, std::time::Duration::from_secs(5), None).expect("a wire");
+        let version = ProtocolVersion::V2025_11_25;
+        LegacySession {
+            id: None,
+            version: version.clone(),
+        }
+        .close(&wire)
+        .await;
+        LegacySession {
+            id: Some("s-1".into()),
+            version,
+        }
+        .close(&wire)
+        .await;
+        let seen: Vec<_> = fake
+            .seen()
+            .into_iter()
+            .map(|s| (s.method, s.headers.get(headers::SESSION_ID).cloned()))
+            .collect();
+        assert_eq!(
+            seen,
+            [(
+                http::Method::DELETE,
+                Some(http::HeaderValue::from_static("s-1"))
+            )]
+        );
     }
 }

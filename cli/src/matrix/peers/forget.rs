@@ -165,24 +165,13 @@ async fn forward(State(p): State<Proxy>, req: Request) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_test_support::server::TestServer;
 
     type Log = Arc<Mutex<Vec<(Method, String, Option<String>, String)>>>;
 
-    /// Serves `app` on a free loopback port.
-    async fn serve(app: axum::Router) -> SocketAddr {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        addr
-    }
-
     /// An upstream that records (method, path and query, session, body)
     /// and answers 202 with a header and a body.
-    async fn upstream() -> (SocketAddr, Log) {
+    async fn upstream() -> (TestServer, Log) {
         let log: Log = Arc::default();
         let seen = log.clone();
         let app = axum::Router::new().fallback(move |req: Request| {
@@ -205,7 +194,7 @@ mod tests {
                 (StatusCode::ACCEPTED, [("x-up", "1")], "answer")
             }
         });
-        (serve(app).await, log)
+        (TestServer::serve(app).await, log)
     }
 
     async fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> reqwest::Response {
@@ -227,7 +216,7 @@ mod tests {
     #[tokio::test]
     async fn the_second_call_of_a_session_is_preceded_by_its_termination_once() {
         let (up, log) = upstream().await;
-        let proxy = start(up).await.expect("proxy");
+        let proxy = start(up.addr()).await.expect("proxy");
         let resp = post(proxy.addr, Some("s1"), CALL).await;
         assert_eq!(resp.status(), StatusCode::ACCEPTED);
         assert_eq!(resp.headers()["x-up"], "1");
@@ -280,16 +269,19 @@ mod tests {
                 StatusCode::OK
             }
         });
-        let up = serve(app).await;
-        let proxy = start(up).await.expect("proxy");
+        let up = TestServer::serve(app).await;
+        let proxy = start(up.addr()).await.expect("proxy");
         post(proxy.addr, None, CALL).await;
-        assert_eq!(host.lock().expect("lock").clone(), Some(up.to_string()));
+        assert_eq!(
+            host.lock().expect("lock").clone(),
+            Some(up.addr().to_string())
+        );
     }
 
     #[tokio::test]
     async fn a_body_too_large_or_a_dead_upstream_is_answered_by_the_proxy() {
         let (up, log) = upstream().await;
-        let proxy = start(up).await.expect("proxy");
+        let proxy = start(up.addr()).await.expect("proxy");
         let resp = post(proxy.addr, None, &"x".repeat(MAX_BODY + 1)).await;
         assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
         assert!(log.lock().expect("lock").is_empty());
