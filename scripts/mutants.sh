@@ -240,6 +240,7 @@ CRITICAL=(
   "cli/src/matrix/wire.rs|mcp-compat|--lib"
   "cli/src/matrix/peers/process.rs|mcp-compat|--lib"
   "cli/src/matrix/peers/forget.rs|mcp-compat|--lib"
+  "cli/src/matrix/peers/proxy.rs|mcp-compat|--lib"
   "cli/src/check/tasks.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/mod.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/legacy.rs|mcp-compat|--lib --test check_server"

@@ -11,19 +11,14 @@
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
-use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::Method;
+use axum::response::Response;
 use mcp_http_edge::headers;
 use serde_json::Value;
 
-/// Request bodies read at most (the proxy parses them).
-const MAX_BODY: usize = 4 * 1024 * 1024;
-/// How long one forwarded exchange may take at most.
-const FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
+use super::proxy;
 
 #[derive(Default)]
 struct Seen {
@@ -67,11 +62,7 @@ impl Drop for Forgetting {
 
 /// Starts the proxy in front of `upstream` on a free 127.0.0.1 port.
 pub async fn start(upstream: SocketAddr) -> std::io::Result<Forgetting> {
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(FORWARD_TIMEOUT)
-        .build()
-        .map_err(std::io::Error::other)?;
+    let http = proxy::client()?;
     let seen = Arc::new(Mutex::new(Seen::default()));
     let proxy = Proxy {
         upstream,
@@ -91,32 +82,19 @@ fn is_tools_call(body: &[u8]) -> bool {
     serde_json::from_slice::<Value>(body).is_ok_and(|v| v["method"] == "tools/call")
 }
 
-fn copy_headers(from: &HeaderMap) -> HeaderMap {
-    let mut h = from.clone();
-    h.remove(axum::http::header::HOST);
-    h.remove(axum::http::header::CONTENT_LENGTH);
-    h
-}
-
 async fn forward(State(p): State<Proxy>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "body too large").into_response();
+    let body = match proxy::read_body(body).await {
+        Ok(b) => b,
+        Err(too_large) => return too_large,
     };
     let session = parts
         .headers
         .get(headers::SESSION_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let url = format!(
-        "http://{}{}",
-        p.upstream,
-        parts
-            .uri
-            .path_and_query()
-            .map(|q| q.as_str())
-            .unwrap_or("/")
-    );
+    let url = proxy::upstream_url(p.upstream, &parts.uri);
+    let sent_headers = proxy::request_headers(&parts.headers);
     if let (Some(s), true) = (
         &session,
         parts.method == Method::POST && is_tools_call(&body),
@@ -135,36 +113,18 @@ async fn forward(State(p): State<Proxy>, req: Request) -> Response {
             let _ = p
                 .http
                 .delete(&url)
-                .headers(copy_headers(&parts.headers))
+                .headers(sent_headers.clone())
                 .send()
                 .await;
         }
     }
-    let sent = p
-        .http
-        .request(parts.method.clone(), &url)
-        .headers(copy_headers(&parts.headers))
-        .body(body)
-        .send()
-        .await;
-    match sent {
-        Ok(resp) => {
-            let mut out = Response::builder().status(resp.status());
-            if let Some(h) = out.headers_mut() {
-                *h = resp.headers().clone();
-                h.remove(axum::http::header::CONTENT_LENGTH);
-                h.remove(axum::http::header::TRANSFER_ENCODING);
-            }
-            out.body(Body::from_stream(resp.bytes_stream()))
-                .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
-        }
-        Err(e) => (StatusCode::BAD_GATEWAY, format!("upstream: {e}")).into_response(),
-    }
+    proxy::forward(&p.http, parts.method, &url, sent_headers, body).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::{HeaderMap, StatusCode};
     use mcp_test_support::server::TestServer;
 
     type Log = Arc<Mutex<Vec<(Method, String, Option<String>, String)>>>;
@@ -282,7 +242,7 @@ mod tests {
     async fn a_body_too_large_or_a_dead_upstream_is_answered_by_the_proxy() {
         let (up, log) = upstream().await;
         let proxy = start(up.addr()).await.expect("proxy");
-        let resp = post(proxy.addr, None, &"x".repeat(MAX_BODY + 1)).await;
+        let resp = post(proxy.addr, None, &"x".repeat(proxy::MAX_BODY + 1)).await;
         assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
         assert!(log.lock().expect("lock").is_empty());
         // An upstream that is gone.

@@ -15,6 +15,7 @@ mod ours;
 pub mod outcome;
 pub mod predict;
 pub mod process;
+mod proxy;
 pub mod report;
 pub mod scenario;
 

@@ -5,10 +5,9 @@
 use std::net::SocketAddr;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::StreamExt;
 use mcp_http_edge::faults::Faults;
 use mcp_negotiate::client::{Connection, connect};
 use mcp_transport_core::ProtocolVersion;
@@ -20,10 +19,8 @@ use super::super::expect::Failure;
 use super::super::harness::{Observed, client_config};
 use super::super::outcome::{call, failed, from_error, result_text, tool_params};
 use super::super::wire::Wire;
+use super::proxy;
 use super::scenario::PeerScenario;
-
-/// The most bytes of one request body the proxy forwards.
-const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 
 /// A reverse proxy to `target` recording every exchange; aborted on drop.
 struct Recorder {
@@ -43,48 +40,17 @@ async fn forward(
     req: Request,
 ) -> Response {
     let (parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BODY).await else {
-        return Response::builder()
-            .status(413)
-            .body(Body::empty())
-            .unwrap_or_default();
+    let body = match proxy::read_body(body).await {
+        Ok(b) => b,
+        Err(too_large) => return too_large,
     };
-    let path = parts
-        .uri
-        .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or("/");
-    let mut headers = parts.headers.clone();
-    headers.remove(http::header::HOST);
-    let sent = http
-        .request(parts.method.clone(), format!("http://{target}{path}"))
-        .headers(headers)
-        .body(body)
-        .send()
-        .await;
-    match sent {
-        Ok(resp) => {
-            let mut out = Response::builder().status(resp.status());
-            for (k, v) in resp.headers() {
-                if k != http::header::TRANSFER_ENCODING && k != http::header::CONTENT_LENGTH {
-                    out = out.header(k, v);
-                }
-            }
-            let stream = resp.bytes_stream().map_err(std::io::Error::other);
-            out.body(Body::from_stream(stream)).unwrap_or_default()
-        }
-        Err(e) => Response::builder()
-            .status(502)
-            .body(Body::from(format!("proxy: {e}")))
-            .unwrap_or_default(),
-    }
+    let url = proxy::upstream_url(target, &parts.uri);
+    let headers = proxy::request_headers(&parts.headers);
+    proxy::forward(&http, parts.method, &url, headers, body).await
 }
 
 async fn start_recorder(target: SocketAddr) -> std::io::Result<Recorder> {
-    let http = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(5))
-        .build()
-        .map_err(std::io::Error::other)?;
+    let http = proxy::client()?;
     let wire = Wire::default();
     let app = wire.wrap(Router::new().fallback(forward).with_state((http, target)));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
