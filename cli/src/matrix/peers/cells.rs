@@ -12,9 +12,9 @@ use super::super::expect::{Expected, Prediction};
 use super::super::harness::Observed;
 use super::super::{ClientKind, ServerKind};
 use super::manifest::{Manifest, ModeLimits, Quirk, fill, versions};
-use super::outcome::{PeerObserved, Verdict, from_client_line, verdict};
+use super::outcome::{PeerObserved, Verdict, verdict};
 use super::predict::{ClientModel, ServerMode, predict};
-use super::process::{install, run_client, start_server};
+use super::process::{install, run_contract_client, start_server};
 use super::scenario::PeerScenario;
 
 /// A row: one of our client configurations or a peer's client row.
@@ -314,24 +314,7 @@ async fn peer_client(
     let Some(c) = &m.client else {
         return (None, PeerObserved::NotExpressible("no client".into()));
     };
-    let argv = fill(
-        &c.command,
-        &[
-            ("url", url),
-            ("scenario", scenario.name()),
-            ("revision", &c.rows[i].revision),
-        ],
-    );
-    match run_client(&argv, root).await {
-        Ok(line) => from_client_line(&line),
-        Err(why) => (
-            None,
-            PeerObserved::Ran(Observed::Failed {
-                kind: None,
-                message: why,
-            }),
-        ),
-    }
+    run_contract_client(&c.command, url, scenario.name(), &c.rows[i].revision, root).await
 }
 
 /// The scenarios a cell runs: every one (in the column's mode), or only

@@ -23,10 +23,9 @@ use serde::Serialize;
 use super::super::harness::{DISCONNECT_RETRY_MS, Observed};
 use super::super::wire::Exchange;
 use super::super::{ClientKind, ServerKind};
-use super::manifest::fill;
-use super::outcome::{PeerObserved, from_client_line};
+use super::outcome::PeerObserved;
 use super::predict::{ClientModel, ServerMode, predict};
-use super::process::run_client;
+use super::process::run_contract_client;
 use super::scenario::PeerScenario;
 use crate::check::junit::{Case, CaseOutcome};
 use crate::check::{FailOn, Level};
@@ -173,24 +172,7 @@ async fn run_one(
     };
     let addr = proxy.as_ref().map_or(harness.addr, |p| p.addr);
     let url = format!("http://{addr}/mcp");
-    let filled = fill(
-        argv,
-        &[
-            ("url", &url),
-            ("scenario", sc.name()),
-            ("revision", revision),
-        ],
-    );
-    let (negotiated, observed) = match run_client(&filled, root).await {
-        Ok(line) => from_client_line(&line),
-        Err(why) => (
-            None,
-            PeerObserved::Ran(Observed::Failed {
-                kind: None,
-                message: why,
-            }),
-        ),
-    };
+    let (negotiated, observed) = run_contract_client(argv, &url, sc.name(), revision, root).await;
     // Let a request still in flight reach the recorder.
     tokio::time::sleep(Duration::from_millis(50)).await;
     Ok(Run {

@@ -6,8 +6,13 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use mcp_transport_core::ProtocolVersion;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+use super::super::harness::Observed;
+use super::manifest::fill;
+use super::outcome::{PeerObserved, from_client_line};
 
 /// How long a peer server may take to accept connections.
 pub const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -122,6 +127,32 @@ pub async fn run_client(argv: &[String], root: &Path) -> Result<String, String> 
     }
 }
 
+/// Runs a client program on the peer client contract: `template` with
+/// `{url}`, `{scenario}` and `{revision}` filled in, its last line read as
+/// the outcome (one that printed none failed, and says why).
+pub async fn run_contract_client(
+    template: &[String],
+    url: &str,
+    scenario: &str,
+    revision: &str,
+    root: &Path,
+) -> (Option<ProtocolVersion>, PeerObserved) {
+    let argv = fill(
+        template,
+        &[("url", url), ("scenario", scenario), ("revision", revision)],
+    );
+    match run_client(&argv, root).await {
+        Ok(line) => from_client_line(&line),
+        Err(why) => (
+            None,
+            PeerObserved::Ran(Observed::Failed {
+                kind: None,
+                message: why,
+            }),
+        ),
+    }
+}
+
 /// Runs a peer's install command once (it is idempotent), echoing its
 /// output to stderr.
 pub async fn install(argv: &[String], root: &Path) -> Result<(), String> {
@@ -185,6 +216,41 @@ mod tests {
         assert_eq!(
             run_client(&[], &root).await,
             Err("an empty command".to_owned())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_contract_client_gets_its_url_scenario_and_revision() {
+        let root = std::env::temp_dir();
+        let template = argv(&[
+            "sh",
+            "-c",
+            r#"printf '{"outcome":"pass","reason":"%s %s","revision":"%s"}\n' "$1" "$2" "$3""#,
+            "client",
+            "{url}",
+            "{scenario}",
+            "{revision}",
+        ]);
+        let (rev, observed) =
+            run_contract_client(&template, "http://u/mcp", "call", "2025-11-25", &root).await;
+        assert_eq!(rev, Some(ProtocolVersion::V2025_11_25));
+        assert_eq!(
+            observed,
+            PeerObserved::Ran(Observed::Works("http://u/mcp call".into()))
+        );
+        let (rev, observed) =
+            run_contract_client(&argv(&["true"]), "u", "call", "2025-11-25", &root).await;
+        assert_eq!(rev, None);
+        let PeerObserved::Ran(Observed::Failed {
+            kind: None,
+            message,
+        }) = observed
+        else {
+            panic!("{observed:?}");
+        };
+        assert!(
+            message.starts_with("the client printed no outcome"),
+            "{message}"
         );
     }
 
