@@ -148,8 +148,9 @@ what = "used to fail here"
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
-/// A peer whose server is this binary (`serve` at `{revision}`) and whose
-/// client is a fake that claims a 2025-11-25 success.
+/// A peer whose server is this binary (`serve` at `{revision}`, closing
+/// each stream after two events as the SDK adapters' `close_after` does)
+/// and whose client is a fake that claims a 2025-11-25 success.
 fn write_self_peer(dir: &Path) {
     let manifest = format!(
         r#"name = "self"
@@ -157,7 +158,7 @@ version = "0"
 [server]
 revisions = ["2025-11-25"]
 modes = ["sse"]
-command = [{BIN:?}, "serve", "--bind", "127.0.0.1:{{port}}", "--revisions", "{{revision}}"]
+command = [{BIN:?}, "serve", "--bind", "127.0.0.1:{{port}}", "--revisions", "{{revision}}", "--disconnect", "after-events:2", "--retry-ms", "50"]
 [client]
 command = {}
 [[client.rows]]
@@ -243,6 +244,39 @@ fn a_peer_with_a_server_gets_our_rows_its_own_row_and_each_cell_once() {
     }
     // Progress counts every cell up to the total.
     assert!(stderr.contains("[10/10] "), "{stderr}");
+
+    // Every scenario of our dual-era client against the peer's server.
+    let (ok, cells, stderr) = matrix(&dir, &["--peer", "self", "--filter", "c-all/self"]);
+    assert!(ok, "{stderr}\n{cells:?}");
+    let observed: Vec<(String, String)> = cell(&cells, "c-all", peer_col)["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| {
+            assert_eq!(s["verdict"], "pass", "{s}");
+            (
+                s["scenario"].as_str().unwrap_or_default().to_owned(),
+                s["observed"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let want = [
+        ("call", "worked (echo and add answered)"),
+        ("progress", "worked (progress 1..3 once each)"),
+        (
+            "input",
+            "worked (the input request was answered and the call completed)",
+        ),
+        (
+            "disconnect",
+            "worked (progress 1..4 once each, resumed by GET with Last-Event-ID)",
+        ),
+    ];
+    assert_eq!(
+        observed,
+        want.map(|(a, b)| (a.to_owned(), b.to_owned())),
+        "{cells:?}"
+    );
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
