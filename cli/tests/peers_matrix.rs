@@ -277,6 +277,27 @@ fn a_peer_with_a_server_gets_our_rows_its_own_row_and_each_cell_once() {
         want.map(|(a, b)| (a.to_owned(), b.to_owned())),
         "{cells:?}"
     );
+
+    // The same server without its disconnects: the call completes on its
+    // stream, so resumption is absent where the manifest promised it.
+    let text = std::fs::read_to_string(dir.join("self.toml")).expect("manifest");
+    let plain = text
+        .replace("name = \"self\"", "name = \"plain\"")
+        .replace(", \"--disconnect\", \"after-events:2\"", "");
+    assert_ne!(plain, text);
+    std::fs::write(dir.join("plain.toml"), plain).expect("written");
+    let (ok, cells, stderr) = matrix(
+        &dir,
+        &["--peer", "plain", "--filter", "c-all/plain,/disconnect"],
+    );
+    assert!(!ok, "{stderr}");
+    let s = &cell(&cells, "c-all", "plain@0 s-2025-11-25-sse")["scenarios"][0];
+    assert_eq!(s["verdict"], "fail", "{s}");
+    assert_eq!(
+        s["observed"],
+        "absent (progress 1..4 once each; no resumption (the call completed on its stream))",
+        "{s}"
+    );
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
