@@ -21,6 +21,7 @@ pub mod http_client;
 pub mod logging;
 pub mod matrix;
 pub mod matrix_cmd;
+pub mod peer_client;
 pub mod reference;
 pub mod revisions;
 pub mod serve;

@@ -1,8 +1,10 @@
 //! The `mcp-compat` binary: `serve`, `call`, `matrix`, `bench`,
-//! `check-server`, `check-client` and `conformance-client`.
+//! `check-server`, `check-client`, `peer-client` and `conformance-client`.
 
 use clap::{Parser, Subcommand};
-use mcp_compat::{bench, call, check, check_client_cmd, conformance_client, matrix_cmd, serve};
+use mcp_compat::{
+    bench, call, check, check_client_cmd, conformance_client, matrix_cmd, peer_client, serve,
+};
 
 /// MCP Streamable HTTP reference server and client.
 #[derive(Parser, Debug)]
@@ -29,6 +31,17 @@ enum Command {
     /// one JSON outcome line) run against the reference server at each
     /// revision, checked on the wire.
     CheckClient(check_client_cmd::CheckClientArgs),
+    /// Our client as a peer client program (URL, scenario, revision -> one
+    /// JSON outcome line): for `check-client` and peer manifests.
+    PeerClient {
+        /// The server's MCP endpoint (http).
+        url: String,
+        /// `call`, `progress`, `input` or `disconnect`.
+        scenario: String,
+        /// A revision (the client offers only it), a client configuration
+        /// of the matrix (`c-legacy`, `c-all`) or `auto` (dual-era).
+        revision: String,
+    },
     /// The client program for the official conformance suite's client
     /// mode (`conformance client --command "mcp-compat conformance-client"`):
     /// does what the scenario named by `MCP_CONFORMANCE_SCENARIO` checks
@@ -73,6 +86,13 @@ async fn main() -> std::process::ExitCode {
             Ok(false) => Err("some checks at or above the --fail-on level failed".into()),
             Err(e) => Err(e),
         },
+        Command::PeerClient {
+            url,
+            scenario,
+            revision,
+        } => peer_client::run(&url, &scenario, &revision)
+            .await
+            .map(|line| println!("{line}")),
         Command::ConformanceClient { url } => {
             let scenario = std::env::var(conformance_client::SCENARIO_ENV).unwrap_or_default();
             conformance_client::run(&url, scenario.trim()).await

@@ -4,7 +4,9 @@
 //! Always run (needs only `sh`): a fake peer whose client claims success
 //! whatever happens is caught where the spec predicts a failure, a listed
 //! quirk excuses exactly the cells it names and is reported gone where the
-//! cell matches the spec, and `n/a` is never counted as a pass.
+//! cell matches the spec, and `n/a` is never counted as a pass; a peer
+//! whose server is this binary gets every kind of cell; `check-client` on
+//! our own client (`mcp-compat peer-client`) passes every check.
 //!
 //! `#[ignore]`d (`scripts/peers-matrix.sh` runs them): the TypeScript and
 //! Python SDKs, installed into `.cache/` on demand, both ways and against
@@ -407,6 +409,55 @@ fn failed(checks: &[Value]) -> Vec<String> {
         .filter(|c| c["result"] == "fail")
         .map(|c| c["check"].as_str().unwrap_or_default().to_owned())
         .collect()
+}
+
+/// Our own client, as a peer client program (`mcp-compat peer-client`),
+/// passes every check of `check-client` at every revision, dual-era
+/// included: no check is failed or left n/a.
+#[test]
+fn check_client_on_our_own_client() {
+    let (ok, checks) = check_client_with(
+        "2025-03-26,2025-06-18,2025-11-25,2026-07-28",
+        &["--fail-on", "policy", "--dual-era", "auto"],
+        &[BIN, "peer-client"],
+    );
+    assert!(ok, "{checks:?}");
+    let results: Vec<(&str, &str)> = checks
+        .iter()
+        .map(|c| {
+            (
+                c["check"].as_str().unwrap_or_default(),
+                c["result"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(results.iter().all(|(_, r)| *r == "pass"), "{checks:?}");
+    for name in [
+        "call",
+        "version header",
+        "progress",
+        "input",
+        "disconnect",
+        "resumes by GET with Last-Event-ID",
+        "honours retry",
+        "disconnect is not a cancel",
+        "re-initializes after 404",
+        "drops a replayed event",
+        "fails against the other era",
+        "falls back to initialize",
+        "stays modern",
+    ] {
+        assert!(
+            results.iter().any(|(n, _)| *n == name),
+            "{name}: {checks:?}"
+        );
+    }
+    // Three session revisions forget a session once each.
+    let reinit = results
+        .iter()
+        .filter(|(n, _)| *n == "re-initializes after 404")
+        .count();
+    assert_eq!(reinit, 3, "{checks:?}");
 }
 
 #[test]

@@ -143,7 +143,11 @@ pub(crate) fn client_config(
     addr: SocketAddr,
     faults: Faults,
 ) -> NegotiateConfig {
-    let url = format!("http://{addr}/mcp");
+    client_config_at(client, format!("http://{addr}/mcp"), faults)
+}
+
+/// [`client_config`] for the MCP endpoint at `url`.
+pub(crate) fn client_config_at(client: ClientKind, url: String, faults: Faults) -> NegotiateConfig {
     let mut cfg = NegotiateConfig::new(url)
         .with_revisions(client.revisions())
         .with_capabilities(json!({ "elicitation": {} }))

@@ -11,7 +11,7 @@ pub mod cells;
 pub mod check_client;
 mod forget;
 pub mod manifest;
-mod ours;
+pub mod ours;
 pub mod outcome;
 pub mod predict;
 pub mod process;

@@ -11,14 +11,15 @@ use futures_util::StreamExt;
 use mcp_http_edge::faults::Faults;
 use mcp_negotiate::client::{Connection, connect};
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
+use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
 use serde_json::{Value, json};
 
 use super::super::ClientKind;
 use super::super::expect::Failure;
-use super::super::harness::{Observed, client_config};
-use super::super::outcome::{call, failed, from_error, result_text, tool_params};
+use super::super::harness::{Observed, client_config_at};
+use super::super::outcome::{call_raw, failed, from_error, result_text, tool_params};
 use super::super::wire::Wire;
+use super::outcome::NO_RESUMPTION;
 use super::proxy;
 use super::scenario::PeerScenario;
 
@@ -61,18 +62,55 @@ async fn start_recorder(target: SocketAddr) -> std::io::Result<Recorder> {
     Ok(Recorder { addr, wire, task })
 }
 
-/// Runs one scenario of our `client` against the peer server at `target`:
-/// the negotiated revision and what was observed.
+/// Runs one scenario of our `client` against the peer server at `target`
+/// (its endpoint `/mcp`): the negotiated revision and what was observed.
 pub async fn observe(
     client: ClientKind,
     target: SocketAddr,
     scenario: PeerScenario,
 ) -> (Option<ProtocolVersion>, Observed) {
+    observe_at(client, &format!("http://{target}/mcp"), scenario).await
+}
+
+/// Where the recorder forwards to for `url` (an `http` URL), and the path
+/// and query the client asks for.
+async fn target_of(url: &str) -> Result<(SocketAddr, String), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("bad URL {url:?}: {e}"))?;
+    if parsed.scheme() != "http" {
+        return Err(format!(
+            "{url}: only http URLs (the recorder forwards plain HTTP)"
+        ));
+    }
+    let host = parsed.host_str().ok_or_else(|| format!("{url}: no host"))?;
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let addr = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| format!("{url}: cannot resolve {host}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{url}: {host} has no address"))?;
+    let mut path = parsed.path().to_owned();
+    if let Some(q) = parsed.query() {
+        path = format!("{path}?{q}");
+    }
+    Ok((addr, path))
+}
+
+/// [`observe`] against the MCP endpoint at `url` (an `http` URL).
+pub async fn observe_at(
+    client: ClientKind,
+    url: &str,
+    scenario: PeerScenario,
+) -> (Option<ProtocolVersion>, Observed) {
+    let (target, path) = match target_of(url).await {
+        Ok(t) => t,
+        Err(e) => return (None, failed(e)),
+    };
     let recorder = match start_recorder(target).await {
         Ok(r) => r,
         Err(e) => return (None, failed(format!("cannot start the recorder: {e}"))),
     };
-    let config = client_config(client, recorder.addr, Faults::NONE);
+    let url = format!("http://{}{path}", recorder.addr);
+    let config = client_config_at(client, url, Faults::NONE);
     let conn = match connect(config).await {
         Ok(c) => c,
         Err(e) => {
@@ -96,14 +134,20 @@ pub async fn observe(
 async fn run(conn: &Connection, wire: &Wire, scenario: PeerScenario) -> Result<Observed, Observed> {
     match scenario {
         PeerScenario::Call => {
-            let echo = call(conn, "echo", json!({ "text": "hello" })).await?;
-            let add = call(conn, "add", json!({ "a": 2, "b": 3 })).await?;
+            let (echo, echo_again) =
+                call_resending(conn, "echo", json!({ "text": "hello" })).await?;
+            let (add, add_again) = call_resending(conn, "add", json!({ "a": 2, "b": 3 })).await?;
             if echo != "hello" || add != "5" {
                 return Err(failed(format!(
                     "echo answered {echo:?}, add answered {add:?}"
                 )));
             }
-            Ok(Observed::Works("echo and add answered".into()))
+            Ok(Observed::Works(if echo_again || add_again {
+                "echo and add answered (one re-sent in a new session after its session expired)"
+                    .into()
+            } else {
+                "echo and add answered".into()
+            }))
         }
         PeerScenario::Progress => {
             countdown(conn, json!({ "n": 3, "interval_ms": 20 }), 3).await?;
@@ -121,13 +165,28 @@ async fn run(conn: &Connection, wire: &Wire, scenario: PeerScenario) -> Result<O
             Ok(if resumed {
                 Observed::Works("progress 1..4 once each, resumed by GET with Last-Event-ID".into())
             } else {
-                Observed::Absent(
-                    "progress 1..4 once each; no resumption (the call completed on its stream)"
-                        .into(),
-                )
+                Observed::Absent(format!("progress 1..4 once each; {NO_RESUMPTION}"))
             })
         }
     }
+}
+
+/// Calls a tool, and calls it once more when the server answered that the
+/// session is gone: our client leaves re-sending to its caller (not every
+/// request is idempotent; `echo` and `add` are) and starts the new session
+/// itself (Transports, "Session Management" 4). Also says whether it
+/// re-sent.
+async fn call_resending(
+    conn: &Connection,
+    tool: &str,
+    args: Value,
+) -> Result<(String, bool), Observed> {
+    let (resp, again) = match call_raw(conn, tool, args.clone()).await {
+        Err(TransportError::SessionExpired { .. }) => (call_raw(conn, tool, args).await, true),
+        other => (other, false),
+    };
+    let resp = resp.map_err(|e| from_error(&e))?;
+    Ok((result_text(&resp).map_err(failed)?, again))
 }
 
 /// Calls `countdown` with progress; checks progress 1..n exactly once each

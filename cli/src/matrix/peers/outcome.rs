@@ -2,7 +2,7 @@
 //! prediction and the peers' known quirks.
 
 use mcp_transport_core::ProtocolVersion as V;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::super::expect::{Failure, Prediction};
 use super::super::harness::Observed;
@@ -42,6 +42,40 @@ impl Verdict {
     }
 }
 
+/// How an observation says that the mechanism was absent: `resumed: false`.
+pub const NO_RESUMPTION: &str = "no resumption (the call completed on its stream)";
+
+/// The contract's `kind` of each failure the spec names.
+const KINDS: [(&str, Failure); 4] = [
+    ("no_mutual_revision", Failure::NoMutualRevision),
+    ("input_unavailable", Failure::InputUnavailable),
+    ("no_back_channel", Failure::NoBackChannel),
+    ("not_resumable", Failure::NotResumable),
+];
+
+/// Writes the contract's JSON outcome line of an observation (what
+/// [`from_client_line`] reads): `pass` with `resumed` for the mechanism
+/// seen (`true`) or absent (`false`), `fail` with the failure's `kind`.
+pub fn to_client_line(revision: Option<&V>, observed: &Observed) -> String {
+    let mut line = match observed {
+        Observed::Works(why) => json!({ "outcome": "pass", "reason": why, "resumed": true }),
+        Observed::Absent(why) => {
+            // The reader adds it back.
+            let why = why
+                .strip_suffix(NO_RESUMPTION)
+                .and_then(|w| w.strip_suffix("; "))
+                .unwrap_or(why);
+            json!({ "outcome": "pass", "reason": why, "resumed": false })
+        }
+        Observed::Failed { kind, message } => {
+            let kind = kind.and_then(|k| KINDS.iter().find(|(_, f)| *f == k).map(|(n, _)| *n));
+            json!({ "outcome": "fail", "reason": message, "kind": kind })
+        }
+    };
+    line["revision"] = json!(revision.map(V::as_str));
+    line.to_string()
+}
+
 /// Reads a client adapter's JSON outcome line: the revision it negotiated
 /// and what it observed. `resumed` (disconnect) false on a pass means the
 /// call completed on its stream without a resumption: the mechanism absent.
@@ -61,19 +95,16 @@ pub fn from_client_line(line: &str) -> (Option<V>, PeerObserved) {
     let revision = v["revision"].as_str().map(V::parse);
     let reason = v["reason"].as_str().unwrap_or_default().to_owned();
     let observed = match v["outcome"].as_str() {
-        Some("pass") if v["resumed"] == false => Observed::Absent(format!(
-            "{reason}; no resumption (the call completed on its stream)"
-        )),
+        Some("pass") if v["resumed"] == false => {
+            Observed::Absent(format!("{reason}; {NO_RESUMPTION}"))
+        }
         Some("pass") => Observed::Works(reason),
         Some("n/a") => return (revision, PeerObserved::NotExpressible(reason)),
         Some("fail") => Observed::Failed {
-            kind: match v["kind"].as_str() {
-                Some("no_mutual_revision") => Some(Failure::NoMutualRevision),
-                Some("input_unavailable") => Some(Failure::InputUnavailable),
-                Some("no_back_channel") => Some(Failure::NoBackChannel),
-                Some("not_resumable") => Some(Failure::NotResumable),
-                _ => None,
-            },
+            kind: v["kind"]
+                .as_str()
+                .and_then(|k| KINDS.iter().find(|(name, _)| *name == k))
+                .map(|(_, f)| *f),
             message: reason,
         },
         other => Observed::Failed {
@@ -147,6 +178,47 @@ mod tests {
             upstream: String::new(),
             versions: String::new(),
         }
+    }
+
+    #[test]
+    fn an_outcome_line_reads_back_as_what_was_observed() {
+        let rev = V::V2025_11_25;
+        let back = |o: Observed| from_client_line(&to_client_line(Some(&rev), &o));
+        assert_eq!(
+            back(Observed::Works("w".into())),
+            (
+                Some(rev.clone()),
+                PeerObserved::Ran(Observed::Works("w".into()))
+            )
+        );
+        let absent = Observed::Absent(format!("a; {NO_RESUMPTION}"));
+        assert_eq!(
+            back(absent.clone()),
+            (Some(rev.clone()), PeerObserved::Ran(absent))
+        );
+        let (_, bare) = back(Observed::Absent("b".into()));
+        assert_eq!(
+            bare,
+            PeerObserved::Ran(Observed::Absent(format!("b; {NO_RESUMPTION}")))
+        );
+        for (_, kind) in KINDS {
+            let failed = Observed::Failed {
+                kind: Some(kind),
+                message: "m".into(),
+            };
+            assert_eq!(
+                back(failed.clone()),
+                (Some(rev.clone()), PeerObserved::Ran(failed))
+            );
+        }
+        let unnamed = Observed::Failed {
+            kind: None,
+            message: "m".into(),
+        };
+        assert_eq!(
+            from_client_line(&to_client_line(None, &unnamed)),
+            (None, PeerObserved::Ran(unnamed))
+        );
     }
 
     #[test]
