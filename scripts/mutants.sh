@@ -241,6 +241,8 @@ CRITICAL=(
   "cli/src/matrix/peers/process.rs|mcp-compat|--lib"
   "cli/src/matrix/peers/forget.rs|mcp-compat|--lib"
   "cli/src/matrix/peers/proxy.rs|mcp-compat|--lib"
+  "cli/src/matrix/peers/check_client.rs|mcp-compat|--lib --test peers_matrix"
+  "cli/src/matrix/peers/ours.rs|mcp-compat|--lib --test peers_matrix"
   "cli/src/check/tasks.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/mod.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/legacy.rs|mcp-compat|--lib --test check_server"
