@@ -218,12 +218,215 @@ async fn after_delete(wire: &Wire, s: &LegacySession) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::{Method, StatusCode};
+    use mcp_test_support::fake::{Fake, status};
+    use mcp_test_support::server::Seen;
+    use std::time::Duration;
+
+    /// A fake server answering `answer(seen)` as a bare status, and a wire
+    /// to it.
+    async fn serving(answer: impl Fn(&Seen) -> u16 + Send + Sync + 'static) -> (Fake, Wire) {
+        let fake = Fake::start(move |seen| {
+            status(StatusCode::from_u16(answer(seen)).expect("a status"), "")
+        })
+        .await;
+        let wire = Wire::new(&fake.url, Duration::from_secs(5), None).expect("a wire");
+        (fake, wire)
+    }
+
+    fn session(id: Option<&str>) -> LegacySession {
+        LegacySession {
+            id: id.map(str::to_owned),
+            version: ProtocolVersion::V2025_11_25,
+        }
+    }
+
+    fn reason(o: &Outcome) -> &str {
+        o.reason().unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_request_without_the_session_id_must_get_400() {
+        for (code, pass, says) in [
+            (400, true, ""),
+            (
+                200,
+                false,
+                "served a ping without MCP-Session-Id (HTTP 200)",
+            ),
+            (404, false, "with HTTP 404, not 400"),
+        ] {
+            let (fake, wire) = serving(move |_| code).await;
+            let o = without_session(&wire, &session(Some("s1"))).await;
+            assert_eq!(o == Outcome::Pass, pass, "{code}: {o:?}");
+            assert!(reason(&o).contains(says), "{o:?}");
+            let seen = fake.seen();
+            assert_eq!(seen.len(), 1);
+            assert_eq!(seen[0].header(headers::SESSION_ID), None);
+            assert_eq!(
+                seen[0].header(headers::PROTOCOL_VERSION),
+                Some("2025-11-25")
+            );
+        }
+        let (fake, wire) = serving(|_| 400).await;
+        let o = without_session(&wire, &session(None)).await;
+        assert!(matches!(o, Outcome::NotApplicable(_)), "{o:?}");
+        assert!(fake.seen().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_malformed_version_header_must_get_400() {
+        for (code, pass) in [(400, true), (200, false), (404, false)] {
+            let (fake, wire) = serving(move |_| code).await;
+            let o = malformed_version(&wire, &session(Some("s1"))).await;
+            assert_eq!(o == Outcome::Pass, pass, "{code}: {o:?}");
+            let seen = fake.seen();
+            assert_eq!(
+                seen[0].header(headers::PROTOCOL_VERSION),
+                Some("not-a-version")
+            );
+            assert_eq!(seen[0].header(headers::SESSION_ID), Some("s1"));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_post_without_accept_must_get_406() {
+        for (code, pass, says) in [
+            (406, true, ""),
+            (
+                200,
+                false,
+                "served a POST without an Accept header (HTTP 200)",
+            ),
+            (400, false, "with HTTP 400, not 406"),
+        ] {
+            let (fake, wire) = serving(move |_| code).await;
+            let o = without_accept(&wire, &ProtocolVersion::V2025_11_25, &vec![]).await;
+            assert_eq!(o == Outcome::Pass, pass, "{code}: {o:?}");
+            assert!(reason(&o).contains(says), "{o:?}");
+            let seen = fake.seen();
+            assert_eq!(seen[0].header("accept"), None);
+            assert_eq!(seen[0].rpc_method(), Some("ping"));
+        }
+        // On 2026-07-28 the request is a server/discover.
+        let (fake, wire) = serving(|_| 406).await;
+        let o = without_accept(&wire, &ProtocolVersion::V2026_07_28, &vec![]).await;
+        assert_eq!(o, Outcome::Pass);
+        assert_eq!(fake.seen()[0].rpc_method(), Some("server/discover"));
+    }
+
+    #[tokio::test]
+    async fn after_delete_the_session_must_be_unknown() {
+        let answer = |delete: u16, ping: u16| {
+            move |s: &Seen| {
+                if s.method == Method::DELETE {
+                    delete
+                } else {
+                    ping
+                }
+            }
+        };
+        let (fake, wire) = serving(answer(200, 404)).await;
+        assert_eq!(
+            after_delete(&wire, &session(Some("s1"))).await,
+            Outcome::Pass
+        );
+        let methods: Vec<Method> = fake.seen().into_iter().map(|s| s.method).collect();
+        assert_eq!(methods, [Method::DELETE, Method::POST]);
+        let (_fake, wire) = serving(answer(200, 200)).await;
+        let o = after_delete(&wire, &session(Some("s1"))).await;
+        assert!(
+            reason(&o).contains("got HTTP 200, not 404") && o.is_fail(),
+            "{o:?}"
+        );
+        let (_fake, wire) = serving(answer(405, 404)).await;
+        let o = after_delete(&wire, &session(Some("s1"))).await;
+        assert!(matches!(o, Outcome::NotApplicable(_)), "{o:?}");
+        let (fake, wire) = serving(answer(500, 404)).await;
+        let o = after_delete(&wire, &session(Some("s1"))).await;
+        assert!(matches!(o, Outcome::Inconclusive(_)), "{o:?}");
+        assert_eq!(fake.seen().len(), 1, "no ping after a failed DELETE");
+        let (fake, wire) = serving(answer(200, 404)).await;
+        let o = after_delete(&wire, &session(None)).await;
+        assert!(matches!(o, Outcome::NotApplicable(_)), "{o:?}");
+        assert!(fake.seen().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_foreign_origin_must_be_refused_and_a_leaked_session_is_closed() {
+        let v = ProtocolVersion::V2025_11_25;
+        let (fake, wire) = serving(|_| 403).await;
+        let c = origin(&wire, &v).await;
+        assert_eq!(c.outcome, Outcome::Pass);
+        let seen = fake.seen();
+        assert_eq!(seen[0].header("origin"), Some(EVIL_ORIGIN));
+        assert_eq!(seen[0].rpc_method(), Some("initialize"));
+        // Served: a failure, and the session it opened is ended.
+        let fake = Fake::start(|s| {
+            let mut r = status(StatusCode::OK, "");
+            if s.method == Method::POST {
+                r.headers_mut()
+                    .insert(headers::SESSION_ID, http::HeaderValue::from_static("leak"));
+            }
+            r
+        })
+        .await;
+        let wire = Wire::new(&fake.url, Duration::from_secs(5), None).expect("a wire");
+        let c = origin(&wire, &v).await;
+        assert!(c.outcome.is_fail(), "{c:?}");
+        let seen = fake.seen();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[1].method, Method::DELETE);
+        assert_eq!(seen[1].header(headers::SESSION_ID), Some("leak"));
+    }
 
     #[test]
     fn origin_verdicts() {
         assert_eq!(origin_outcome(403, true), Outcome::Pass);
         assert_eq!(origin_outcome(400, false), Outcome::Pass);
+        assert_eq!(origin_outcome(499, false), Outcome::Pass);
         assert!(origin_outcome(400, true).is_fail());
-        assert!(origin_outcome(200, false).is_fail());
+        assert!(origin_outcome(500, false).is_fail());
+        assert!(reason(&origin_outcome(200, false)).contains("not validated"));
+        assert!(reason(&origin_outcome(299, true)).contains("not validated"));
+        assert!(reason(&origin_outcome(400, true)).contains("HTTP 400, not 403"));
+    }
+
+    #[test]
+    fn each_revision_runs_the_session_checks_it_has() {
+        let ids = |v: ProtocolVersion| -> Vec<&str> {
+            session_checks(&v)
+                .into_iter()
+                .map(|(id, _, _)| id)
+                .collect()
+        };
+        assert_eq!(
+            ids(ProtocolVersion::V2025_03_26),
+            [
+                id::BAD_REQUEST_WITHOUT_SESSION,
+                id::NOT_ACCEPTABLE_WITHOUT_ACCEPT,
+                id::NO_PRIMING_FOR_OLDER,
+                id::NOT_FOUND_AFTER_DELETE
+            ]
+        );
+        assert_eq!(
+            ids(ProtocolVersion::V2025_06_18),
+            [
+                id::BAD_REQUEST_WITHOUT_SESSION,
+                id::BAD_REQUEST_MALFORMED_VERSION,
+                id::NOT_ACCEPTABLE_WITHOUT_ACCEPT,
+                id::NO_PRIMING_FOR_OLDER,
+                id::NOT_FOUND_AFTER_DELETE
+            ]
+        );
+        assert_eq!(
+            ids(ProtocolVersion::V2025_11_25),
+            [
+                id::BAD_REQUEST_WITHOUT_SESSION,
+                id::BAD_REQUEST_MALFORMED_VERSION,
+                id::NOT_ACCEPTABLE_WITHOUT_ACCEPT,
+                id::NOT_FOUND_AFTER_DELETE
+            ]
+        );
     }
 }
