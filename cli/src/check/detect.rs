@@ -357,9 +357,8 @@ mod tests {
 
     #[tokio::test]
     async fn closing_a_session_deletes_it_and_nothing_without_an_id() {
-        use mcp_test_support::fake::{Fake, status};
-        let fake = Fake::start(|_| status(http::StatusCode::OK, "")).await;
-        let wire = Wire::new(&fake.url, std::time::Duration::from_secs(5), None).expect("a wire");
+        use super::super::test_fake::{bare, serving};
+        let (fake, wire) = serving(|_| bare(200)).await;
         let version = ProtocolVersion::V2025_11_25;
         LegacySession {
             id: None,

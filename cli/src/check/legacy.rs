@@ -217,21 +217,15 @@ async fn after_delete(wire: &Wire, s: &LegacySession) -> Outcome {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_fake::{self, bare};
     use super::*;
     use http::{Method, StatusCode};
     use mcp_test_support::fake::{Fake, status};
     use mcp_test_support::server::Seen;
-    use std::time::Duration;
 
-    /// A fake server answering `answer(seen)` as a bare status, and a wire
-    /// to it.
+    /// A fake server answering `answer(seen)` as a bare status.
     async fn serving(answer: impl Fn(&Seen) -> u16 + Send + Sync + 'static) -> (Fake, Wire) {
-        let fake = Fake::start(move |seen| {
-            status(StatusCode::from_u16(answer(seen)).expect("a status"), "")
-        })
-        .await;
-        let wire = Wire::new(&fake.url, Duration::from_secs(5), None).expect("a wire");
-        (fake, wire)
+        test_fake::serving(move |seen| bare(answer(seen))).await
     }
 
     fn session(id: Option<&str>) -> LegacySession {
@@ -362,7 +356,7 @@ mod tests {
         assert_eq!(seen[0].header("origin"), Some(EVIL_ORIGIN));
         assert_eq!(seen[0].rpc_method(), Some("initialize"));
         // Served: a failure, and the session it opened is ended.
-        let fake = Fake::start(|s| {
+        let (fake, wire) = test_fake::serving(|s| {
             let mut r = status(StatusCode::OK, "");
             if s.method == Method::POST {
                 r.headers_mut()
@@ -371,7 +365,6 @@ mod tests {
             r
         })
         .await;
-        let wire = Wire::new(&fake.url, Duration::from_secs(5), None).expect("a wire");
         let c = origin(&wire, &v).await;
         assert!(c.outcome.is_fail(), "{c:?}");
         let seen = fake.seen();

@@ -47,6 +47,8 @@ pub mod quirks;
 pub mod report;
 mod spec;
 mod tasks;
+#[cfg(test)]
+mod test_fake;
 mod wire;
 
 use std::path::PathBuf;

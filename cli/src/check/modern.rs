@@ -357,7 +357,154 @@ async fn cancel_on_close(wire: &Wire, tool: Option<&SlowTool>, v: &str) -> Outco
 
 #[cfg(test)]
 mod tests {
+    use super::super::CheckOptions;
+    use super::super::test_fake::{bare, rpc_error, serving};
     use super::*;
+    use mcp_transport_core::jsonrpc::INVALID_REQUEST;
+
+    fn reason(o: &Outcome) -> &str {
+        o.reason().unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_header_that_differs_from_the_body_must_get_400_with_its_code() {
+        let cases = [
+            (rpc_error(400, HEADER_MISMATCH, None), true, ""),
+            (
+                rpc_error(400, INVALID_REQUEST, None),
+                false,
+                "code -32600, not -32020",
+            ),
+            (bare(400), false, "code (none), not -32020"),
+            (bare(200), false, "the headers are not checked"),
+            (bare(404), false, "HTTP 404, not 400"),
+        ];
+        for (answer, pass, says) in cases {
+            let answer = std::sync::Mutex::new(Some(answer));
+            let (fake, wire) =
+                serving(move |_| answer.lock().expect("lock").take().expect("once")).await;
+            let o = mismatch(&wire, "2026-07-28").await;
+            assert_eq!(o == Outcome::Pass, pass, "{o:?}");
+            assert!(reason(&o).contains(says), "{o:?}");
+            let seen = &fake.seen()[0];
+            assert_eq!(seen.header(headers::METHOD), Some("prompts/list"));
+            assert_eq!(seen.rpc_method(), Some("tools/list"));
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unknown_version_must_get_400_with_the_versions_spoken() {
+        let supported = Some(json!({ "supported": ["2026-07-28"] }));
+        let cases = [
+            (
+                rpc_error(400, UNSUPPORTED_PROTOCOL_VERSION, supported),
+                true,
+                "",
+            ),
+            (
+                rpc_error(
+                    400,
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    Some(json!({ "supported": [] })),
+                ),
+                false,
+                "does not list the versions",
+            ),
+            (
+                rpc_error(
+                    400,
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    Some(json!({ "supported": [1] })),
+                ),
+                false,
+                "does not list the versions",
+            ),
+            (
+                rpc_error(400, UNSUPPORTED_PROTOCOL_VERSION, None),
+                false,
+                "does not list the versions",
+            ),
+            (rpc_error(400, INVALID_REQUEST, None), false, "not -32022"),
+            (
+                bare(200),
+                false,
+                "served a request for protocol version 2099-01-01",
+            ),
+            (bare(404), false, "HTTP 404, not 400"),
+        ];
+        for (answer, pass, says) in cases {
+            let answer = std::sync::Mutex::new(Some(answer));
+            let (fake, wire) =
+                serving(move |_| answer.lock().expect("lock").take().expect("once")).await;
+            let o = unsupported(&wire).await;
+            assert_eq!(o == Outcome::Pass, pass, "{o:?}");
+            assert!(reason(&o).contains(says), "{o:?}");
+            assert_eq!(
+                fake.seen()[0].header(headers::PROTOCOL_VERSION),
+                Some(FUTURE_VERSION)
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_post_without_the_version_header_must_get_400() {
+        let opts = CheckOptions::default();
+        let modern = [ProtocolVersion::V2026_07_28];
+        let with_0326 = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_03_26];
+        for (code, speaks, want) in [
+            (400, &modern[..], "pass"),
+            (200, &modern[..], "FAIL"),
+            (404, &modern[..], "FAIL"),
+            (200, &with_0326[..], "n/a"),
+            (404, &with_0326[..], "FAIL"),
+        ] {
+            let (fake, wire) = serving(move |_| bare(code)).await;
+            let cx = Ctx {
+                wire: &wire,
+                opts: &opts,
+                speaks,
+            };
+            let o = missing_version(&cx, "2026-07-28").await;
+            assert_eq!(o.label(), want, "{code} {speaks:?}: {o:?}");
+            assert_eq!(fake.seen()[0].header(headers::PROTOCOL_VERSION), None);
+        }
+    }
+
+    #[tokio::test]
+    async fn get_must_get_405_unless_legacy_revisions_share_the_endpoint() {
+        let opts = CheckOptions::default();
+        let modern = [ProtocolVersion::V2026_07_28];
+        let both = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+        for (code, speaks, want) in [
+            (405, &modern[..], "pass"),
+            (200, &modern[..], "FAIL"),
+            (400, &modern[..], "FAIL"),
+            (400, &both[..], "inconclusive"),
+            (200, &both[..], "FAIL"),
+        ] {
+            let (fake, wire) = serving(move |_| bare(code)).await;
+            let cx = Ctx {
+                wire: &wire,
+                opts: &opts,
+                speaks,
+            };
+            let o = get(&cx, "2026-07-28").await;
+            assert_eq!(o.label(), want, "{code} {speaks:?}: {o:?}");
+            assert_eq!(fake.seen()[0].method, http::Method::GET);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_foreign_origin_must_get_403() {
+        let (fake, wire) = serving(|_| bare(403)).await;
+        assert_eq!(origin(&wire, "2026-07-28").await, Outcome::Pass);
+        assert_eq!(fake.seen()[0].header("origin"), Some(EVIL_ORIGIN));
+        let (_fake, wire) = serving(|_| bare(400)).await;
+        assert!(
+            origin(&wire, "2026-07-28").await.is_fail(),
+            "403 is required"
+        );
+    }
 
     #[test]
     fn count_text() {
