@@ -136,7 +136,43 @@ pub(crate) async fn run(cx: &Ctx<'_>, rev: &ProtocolVersion) -> Vec<Check> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::CheckOptions;
+    use super::super::test_fake::{bare, serving};
     use super::*;
+    use mcp_test_support::fake::json_ok;
+
+    #[tokio::test]
+    async fn without_the_extension_advertised_the_checks_do_not_apply() {
+        let opts = CheckOptions::default();
+        let rev = ProtocolVersion::V2026_07_28;
+        let labels = |checks: Vec<Check>| -> Vec<&'static str> {
+            checks.iter().map(|c| c.outcome.label()).collect()
+        };
+        let (fake, wire) = serving(|_| {
+            json_ok(
+                &json!({"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {"extensions": {}}}}),
+            )
+        })
+        .await;
+        let cx = Ctx {
+            wire: &wire,
+            opts: &opts,
+            speaks: &[],
+        };
+        assert_eq!(labels(run(&cx, &rev).await), ["n/a", "n/a", "n/a"]);
+        assert_eq!(fake.seen().len(), 1, "only server/discover");
+        assert_eq!(fake.seen()[0].rpc_method(), Some("server/discover"));
+        let (_fake, wire) = serving(|_| bare(500)).await;
+        let cx = Ctx {
+            wire: &wire,
+            opts: &opts,
+            speaks: &[],
+        };
+        assert_eq!(
+            labels(run(&cx, &rev).await),
+            ["inconclusive", "inconclusive", "inconclusive"]
+        );
+    }
 
     fn error(code: i64) -> Value {
         json!({ "jsonrpc": "2.0", "id": 1, "error": { "code": code, "message": "m" } })
