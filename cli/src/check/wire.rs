@@ -550,6 +550,124 @@ mod tests {
     }
 
     #[test]
+    fn a_wire_needs_an_http_url_and_numbers_requests_from_one() {
+        let err = Wire::new("not a url", Duration::from_secs(1), None).expect_err("bad");
+        assert!(err.starts_with("bad URL \"not a url\""), "{err}");
+        let err = Wire::new("ftp://h/mcp", Duration::from_secs(1), None).expect_err("ftp");
+        assert!(err.ends_with("the scheme must be http or https"), "{err}");
+        let wire = Wire::new("https://h/mcp", Duration::from_secs(1), None).expect("https");
+        assert_eq!((wire.id(), wire.id()), (1, 2));
+    }
+
+    #[tokio::test]
+    async fn requests_carry_the_conforming_headers_and_the_extra_ones() {
+        use super::super::test_fake::{bare, serving};
+        let (fake, wire) = serving(|_| bare(202)).await;
+        let extra: Headers = vec![("mcp-session-id", "s1".into())];
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        assert_eq!(wire.post(&extra, &body).await.expect("posted").status, 202);
+        wire.get(&extra).await.expect("got");
+        wire.delete(&extra).await.expect("deleted");
+        let seen = fake.seen();
+        assert_eq!(seen[0].method, Method::POST);
+        assert_eq!(seen[0].header("accept"), Some(ACCEPT_BOTH));
+        assert_eq!(seen[0].header("content-type"), Some("application/json"));
+        assert_eq!(seen[0].header("mcp-session-id"), Some("s1"));
+        assert_eq!(seen[0].body.as_ref(), Some(&body));
+        assert_eq!(seen[1].method, Method::GET);
+        assert_eq!(seen[1].header("accept"), Some(ACCEPT_SSE));
+        assert_eq!(seen[1].header("mcp-session-id"), Some("s1"));
+        assert_eq!(seen[2].method, Method::DELETE);
+        assert_eq!(seen[2].header("mcp-session-id"), Some("s1"));
+    }
+
+    #[tokio::test]
+    async fn a_hand_written_post_has_no_accept_and_reads_the_status() {
+        use super::super::test_fake::{bare, serving};
+        let (fake, wire) = serving(|_| bare(406)).await;
+        let headers: Headers = vec![("content-type", "application/json".into())];
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        assert_eq!(wire.raw_status(&headers, &body).await, Ok(406));
+        let seen = &fake.seen()[0];
+        assert_eq!(seen.header("accept"), None);
+        assert_eq!(seen.header("content-type"), Some("application/json"));
+        assert_eq!(seen.body.as_ref(), Some(&body));
+        // Not by hand over TLS, even where plain HTTP would be answered.
+        let https = Wire::new(
+            &fake.url.replacen("http://", "https://", 1),
+            Duration::from_secs(1),
+            None,
+        )
+        .expect("a wire");
+        assert_eq!(
+            https.raw_status(&headers, &body).await,
+            Err("a hand-written request needs an http:// URL".to_owned())
+        );
+        // Nothing listens on a port just released.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a port")
+            .port();
+        let dead = Wire::new(
+            &format!("http://127.0.0.1:{port}/mcp"),
+            Duration::from_secs(5),
+            None,
+        )
+        .expect("a wire");
+        let err = dead.raw_status(&headers, &body).await.expect_err("refused");
+        assert!(
+            err.starts_with(&format!("cannot connect to 127.0.0.1:{port}")),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reply_reads_as_json_sse_or_an_rpc_answer() {
+        use super::super::test_fake::serving;
+        use axum::response::IntoResponse;
+        use mcp_test_support::fake::{json_ok, status_json};
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"ok": true}});
+        let a = answer.clone();
+        let (_fake, wire) = serving(move |s| match s.rpc_method() {
+            Some("json") => json_ok(&a),
+            Some("sse") => (
+                [("content-type", "Text/Event-Stream; charset=utf-8")],
+                format!("id: e1\ndata:\n\ndata: {{\"jsonrpc\":\"2.0\",\"id\":6}}\n\ndata: {a}\n\n"),
+            )
+                .into_response(),
+            Some("300") => status_json(
+                http::StatusCode::MULTIPLE_CHOICES,
+                &serde_json::json!({"oops": 1}),
+            ),
+            _ => status_json(http::StatusCode::NOT_FOUND, &serde_json::json!({"oops": 1})),
+        })
+        .await;
+        let ask = |m: &str| serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": m});
+        let t = Duration::from_secs(5);
+        let r = wire.post(&vec![], &ask("json")).await.expect("reply");
+        assert_eq!(r.media_type(), "application/json");
+        assert!(!r.is_sse() && r.is_success());
+        assert_eq!(r.rpc_answer(7, t).await, Ok(answer.clone()));
+        let r = wire.post(&vec![], &ask("sse")).await.expect("reply");
+        assert_eq!(r.media_type(), "text/event-stream");
+        assert!(r.is_sse());
+        assert_eq!(r.rpc_answer(7, t).await, Ok(answer));
+        let r = wire.post(&vec![], &ask("other")).await.expect("reply");
+        assert!(!r.is_success());
+        assert_eq!(
+            r.header("content-type").as_deref(),
+            Some("application/json")
+        );
+        assert_eq!(
+            r.rpc_answer(7, t).await,
+            Err("HTTP 404: {\"oops\":1}".to_owned())
+        );
+        let r = wire.post(&vec![], &ask("300")).await.expect("reply");
+        assert_eq!(r.status, 300);
+        assert!(!r.is_success());
+    }
+
+    #[test]
     fn short_folds_and_cuts() {
         assert_eq!(short(" a \n b "), "a b");
         assert_eq!(short(""), "(empty body)");
