@@ -452,6 +452,39 @@ fn check_client_on_our_own_client() {
             "{name}: {checks:?}"
         );
     }
+    // Each revision ran against a server of its own, and the check names
+    // the revision negotiated.
+    for rev in ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"] {
+        let call = checks
+            .iter()
+            .find(|c| c["check"] == "call" && c["revision"] == rev)
+            .unwrap_or_else(|| panic!("call at {rev}: {checks:?}"));
+        let detail = call["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.starts_with("Works(") && detail.ends_with(&format!(" on {rev}")),
+            "{call}"
+        );
+    }
+    // Each check has the level of the sentence it cites.
+    for (name, level) in [
+        ("call", "MUST"),
+        ("version header", "MUST"),
+        ("honours retry", "MUST"),
+        ("re-initializes after 404", "MUST"),
+        ("resumes by GET with Last-Event-ID", "SHOULD"),
+        ("disconnect is not a cancel", "SHOULD"),
+        ("disconnect", "SHOULD"),
+        ("falls back to initialize", "SHOULD"),
+        ("input", "MAY"),
+        ("progress", "POLICY"),
+        ("drops a replayed event", "POLICY"),
+        ("fails against the other era", "POLICY"),
+        ("stays modern", "POLICY"),
+    ] {
+        for c in checks.iter().filter(|c| c["check"] == name) {
+            assert_eq!(c["level"], level, "{c}");
+        }
+    }
     // Three session revisions forget a session once each.
     let reinit = results
         .iter()
