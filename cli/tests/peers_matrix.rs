@@ -76,7 +76,9 @@ fn fake_client(line: &str) -> String {
     )
 }
 
-fn write_peer(dir: &Path, name: &str, client_line: &str, quirks: &str) {
+/// A peer whose client prints `client_line`; `more` follows its client
+/// row (quirks, a server).
+fn write_peer(dir: &Path, name: &str, client_line: &str, more: &str) {
     let manifest = format!(
         r#"name = "{name}"
 version = "0"
@@ -87,7 +89,7 @@ name = "c-2025-11-25"
 revision = "2025-11-25"
 offers = ["2025-11-25"]
 accepts = ["2025-11-25"]
-{quirks}"#,
+{more}"#,
         fake_client(client_line)
     );
     std::fs::write(dir.join(format!("{name}.toml")), manifest).expect("manifest written");
@@ -154,23 +156,19 @@ what = "used to fail here"
 /// each stream after two events as the SDK adapters' `close_after` does)
 /// and whose client is a fake that claims a 2025-11-25 success.
 fn write_self_peer(dir: &Path) {
-    let manifest = format!(
-        r#"name = "self"
-version = "0"
-[server]
+    let server = format!(
+        r#"[server]
 revisions = ["2025-11-25"]
 modes = ["sse"]
 command = [{BIN:?}, "serve", "--bind", "127.0.0.1:{{port}}", "--revisions", "{{revision}}", "--disconnect", "after-events:2", "--retry-ms", "50"]
-[client]
-command = {}
-[[client.rows]]
-name = "c-2025-11-25"
-revision = "2025-11-25"
-offers = ["2025-11-25"]
-"#,
-        fake_client(r#"{"outcome":"pass","reason":"claimed","revision":"2025-11-25"}"#)
+"#
     );
-    std::fs::write(dir.join("self.toml"), manifest).expect("manifest written");
+    write_peer(
+        dir,
+        "self",
+        r#"{"outcome":"pass","reason":"claimed","revision":"2025-11-25"}"#,
+        &server,
+    );
 }
 
 /// The cell of `client` against `server` (exact labels).
