@@ -590,3 +590,138 @@ pub async fn cli(args: CheckArgs) -> Result<bool, String> {
     }
     Ok(report.passed_at(args.fail_on))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use mcp_transport_core::ProtocolVersion as V;
+
+    #[test]
+    fn a_report_counts_failures_by_the_level_asked() {
+        let r = report::tests::report();
+        assert_eq!(r.speaks(), [V::V2025_11_25]);
+        let ids = |checks: Vec<&Check>| -> Vec<(&str, V)> {
+            checks.iter().map(|c| (c.id, c.revision.clone())).collect()
+        };
+        assert_eq!(
+            ids(r.failures()),
+            [("origin", V::V2025_11_25), ("priming", V::V2025_11_25)]
+        );
+        // origin is a MUST, priming a SHOULD.
+        assert_eq!(
+            ids(r.failures_at(FailOn::Must)),
+            [("origin", V::V2025_11_25)]
+        );
+        assert_eq!(ids(r.failures_at(FailOn::Should)).len(), 2);
+        assert!(!r.passed() && !r.passed_at(FailOn::Must));
+        assert_eq!(
+            r.find("origin", &V::V2025_06_18).map(|c| &c.outcome),
+            Some(&Outcome::Pass)
+        );
+        assert!(r.find("origin", &V::V2026_07_28).is_none());
+        assert!(r.find("priming", &V::V2025_06_18).is_none());
+        // Without the MUST failure: passed at MUST, not at SHOULD.
+        let mut should_only = r.clone();
+        should_only.checks.retain(|c| c.id != "origin");
+        assert!(should_only.passed_at(FailOn::Must));
+        assert!(!should_only.passed_at(FailOn::Should) && !should_only.passed());
+        // Nothing failed, but nothing spoken: not a pass.
+        let mut clean = should_only.clone();
+        clean.checks.retain(|c| !c.outcome.is_fail());
+        assert!(clean.passed() && clean.passed_at(FailOn::Policy));
+        clean
+            .revisions
+            .retain(|p| p.answer != ProbeAnswer::Accepted);
+        assert!(!clean.passed() && !clean.passed_at(FailOn::Policy));
+    }
+
+    #[test]
+    fn a_tool_is_a_name_and_a_json_object() {
+        let t: ToolCall = "echo".parse().expect("a name");
+        assert_eq!(
+            (t.name.as_str(), t.arguments),
+            ("echo", serde_json::json!({}))
+        );
+        let t: ToolCall = r#" add ={"a":1}"#.parse().expect("with arguments");
+        assert_eq!(t.name, "add");
+        assert_eq!(t.arguments, serde_json::json!({"a": 1}));
+        for (bad, why) in [
+            ("={}", "no tool name"),
+            ("x=[1]", "must be a JSON object"),
+            ("x={", "not JSON"),
+        ] {
+            let err = bad.parse::<ToolCall>().expect_err(bad);
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: CheckArgs,
+    }
+
+    fn options(argv: &[&str]) -> Result<CheckOptions, String> {
+        let cli = Cli::try_parse_from(
+            ["check-server", "http://127.0.0.1:1/mcp"]
+                .iter()
+                .chain(argv),
+        )
+        .map_err(|e| e.to_string())?;
+        cli.args.options()
+    }
+
+    #[test]
+    fn the_arguments_become_options_or_a_clear_error() {
+        let o = options(&[]).expect("defaults");
+        // `all`: every Streamable HTTP revision, newest first.
+        let mut served = revisions::SERVED.to_vec();
+        served.reverse();
+        assert_eq!(o.revisions, served);
+        assert_eq!(o.timeout, Duration::from_secs(5));
+        assert!(o.slow_tool.is_none() && o.tools.is_empty() && o.http.is_some());
+        let o = options(&[
+            "--revisions",
+            "2025-11-25",
+            "--timeout-ms",
+            "250",
+            "--slow-tool",
+            "slow",
+            "--slow-args",
+            r#"{"ms": 5000}"#,
+            "--cancel-count-tool",
+            "cancelled_count",
+            "--tool",
+            "echo",
+        ])
+        .expect("options");
+        assert_eq!(o.revisions, [V::V2025_11_25]);
+        assert_eq!(o.timeout, Duration::from_millis(250));
+        let slow = o.slow_tool.expect("a slow tool");
+        assert_eq!(slow.name, "slow");
+        assert_eq!(slow.arguments, serde_json::json!({"ms": 5000}));
+        assert_eq!(slow.cancel_count_tool.as_deref(), Some("cancelled_count"));
+        assert_eq!(o.tools.len(), 1);
+        for (argv, why) in [
+            (
+                &["--timeout-ms", "0"][..],
+                "--timeout-ms must be at least 1",
+            ),
+            (
+                &["--slow-tool", "s", "--slow-args", "[]"][..],
+                "--slow-args must be a JSON object",
+            ),
+            (
+                &["--slow-tool", "s", "--slow-args", "{"][..],
+                "--slow-args is not JSON",
+            ),
+            (&["--revisions", "soon"][..], "soon"),
+        ] {
+            let err = options(argv)
+                .err()
+                .unwrap_or_else(|| panic!("{argv:?} accepted"));
+            assert!(err.contains(why), "{argv:?}: {err}");
+        }
+    }
+}

@@ -291,7 +291,7 @@ fn text(report: &Report, md: bool) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::detect::RevisionProbe;
     use super::super::quirks::{Quirk, QuirkFinding};
     use super::super::{Check, Outcome, Peer, spec};
@@ -313,7 +313,7 @@ mod tests {
     /// A report of every kind of row: three answers, each outcome, one
     /// check at two revisions from two pages, a quirk on a non-semver
     /// version.
-    fn report() -> Report {
+    pub(crate) fn report() -> Report {
         let fail = |why: &str| Outcome::Fail(why.into());
         Report {
             url: "http://127.0.0.1:1/mcp".into(),
