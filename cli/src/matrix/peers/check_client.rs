@@ -279,6 +279,27 @@ pub async fn run(
     out
 }
 
+/// On the wire: the server's 404 to a request naming the forgotten
+/// session `old` (not the proxy's `DELETE` of it), and the first
+/// `initialize` without a session id sent after it, if any.
+fn reinit_after_404<'a>(
+    wire: &'a [Exchange],
+    old: &str,
+) -> Option<(&'a Exchange, Option<&'a Exchange>)> {
+    let not_found = wire.iter().find(|e| {
+        e.method != http::Method::DELETE
+            && e.header(headers::SESSION_ID) == Some(old)
+            && e.status == Some(http::StatusCode::NOT_FOUND)
+    })?;
+    let reinit = wire.iter().find(|e| {
+        e.started >= not_found.started
+            && e.method == http::Method::POST
+            && e.rpc_method().as_deref() == Some("initialize")
+            && e.header(headers::SESSION_ID).is_none()
+    });
+    Some((not_found, reinit))
+}
+
 /// "call" against a server that forgets the session before the second
 /// `tools/call`: the call must still be answered, by way of a new
 /// `initialize` without a session id after the server's 404.
@@ -307,12 +328,7 @@ async fn reinitializes(argv: &[String], root: &Path, rev: &V, server: ServerKind
             REINIT,
         );
     };
-    let not_found = run.wire.iter().find(|e| {
-        e.method != http::Method::DELETE
-            && e.header(headers::SESSION_ID) == Some(old.as_str())
-            && e.status == Some(http::StatusCode::NOT_FOUND)
-    });
-    let Some(not_found) = not_found else {
+    let Some((not_found, reinit)) = reinit_after_404(&run.wire, &old) else {
         return check(
             rev,
             NAME,
@@ -321,12 +337,6 @@ async fn reinitializes(argv: &[String], root: &Path, rev: &V, server: ServerKind
             REINIT,
         );
     };
-    let reinit = run.wire.iter().find(|e| {
-        e.started >= not_found.started
-            && e.method == http::Method::POST
-            && e.rpc_method().as_deref() == Some("initialize")
-            && e.header(headers::SESSION_ID).is_none()
-    });
     let answered = matches!(&run.observed, PeerObserved::Ran(Observed::Works(_)));
     let detail = match (reinit, answered) {
         (Some(_), true) => {
@@ -696,7 +706,54 @@ pub fn junit(checks: &[ClientCheck], client: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::test_wire::post;
     use super::*;
+    use http::{Method, StatusCode};
+    use serde_json::json;
+
+    #[test]
+    fn a_reinitialization_counts_only_after_the_404() {
+        let base = tokio::time::Instant::now();
+        let init = || post(json!({"method": "initialize"}));
+        let call = || post(json!({"method": "tools/call"})).with_header("mcp-session-id", "s1");
+        let mut delete = call();
+        delete.method = Method::DELETE;
+        let answered = |e: Exchange, code: StatusCode| Exchange {
+            status: Some(code),
+            ..e
+        };
+        let mut wire = vec![
+            answered(init(), StatusCode::OK),
+            answered(call(), StatusCode::OK),
+            // The proxy's DELETE, even if it were answered 404.
+            answered(delete, StatusCode::NOT_FOUND),
+            answered(call(), StatusCode::NOT_FOUND),
+        ];
+        for (i, e) in wire.iter_mut().enumerate() {
+            e.started = base + Duration::from_millis(i as u64);
+        }
+        // The first initialize came before the 404: no re-initialization.
+        let (not_found, reinit) = reinit_after_404(&wire, "s1").expect("the 404");
+        assert_eq!(not_found.method, Method::POST);
+        assert_eq!(not_found.started, base + Duration::from_millis(3));
+        assert!(reinit.is_none());
+        // One with a session id is not a new session either.
+        let mut stale = init().with_header("mcp-session-id", "s1");
+        stale.started = base + Duration::from_millis(4);
+        wire.push(stale);
+        assert!(reinit_after_404(&wire, "s1").expect("the 404").1.is_none());
+        let mut fresh = init();
+        fresh.started = base + Duration::from_millis(5);
+        wire.push(fresh);
+        let (_, reinit) = reinit_after_404(&wire, "s1").expect("the 404");
+        assert_eq!(
+            reinit.map(|e| e.started),
+            Some(base + Duration::from_millis(5))
+        );
+        // Another session's 404, or none: nothing to judge.
+        assert!(reinit_after_404(&wire, "s2").is_none());
+        assert!(reinit_after_404(&wire[..3], "s1").is_none());
+    }
 
     fn at(level: Level, result: &str) -> ClientCheck {
         ClientCheck {
