@@ -711,6 +711,114 @@ mod tests {
     use http::{Method, StatusCode};
     use serde_json::json;
 
+    /// (check, result) pairs.
+    fn results(checks: &[ClientCheck]) -> Vec<(&str, &str)> {
+        checks
+            .iter()
+            .map(|c| (c.check.as_str(), c.result.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn every_request_after_initialize_names_the_version() {
+        let v = V::V2025_11_25;
+        let init = post(json!({"method": "initialize"}));
+        let call = || {
+            post(json!({"method": "tools/call"})).with_header("mcp-protocol-version", "2025-11-25")
+        };
+        let c = version_header(&v, &[init.clone(), call(), call()]);
+        assert_eq!(
+            (c.result.as_str(), c.detail.as_str()),
+            (
+                "pass",
+                "2 requests, each with MCP-Protocol-Version: 2025-11-25"
+            )
+        );
+        // A GET is not a POST; initialize alone is nothing to judge.
+        let c = version_header(&v, &[init.clone(), super::super::super::test_wire::get()]);
+        assert_eq!(c.result, "fail");
+        assert_eq!(c.detail, "no request after initialize reached the server");
+        let stale =
+            post(json!({"method": "ping"})).with_header("mcp-protocol-version", "2025-06-18");
+        let bare = post(json!({"method": "tools/list"}));
+        let c = version_header(&v, &[init, call(), stale, bare]);
+        assert_eq!(c.result, "fail");
+        assert_eq!(
+            c.detail,
+            "without the negotiated version: Some(\"ping\"): Some(\"2025-06-18\"), Some(\"tools/list\"): None"
+        );
+    }
+
+    #[test]
+    fn a_resumption_names_the_last_id_after_retry_and_cancels_nothing() {
+        let v = V::V2025_11_25;
+        let base = tokio::time::Instant::now();
+        let mut call = post(json!({"method": "tools/call", "params": {"name": "countdown"}}))
+            .answered_sse("id: a\ndata:\n\nid: b\ndata: {}\n\nretry: 150\n\n");
+        call.started = base;
+        call.ended = Some(base + Duration::from_millis(10));
+        let resume = |id: &str, after_close_ms: u64| {
+            let mut g = super::super::super::test_wire::get().with_header("last-event-id", id);
+            g.started = base + Duration::from_millis(10 + after_close_ms);
+            g
+        };
+        let got = resumption(&v, &[call.clone(), resume("b", DISCONNECT_RETRY_MS)]);
+        assert_eq!(
+            results(&got),
+            [
+                ("resumes by GET with Last-Event-ID", "pass"),
+                ("honours retry", "pass"),
+                ("disconnect is not a cancel", "pass")
+            ]
+        );
+        // An older id, too soon, and a cancellation.
+        let mut cancel = post(json!({"method": "notifications/cancelled"}));
+        cancel.started = base + Duration::from_millis(20);
+        let got = resumption(
+            &v,
+            &[call.clone(), cancel, resume("a", DISCONNECT_RETRY_MS - 1)],
+        );
+        assert_eq!(
+            results(&got),
+            [
+                ("resumes by GET with Last-Event-ID", "fail"),
+                ("honours retry", "fail"),
+                ("disconnect is not a cancel", "fail")
+            ]
+        );
+        // No GET: no resumption (a POST after the close is counted).
+        let mut again = post(json!({"method": "tools/call"}));
+        again.started = base + Duration::from_millis(50);
+        let got = resumption(&v, &[call.clone(), again]);
+        assert_eq!(
+            results(&got),
+            [
+                ("resumes by GET with Last-Event-ID", "fail"),
+                ("honours retry", "n/a"),
+                ("disconnect is not a cancel", "pass")
+            ]
+        );
+        assert_eq!(
+            got[0].detail,
+            "no GET with Last-Event-ID after the close (1 POSTs after it)"
+        );
+        // A GET without Last-Event-ID is no resumption either.
+        let plain = super::super::super::test_wire::get();
+        assert_eq!(resumption(&v, &[call.clone(), plain])[1].result, "n/a");
+        // A countdown whose stream never ended, or none: nothing to time.
+        let mut open = call;
+        open.ended = None;
+        let got = resumption(&v, &[open, resume("b", 500)]);
+        assert_eq!(
+            results(&got),
+            [
+                ("resumes by GET with Last-Event-ID", "fail"),
+                ("honours retry", "n/a")
+            ]
+        );
+        assert_eq!(got[0].detail, "no countdown call on the wire");
+    }
+
     #[test]
     fn a_reinitialization_counts_only_after_the_404() {
         let base = tokio::time::Instant::now();
