@@ -328,38 +328,35 @@ async fn reinitializes(argv: &[String], root: &Path, rev: &V, server: ServerKind
             REINIT,
         );
     };
-    let Some((not_found, reinit)) = reinit_after_404(&run.wire, &old) else {
-        return check(
-            rev,
-            NAME,
-            Some(false),
+    let (ok, detail) = reinit_verdict(&run.wire, &old, &run.observed);
+    check(rev, NAME, Some(ok), detail, REINIT)
+}
+
+/// The verdict of "re-initializes after 404" on the wire of a run whose
+/// session `old` was forgotten: a new session after the server's 404, and
+/// the call answered.
+fn reinit_verdict(wire: &[Exchange], old: &str, observed: &PeerObserved) -> (bool, String) {
+    let Some((not_found, reinit)) = reinit_after_404(wire, old) else {
+        return (
+            false,
             "the server's 404 for the forgotten session is not on the wire".into(),
-            REINIT,
         );
     };
-    let answered = matches!(&run.observed, PeerObserved::Ran(Observed::Works(_)));
+    let answered = matches!(observed, PeerObserved::Ran(Observed::Works(_)));
     let detail = match (reinit, answered) {
         (Some(_), true) => {
             "after the 404 a new initialize without Mcp-Session-Id, then the call answered"
                 .to_owned()
         }
-        (Some(_), false) => format!("re-initialized after the 404, but {:?}", run.observed),
+        (Some(_), false) => format!("re-initialized after the 404, but {observed:?}"),
         (None, _) => format!(
-            "no initialize after the 404 ({} requests after it); the client reported {:?}",
-            run.wire
-                .iter()
+            "no initialize after the 404 ({} requests after it); the client reported {observed:?}",
+            wire.iter()
                 .filter(|e| e.started > not_found.started)
                 .count(),
-            run.observed
         ),
     };
-    check(
-        rev,
-        NAME,
-        Some(reinit.is_some() && answered),
-        detail,
-        REINIT,
-    )
+    (reinit.is_some() && answered, detail)
 }
 
 /// "disconnect" against a server that replays the `Last-Event-ID` event
@@ -378,16 +375,7 @@ async fn dedupes(argv: &[String], root: &Path, rev: &V, server: ServerKind) -> C
     if let PeerObserved::NotExpressible(why) = &run.observed {
         return check(rev, NAME, None, why.clone(), DEDUPE);
     }
-    // The replay happened only if a resume's answer repeats its cursor.
-    let replayed = run.wire.iter().any(|e| {
-        e.method == http::Method::GET
-            && e.header(headers::LAST_EVENT_ID).is_some_and(|last| {
-                e.sse_ids()
-                    .iter()
-                    .any(|(id, data)| id == last && !data.trim().is_empty())
-            })
-    });
-    if !replayed {
+    if !replayed(&run.wire) {
         return check(
             rev,
             NAME,
@@ -410,6 +398,19 @@ async fn dedupes(argv: &[String], root: &Path, rev: &V, server: ServerKind) -> C
         ),
         DEDUPE,
     )
+}
+
+/// Whether a resume on the wire got its cursor's message again: a GET
+/// with `Last-Event-ID` whose stream carries a message under that id.
+fn replayed(wire: &[Exchange]) -> bool {
+    wire.iter().any(|e| {
+        e.method == http::Method::GET
+            && e.header(headers::LAST_EVENT_ID).is_some_and(|last| {
+                e.sse_ids()
+                    .iter()
+                    .any(|(id, data)| id == last && !data.trim().is_empty())
+            })
+    })
 }
 
 /// "call" at `rev` against a server of the other era only: it must fail
@@ -861,6 +862,64 @@ mod tests {
         // Another session's 404, or none: nothing to judge.
         assert!(reinit_after_404(&wire, "s2").is_none());
         assert!(reinit_after_404(&wire[..3], "s1").is_none());
+    }
+
+    #[test]
+    fn a_reinitialization_passes_only_with_the_call_answered() {
+        let base = tokio::time::Instant::now();
+        let mut lost = post(json!({"method": "tools/call"})).with_header("mcp-session-id", "s1");
+        lost.status = Some(StatusCode::NOT_FOUND);
+        lost.started = base;
+        let mut fresh = post(json!({"method": "initialize"}));
+        fresh.started = base + Duration::from_millis(1);
+        let works = PeerObserved::Ran(Observed::Works("ok".into()));
+        let failed = PeerObserved::Ran(Observed::Failed {
+            kind: None,
+            message: "gone".into(),
+        });
+        let both = [lost.clone(), fresh];
+        assert_eq!(
+            reinit_verdict(&both, "s1", &works),
+            (
+                true,
+                "after the 404 a new initialize without Mcp-Session-Id, then the call answered"
+                    .into()
+            )
+        );
+        let (ok, detail) = reinit_verdict(&both, "s1", &failed);
+        assert!(
+            !ok && detail.starts_with("re-initialized after the 404, but "),
+            "{detail}"
+        );
+        let (ok, detail) = reinit_verdict(std::slice::from_ref(&lost), "s1", &works);
+        assert!(
+            !ok && detail.starts_with("no initialize after the 404 (0 requests"),
+            "{detail}"
+        );
+        let (ok, detail) = reinit_verdict(&both, "s2", &works);
+        assert!(!ok && detail.contains("not on the wire"), "{detail}");
+    }
+
+    #[test]
+    fn a_replay_is_a_resume_that_carries_its_cursor_s_message() {
+        let resume = |last: &str, body: &str| {
+            super::super::super::test_wire::get()
+                .with_header("last-event-id", last)
+                .answered_sse(body)
+        };
+        assert!(replayed(&[resume(
+            "b",
+            "id: b\ndata: {}\n\nid: c\ndata: {}\n\n"
+        )]));
+        assert!(!replayed(&[resume("b", "id: c\ndata: {}\n\n")]));
+        // A fresh priming event under the same id is not a message.
+        assert!(!replayed(&[resume("b", "id: b\ndata:\n\n")]));
+        // Not a resume: a POST, or a GET without Last-Event-ID.
+        let mut as_post = resume("b", "id: b\ndata: {}\n\n");
+        as_post.method = Method::POST;
+        assert!(!replayed(&[as_post]));
+        let plain = super::super::super::test_wire::get().answered_sse("id: b\ndata: {}\n\n");
+        assert!(!replayed(&[plain]));
     }
 
     fn at(level: Level, result: &str) -> ClientCheck {
