@@ -444,6 +444,29 @@ async fn era_mismatch(argv: &[String], root: &Path, rev: &V, model: &ClientModel
 /// With `{revision}` = `name` the client is dual-era: against a legacy-only
 /// server it falls back to `initialize` (after its modern request got a
 /// 4xx), against a modern one it stays modern.
+/// A passed "falls back to initialize" fails unless the client's first
+/// request was a modern one, refused with 4xx: falling back means trying
+/// the modern request first.
+fn modern_first(mut c: ClientCheck, wire: &[Exchange]) -> ClientCheck {
+    if c.result != "pass" {
+        return c;
+    }
+    let first = wire.iter().find(|e| e.method == http::Method::POST);
+    let tried_modern = first.is_some_and(|e| {
+        e.rpc_method().as_deref() != Some("initialize")
+            && e.status.is_some_and(|s| s.is_client_error())
+    });
+    if !tried_modern {
+        c.result = "fail".into();
+        c.detail = format!(
+            "{}; but its first request was {:?}, not a modern request refused with 4xx",
+            c.detail,
+            first.and_then(Exchange::rpc_method)
+        );
+    }
+    c
+}
+
 async fn dual(argv: &[String], root: &Path, name: &str) -> Vec<ClientCheck> {
     let label = format!("dual-era ({name})");
     let model = ClientModel {
@@ -479,21 +502,8 @@ async fn dual(argv: &[String], root: &Path, name: &str) -> Vec<ClientCheck> {
             &run,
             Some(spec),
         );
-        if server == ServerKind::S1125 && c.result == "pass" {
-            // Falling back means: a modern request first, refused with 4xx.
-            let first = run.wire.iter().find(|e| e.method == http::Method::POST);
-            let tried_modern = first.is_some_and(|e| {
-                e.rpc_method().as_deref() != Some("initialize")
-                    && e.status.is_some_and(|s| s.is_client_error())
-            });
-            if !tried_modern {
-                c.result = "fail".into();
-                c.detail = format!(
-                    "{}; but its first request was {:?}, not a modern request refused with 4xx",
-                    c.detail,
-                    first.and_then(Exchange::rpc_method)
-                );
-            }
+        if server == ServerKind::S1125 {
+            c = modern_first(c, &run.wire);
         }
         c.detail = format!("against a {server} server: {}", c.detail);
         out.push(c);
@@ -898,6 +908,34 @@ mod tests {
         );
         let (ok, detail) = reinit_verdict(&both, "s2", &works);
         assert!(!ok && detail.contains("not on the wire"), "{detail}");
+    }
+
+    #[test]
+    fn falling_back_means_a_refused_modern_request_first() {
+        let passed = || at(Level::Should, "pass");
+        let discover = post(json!({"method": "server/discover"}))
+            .answered_json(StatusCode::BAD_REQUEST, &json!({}));
+        let init = post(json!({"method": "initialize"})).answered_json(StatusCode::OK, &json!({}));
+        let get = super::super::super::test_wire::get();
+        let c = modern_first(passed(), &[get.clone(), discover.clone(), init.clone()]);
+        assert_eq!((c.result.as_str(), c.detail.as_str()), ("pass", "seen"));
+        let c = modern_first(passed(), &[init.clone(), discover.clone()]);
+        assert_eq!(c.result, "fail");
+        assert_eq!(
+            c.detail,
+            "seen; but its first request was Some(\"initialize\"), not a modern request refused with 4xx"
+        );
+        // A modern request that was served is no fallback either.
+        let served =
+            post(json!({"method": "server/discover"})).answered_json(StatusCode::OK, &json!({}));
+        assert_eq!(
+            modern_first(passed(), &[served, init.clone()]).result,
+            "fail"
+        );
+        assert_eq!(modern_first(passed(), &[]).result, "fail");
+        // A failed check stays as it was.
+        let c = modern_first(at(Level::Should, "fail"), &[init]);
+        assert_eq!((c.result.as_str(), c.detail.as_str()), ("fail", "seen"));
     }
 
     #[test]
