@@ -800,7 +800,9 @@ mod tests {
         // No GET: no resumption (a POST after the close is counted).
         let mut again = post(json!({"method": "tools/call"}));
         again.started = base + Duration::from_millis(50);
-        let got = resumption(&v, &[call.clone(), again]);
+        let mut at_close = post(json!({"method": "ping"}));
+        at_close.started = base + Duration::from_millis(10);
+        let got = resumption(&v, &[call.clone(), at_close, again.clone(), again]);
         assert_eq!(
             results(&got),
             [
@@ -811,7 +813,7 @@ mod tests {
         );
         assert_eq!(
             got[0].detail,
-            "no GET with Last-Event-ID after the close (1 POSTs after it)"
+            "no GET with Last-Event-ID after the close (2 POSTs after it)"
         );
         // A GET without Last-Event-ID is no resumption either.
         let plain = super::super::super::test_wire::get();
@@ -990,6 +992,39 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("the sentence"), "{text}");
+        // Each result's mark; the cited sentence only under a failure that
+        // cites one.
+        let mut bare = at(Level::May, "fail");
+        bare.spec = "";
+        let text = render(
+            &[
+                at(Level::Must, "pass"),
+                at(Level::Should, "fail"),
+                at(Level::Policy, "n/a"),
+                bare,
+            ],
+            false,
+        );
+        let marks: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(" 2025-11-25"))
+            .map(|l| {
+                ["✓", "✗", "n/a"]
+                    .into_iter()
+                    .find(|m| l.contains(m))
+                    .unwrap_or("?")
+            })
+            .collect();
+        assert_eq!(marks, ["✓", "✗", "n/a", "✗"], "{text}");
+        assert_eq!(text.matches("\n✗ 2025-11-25 c ").count(), 1, "{text}");
+        assert!(
+            text.contains("\n✗ 2025-11-25 c (SHOULD): the sentence\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 passed, 2 failed (MUST 0, SHOULD 1, MAY 1, POLICY 0), 1 n/a"),
+            "{text}"
+        );
         let xml = junit(&checks, "client").expect("junit");
         assert!(xml.contains("type=\"SHOULD\""), "{xml}");
     }
