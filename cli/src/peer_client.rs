@@ -57,6 +57,9 @@ mod tests {
         assert_eq!(client_of("auto"), Some(ClientKind::All));
         assert_eq!(client_of("c-legacy"), Some(ClientKind::Legacy));
         assert_eq!(client_of("2030-01-01"), None);
+        // Only a configuration offering that one revision and no other.
+        assert_eq!(client_of(crate::matrix::FUTURE_VERSION), None);
+        assert_eq!(client_of("c-future"), Some(ClientKind::Future));
     }
 
     #[tokio::test]

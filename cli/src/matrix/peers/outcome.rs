@@ -54,11 +54,11 @@ const KINDS: [(&str, Failure); 4] = [
 ];
 
 /// Writes the contract's JSON outcome line of an observation (what
-/// [`from_client_line`] reads): `pass` with `resumed` for the mechanism
-/// seen (`true`) or absent (`false`), `fail` with the failure's `kind`.
+/// [`from_client_line`] reads): `pass`, with `resumed: false` when the
+/// mechanism was absent, or `fail` with the failure's `kind`.
 pub fn to_client_line(revision: Option<&V>, observed: &Observed) -> String {
     let mut line = match observed {
-        Observed::Works(why) => json!({ "outcome": "pass", "reason": why, "resumed": true }),
+        Observed::Works(why) => json!({ "outcome": "pass", "reason": why }),
         Observed::Absent(why) => {
             // The reader adds it back.
             let why = why
