@@ -233,3 +233,26 @@ async fn countdown(conn: &Connection, args: Value, n: u64) -> Result<(), Observe
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_recorder_forwards_to_the_url_s_address_and_keeps_its_path() {
+        let (addr, path) = target_of("http://127.0.0.1:8080/x/mcp?k=1")
+            .await
+            .expect("an http URL");
+        assert_eq!(addr, SocketAddr::from(([127, 0, 0, 1], 8080)));
+        assert_eq!(path, "/x/mcp?k=1");
+        let (addr, path) = target_of("http://127.0.0.1/mcp").await.expect("port 80");
+        assert_eq!((addr.port(), path.as_str()), (80, "/mcp"));
+        let err = target_of("https://127.0.0.1/mcp").await.expect_err("TLS");
+        assert!(
+            err.ends_with("only http URLs (the recorder forwards plain HTTP)"),
+            "{err}"
+        );
+        let err = target_of("not a url").await.expect_err("bad");
+        assert!(err.starts_with("bad URL"), "{err}");
+    }
+}
