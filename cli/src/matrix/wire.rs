@@ -339,6 +339,12 @@ mod tests {
         assert_eq!(e.response_body, b"xxxxx");
         assert!(e.ended.is_some_and(|t| t >= e.started), "{e:?}");
 
+        // A long stream (64 KiB, far more than a scenario sends) is kept
+        // whole.
+        assert_eq!(send(&router, "65536").await.len(), 65536);
+        let last = wire.exchanges().pop().expect("recorded");
+        assert_eq!(last.response_body.len(), 65536);
+
         // A body longer than MAX_BODY reaches the client whole; the
         // record keeps MAX_BODY bytes of it.
         let big = MAX_BODY + 10;
@@ -352,7 +358,7 @@ mod tests {
         assert!(last.body.is_empty());
 
         // At most MAX_EXCHANGES are kept; later ones are still served.
-        for _ in 3..MAX_EXCHANGES + 3 {
+        for _ in 4..MAX_EXCHANGES + 3 {
             assert_eq!(send(&router, "1").await.len(), 1);
         }
         assert_eq!(wire.exchanges().len(), MAX_EXCHANGES);
