@@ -328,6 +328,7 @@ mod tests {
     #[tokio::test]
     async fn the_recorder_keeps_both_sides_and_bounds_them() {
         let wire = Wire::default();
+        assert_eq!(format!("{wire:?}"), "Wire { .. }");
         let router = recorded(&wire);
         assert_eq!(send(&router, "5").await.len(), 5);
         let [e] = wire.exchanges().try_into().expect("one exchange");
