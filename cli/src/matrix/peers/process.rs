@@ -21,19 +21,15 @@ pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(40);
 /// The most stdout/stderr kept from a client (a bound on a noisy peer).
 const MAX_OUTPUT: u64 = 256 * 1024;
 
-/// A running peer server; killed on drop.
+/// A running peer server; killed on drop (its `Child` is spawned with
+/// `kill_on_drop`).
 pub struct PeerServer {
-    child: Child,
+    /// Held so the process lives as long as this.
+    _child: Child,
     /// Its MCP endpoint.
     pub url: String,
     /// Its address.
     pub addr: std::net::SocketAddr,
-}
-
-impl Drop for PeerServer {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-    }
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the child to bind).
@@ -85,7 +81,7 @@ pub async fn start_server(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Ok(PeerServer {
-        child,
+        _child: child,
         url: format!("http://{addr}/mcp"),
         addr,
     })
@@ -302,5 +298,45 @@ mod tests {
             .port();
         assert_eq!(server.addr.port(), port);
         assert_eq!(server.url, format!("http://127.0.0.1:{port}/mcp"));
+        // A second server while the first runs gets a port of its own.
+        let other = start_server(
+            |port| {
+                let l = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port is free");
+                std::mem::forget(l);
+                argv(&["sleep", "30"])
+            },
+            &root,
+        )
+        .await
+        .expect("ready");
+        assert_ne!(other.addr.port(), port);
+        // Dropped, the process is killed (gone, or a zombie until reaped).
+        let pid = server._child.id().expect("running");
+        drop(server);
+        let stat = format!("/proc/{pid}/stat");
+        let mut dead = false;
+        for _ in 0..100 {
+            dead = std::fs::read_to_string(&stat).map_or(true, |s| s.contains(") Z "));
+            if dead {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(dead, "pid {pid} still runs after its server was dropped");
+    }
+
+    #[tokio::test]
+    async fn a_noisy_client_s_outcome_is_still_read() {
+        let root = std::env::temp_dir();
+        let out = run_client(
+            &argv(&[
+                "sh",
+                "-c",
+                "head -c 100000 /dev/zero | tr '\\0' x; echo; echo last",
+            ]),
+            &root,
+        )
+        .await;
+        assert_eq!(out.as_deref(), Ok("last"));
     }
 }
