@@ -245,6 +245,10 @@ mod tests {
         let resp = post(proxy.addr, None, &"x".repeat(proxy::MAX_BODY + 1)).await;
         assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
         assert!(log.lock().expect("lock").is_empty());
+        // Up to the bound (4 MiB) a body goes through.
+        let resp = post(proxy.addr, None, &"x".repeat(proxy::MAX_BODY)).await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        assert_eq!(log.lock().expect("lock")[0].3.len(), 4 * 1024 * 1024);
         // An upstream that is gone.
         let dead = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
