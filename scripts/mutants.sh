@@ -246,6 +246,10 @@ CRITICAL=(
   "cli/src/check/tasks.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/mod.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/legacy.rs|mcp-compat|--lib --test check_server"
+  "cli/src/check/polling.rs|mcp-compat|--lib --test check_server"
+  "cli/src/check/modern.rs|mcp-compat|--lib --test check_server"
+  "cli/src/check/legacy_tasks.rs|mcp-compat|--lib --test check_server"
+  "cli/src/check/wire.rs|mcp-compat|--lib --test check_server"
 )
 
 if [[ ${1:-} == --list ]]; then

@@ -587,6 +587,7 @@ pub(crate) async fn no_priming_for_older(wire: &Wire, session: &LegacySession) -
 mod tests {
     use super::super::wire::End;
     use super::*;
+    use mcp_test_support::fake::{Ending, SseBody};
     use mcp_transport_core::sse::Event;
 
     fn ev(id: &str, data: &str) -> SseItem {
@@ -701,6 +702,159 @@ mod tests {
             last_id(&capture(vec![SseItem::Retry(5)], End::Closed)),
             None
         );
+    }
+
+    /// The reason of a failure (panics on anything else).
+    fn failure(o: Outcome) -> String {
+        match o {
+            Outcome::Fail(r) => r,
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_way_of_missing_the_priming_event_is_named() {
+        // Empty data without an id: the client has nothing to resume from.
+        let no_id = failure(priming(&sse(vec![ev("", "")], End::Closed)));
+        assert!(no_id.contains("no id"), "{no_id}");
+        // A message first: no priming event before it.
+        let message = failure(priming(&sse(vec![ev("s.1.1", "{}")], End::Closed)));
+        assert!(message.contains("already carries a message"), "{message}");
+        let message = failure(priming(&sse(vec![ev("", "{}")], End::Closed)));
+        assert!(message.contains("already carries a message"), "{message}");
+        // No event at all: a failure when the stream ended, nothing to
+        // judge while it is still open (`retry` alone is no event).
+        for items in [vec![], vec![SseItem::Retry(5)]] {
+            let ended = failure(priming(&sse(items.clone(), End::Closed)));
+            assert!(ended.contains("ended without any event"), "{ended}");
+            assert!(matches!(
+                priming(&sse(items, End::StillOpen)),
+                Outcome::Inconclusive(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn ids_on_one_stream_only_are_not_judged() {
+        let with = sse(vec![ev("a0", ""), ev("a1", "{}")], End::Closed);
+        let without = sse(vec![ev("", "{}")], End::Closed);
+        for (a, b) in [(&with, &without), (&without, &with)] {
+            assert!(matches!(ids_unique(a, b), Outcome::NotApplicable(_)));
+        }
+    }
+
+    #[test]
+    fn a_message_is_for_a_request_by_its_id() {
+        assert!(is_for(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, 7));
+        assert!(!is_for(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#, 7));
+        assert!(!is_for(r#"{"jsonrpc":"2.0","id":"7","result":{}}"#, 7));
+        assert!(!is_for(r#"{"jsonrpc":"2.0","method":"ping"}"#, 7));
+        assert!(!is_for("not json", 7));
+    }
+
+    /// A server answering every request (the resuming GET) with `replay`,
+    /// then `ending`, and a session on it.
+    async fn replaying(
+        replay: Vec<SseItem>,
+        ending: Ending,
+    ) -> (mcp_test_support::fake::Fake, Wire, LegacySession) {
+        let text: String = replay
+            .iter()
+            .map(|item| match item {
+                SseItem::Event(e) => format!("id: {}\ndata: {}\n\n", e.last_event_id, e.data),
+                SseItem::LastEventId(id) => format!("id: {id}\n\n"),
+                SseItem::Retry(ms) => format!("retry: {ms}\n\n"),
+            })
+            .collect();
+        let (fake, wire) = super::super::test_fake::serving(move |_| {
+            SseBody::new(vec![text.clone()]).ending(ending).response()
+        })
+        .await;
+        let session = LegacySession {
+            id: Some("s".into()),
+            version: ProtocolVersion::V2025_11_25,
+        };
+        (fake, wire, session)
+    }
+
+    const FOR_2: &str = r#"{"jsonrpc":"2.0","id":2,"result":{}}"#;
+    const NOTE: &str = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+
+    /// `same_stream` with streams `a` (request 1, ids a0, a1) and `b`
+    /// (request 2, ids b0, b1), the resume from a0 replaying `replay`.
+    async fn same_stream_replaying(replay: Vec<SseItem>, ending: Ending) -> Outcome {
+        let a = sse(vec![ev("a0", ""), ev("a1", "{}")], End::Closed);
+        let b = Streamed::Sse {
+            request: 2,
+            capture: capture(vec![ev("b0", ""), ev("b1", FOR_2)], End::Closed),
+        };
+        let (fake, wire, session) = replaying(replay, ending).await;
+        let verdict = same_stream(&wire, &session, &a, &b).await;
+        let resumes = fake.seen_where(|s| s.method == http::Method::GET);
+        assert_eq!(resumes.len(), 1);
+        assert_eq!(resumes[0].headers["last-event-id"], "a0");
+        assert_eq!(resumes[0].headers["mcp-session-id"], "s");
+        verdict
+    }
+
+    #[tokio::test]
+    async fn a_resume_that_replays_another_streams_event_fails() {
+        // The other stream's id, even on a notification.
+        let by_id = failure(same_stream_replaying(vec![ev("b1", NOTE)], Ending::Eof).await);
+        assert!(by_id.contains("\"b1\""), "{by_id}");
+        // The other request's answer, under an id of neither stream.
+        let by_answer = failure(same_stream_replaying(vec![ev("x9", FOR_2)], Ending::Eof).await);
+        assert!(by_answer.contains("\"x9\""), "{by_answer}");
+        // The resumed stream's own events: a pass, even under an id the
+        // other stream also used.
+        let own = vec![ev("a1", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)];
+        assert_eq!(same_stream_replaying(own, Ending::Eof).await, Outcome::Pass);
+    }
+
+    #[tokio::test]
+    async fn a_resume_that_replays_nothing_is_not_judged() {
+        assert!(matches!(
+            same_stream_replaying(vec![], Ending::Eof).await,
+            Outcome::NotApplicable(_)
+        ));
+        // Held open with nothing: Last-Event-ID looks ignored.
+        assert!(matches!(
+            same_stream_replaying(vec![], Ending::Hang).await,
+            Outcome::Inconclusive(_)
+        ));
+    }
+
+    /// `exclusive` on stream `b` (ids b0, b1, b2; b2 the last), the resume
+    /// from b2 replaying `replay`.
+    async fn exclusive_replaying(replay: Vec<SseItem>) -> Outcome {
+        let b = sse(
+            vec![ev("b0", ""), ev("b1", NOTE), ev("b2", FOR_2)],
+            End::Closed,
+        );
+        let (fake, wire, session) = replaying(replay, Ending::Eof).await;
+        let verdict = exclusive(&wire, &session, &b).await;
+        let resumes = fake.seen_where(|s| s.method == http::Method::GET);
+        assert_eq!(resumes[0].headers["last-event-id"], "b2");
+        verdict
+    }
+
+    #[tokio::test]
+    async fn a_resume_must_not_send_the_last_event_again() {
+        // Under its own id, even with empty data.
+        assert!(exclusive_replaying(vec![ev("b2", "")]).await.is_fail());
+        assert!(
+            exclusive_replaying(vec![SseItem::LastEventId("b2".into())])
+                .await
+                .is_fail()
+        );
+        // Its message again, under a new id.
+        assert!(exclusive_replaying(vec![ev("b3", FOR_2)]).await.is_fail());
+        // What came before it, or something new: a pass.
+        assert_eq!(
+            exclusive_replaying(vec![ev("b3", NOTE)]).await,
+            Outcome::Pass
+        );
+        assert_eq!(exclusive_replaying(vec![ev("b1", "")]).await, Outcome::Pass);
     }
 
     #[test]
