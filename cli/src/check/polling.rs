@@ -824,6 +824,34 @@ mod tests {
         ));
     }
 
+    #[tokio::test]
+    async fn a_resume_refused_or_answered_without_a_stream_shows_nothing() {
+        let a = sse(vec![ev("a0", ""), ev("a1", "{}")], End::Closed);
+        let session = LegacySession {
+            id: Some("s".into()),
+            version: ProtocolVersion::V2025_11_25,
+        };
+        let answers: [(fn() -> axum::response::Response, &str); 2] = [
+            (|| super::super::test_fake::bare(404), "did not resume"),
+            (
+                || mcp_test_support::fake::json_ok(&json!({})),
+                "not an SSE stream",
+            ),
+        ];
+        for (answer, why) in answers {
+            let (_fake, wire) = super::super::test_fake::serving(move |_| answer()).await;
+            for verdict in [
+                same_stream(&wire, &session, &a, &a).await,
+                exclusive(&wire, &session, &a).await,
+            ] {
+                assert!(
+                    matches!(&verdict, Outcome::Inconclusive(r) if r.contains(why)),
+                    "{verdict:?}"
+                );
+            }
+        }
+    }
+
     /// `exclusive` on stream `b` (ids b0, b1, b2; b2 the last), the resume
     /// from b2 replaying `replay`.
     async fn exclusive_replaying(replay: Vec<SseItem>) -> Outcome {
@@ -855,6 +883,100 @@ mod tests {
             Outcome::Pass
         );
         assert_eq!(exclusive_replaying(vec![ev("b1", "")]).await, Outcome::Pass);
+    }
+
+    /// `failed_resume` against a server answering a resume from the forged
+    /// id with `forged` and one from any other id with HTTP `real`; the
+    /// session's stream issued `issued`.
+    async fn failed_resume_with(
+        forged: impl Fn() -> axum::response::Response + Send + Sync + 'static,
+        real: u16,
+        issued: Vec<SseItem>,
+    ) -> Outcome {
+        let (fake, wire) = super::super::test_fake::serving(move |seen| {
+            if seen.headers["last-event-id"] == FORGED_ID {
+                forged()
+            } else {
+                super::super::test_fake::bare(real)
+            }
+        })
+        .await;
+        let session = LegacySession {
+            id: Some("s".into()),
+            version: ProtocolVersion::V2025_11_25,
+        };
+        let verdict = failed_resume(&wire, &session, &sse(issued, End::Closed)).await;
+        let ids: Vec<String> = fake
+            .seen()
+            .iter()
+            .map(|s| s.headers["last-event-id"].to_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(ids[0], FORGED_ID);
+        verdict
+    }
+
+    fn bare(code: u16) -> impl Fn() -> axum::response::Response + Send + Sync + 'static {
+        move || super::super::test_fake::bare(code)
+    }
+
+    #[tokio::test]
+    async fn a_forged_id_is_refused_with_a_4xx_that_a_real_id_does_not_get() {
+        let issued = || vec![ev("s.1.0", ""), ev("s.1.1", "{}")];
+        assert_eq!(
+            failed_resume_with(bare(404), 200, issued()).await,
+            Outcome::Pass
+        );
+        // Every resume refused alike: the refusal says nothing.
+        assert!(matches!(
+            failed_resume_with(bare(404), 404, issued()).await,
+            Outcome::NotApplicable(_)
+        ));
+        // No id issued: no real resume to compare with.
+        assert!(matches!(
+            failed_resume_with(bare(400), 200, vec![ev("", "{}")]).await,
+            Outcome::NotApplicable(_)
+        ));
+        // Anything but a 2xx or 4xx: a failure.
+        let server_error = failure(failed_resume_with(bare(500), 200, issued()).await);
+        assert!(server_error.contains("HTTP 500"), "{server_error}");
+    }
+
+    #[tokio::test]
+    async fn a_forged_id_answered_as_a_resume_fails() {
+        let issued = || vec![ev("s.1.0", ""), ev("s.1.1", "{}")];
+        // 200 with JSON, an empty stream, or messages: the client takes
+        // each for a resume.
+        let json = failure(
+            failed_resume_with(
+                || mcp_test_support::fake::json_ok(&json!({})),
+                200,
+                issued(),
+            )
+            .await,
+        );
+        assert!(json.contains("cannot serve"), "{json}");
+        let empty =
+            failure(failed_resume_with(|| SseBody::new(vec![]).response(), 200, issued()).await);
+        assert!(empty.contains("empty stream"), "{empty}");
+        let sent = failure(
+            failed_resume_with(
+                || SseBody::new(vec![format!("id: x\ndata: {NOTE}\n\n")]).response(),
+                200,
+                issued(),
+            )
+            .await,
+        );
+        assert!(sent.contains("sent 1 message"), "{sent}");
+        // An empty stream held open: Last-Event-ID seems ignored.
+        assert!(matches!(
+            failed_resume_with(
+                || SseBody::new(vec![]).ending(Ending::Hang).response(),
+                200,
+                issued()
+            )
+            .await,
+            Outcome::Inconclusive(_)
+        ));
     }
 
     #[test]
