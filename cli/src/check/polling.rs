@@ -698,6 +698,16 @@ mod tests {
             End::Closed,
         );
         assert_eq!(last_id(&c), Some("b"));
+        // A block without an id, or with an empty one, leaves the id as is.
+        let c = capture(
+            vec![
+                ev("a", ""),
+                ev("", "{}"),
+                SseItem::LastEventId(String::new()),
+            ],
+            End::Closed,
+        );
+        assert_eq!(last_id(&c), Some("a"));
         assert_eq!(
             last_id(&capture(vec![SseItem::Retry(5)], End::Closed)),
             None
@@ -975,6 +985,169 @@ mod tests {
                 issued()
             )
             .await,
+            Outcome::Inconclusive(_)
+        ));
+    }
+
+    fn session() -> LegacySession {
+        LegacySession {
+            id: Some("s".into()),
+            version: ProtocolVersion::V2025_11_25,
+        }
+    }
+
+    /// An SSE answer carrying `events` (`(id, data)`), then `ending`.
+    fn stream_of(events: &[(&str, &str)], ending: Ending) -> axum::response::Response {
+        let chunks = events
+            .iter()
+            .map(|(id, data)| format!("id: {id}\ndata: {data}\n\n"))
+            .collect();
+        SseBody::new(chunks).ending(ending).response()
+    }
+
+    /// The answer to request `id`, as SSE data.
+    fn answer_to(id: &Value) -> String {
+        json!({ "jsonrpc": "2.0", "id": id, "result": {} }).to_string()
+    }
+
+    #[tokio::test]
+    async fn the_slow_call_is_cancelled_unless_it_streams() {
+        let cases: [(fn(&Value) -> axum::response::Response, &str); 3] = [
+            (|_| super::super::test_fake::bare(500), "failed"),
+            (|_| mcp_test_support::fake::json_ok(&json!({})), "json"),
+            (
+                |id| stream_of(&[("s0", ""), ("s1", &answer_to(id))], Ending::Eof),
+                "sse",
+            ),
+        ];
+        for (answer, kind) in cases {
+            let (fake, wire) = super::super::test_fake::serving(move |seen| {
+                answer(&seen.body.as_ref().map_or(Value::Null, |b| b["id"].clone()))
+            })
+            .await;
+            let streamed = slow_call(&wire, &session(), "slow", &json!({ "ms": 5 })).await;
+            let call = &fake.rpc("tools/call")[0];
+            let body = call.body.as_ref().unwrap();
+            assert_eq!(
+                body["params"],
+                json!({ "name": "slow", "arguments": { "ms": 5 } })
+            );
+            let request = body["id"].as_i64().unwrap();
+            let cancels = fake.rpc("notifications/cancelled");
+            match (&streamed, kind) {
+                (Streamed::Failed(e), "failed") => assert!(e.contains("HTTP 500"), "{e}"),
+                (Streamed::Json, "json") => {}
+                (
+                    Streamed::Sse {
+                        request: r,
+                        capture,
+                    },
+                    "sse",
+                ) => {
+                    assert_eq!(*r, request);
+                    assert!(capture.response.is_some());
+                    assert!(cancels.is_empty(), "a streamed call is not cancelled");
+                    continue;
+                }
+                (other, _) => panic!("{kind}: {other:?}"),
+            }
+            assert_eq!(cancels.len(), 1, "{kind}");
+            let params = &cancels[0].body.as_ref().unwrap()["params"];
+            assert_eq!(params["requestId"], request, "{kind}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_resumed_close_is_judged_only_after_an_early_close_with_an_id() {
+        let (fake, wire) =
+            super::super::test_fake::serving(|_| stream_of(&[("s.1.1", "")], Ending::Eof)).await;
+        let closed = sse(vec![ev("s.1.0", ""), SseItem::Retry(5)], End::Closed);
+        assert_eq!(
+            resumed_close(&wire, &session(), &closed).await,
+            Outcome::Pass
+        );
+        let resumes = fake.seen();
+        assert_eq!(resumes.len(), 1);
+        assert_eq!(resumes[0].headers["last-event-id"], "s.1.0");
+        // Answered, held open, or closed without an id: nothing to resume.
+        let answered = Streamed::Sse {
+            request: 1,
+            capture: Capture {
+                items: vec![ev("s.1.0", "")],
+                response: Some(json!({})),
+                end: End::Closed,
+            },
+        };
+        let held = sse(vec![ev("s.1.0", "")], End::StillOpen);
+        let no_id = sse(vec![SseItem::Retry(5)], End::Closed);
+        for slow in [answered, held, no_id, Streamed::Json] {
+            assert!(matches!(
+                resumed_close(&wire, &session(), &slow).await,
+                Outcome::Inconclusive(_)
+            ));
+        }
+        assert_eq!(fake.seen().len(), 1, "no other resume");
+    }
+
+    #[tokio::test]
+    async fn a_stream_is_looked_for_in_tools_list_then_ping() {
+        // tools/list as JSON, ping as SSE: ping's stream.
+        let (fake, wire) = super::super::test_fake::serving(|seen| {
+            let body = seen.body.clone().unwrap_or_default();
+            if body["method"] == "ping" {
+                stream_of(&[("p0", &answer_to(&body["id"]))], Ending::Eof)
+            } else {
+                mcp_test_support::fake::json_ok(&json!({}))
+            }
+        })
+        .await;
+        let Streamed::Sse { request, capture } = sse_request(&wire, &session()).await else {
+            panic!("no stream")
+        };
+        let ping = &fake.rpc("ping")[0];
+        assert_eq!(ping.body.as_ref().unwrap()["id"], request);
+        assert_eq!(ping.headers["mcp-session-id"], "s");
+        assert!(capture.response.is_some());
+        assert_eq!(fake.rpc("tools/list").len(), 1);
+        // Both as JSON; a refusal.
+        let (_fake, wire) =
+            super::super::test_fake::serving(|_| mcp_test_support::fake::json_ok(&json!({}))).await;
+        assert!(matches!(
+            sse_request(&wire, &session()).await,
+            Streamed::Json
+        ));
+        let (fake, wire) =
+            super::super::test_fake::serving(|_| super::super::test_fake::bare(404)).await;
+        let Streamed::Failed(e) = sse_request(&wire, &session()).await else {
+            panic!("not a failure")
+        };
+        assert!(e.contains("tools/list answered HTTP 404"), "{e}");
+        assert!(fake.rpc("ping").is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_older_session_must_not_be_primed() {
+        let older = LegacySession {
+            id: Some("s".into()),
+            version: ProtocolVersion::V2025_06_18,
+        };
+        let primed = |seen: &mcp_test_support::server::Seen| {
+            let id = seen.body.as_ref().unwrap()["id"].clone();
+            stream_of(&[("p0", ""), ("p1", &answer_to(&id))], Ending::Eof)
+        };
+        let plain = |seen: &mcp_test_support::server::Seen| {
+            let id = seen.body.as_ref().unwrap()["id"].clone();
+            stream_of(&[("p1", &answer_to(&id))], Ending::Eof)
+        };
+        let (_f, wire) = super::super::test_fake::serving(primed).await;
+        let why = failure(no_priming_for_older(&wire, &older).await);
+        assert!(why.contains("2025-06-18"), "{why}");
+        let (_f, wire) = super::super::test_fake::serving(plain).await;
+        assert_eq!(no_priming_for_older(&wire, &older).await, Outcome::Pass);
+        let (_f, wire) =
+            super::super::test_fake::serving(|_| SseBody::new(vec![]).response()).await;
+        assert!(matches!(
+            no_priming_for_older(&wire, &older).await,
             Outcome::Inconclusive(_)
         ));
     }
