@@ -466,6 +466,9 @@ mod tests {
             };
             let o = missing_version(&cx, "2026-07-28").await;
             assert_eq!(o.label(), want, "{code} {speaks:?}: {o:?}");
+            if (code, speaks.len()) == (200, 1) {
+                assert!(reason(&o).contains("served a POST without"), "{o:?}");
+            }
             assert_eq!(fake.seen()[0].header(headers::PROTOCOL_VERSION), None);
         }
     }
@@ -504,6 +507,91 @@ mod tests {
             origin(&wire, "2026-07-28").await.is_fail(),
             "403 is required"
         );
+    }
+
+    /// A stateless server listing `slow` and `cancelled`: `slow` streams
+    /// and never answers; `cancelled` answers the count, which goes up by
+    /// one when a `slow` call arrives if `counts` (a stand-in for the
+    /// cancellation its closed stream causes).
+    async fn slow_server(counts: bool) -> (mcp_test_support::fake::Fake, Wire) {
+        use mcp_test_support::fake::{Ending, SseBody, json_ok};
+        let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(5));
+        serving(move |seen| {
+            let body = seen.body.clone().unwrap_or_default();
+            let id = body["id"].clone();
+            let text = |t: String| {
+                json_ok(&json!({ "jsonrpc": "2.0", "id": id,
+                    "result": { "content": [{ "type": "text", "text": t }] } }))
+            };
+            match (body["method"].as_str(), body.pointer("/params/name")) {
+                (Some("tools/list"), _) => json_ok(&json!({ "jsonrpc": "2.0", "id": id,
+                    "result": { "tools": [{ "name": "slow" }, { "name": "cancelled" }] } })),
+                (_, Some(t)) if t == "slow" => {
+                    if counts {
+                        n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    SseBody::new(vec![": working\n\n".into()])
+                        .ending(Ending::Hang)
+                        .response()
+                }
+                _ => text(format!(
+                    "{} cancelled",
+                    n.load(std::sync::atomic::Ordering::SeqCst)
+                )),
+            }
+        })
+        .await
+    }
+
+    fn slow_tool(counter: Option<&str>) -> SlowTool {
+        SlowTool {
+            name: "slow".into(),
+            arguments: json!({ "ms": 60_000 }),
+            cancel_count_tool: counter.map(str::to_owned),
+        }
+    }
+
+    #[tokio::test]
+    async fn closing_the_stream_must_move_the_cancellation_count() {
+        let (fake, wire) = slow_server(true).await;
+        let o = cancel_on_close(&wire, Some(&slow_tool(Some("cancelled"))), "2026-07-28").await;
+        assert_eq!(o, Outcome::Pass);
+        let slow: Vec<Value> = fake
+            .rpc("tools/call")
+            .into_iter()
+            .filter_map(|s| s.body)
+            .filter(|b| b["params"]["name"] == "slow")
+            .collect();
+        assert_eq!(slow.len(), 1);
+        assert_eq!(slow[0]["params"]["arguments"], json!({ "ms": 60_000 }));
+        // The count stays put: a failure naming it (after `WATCH`).
+        let (_fake, wire) = slow_server(false).await;
+        let o = cancel_on_close(&wire, Some(&slow_tool(Some("cancelled"))), "2026-07-28").await;
+        assert!(
+            o.is_fail() && reason(&o).contains("cancelled stayed at 5"),
+            "{o:?}"
+        );
+        // No counter: nothing to see; no tool, or one not listed: not
+        // applicable.
+        let o = cancel_on_close(&wire, Some(&slow_tool(None)), "2026-07-28").await;
+        assert!(matches!(o, Outcome::Inconclusive(_)), "{o:?}");
+        assert!(matches!(
+            cancel_on_close(&wire, None, "2026-07-28").await,
+            Outcome::NotApplicable(_)
+        ));
+        let mut other = slow_tool(Some("cancelled"));
+        other.name = "missing".into();
+        assert!(matches!(
+            cancel_on_close(&wire, Some(&other), "2026-07-28").await,
+            Outcome::NotApplicable(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_count_is_read_once_it_stops_moving() {
+        let (fake, wire) = slow_server(false).await;
+        assert_eq!(stable_count(&wire, "2026-07-28", "cancelled").await, Ok(5));
+        assert_eq!(fake.rpc("tools/call").len(), 2, "read twice when it holds");
     }
 
     #[test]
