@@ -510,34 +510,37 @@ mod tests {
     }
 
     /// A stateless server listing `slow` and `cancelled`: `slow` streams
-    /// and never answers; `cancelled` answers the count, which goes up by
-    /// one when a `slow` call arrives if `counts` (a stand-in for the
-    /// cancellation its closed stream causes).
-    async fn slow_server(counts: bool) -> (mcp_test_support::fake::Fake, Wire) {
+    /// and never answers; `cancelled` answers a count (5), which goes up by
+    /// one at the `moves_at`-th count read after a `slow` call arrived (a
+    /// stand-in for the cancellation its closed stream causes, seen late);
+    /// `None`: it never moves.
+    async fn slow_server(moves_at: Option<u64>) -> (mcp_test_support::fake::Fake, Wire) {
         use mcp_test_support::fake::{Ending, SseBody, json_ok};
-        let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(5));
+        use std::sync::atomic::{AtomicU64, Ordering};
+        // Count reads since the slow call (0: no slow call yet).
+        let reads = std::sync::Arc::new(AtomicU64::new(0));
         serving(move |seen| {
             let body = seen.body.clone().unwrap_or_default();
             let id = body["id"].clone();
-            let text = |t: String| {
-                json_ok(&json!({ "jsonrpc": "2.0", "id": id,
-                    "result": { "content": [{ "type": "text", "text": t }] } }))
-            };
             match (body["method"].as_str(), body.pointer("/params/name")) {
                 (Some("tools/list"), _) => json_ok(&json!({ "jsonrpc": "2.0", "id": id,
                     "result": { "tools": [{ "name": "slow" }, { "name": "cancelled" }] } })),
                 (_, Some(t)) if t == "slow" => {
-                    if counts {
-                        n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    }
+                    reads.store(1, Ordering::SeqCst);
                     SseBody::new(vec![": working\n\n".into()])
                         .ending(Ending::Hang)
                         .response()
                 }
-                _ => text(format!(
-                    "{} cancelled",
-                    n.load(std::sync::atomic::Ordering::SeqCst)
-                )),
+                _ => {
+                    let after = reads.load(Ordering::SeqCst);
+                    if after > 0 {
+                        reads.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let moved = moves_at.is_some_and(|k| after >= k);
+                    let n = 5 + u64::from(moved);
+                    json_ok(&json!({ "jsonrpc": "2.0", "id": id,
+                        "result": { "content": [{ "type": "text", "text": format!("{n} cancelled") }] } }))
+                }
             }
         })
         .await
@@ -553,7 +556,12 @@ mod tests {
 
     #[tokio::test]
     async fn closing_the_stream_must_move_the_cancellation_count() {
-        let (fake, wire) = slow_server(true).await;
+        // The count moves at once, or at the third read (a deadline
+        // ahead, and polled until then).
+        let (fake, wire) = slow_server(Some(3)).await;
+        let o = cancel_on_close(&wire, Some(&slow_tool(Some("cancelled"))), "2026-07-28").await;
+        assert_eq!(o, Outcome::Pass);
+        let (_fake, wire) = slow_server(Some(1)).await;
         let o = cancel_on_close(&wire, Some(&slow_tool(Some("cancelled"))), "2026-07-28").await;
         assert_eq!(o, Outcome::Pass);
         let slow: Vec<Value> = fake
@@ -565,7 +573,7 @@ mod tests {
         assert_eq!(slow.len(), 1);
         assert_eq!(slow[0]["params"]["arguments"], json!({ "ms": 60_000 }));
         // The count stays put: a failure naming it (after `WATCH`).
-        let (_fake, wire) = slow_server(false).await;
+        let (_fake, wire) = slow_server(None).await;
         let o = cancel_on_close(&wire, Some(&slow_tool(Some("cancelled"))), "2026-07-28").await;
         assert!(
             o.is_fail() && reason(&o).contains("cancelled stayed at 5"),
@@ -589,7 +597,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_count_is_read_once_it_stops_moving() {
-        let (fake, wire) = slow_server(false).await;
+        let (fake, wire) = slow_server(None).await;
         assert_eq!(stable_count(&wire, "2026-07-28", "cancelled").await, Ok(5));
         assert_eq!(fake.rpc("tools/call").len(), 2, "read twice when it holds");
     }
