@@ -862,6 +862,238 @@ mod tests {
     }
 
     #[test]
+    fn more_ways_a_task_breaks_the_schema() {
+        assert!(task_problems(&json!("t1"))[0].contains("not an object"));
+        for (key, value, says) in [
+            ("taskId", json!(""), "taskId is not a non-empty string"),
+            ("lastUpdatedAt", json!("2025-11-25"), "lastUpdatedAt"),
+            ("ttl", json!(-1), "ttl -1"),
+            ("pollInterval", json!("500"), "pollInterval"),
+        ] {
+            let mut t = task();
+            t[key] = value;
+            let p = task_problems(&t);
+            assert_eq!(p.len(), 1, "{key}: {p:?}");
+            assert!(p[0].contains(says), "{key}: {p:?}");
+        }
+        for key in ["createdAt", "lastUpdatedAt", "taskId", "status"] {
+            let mut t = task();
+            t.as_object_mut().unwrap().remove(key);
+            assert_eq!(task_problems(&t).len(), 1, "{key} missing");
+        }
+        // Zero is a duration; a status message may be any string; every
+        // status of the schema is one.
+        let mut t = task();
+        t["ttl"] = json!(0);
+        t["pollInterval"] = json!(0);
+        t["statusMessage"] = json!("halfway");
+        assert!(task_problems(&t).is_empty());
+        for status in STATUSES {
+            t["status"] = json!(status);
+            assert!(task_problems(&t).is_empty(), "{status}");
+        }
+    }
+
+    #[test]
+    fn answers_described_and_task_support_read() {
+        assert!(answered(&json!({ "error": { "code": 1 } })).starts_with("JSON-RPC error"));
+        assert!(answered(&json!({ "result": {} })).starts_with("a result"));
+        assert_eq!(answered(&json!({ "id": 1 })), short(r#"{"id":1}"#));
+        assert!(allows(Some("optional")) && allows(Some("required")));
+        assert!(!allows(None) && !allows(Some("forbidden")));
+        assert!(forbids(None) && forbids(Some("forbidden")));
+        assert!(!forbids(Some("optional")) && !forbids(Some("required")));
+        assert!(requires(Some("required")));
+        assert!(!requires(Some("optional")) && !requires(None));
+    }
+
+    #[test]
+    fn named_tools_are_matched_to_what_tools_list_says() {
+        let listed = vec![
+            json!({ "name": "a" }),
+            json!({ "name": "b", "execution": { "taskSupport": "optional" } }),
+            json!({ "name": "c", "execution": { "taskSupport": "required" } }),
+        ];
+        let given: Vec<ToolCall> = ["x", "c", "b"].iter().map(|n| n.parse().unwrap()).collect();
+        let named = Named {
+            listed: &listed,
+            given: &given,
+        };
+        // In the order given; a tool not listed is skipped.
+        let (tool, support) = named.first(allows).unwrap();
+        assert_eq!((tool.name.as_str(), support), ("c", Some("required")));
+        assert!(named.first(forbids).is_none(), "a is listed but not given");
+        let why = named.none_fits("forbids tasks", forbids);
+        assert!(
+            matches!(&why, Outcome::NotApplicable(r) if r.contains("--tool") && r.ends_with("offers a)")),
+            "{why:?}"
+        );
+        let none = Named {
+            listed: &listed[1..],
+            given: &given,
+        };
+        let why = none.none_fits("forbids tasks", forbids);
+        assert_eq!(
+            why,
+            Outcome::NotApplicable("no tool of tools/list forbids tasks".into())
+        );
+    }
+
+    /// A server answering each POST with `post(id)` and each GET (a
+    /// resume) with `get(id, Last-Event-ID)`, `id` being the last POST's.
+    async fn resuming(
+        post: impl Fn(&Value) -> axum::response::Response + Send + Sync + 'static,
+        get: impl Fn(&Value, &str) -> axum::response::Response + Send + Sync + 'static,
+        timeout: Duration,
+    ) -> (mcp_test_support::fake::Fake, Wire) {
+        let last = std::sync::Mutex::new(Value::Null);
+        let fake = mcp_test_support::fake::Fake::start(move |seen| {
+            if seen.method == http::Method::GET {
+                let from = seen.headers["last-event-id"].to_str().unwrap_or_default();
+                get(&last.lock().unwrap(), from)
+            } else {
+                let id = seen.body.as_ref().map_or(Value::Null, |b| b["id"].clone());
+                *last.lock().unwrap() = id.clone();
+                post(&id)
+            }
+        })
+        .await;
+        let wire = Wire::new(&fake.url, timeout, None).unwrap();
+        (fake, wire)
+    }
+
+    fn sse(chunks: &[String], ending: mcp_test_support::fake::Ending) -> axum::response::Response {
+        mcp_test_support::fake::SseBody::new(chunks.to_vec())
+            .ending(ending)
+            .response()
+    }
+
+    fn answer(id: &Value) -> String {
+        format!(
+            "id: r1\ndata: {}\n\n",
+            json!({ "jsonrpc": "2.0", "id": id, "result": { "ok": true } })
+        )
+    }
+
+    fn session() -> LegacySession {
+        LegacySession {
+            id: Some("s".into()),
+            version: ProtocolVersion::V2025_11_25,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_closed_before_the_answer_is_resumed_after_its_retry() {
+        use mcp_test_support::fake::Ending::Eof;
+        let (fake, wire) = resuming(
+            |_| sse(&["id: r0\ndata:\n\nretry: 20\n\n".into()], Eof),
+            |id, from| {
+                assert_eq!(from, "r0");
+                sse(&[answer(id)], Eof)
+            },
+            Duration::from_secs(5),
+        )
+        .await;
+        let got = rpc(&wire, &session(), "tasks/result", json!({ "taskId": "t" }))
+            .await
+            .unwrap();
+        assert_eq!(got["result"], json!({ "ok": true }));
+        let seen = fake.seen();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(
+            seen[0].body.as_ref().unwrap()["params"],
+            json!({ "taskId": "t" })
+        );
+        assert_eq!(seen[1].headers["mcp-session-id"], "s");
+        // The resume waited for the `retry` (20 ms), no longer than that
+        // matters here.
+        assert!(seen[1].at - seen[0].at >= Duration::from_millis(20));
+    }
+
+    #[tokio::test]
+    async fn a_resume_keeps_the_last_id_it_was_given() {
+        use mcp_test_support::fake::Ending::Eof;
+        // The first resume closes again with nothing new; the second must
+        // still name r0.
+        let resumes = std::sync::atomic::AtomicU64::new(0);
+        let (fake, wire) = resuming(
+            |_| sse(&["id: r0\ndata:\n\n".into()], Eof),
+            move |id, from| {
+                assert_eq!(from, "r0");
+                match resumes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+                    0 => sse(&["retry: 1\n\n".into()], Eof),
+                    _ => sse(&[answer(id)], Eof),
+                }
+            },
+            Duration::from_secs(5),
+        )
+        .await;
+        let got = rpc(&wire, &session(), "ping", json!({})).await.unwrap();
+        assert_eq!(got["result"]["ok"], true);
+        assert_eq!(fake.seen().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_cannot_be_resumed_is_an_error() {
+        use mcp_test_support::fake::Ending::{Eof, Hang};
+        let t = Duration::from_secs(5);
+        // Closed without any id.
+        let (_f, wire) = resuming(|_| sse(&[], Eof), |id, _| sse(&[answer(id)], Eof), t).await;
+        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        assert!(e.contains("without an event id"), "{e}");
+        // The resume refused.
+        let (_f, wire) = resuming(
+            |_| sse(&["id: r0\ndata:\n\n".into()], Eof),
+            |_, _| super::super::test_fake::bare(404),
+            t,
+        )
+        .await;
+        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        assert!(e.contains("resuming from \"r0\" answered HTTP 404"), "{e}");
+        // The resume answered as JSON.
+        let (_f, wire) = resuming(
+            |_| sse(&["id: r0\ndata:\n\n".into()], Eof),
+            |_, _| mcp_test_support::fake::json_ok(&json!({})),
+            t,
+        )
+        .await;
+        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        assert!(e.contains("answered HTTP 200"), "{e}");
+        // Closed early for ever.
+        let (fake, wire) = resuming(
+            |_| sse(&["id: r0\ndata:\n\n".into()], Eof),
+            |_, _| sse(&["id: r0\ndata:\n\n".into()], Eof),
+            t,
+        )
+        .await;
+        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        assert!(e.contains("no answer after 50 resumptions"), "{e}");
+        assert_eq!(fake.seen().len(), 1 + MAX_RESUMES);
+        // Held open without the answer: the wire's timeout.
+        let (_f, wire) = resuming(
+            |_| sse(&["id: r0\ndata:\n\n".into()], Hang),
+            |id, _| sse(&[answer(id)], Eof),
+            Duration::from_millis(300),
+        )
+        .await;
+        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        assert!(e.contains("no answer within 300 ms"), "{e}");
+        // A JSON answer is returned as it is.
+        let (_f, wire) = resuming(
+            |id| {
+                mcp_test_support::fake::json_ok(&json!({ "jsonrpc": "2.0", "id": id, "result": 7 }))
+            },
+            |id, _| sse(&[answer(id)], Eof),
+            t,
+        )
+        .await;
+        assert_eq!(
+            rpc(&wire, &session(), "ping", json!({})).await.unwrap()["result"],
+            7
+        );
+    }
+
+    #[test]
     fn tool_arguments_parse() {
         let t: ToolCall = "slow={\"ms\":5}".parse().unwrap();
         assert_eq!((t.name.as_str(), &t.arguments), ("slow", &json!({"ms": 5})));
