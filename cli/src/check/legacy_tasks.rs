@@ -1093,6 +1093,68 @@ mod tests {
         );
     }
 
+    /// A 2025-11-25 server declaring `tasks` (`caps`) whose `tools/list`
+    /// fails and which answers every `tasks/*` with `-32602`.
+    async fn tools_list_failing(caps: Value) -> (mcp_test_support::fake::Fake, Wire) {
+        use mcp_test_support::fake::{json_ok, rpc_error};
+        super::super::test_fake::serving(move |seen| {
+            let Some(body) = seen.body.clone() else {
+                return super::super::test_fake::bare(200);
+            };
+            let id = &body["id"];
+            match body["method"].as_str().unwrap_or_default() {
+                "initialize" => {
+                    let mut r = json_ok(&json!({ "jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": { "tasks": caps },
+                        "serverInfo": { "name": "fake", "version": "0" }
+                    } }));
+                    r.headers_mut()
+                        .insert("mcp-session-id", http::HeaderValue::from_static("s1"));
+                    r
+                }
+                "tools/list" => super::super::test_fake::bare(500),
+                m if m.starts_with("tasks/") => {
+                    json_ok(&rpc_error(id, INVALID_PARAMS, "no such task", None))
+                }
+                _ => super::super::test_fake::bare(202),
+            }
+        })
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_failed_tools_list_leaves_every_check_but_the_unknown_id_inconclusive() {
+        let caps = json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        let (fake, wire) = tools_list_failing(caps).await;
+        let opts = super::super::CheckOptions::default();
+        let cx = Ctx {
+            wire: &wire,
+            opts: &opts,
+            speaks: &[ProtocolVersion::V2025_11_25],
+        };
+        let checks = run(&cx, &ProtocolVersion::V2025_11_25).await;
+        assert_eq!(checks.len(), all().len());
+        for c in &checks {
+            if c.id == id::TASKS_UNKNOWN_ID {
+                assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
+            } else {
+                assert!(
+                    matches!(&c.outcome, Outcome::Inconclusive(r) if r.contains("tools/list failed")),
+                    "{c:?}"
+                );
+            }
+        }
+        // tasks/cancel too (declared), in the session, which is closed.
+        let cancels = fake.rpc("tasks/cancel");
+        assert_eq!(cancels.len(), 1);
+        assert_eq!(cancels[0].headers["mcp-session-id"], "s1");
+        assert_eq!(
+            fake.seen_where(|s| s.method == http::Method::DELETE).len(),
+            1
+        );
+    }
+
     #[test]
     fn tool_arguments_parse() {
         let t: ToolCall = "slow={\"ms\":5}".parse().unwrap();
