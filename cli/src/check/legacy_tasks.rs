@@ -1155,6 +1155,130 @@ mod tests {
         );
     }
 
+    /// A server answering each JSON-RPC request with `answer(method,
+    /// params)` as its result or, for `Err`, error `-32602`.
+    async fn answering(
+        answer: impl Fn(&str, &Value) -> Result<Value, ()> + Send + Sync + 'static,
+    ) -> (mcp_test_support::fake::Fake, Wire) {
+        use mcp_test_support::fake::{json_ok, rpc_error};
+        super::super::test_fake::serving(move |seen| {
+            let body = seen.body.clone().unwrap_or_default();
+            let id = &body["id"];
+            json_ok(
+                &match answer(body["method"].as_str().unwrap_or_default(), &body["params"]) {
+                    Ok(r) => json!({ "jsonrpc": "2.0", "id": id, "result": r }),
+                    Err(()) => rpc_error(id, INVALID_PARAMS, "no", None),
+                },
+            )
+        })
+        .await
+    }
+
+    fn with_status(status: &str) -> Value {
+        let mut t = task();
+        t["status"] = json!(status);
+        t
+    }
+
+    #[tokio::test]
+    async fn tasks_result_must_block_and_name_its_task() {
+        let related =
+            |id: &str| json!({ "content": [], "_meta": { RELATED_TASK: { "taskId": id } } });
+        let cases = [
+            // (tasks/result's answer, tasks/get's status, blocks, related)
+            (Ok(related("t1")), "completed", "pass", "pass"),
+            (Ok(related("t2")), "completed", "pass", "FAIL"),
+            (Ok(json!({ "content": [] })), "failed", "pass", "FAIL"),
+            (Err(()), "cancelled", "pass", "n/a"),
+            (Ok(related("t1")), "working", "FAIL", "pass"),
+        ];
+        for (answer, st, blocks, related) in cases {
+            let (fake, wire) = answering(move |m, p| {
+                assert_eq!(p["taskId"], "t1");
+                match m {
+                    "tasks/result" => answer.clone(),
+                    _ => Ok(with_status(st)),
+                }
+            })
+            .await;
+            let (b, r, after) = result(&wire, &session(), "t1").await;
+            assert_eq!((b.label(), r.label()), (blocks, related), "{b:?} {r:?}");
+            assert_eq!(after, Ok(st.to_owned()));
+            let methods: Vec<_> = fake
+                .seen()
+                .iter()
+                .filter_map(|s| s.rpc_method().map(str::to_owned))
+                .collect();
+            assert_eq!(methods, ["tasks/result", "tasks/get"]);
+        }
+    }
+
+    #[tokio::test]
+    async fn tasks_get_must_answer_the_task_it_was_asked_for() {
+        let (_f, wire) = answering(|_, _| Ok(task())).await;
+        assert_eq!(get(&wire, &session(), "t1").await, Outcome::Pass);
+        let o = get(&wire, &session(), "t9").await;
+        assert!(
+            o.is_fail() && o.reason().unwrap().contains("is not \"t9\""),
+            "{o:?}"
+        );
+        let (_f, wire) = answering(|_, _| Ok(json!({ "taskId": "t1" }))).await;
+        assert!(get(&wire, &session(), "t1").await.is_fail());
+        let (_f, wire) = answering(|_, _| Err(())).await;
+        let o = get(&wire, &session(), "t1").await;
+        assert!(
+            o.is_fail() && o.reason().unwrap().contains("JSON-RPC error"),
+            "{o:?}"
+        );
+        assert!(
+            status(&wire, &session(), "t1")
+                .await
+                .unwrap_err()
+                .contains("JSON-RPC error")
+        );
+    }
+
+    #[tokio::test]
+    async fn tasks_list_is_followed_page_by_page() {
+        let pages = |p: &Value| match p.get("cursor").and_then(Value::as_str) {
+            None => json!({ "tasks": [with_status("working")], "nextCursor": "c2" }),
+            Some("c2") => json!({ "tasks": [{ "taskId": "t7" }] }),
+            Some(c) => panic!("cursor {c}"),
+        };
+        let (fake, wire) = answering(move |_, p| Ok(pages(p))).await;
+        assert_eq!(listed(&wire, &session(), "t7").await, Outcome::Pass);
+        assert_eq!(fake.rpc("tasks/list").len(), 2);
+        let o = listed(&wire, &session(), "t8").await;
+        assert!(
+            o.is_fail() && o.reason().unwrap().contains("2 page(s), 2 task(s)"),
+            "{o:?}"
+        );
+        let (_f, wire) = answering(|_, _| Err(())).await;
+        assert!(listed(&wire, &session(), "t7").await.is_fail());
+        // A cursor for ever: inconclusive after `MAX_PAGES`.
+        let (fake, wire) = answering(|_, _| Ok(json!({ "tasks": [], "nextCursor": "c" }))).await;
+        assert!(matches!(
+            listed(&wire, &session(), "t7").await,
+            Outcome::Inconclusive(_)
+        ));
+        assert_eq!(fake.rpc("tasks/list").len(), MAX_PAGES);
+    }
+
+    #[tokio::test]
+    async fn cancelling_a_terminal_task_must_get_invalid_params() {
+        let (_f, wire) = answering(|_, _| Err(())).await;
+        assert_eq!(
+            cancel_terminal(&wire, &session(), "t1", "completed").await,
+            Outcome::Pass
+        );
+        let (_f, wire) = answering(|_, _| Ok(with_status("cancelled"))).await;
+        let o = cancel_terminal(&wire, &session(), "t1", "completed").await;
+        assert!(
+            o.is_fail() && o.reason().unwrap().contains("a result"),
+            "{o:?}"
+        );
+    }
+
     #[test]
     fn tool_arguments_parse() {
         let t: ToolCall = "slow={\"ms\":5}".parse().unwrap();
