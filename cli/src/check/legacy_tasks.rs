@@ -1279,6 +1279,79 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn without_tasks_requests_a_task_augmented_call_is_served_as_usual() {
+        use mcp_test_support::fake::json_ok;
+        let listed = vec![json!({ "name": "echo" })];
+        let given: Vec<ToolCall> = vec!["echo".parse().unwrap()];
+        let named = Named {
+            listed: &listed,
+            given: &given,
+        };
+        let cases = [
+            (json!({ "result": { "content": [] } }), "pass", ""),
+            (
+                json!({ "result": { "task": with_status("working") } }),
+                "FAIL",
+                "created task \"t1\"",
+            ),
+            (
+                json!({ "error": { "code": METHOD_NOT_FOUND, "message": "no" } }),
+                "FAIL",
+                "got -32601",
+            ),
+            (
+                json!({ "error": { "code": INVALID_PARAMS, "message": "no" } }),
+                "inconclusive",
+                "JSON-RPC error",
+            ),
+            // An error without a code is no result.
+            (
+                json!({ "error": { "message": "no" } }),
+                "inconclusive",
+                "JSON-RPC error",
+            ),
+        ];
+        for (answer, want, says) in cases {
+            let creates = answer.pointer("/result/task").is_some();
+            let (fake, wire) = super::super::test_fake::serving(move |seen| {
+                let body = seen.body.clone().unwrap_or_default();
+                let mut a = answer.clone();
+                a["jsonrpc"] = json!("2.0");
+                a["id"] = body["id"].clone();
+                if body["method"] == "tasks/cancel" {
+                    a = json!({ "jsonrpc": "2.0", "id": body["id"], "result": {} });
+                }
+                json_ok(&a)
+            })
+            .await;
+            let o = undeclared(&wire, &session(), &named).await;
+            assert_eq!(o.label(), want, "{o:?}");
+            assert!(o.reason().unwrap_or_default().contains(says), "{o:?}");
+            let call = &fake.rpc("tools/call")[0];
+            assert_eq!(
+                call.body.as_ref().unwrap()["params"]["task"],
+                json!({ "ttl": ASKED_TTL })
+            );
+            let cancels = fake.rpc("tasks/cancel");
+            assert_eq!(cancels.len(), usize::from(creates), "{want} {says}");
+            if creates {
+                assert_eq!(cancels[0].body.as_ref().unwrap()["params"]["taskId"], "t1");
+            }
+        }
+        // Nothing named: not applicable.
+        let none = Named {
+            listed: &listed,
+            given: &[],
+        };
+        let (_f, wire) =
+            super::super::test_fake::serving(|_| super::super::test_fake::bare(500)).await;
+        assert!(matches!(
+            undeclared(&wire, &session(), &none).await,
+            Outcome::NotApplicable(_)
+        ));
+    }
+
     #[test]
     fn tool_arguments_parse() {
         let t: ToolCall = "slow={\"ms\":5}".parse().unwrap();
