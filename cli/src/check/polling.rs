@@ -714,6 +714,11 @@ mod tests {
         );
     }
 
+    /// A scripted server's answer.
+    type Answer = fn() -> axum::response::Response;
+    /// A scripted server's answer to the request with this id.
+    type AnswerTo = fn(&Value) -> axum::response::Response;
+
     /// The reason of a failure (panics on anything else).
     fn failure(o: Outcome) -> String {
         match o {
@@ -841,7 +846,7 @@ mod tests {
             id: Some("s".into()),
             version: ProtocolVersion::V2025_11_25,
         };
-        let answers: [(fn() -> axum::response::Response, &str); 2] = [
+        let answers: [(Answer, &str); 2] = [
             (|| super::super::test_fake::bare(404), "did not resume"),
             (
                 || mcp_test_support::fake::json_ok(&json!({})),
@@ -1012,7 +1017,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_slow_call_is_cancelled_unless_it_streams() {
-        let cases: [(fn(&Value) -> axum::response::Response, &str); 3] = [
+        let cases: [(AnswerTo, &str); 3] = [
             (|_| super::super::test_fake::bare(500), "failed"),
             (|_| mcp_test_support::fake::json_ok(&json!({})), "json"),
             (
