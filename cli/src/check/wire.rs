@@ -667,6 +667,113 @@ mod tests {
         assert!(!r.is_success());
     }
 
+    /// A loopback server that reads one request head and answers the
+    /// connection with `pieces`, each written (and flushed) alone, then
+    /// closes it; a wire to it.
+    async fn answering_raw(pieces: Vec<Vec<u8>>) -> Wire {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.expect("accept");
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && tcp.read(&mut byte).await.unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            // And the body (a socket closed with unread input is reset).
+            let text = String::from_utf8_lossy(&head).to_ascii_lowercase();
+            let length: usize = text
+                .split("content-length: ")
+                .nth(1)
+                .and_then(|r| r.split("\r\n").next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0u8; length];
+            tcp.read_exact(&mut body).await.expect("the body");
+            for piece in pieces {
+                if tcp.write_all(&piece).await.is_err() {
+                    return;
+                }
+                tcp.flush().await.ok();
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        Wire::new(&url, Duration::from_secs(5), None).expect("a wire")
+    }
+
+    async fn raw(pieces: Vec<Vec<u8>>) -> Result<u16, String> {
+        let wire = answering_raw(pieces).await;
+        wire.raw_status(&Headers::new(), &serde_json::json!({}))
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_hand_read_status_waits_for_the_whole_head() {
+        // The head in three pieces.
+        let pieces = vec![
+            b"HTTP/1.1 4".to_vec(),
+            b"06 Not Acceptable\r\ncontent-length: 0\r\n".to_vec(),
+            b"\r\n".to_vec(),
+        ];
+        assert_eq!(raw(pieces).await, Ok(406));
+        // A long header is still a head (well under the bound).
+        let long = format!(
+            "HTTP/1.1 200 OK\r\nx-long: {}\r\n\r\n",
+            "a".repeat(8 * 1024)
+        );
+        assert_eq!(raw(vec![long.into_bytes()]).await, Ok(200));
+    }
+
+    #[tokio::test]
+    async fn a_head_cut_short_or_without_end_is_an_error() {
+        // The connection closes mid-head.
+        let e = raw(vec![b"HTTP/1.1 200 OK\r\nx: y\r\n".to_vec()])
+            .await
+            .expect_err("cut");
+        assert!(
+            e.starts_with("no complete response head in 23 bytes"),
+            "{e}"
+        );
+        // A head that never ends: read up to the bound, not for ever.
+        let endless = format!("HTTP/1.1 200 OK\r\nx-long: {}", "a".repeat(64 * 1024));
+        let e = raw(vec![endless.into_bytes()]).await.expect_err("endless");
+        let n: usize = e
+            .strip_prefix("no complete response head in ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{e}"));
+        assert!((MAX_HEAD..MAX_HEAD + 1024).contains(&n), "{n}");
+        // Not HTTP at all.
+        let e = raw(vec![b"SSH-2.0-OpenSSH\r\n\r\n".to_vec()])
+            .await
+            .expect_err("ssh");
+        assert!(e.starts_with("not an HTTP response"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_up_to_one_mebibyte() {
+        use super::super::test_fake::serving;
+        use mcp_test_support::fake::SseBody;
+        // Sent in pieces; read whole.
+        let (_f, wire) = serving(|_| SseBody::new(vec!["ab".into(), "cd".into()]).response()).await;
+        let reply = wire.get(&Headers::new()).await.expect("got");
+        assert_eq!(reply.text(Duration::from_secs(5)).await, "abcd");
+        // A large body: cut just past 1 MiB.
+        let mib = 1usize << 20;
+        let (_f, wire) =
+            serving(move |_| SseBody::new(vec!["x".repeat(64 * 1024); 48]).response()).await;
+        let reply = wire.get(&Headers::new()).await.expect("got");
+        let text = reply.text(Duration::from_secs(5)).await;
+        assert!(
+            text.len() > mib && text.len() <= mib + 64 * 1024,
+            "{}",
+            text.len()
+        );
+    }
+
     #[test]
     fn short_folds_and_cuts() {
         assert_eq!(short(" a \n b "), "a b");
