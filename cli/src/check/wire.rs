@@ -774,6 +774,75 @@ mod tests {
         );
     }
 
+    #[derive(Debug)]
+    struct E(&'static str, Option<Box<E>>);
+
+    impl std::fmt::Display for E {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for E {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as _)
+        }
+    }
+
+    #[tokio::test]
+    async fn an_error_names_its_causes_once_each() {
+        let leaf = E("connection refused", None);
+        let mid = E("client error (Connect)", Some(Box::new(leaf)));
+        let top = E("error sending request", Some(Box::new(mid)));
+        assert_eq!(
+            chain(&top),
+            "error sending request: client error (Connect): connection refused"
+        );
+        // A cause the message already says is not repeated.
+        let said = E(
+            "failed: connection refused",
+            Some(Box::new(E("connection refused", None))),
+        );
+        assert_eq!(chain(&said), "failed: connection refused");
+        // As a failed request reports it.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        drop(listener);
+        let wire = Wire::new(&url, Duration::from_secs(5), None).expect("a wire");
+        let e = wire.get(&Headers::new()).await.expect_err("refused");
+        assert!(
+            e.starts_with("GET failed: ") && e.to_lowercase().contains("refused"),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_capture_lingers_after_the_response_then_stops() {
+        use futures_util::StreamExt;
+        let answer = r#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
+        let (_f, wire) = super::super::test_fake::serving(move |_| {
+            // The response, then an event 100 ms later, then the end.
+            let first = futures_util::stream::once(async move {
+                Ok::<_, std::io::Error>(bytes::Bytes::from(format!("id: a\ndata: {answer}\n\n")))
+            });
+            let later = futures_util::stream::once(async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok(bytes::Bytes::from_static(b"id: b\ndata: {}\n\n"))
+            });
+            axum::response::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(axum::body::Body::from_stream(first.chain(later)))
+                .expect("a response")
+        })
+        .await;
+        for (linger, items) in [(Duration::from_secs(2), 2), (Duration::ZERO, 1)] {
+            let reply = wire.get(&Headers::new()).await.expect("got");
+            let c = Capture::read(reply.sse(), Some(3), Duration::from_secs(5), linger).await;
+            assert!(c.response.is_some());
+            assert_eq!(c.items.len(), items, "{linger:?}: {c:?}");
+        }
+    }
+
     #[test]
     fn short_folds_and_cuts() {
         assert_eq!(short(" a \n b "), "a b");
