@@ -609,6 +609,14 @@ mod tests {
         }
     }
 
+    /// A 2025-11-25 session with id `s`.
+    fn session() -> LegacySession {
+        LegacySession {
+            id: Some("s".into()),
+            version: ProtocolVersion::V2025_11_25,
+        }
+    }
+
     #[test]
     fn priming_verdicts() {
         let ok = sse(
@@ -785,10 +793,7 @@ mod tests {
             SseBody::new(vec![text.clone()]).ending(ending).response()
         })
         .await;
-        let session = LegacySession {
-            id: Some("s".into()),
-            version: ProtocolVersion::V2025_11_25,
-        };
+        let session = session();
         (fake, wire, session)
     }
 
@@ -820,8 +825,7 @@ mod tests {
         // The other request's answer, under an id of neither stream.
         let by_answer = failure(same_stream_replaying(vec![ev("x9", FOR_2)], Ending::Eof).await);
         assert!(by_answer.contains("\"x9\""), "{by_answer}");
-        // The resumed stream's own events: a pass, even under an id the
-        // other stream also used.
+        // The resumed stream's own events: a pass.
         let own = vec![ev("a1", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)];
         assert_eq!(same_stream_replaying(own, Ending::Eof).await, Outcome::Pass);
     }
@@ -842,10 +846,7 @@ mod tests {
     #[tokio::test]
     async fn a_resume_refused_or_answered_without_a_stream_shows_nothing() {
         let a = sse(vec![ev("a0", ""), ev("a1", "{}")], End::Closed);
-        let session = LegacySession {
-            id: Some("s".into()),
-            version: ProtocolVersion::V2025_11_25,
-        };
+        let session = session();
         let answers: [(Answer, &str); 2] = [
             (|| super::super::test_fake::bare(404), "did not resume"),
             (
@@ -916,10 +917,7 @@ mod tests {
             }
         })
         .await;
-        let session = LegacySession {
-            id: Some("s".into()),
-            version: ProtocolVersion::V2025_11_25,
-        };
+        let session = session();
         let verdict = failed_resume(&wire, &session, &sse(issued, End::Closed)).await;
         let ids: Vec<String> = fake
             .seen()
@@ -992,13 +990,6 @@ mod tests {
             .await,
             Outcome::Inconclusive(_)
         ));
-    }
-
-    fn session() -> LegacySession {
-        LegacySession {
-            id: Some("s".into()),
-            version: ProtocolVersion::V2025_11_25,
-        }
     }
 
     /// An SSE answer carrying `events` (`(id, data)`), then `ending`.
