@@ -217,7 +217,7 @@ async fn after_delete(wire: &Wire, s: &LegacySession) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_fake::{self, bare};
+    use super::super::test_fake::{self, bare, session};
     use super::*;
     use http::{Method, StatusCode};
     use mcp_test_support::fake::{Fake, status};
@@ -226,13 +226,6 @@ mod tests {
     /// A fake server answering `answer(seen)` as a bare status.
     async fn serving(answer: impl Fn(&Seen) -> u16 + Send + Sync + 'static) -> (Fake, Wire) {
         test_fake::serving(move |seen| bare(answer(seen))).await
-    }
-
-    fn session(id: Option<&str>) -> LegacySession {
-        LegacySession {
-            id: id.map(str::to_owned),
-            version: ProtocolVersion::V2025_11_25,
-        }
     }
 
     fn reason(o: &Outcome) -> &str {

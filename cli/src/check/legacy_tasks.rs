@@ -811,6 +811,7 @@ async fn undeclared(wire: &Wire, s: &LegacySession, named: &Named<'_>) -> Outcom
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_fake::session;
     use super::*;
 
     fn task() -> Value {
@@ -975,13 +976,6 @@ mod tests {
         )
     }
 
-    fn session() -> LegacySession {
-        LegacySession {
-            id: Some("s".into()),
-            version: ProtocolVersion::V2025_11_25,
-        }
-    }
-
     #[tokio::test]
     async fn a_stream_closed_before_the_answer_is_resumed_after_its_retry() {
         use mcp_test_support::fake::Ending::Eof;
@@ -994,9 +988,14 @@ mod tests {
             Duration::from_secs(5),
         )
         .await;
-        let got = rpc(&wire, &session(), "tasks/result", json!({ "taskId": "t" }))
-            .await
-            .unwrap();
+        let got = rpc(
+            &wire,
+            &session(Some("s")),
+            "tasks/result",
+            json!({ "taskId": "t" }),
+        )
+        .await
+        .unwrap();
         assert_eq!(got["result"], json!({ "ok": true }));
         let seen = fake.seen();
         assert_eq!(seen.len(), 2);
@@ -1028,7 +1027,9 @@ mod tests {
             Duration::from_secs(5),
         )
         .await;
-        let got = rpc(&wire, &session(), "ping", json!({})).await.unwrap();
+        let got = rpc(&wire, &session(Some("s")), "ping", json!({}))
+            .await
+            .unwrap();
         assert_eq!(got["result"]["ok"], true);
         assert_eq!(fake.seen().len(), 3);
     }
@@ -1039,7 +1040,9 @@ mod tests {
         let t = Duration::from_secs(5);
         // Closed without any id.
         let (_f, wire) = resuming(|_| sse(&[], Eof), |id, _| sse(&[answer(id)], Eof), t).await;
-        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        let e = rpc(&wire, &session(Some("s")), "ping", json!({}))
+            .await
+            .unwrap_err();
         assert!(e.contains("without an event id"), "{e}");
         // The resume refused.
         let (_f, wire) = resuming(
@@ -1048,7 +1051,9 @@ mod tests {
             t,
         )
         .await;
-        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        let e = rpc(&wire, &session(Some("s")), "ping", json!({}))
+            .await
+            .unwrap_err();
         assert!(e.contains("resuming from \"r0\" answered HTTP 404"), "{e}");
         // The resume answered as JSON.
         let (_f, wire) = resuming(
@@ -1057,7 +1062,9 @@ mod tests {
             t,
         )
         .await;
-        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        let e = rpc(&wire, &session(Some("s")), "ping", json!({}))
+            .await
+            .unwrap_err();
         assert!(e.contains("answered HTTP 200"), "{e}");
         // Closed early for ever.
         let (fake, wire) = resuming(
@@ -1066,7 +1073,9 @@ mod tests {
             t,
         )
         .await;
-        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        let e = rpc(&wire, &session(Some("s")), "ping", json!({}))
+            .await
+            .unwrap_err();
         assert!(e.contains("no answer after 50 resumptions"), "{e}");
         assert_eq!(fake.seen().len(), 1 + MAX_RESUMES);
         // Held open without the answer: the wire's timeout.
@@ -1076,7 +1085,9 @@ mod tests {
             Duration::from_millis(300),
         )
         .await;
-        let e = rpc(&wire, &session(), "ping", json!({})).await.unwrap_err();
+        let e = rpc(&wire, &session(Some("s")), "ping", json!({}))
+            .await
+            .unwrap_err();
         assert!(e.contains("no answer within 300 ms"), "{e}");
         // A JSON answer is returned as it is.
         let (_f, wire) = resuming(
@@ -1088,7 +1099,9 @@ mod tests {
         )
         .await;
         assert_eq!(
-            rpc(&wire, &session(), "ping", json!({})).await.unwrap()["result"],
+            rpc(&wire, &session(Some("s")), "ping", json!({}))
+                .await
+                .unwrap()["result"],
             7
         );
     }
@@ -1201,7 +1214,7 @@ mod tests {
                 }
             })
             .await;
-            let (b, r, after) = result(&wire, &session(), "t1").await;
+            let (b, r, after) = result(&wire, &session(Some("s")), "t1").await;
             assert_eq!((b.label(), r.label()), (blocks, related), "{b:?} {r:?}");
             assert_eq!(after, Ok(st.to_owned()));
             let methods: Vec<_> = fake
@@ -1216,22 +1229,22 @@ mod tests {
     #[tokio::test]
     async fn tasks_get_must_answer_the_task_it_was_asked_for() {
         let (_f, wire) = answering(|_, _| Ok(task())).await;
-        assert_eq!(get(&wire, &session(), "t1").await, Outcome::Pass);
-        let o = get(&wire, &session(), "t9").await;
+        assert_eq!(get(&wire, &session(Some("s")), "t1").await, Outcome::Pass);
+        let o = get(&wire, &session(Some("s")), "t9").await;
         assert!(
             o.is_fail() && o.reason().unwrap().contains("is not \"t9\""),
             "{o:?}"
         );
         let (_f, wire) = answering(|_, _| Ok(json!({ "taskId": "t1" }))).await;
-        assert!(get(&wire, &session(), "t1").await.is_fail());
+        assert!(get(&wire, &session(Some("s")), "t1").await.is_fail());
         let (_f, wire) = answering(|_, _| Err(())).await;
-        let o = get(&wire, &session(), "t1").await;
+        let o = get(&wire, &session(Some("s")), "t1").await;
         assert!(
             o.is_fail() && o.reason().unwrap().contains("JSON-RPC error"),
             "{o:?}"
         );
         assert!(
-            status(&wire, &session(), "t1")
+            status(&wire, &session(Some("s")), "t1")
                 .await
                 .unwrap_err()
                 .contains("JSON-RPC error")
@@ -1246,19 +1259,22 @@ mod tests {
             Some(c) => panic!("cursor {c}"),
         };
         let (fake, wire) = answering(move |_, p| Ok(pages(p))).await;
-        assert_eq!(listed(&wire, &session(), "t7").await, Outcome::Pass);
+        assert_eq!(
+            listed(&wire, &session(Some("s")), "t7").await,
+            Outcome::Pass
+        );
         assert_eq!(fake.rpc("tasks/list").len(), 2);
-        let o = listed(&wire, &session(), "t8").await;
+        let o = listed(&wire, &session(Some("s")), "t8").await;
         assert!(
             o.is_fail() && o.reason().unwrap().contains("2 page(s), 2 task(s)"),
             "{o:?}"
         );
         let (_f, wire) = answering(|_, _| Err(())).await;
-        assert!(listed(&wire, &session(), "t7").await.is_fail());
+        assert!(listed(&wire, &session(Some("s")), "t7").await.is_fail());
         // A cursor for ever: inconclusive after `MAX_PAGES`.
         let (fake, wire) = answering(|_, _| Ok(json!({ "tasks": [], "nextCursor": "c" }))).await;
         assert!(matches!(
-            listed(&wire, &session(), "t7").await,
+            listed(&wire, &session(Some("s")), "t7").await,
             Outcome::Inconclusive(_)
         ));
         assert_eq!(fake.rpc("tasks/list").len(), MAX_PAGES);
@@ -1268,11 +1284,11 @@ mod tests {
     async fn cancelling_a_terminal_task_must_get_invalid_params() {
         let (_f, wire) = answering(|_, _| Err(())).await;
         assert_eq!(
-            cancel_terminal(&wire, &session(), "t1", "completed").await,
+            cancel_terminal(&wire, &session(Some("s")), "t1", "completed").await,
             Outcome::Pass
         );
         let (_f, wire) = answering(|_, _| Ok(with_status("cancelled"))).await;
-        let o = cancel_terminal(&wire, &session(), "t1", "completed").await;
+        let o = cancel_terminal(&wire, &session(Some("s")), "t1", "completed").await;
         assert!(
             o.is_fail() && o.reason().unwrap().contains("a result"),
             "{o:?}"
@@ -1325,7 +1341,7 @@ mod tests {
                 json_ok(&a)
             })
             .await;
-            let o = undeclared(&wire, &session(), &named).await;
+            let o = undeclared(&wire, &session(Some("s")), &named).await;
             assert_eq!(o.label(), want, "{o:?}");
             assert!(o.reason().unwrap_or_default().contains(says), "{o:?}");
             let call = &fake.rpc("tools/call")[0];
@@ -1347,7 +1363,7 @@ mod tests {
         let (_f, wire) =
             super::super::test_fake::serving(|_| super::super::test_fake::bare(500)).await;
         assert!(matches!(
-            undeclared(&wire, &session(), &none).await,
+            undeclared(&wire, &session(Some("s")), &none).await,
             Outcome::NotApplicable(_)
         ));
     }

@@ -585,6 +585,7 @@ pub(crate) async fn no_priming_for_older(wire: &Wire, session: &LegacySession) -
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_fake::session;
     use super::super::wire::End;
     use super::*;
     use mcp_test_support::fake::{Ending, SseBody};
@@ -606,14 +607,6 @@ mod tests {
                 response: None,
                 end,
             },
-        }
-    }
-
-    /// A 2025-11-25 session with id `s`.
-    fn session() -> LegacySession {
-        LegacySession {
-            id: Some("s".into()),
-            version: ProtocolVersion::V2025_11_25,
         }
     }
 
@@ -793,7 +786,7 @@ mod tests {
             SseBody::new(vec![text.clone()]).ending(ending).response()
         })
         .await;
-        let session = session();
+        let session = session(Some("s"));
         (fake, wire, session)
     }
 
@@ -846,7 +839,7 @@ mod tests {
     #[tokio::test]
     async fn a_resume_refused_or_answered_without_a_stream_shows_nothing() {
         let a = sse(vec![ev("a0", ""), ev("a1", "{}")], End::Closed);
-        let session = session();
+        let session = session(Some("s"));
         let answers: [(Answer, &str); 2] = [
             (|| super::super::test_fake::bare(404), "did not resume"),
             (
@@ -917,7 +910,7 @@ mod tests {
             }
         })
         .await;
-        let session = session();
+        let session = session(Some("s"));
         let verdict = failed_resume(&wire, &session, &sse(issued, End::Closed)).await;
         let ids: Vec<String> = fake
             .seen()
@@ -1021,7 +1014,7 @@ mod tests {
                 answer(&seen.body.as_ref().map_or(Value::Null, |b| b["id"].clone()))
             })
             .await;
-            let streamed = slow_call(&wire, &session(), "slow", &json!({ "ms": 5 })).await;
+            let streamed = slow_call(&wire, &session(Some("s")), "slow", &json!({ "ms": 5 })).await;
             let call = &fake.rpc("tools/call")[0];
             let body = call.body.as_ref().unwrap();
             assert_eq!(
@@ -1059,7 +1052,7 @@ mod tests {
             super::super::test_fake::serving(|_| stream_of(&[("s.1.1", "")], Ending::Eof)).await;
         let closed = sse(vec![ev("s.1.0", ""), SseItem::Retry(5)], End::Closed);
         assert_eq!(
-            resumed_close(&wire, &session(), &closed).await,
+            resumed_close(&wire, &session(Some("s")), &closed).await,
             Outcome::Pass
         );
         let resumes = fake.seen();
@@ -1078,7 +1071,7 @@ mod tests {
         let no_id = sse(vec![SseItem::Retry(5)], End::Closed);
         for slow in [answered, held, no_id, Streamed::Json] {
             assert!(matches!(
-                resumed_close(&wire, &session(), &slow).await,
+                resumed_close(&wire, &session(Some("s")), &slow).await,
                 Outcome::Inconclusive(_)
             ));
         }
@@ -1097,7 +1090,8 @@ mod tests {
             }
         })
         .await;
-        let Streamed::Sse { request, capture } = sse_request(&wire, &session()).await else {
+        let Streamed::Sse { request, capture } = sse_request(&wire, &session(Some("s"))).await
+        else {
             panic!("no stream")
         };
         let ping = &fake.rpc("ping")[0];
@@ -1109,12 +1103,12 @@ mod tests {
         let (_fake, wire) =
             super::super::test_fake::serving(|_| mcp_test_support::fake::json_ok(&json!({}))).await;
         assert!(matches!(
-            sse_request(&wire, &session()).await,
+            sse_request(&wire, &session(Some("s"))).await,
             Streamed::Json
         ));
         let (fake, wire) =
             super::super::test_fake::serving(|_| super::super::test_fake::bare(404)).await;
-        let Streamed::Failed(e) = sse_request(&wire, &session()).await else {
+        let Streamed::Failed(e) = sse_request(&wire, &session(Some("s"))).await else {
             panic!("not a failure")
         };
         assert!(e.contains("tools/list answered HTTP 404"), "{e}");

@@ -10,7 +10,9 @@ use mcp_test_support::fake::{Fake, status, status_json};
 use mcp_test_support::server::Seen;
 use serde_json::{Value, json};
 
+use super::detect::LegacySession;
 use super::wire::Wire;
+use mcp_transport_core::ProtocolVersion;
 
 /// A fake server answering `answer(seen)`, and a wire to it.
 pub(crate) async fn serving(
@@ -36,4 +38,12 @@ pub(crate) fn rpc_error(code: u16, rpc: i64, data: Option<Value>) -> Response {
         StatusCode::from_u16(code).expect("a status"),
         &json!({ "jsonrpc": "2.0", "id": 1, "error": error }),
     )
+}
+
+/// A 2025-11-25 session with `id`.
+pub(crate) fn session(id: Option<&str>) -> LegacySession {
+    LegacySession {
+        id: id.map(str::to_owned),
+        version: ProtocolVersion::V2025_11_25,
+    }
 }
