@@ -250,6 +250,8 @@ CRITICAL=(
   "cli/src/check/modern.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/legacy_tasks.rs|mcp-compat|--lib --test check_server"
   "cli/src/check/wire.rs|mcp-compat|--lib --test check_server"
+  "cli/src/matrix/long_running.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/harness.rs|mcp-compat|--lib --test matrix_cells"
 )
 
 if [[ ${1:-} == --list ]]; then

@@ -24,6 +24,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_negotiate::client::Connection;
 use mcp_test_support::Proxy;
+use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::Response;
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport, TransportError};
 use serde_json::json;
@@ -34,7 +35,8 @@ use super::declared::{self, created_task};
 use super::harness::{CUT_AFTER_MS, Harness, LONG_MS, Observed};
 use super::outcome::*;
 use super::task::{augment, task_requests, wait_until};
-use super::wire::Exchange;
+use super::wire::{Exchange, Wire};
+use crate::reference::ReferenceHandler;
 
 /// What the call delivered: its stream events and its response.
 pub(crate) type Delivered = (Vec<StreamEvent>, Option<Response>);
@@ -105,34 +107,80 @@ pub(crate) async fn drop_mid_way(
     ensure(!call.is_finished(), || {
         format!("the {LONG_MS} ms call ended before its connection was cut")
     })?;
-    let cut_at = Instant::now();
-    let cuts = proxy.cut();
+    let cut = Cut {
+        at: Instant::now(),
+        connections: proxy.cut(),
+    };
     let result = call
         .await
         .map_err(|e| failed(format!("the call's task failed: {e}")))?;
-    ensure(cuts > 0, || "no connection was cut".into())?;
-    let wire = harness.wire.exchanges();
-    let rev = conn.revision();
+    let seen = Seen {
+        handler: &harness.handler,
+        wire: &harness.wire,
+        before,
+    };
+    verdict(&conn.revision(), http_sse(conn), result, cut, &seen).await
+}
+
+/// When the proxy cut the call's connections, and how many it cut.
+#[derive(Clone, Copy, Debug)]
+struct Cut {
+    at: Instant,
+    connections: usize,
+}
+
+/// The server under test as the verdicts see it: its wire, and how many
+/// requests its handler had cancelled before the call.
+struct Seen<'a> {
+    handler: &'a ReferenceHandler,
+    wire: &'a Wire,
+    before: u64,
+}
+
+impl Seen<'_> {
+    /// Whether the handler cancelled a request since the call began.
+    fn cancelled(&self) -> bool {
+        self.handler.cancelled_count() > self.before
+    }
+
+    fn not_cancelled(&self) -> Result<(), Observed> {
+        ensure(!self.cancelled(), || {
+            "the server cancelled the work when the connection dropped (\"Disconnection SHOULD NOT be interpreted as the client cancelling its request\")".into()
+        })
+    }
+}
+
+/// The verdict once the call has ended (`result`), by what `rev` and the
+/// declared capabilities say must happen (see the module docs).
+async fn verdict(
+    rev: &ProtocolVersion,
+    over_http_sse: bool,
+    result: Result<Delivered, TransportError>,
+    cut: Cut,
+    seen: &Seen<'_>,
+) -> Outcome {
+    ensure(cut.connections > 0, || "no connection was cut".into())?;
+    let wire = seen.wire.exchanges();
     let post = call_post(&wire, "slow", None).ok_or_else(|| failed("no tools/call on the wire"))?;
     let task = post.messages().iter().find_map(created_task);
-    if declared::revision_has_tasks(&rev) && declared::on_wire(&wire, &rev).both() {
+    if declared::revision_has_tasks(rev) && declared::on_wire(&wire, rev).both() {
         let id = task.ok_or_else(|| {
             failed(
                 "both sides declare tasks, yet the call was not answered with a CreateTaskResult",
             )
         })?;
-        return by_task(&id, result, &wire, cut_at, cuts, harness, before);
+        return by_task(&id, result, &wire, cut, seen);
     }
     ensure(task.is_none(), || {
         "a CreateTaskResult came back although not both sides declare tasks".into()
     })?;
     if rev.is_modern() {
-        return cancelled_by_close(result, cuts, harness, before).await;
+        return cancelled_by_close(result, cut, seen).await;
     }
     if rev.has(|f| f.sse_polling) {
-        return by_resumption(result, &post, &wire, cuts, harness, before);
+        return by_resumption(result, &post, &wire, cut, seen);
     }
-    not_resumable(result, &post, http_sse(conn), harness, before).await
+    not_resumable(result, &post, over_http_sse, seen).await
 }
 
 fn answer_text(result: Result<Delivered, TransportError>) -> Result<String, Observed> {
@@ -146,22 +194,14 @@ fn answer_text(result: Result<Delivered, TransportError>) -> Result<String, Obse
     Ok(text)
 }
 
-fn not_cancelled(harness: &Harness, before: u64) -> Result<(), Observed> {
-    ensure(harness.handler.cancelled_count() == before, || {
-        "the server cancelled the work when the connection dropped (\"Disconnection SHOULD NOT be interpreted as the client cancelling its request\")".into()
-    })
-}
-
 /// Both sides declare tasks: the task outlived the cut and its result
 /// came by polling after it.
 fn by_task(
     id: &str,
     result: Result<Delivered, TransportError>,
     wire: &[Exchange],
-    cut_at: Instant,
-    cuts: usize,
-    harness: &Harness,
-    before: u64,
+    cut: Cut,
+    seen: &Seen<'_>,
 ) -> Outcome {
     let text = answer_text(result)?;
     let polls = task_requests(wire, id);
@@ -171,7 +211,7 @@ fn by_task(
     let after: Vec<&Exchange> = polls
         .iter()
         .chain(gets.iter())
-        .filter(|e| e.started > cut_at)
+        .filter(|e| e.started > cut.at)
         .collect();
     ensure(!after.is_empty(), || {
         format!("task {id} was neither polled nor its tasks/result stream resumed after the cut")
@@ -189,9 +229,10 @@ fn by_task(
             .any(|e| e.rpc_method().as_deref() == Some("tasks/cancel")),
         || format!("task {id} was cancelled"),
     )?;
-    not_cancelled(harness, before)?;
+    seen.not_cancelled()?;
     Ok(works(format!(
-        "CreateTaskResult {id}; {cuts} connection(s) cut {CUT_AFTER_MS} ms in; {} poll(s) or resume(s) after the cut, one saw it completed; {text:?}; nothing cancelled",
+        "CreateTaskResult {id}; {} connection(s) cut {CUT_AFTER_MS} ms in; {} poll(s) or resume(s) after the cut, one saw it completed; {text:?}; nothing cancelled",
+        cut.connections,
         after.len()
     )))
 }
@@ -201,9 +242,8 @@ fn by_resumption(
     result: Result<Delivered, TransportError>,
     post: &Exchange,
     wire: &[Exchange],
-    cuts: usize,
-    harness: &Harness,
-    before: u64,
+    cut: Cut,
+    seen: &Seen<'_>,
 ) -> Outcome {
     let text = answer_text(result)?;
     let gets = resumes(wire);
@@ -220,9 +260,10 @@ fn by_resumption(
             )
         },
     )?;
-    not_cancelled(harness, before)?;
+    seen.not_cancelled()?;
     Ok(works(format!(
-        "{cuts} connection(s) cut {CUT_AFTER_MS} ms in; {} resume(s), the first with the priming event's id; {text:?}; not cancelled",
+        "{} connection(s) cut {CUT_AFTER_MS} ms in; {} resume(s), the first with the priming event's id; {text:?}; not cancelled",
+        cut.connections,
         gets.len()
     )))
 }
@@ -230,9 +271,8 @@ fn by_resumption(
 /// 2026-07-28 without tasks: a clear error, and the server cancelled.
 async fn cancelled_by_close(
     result: Result<Delivered, TransportError>,
-    cuts: usize,
-    harness: &Harness,
-    before: u64,
+    cut: Cut,
+    seen: &Seen<'_>,
 ) -> Outcome {
     let err = match result {
         Ok(_) => return Err(failed("the call completed although its stream was cut")),
@@ -240,14 +280,14 @@ async fn cancelled_by_close(
     };
     // "Closing the SSE response stream MUST be treated by the server as
     // cancellation of that request."
-    let cancelled = wait_until(Duration::from_secs(3), || {
-        harness.handler.cancelled_count() > before
-    })
-    .await;
+    let cancelled = wait_until(Duration::from_secs(3), || seen.cancelled()).await;
     Err(match (cancelled, err) {
         (true, Observed::Failed { kind, message }) => Observed::Failed {
             kind,
-            message: format!("{message}; {cuts} connection(s) cut; the server cancelled the work"),
+            message: format!(
+                "{message}; {} connection(s) cut; the server cancelled the work",
+                cut.connections
+            ),
         },
         (_, other) => failed(format!(
             "the client failed ({other:?}), but the server never treated the closed stream as cancellation"
@@ -260,8 +300,7 @@ async fn not_resumable(
     result: Result<Delivered, TransportError>,
     post: &Exchange,
     over_http_sse: bool,
-    harness: &Harness,
-    before: u64,
+    seen: &Seen<'_>,
 ) -> Outcome {
     let err = match result {
         Ok(_) => return Err(failed("the call completed although its stream was cut")),
@@ -277,9 +316,9 @@ async fn not_resumable(
         // that gave up may say so (`notifications/cancelled` naming the
         // call); the server must not cancel on the drop alone.
         tokio::time::sleep(Duration::from_millis(100)).await;
-        if harness.handler.cancelled_count() > before {
+        if seen.cancelled() {
             let id = post.json()["id"].clone();
-            let told = harness.wire.exchanges().iter().any(|e| {
+            let told = seen.wire.exchanges().iter().any(|e| {
                 e.rpc_method().as_deref() == Some("notifications/cancelled")
                     && e.json()["params"]["requestId"] == id
             });
@@ -302,3 +341,6 @@ async fn not_resumable(
         other => other,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -320,7 +320,8 @@ pub(crate) async fn expiry(conn: &Connection, harness: &Harness) -> Outcome {
     if harness.server.legacy().is_none() {
         return Err(failed("no legacy engine to expire a session on"));
     }
-    harness.server.terminate_all().await;
+    let ended = harness.server.terminate_all().await;
+    ensure(ended > 0, || "the server held no session to end".into())?;
     // The client may report the expiry (then the next call re-initializes)
     // or re-initialize transparently: both are what the spec asks.
     let reported = match call_raw(conn, "echo", json!({ "text": "after" })).await {
@@ -358,7 +359,7 @@ pub(crate) async fn expiry(conn: &Connection, harness: &Harness) -> Outcome {
         "the client still uses the terminated session id".into()
     })?;
     Ok(works(format!(
-        "404 for the terminated session{}; a new initialize without a session id; a new session",
+        "{ended} session record(s) ended; 404 for the terminated session{}; a new initialize without a session id; a new session",
         if reported {
             ", reported as session expired"
         } else {

@@ -41,6 +41,12 @@ impl Exchange {
         self
     }
 
+    /// Started at `at`.
+    pub(crate) fn started_at(mut self, at: Instant) -> Self {
+        self.started = at;
+        self
+    }
+
     /// With this response header.
     pub(crate) fn with_response_header(mut self, name: &'static str, value: &str) -> Self {
         self.response_headers.insert(
