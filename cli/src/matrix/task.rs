@@ -322,3 +322,6 @@ async fn ended_as(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests;

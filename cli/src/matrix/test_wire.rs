@@ -1,5 +1,6 @@
-//! Recorded exchanges built without a server, for the unit tests of the
-//! checks that read the wire ([`super::checks`], [`super::declared`]).
+//! Recorded exchanges (and answers) built without a server, for the unit
+//! tests of the checks that read the wire ([`super::checks`],
+//! [`super::declared`], [`super::long_running`], [`super::task`]).
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -7,6 +8,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::wire::Exchange;
+use mcp_transport_core::jsonrpc::{RequestId, Response, to_raw};
 
 fn exchange(method: Method, body: Bytes) -> Exchange {
     Exchange {
@@ -19,6 +21,14 @@ fn exchange(method: Method, body: Bytes) -> Exchange {
         response_body: Vec::new(),
         ended: None,
     }
+}
+
+/// The response to request `id` whose result is one text content, `text`
+/// (what a tool call answers).
+pub(crate) fn text_answer(id: i64, text: &str) -> Response {
+    let result =
+        to_raw(&serde_json::json!({"content": [{"type": "text", "text": text}]})).expect("JSON");
+    Response::result(RequestId::Number(id), result)
 }
 
 /// A POST of `body` (a JSON-RPC message), not yet answered.

@@ -7,13 +7,12 @@ use std::time::Duration;
 use http::StatusCode;
 use mcp_transport_core::ProtocolVersion as V;
 use mcp_transport_core::handler::Handler;
-use mcp_transport_core::jsonrpc::{RequestId, Response, to_raw};
 use mcp_transport_core::transport::{ResumeFailure, TransportError};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::super::failure::Failure;
-use super::super::test_wire::{get, post};
+use super::super::test_wire::{get, post, text_answer};
 use super::*;
 use crate::fixtures::testing::{Cx, request};
 
@@ -40,11 +39,7 @@ fn call() -> Exchange {
 
 /// What the client got: the answer `text`.
 fn answered(text: &str) -> Result<Delivered, TransportError> {
-    let result = to_raw(&json!({"content": [{"type": "text", "text": text}]})).unwrap();
-    Ok((
-        Vec::new(),
-        Some(Response::result(RequestId::Number(CALL_ID), result)),
-    ))
+    Ok((Vec::new(), Some(text_answer(CALL_ID, text))))
 }
 
 /// The right answer.
@@ -76,6 +71,16 @@ fn wire_of(exchanges: Vec<Exchange>) -> Wire {
     wire
 }
 
+/// What the verdicts see of a server whose handler had cancelled nothing
+/// before the call.
+fn seen<'a>(handler: &'a ReferenceHandler, wire: &'a Wire) -> Seen<'a> {
+    Seen {
+        handler,
+        wire,
+        before: 0,
+    }
+}
+
 fn message(outcome: &Outcome) -> String {
     match outcome {
         Ok(Observed::Works(m) | Observed::Absent(m))
@@ -98,11 +103,7 @@ fn kind(outcome: &Outcome) -> Option<Failure> {
 async fn a_cut_that_cut_nothing_is_a_failure() {
     let h = ReferenceHandler::new();
     let wire = wire_of(vec![call().answered_sse("data: \n\n")]);
-    let seen = Seen {
-        handler: &h,
-        wire: &wire,
-        before: 0,
-    };
+    let seen = seen(&h, &wire);
     let cut = Cut {
         at: Instant::now(),
         connections: 0,
@@ -121,11 +122,7 @@ async fn a_task_answer_without_both_sides_declaring_tasks_is_a_failure() {
         wire_of(vec![call().answered_sse(&format!(
             "id: p1\ndata: \n\nid: e1\ndata: {created}\n\n"
         ))]);
-    let seen = Seen {
-        handler: &h,
-        wire: &wire,
-        before: 0,
-    };
+    let seen = seen(&h, &wire);
     let out = verdict(&V::V2025_06_18, false, slept(), cut_now(), &seen).await;
     assert!(
         message(&out).contains("CreateTaskResult came back"),
@@ -158,11 +155,7 @@ async fn judge_resumption(
         cancel_one(&h).await;
     }
     let wire = wire_of(exchanges);
-    let seen = Seen {
-        handler: &h,
-        wire: &wire,
-        before: 0,
-    };
+    let seen = seen(&h, &wire);
     verdict(&V::V2025_11_25, false, result, cut_now(), &seen).await
 }
 
@@ -225,11 +218,7 @@ async fn judge_task(polls: Vec<Exchange>, cut: Cut, cancelled: bool) -> Outcome 
         cancel_one(&h).await;
     }
     let wire = wire_of(Vec::new());
-    let seen = Seen {
-        handler: &h,
-        wire: &wire,
-        before: 0,
-    };
+    let seen = seen(&h, &wire);
     by_task("t1", slept(), &polls, cut, &seen)
 }
 
@@ -283,11 +272,7 @@ async fn judge_close(cancelled: bool) -> Outcome {
         cancel_one(&h).await;
     }
     let wire = wire_of(Vec::new());
-    let seen = Seen {
-        handler: &h,
-        wire: &wire,
-        before: 0,
-    };
+    let seen = seen(&h, &wire);
     cancelled_by_close(unresumable(), cut_now(), &seen).await
 }
 
@@ -318,11 +303,7 @@ async fn judge_unresumable(more: Vec<Exchange>, cancelled: bool) -> Outcome {
     let mut exchanges = vec![post.clone()];
     exchanges.extend(more);
     let wire = wire_of(exchanges);
-    let seen = Seen {
-        handler: &h,
-        wire: &wire,
-        before: 0,
-    };
+    let seen = seen(&h, &wire);
     not_resumable(unresumable(), &post, false, &seen).await
 }
 
@@ -367,11 +348,7 @@ async fn a_primed_stream_the_client_did_not_resume_is_a_failure() {
     let h = ReferenceHandler::new();
     let post = call().answered_sse("id: p1\ndata: \n\n");
     let wire = wire_of(vec![post.clone()]);
-    let seen = Seen {
-        handler: &h,
-        wire: &wire,
-        before: 0,
-    };
+    let seen = seen(&h, &wire);
     let out = not_resumable(unresumable(), &post, false, &seen).await;
     assert!(message(&out).contains("carried event id(s)"), "{out:?}");
 }

@@ -1,0 +1,296 @@
+//! The `task` scenario's wire checks against lifecycles built by hand:
+//! each names a client or server that gets the task rules wrong and must
+//! not pass.
+
+use http::StatusCode;
+use mcp_transport_core::jsonrpc::{Notification, Response};
+use mcp_transport_core::transport::StreamEvent;
+use serde_json::{Value, json};
+
+use super::super::test_wire::{post, text_answer};
+use super::*;
+
+/// The `slow_ask` call's id on the wire.
+const CALL_ID: i64 = 2;
+
+/// The `slow_ask` call's POST, answered with `answer`.
+fn call(answer: &Value) -> Exchange {
+    post(
+        json!({"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call",
+        "params": {"name": "slow_ask", "arguments": {"ms": WORK_MS}}}),
+    )
+    .answered_json(StatusCode::OK, answer)
+}
+
+/// A 2026-07-28 `CreateTaskResult` for task `t1`.
+fn created_modern() -> Value {
+    json!({"jsonrpc": "2.0", "id": CALL_ID,
+        "result": {"resultType": "task", "taskId": "t1", "status": "working"}})
+}
+
+/// A 2025-11-25 `CreateTaskResult` for task `t1`.
+fn created_legacy() -> Value {
+    json!({"jsonrpc": "2.0", "id": CALL_ID,
+        "result": {"task": {"taskId": "t1", "status": "working"}}})
+}
+
+/// A `tasks/*` request about `t1` (with `Mcp-Name: t1`), answered `result`.
+fn tasks(method: &str, params: Value, result: Value) -> Exchange {
+    let mut params = params;
+    params["taskId"] = json!("t1");
+    post(json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}))
+        .with_header("mcp-name", "t1")
+        .answered_json(
+            StatusCode::OK,
+            &json!({"jsonrpc": "2.0", "id": 7, "result": result}),
+        )
+}
+
+fn get_saw(status: &str) -> Exchange {
+    tasks(
+        "tasks/get",
+        json!({}),
+        json!({"taskId": "t1", "status": status}),
+    )
+}
+
+fn update(responses: Value) -> Exchange {
+    tasks(
+        "tasks/update",
+        json!({"inputResponses": responses}),
+        json!({}),
+    )
+}
+
+/// A 2026-07-28 lifecycle done right: created, polled, asked for input,
+/// answered by `tasks/update`, completed.
+fn modern_wire() -> Vec<Exchange> {
+    vec![
+        call(&created_modern()),
+        get_saw("working"),
+        get_saw("input_required"),
+        update(json!({"e1": {"action": "accept", "content": {"name": "Ada"}}})),
+        get_saw("completed"),
+    ]
+}
+
+/// The client's stream event about task `t1` (2026-07-28's shape).
+fn status_event(method: &str, params: &Value) -> StreamEvent {
+    StreamEvent::Notification(Notification::new(method, Some(params)).unwrap())
+}
+
+/// What the client delivered: the stream named `t1`, the answer `text`.
+fn delivered(text: &str) -> Delivered {
+    let event = status_event(
+        "notifications/tasks",
+        &json!({"taskId": "t1", "status": "working"}),
+    );
+    (vec![event], Some(text_answer(CALL_ID, text)))
+}
+
+fn error_message(r: Result<String, Observed>) -> String {
+    match r {
+        Err(Observed::Failed { message, .. }) => message,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn task_events_of_both_eras_name_their_task() {
+    let modern = status_event(
+        "notifications/tasks",
+        &json!({"taskId": "t1", "status": "working"}),
+    );
+    let legacy = status_event(
+        "notifications/tasks/status",
+        &json!({"task": {"taskId": "t2", "status": "completed"}}),
+    );
+    let progress = status_event("notifications/progress", &json!({"taskId": "t3"}));
+    let no_id = status_event("notifications/tasks", &json!({"status": "working"}));
+    let response = StreamEvent::Response(text_answer(1, "x"));
+    assert_eq!(task_event(&modern), Some(("t1".into(), "working".into())));
+    assert_eq!(task_event(&legacy), Some(("t2".into(), "completed".into())));
+    assert_eq!(task_event(&progress), None);
+    assert_eq!(task_event(&no_id), None);
+    assert_eq!(task_event(&response), None);
+}
+
+#[test]
+fn task_requests_are_the_tasks_requests_naming_the_task() {
+    let mut wire = modern_wire();
+    wire.push(post(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tasks/get",
+        "params": {"taskId": "t9"}}),
+    ));
+    wire.push(post(
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"taskId": "t1"}}),
+    ));
+    let methods: Vec<String> = task_requests(&wire, "t1")
+        .iter()
+        .filter_map(Exchange::rpc_method)
+        .collect();
+    assert_eq!(
+        methods,
+        ["tasks/get", "tasks/get", "tasks/update", "tasks/get"]
+    );
+}
+
+#[test]
+fn a_modern_lifecycle_done_right_passes() {
+    assert_eq!(
+        create_poll_input(delivered("hello, Ada"), &modern_wire(), true),
+        Ok("t1".into())
+    );
+}
+
+#[test]
+fn a_wrong_answer_fails() {
+    let m = error_message(create_poll_input(
+        delivered("hello, Bob"),
+        &modern_wire(),
+        true,
+    ));
+    assert_eq!(m, "the task answered \"hello, Bob\"");
+}
+
+#[test]
+fn a_task_never_polled_fails() {
+    let wire = vec![
+        call(&created_modern()),
+        update(json!({"e1": {"action": "accept"}})),
+    ];
+    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    assert_eq!(m, "task t1 was never polled");
+}
+
+#[test]
+fn a_modern_poll_without_mcp_name_fails() {
+    let mut wire = modern_wire();
+    wire.insert(
+        2,
+        post(json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get",
+            "params": {"taskId": "t1"}})),
+    );
+    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    assert_eq!(m, "tasks/get for task t1 carried Mcp-Name None");
+}
+
+#[test]
+fn a_stream_that_never_names_the_task_fails() {
+    let (_, response) = delivered("hello, Ada");
+    let m = error_message(create_poll_input(
+        (Vec::new(), response),
+        &modern_wire(),
+        true,
+    ));
+    assert!(m.contains("never named task t1"), "{m}");
+}
+
+#[test]
+fn input_required_must_come_before_completed() {
+    let wire = vec![
+        call(&created_modern()),
+        get_saw("completed"),
+        get_saw("input_required"),
+        update(json!({"e1": {"action": "accept"}})),
+    ];
+    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    assert!(m.contains("no input_required before completed"), "{m}");
+    let never_asked = vec![call(&created_modern()), get_saw("completed")];
+    let m = error_message(create_poll_input(
+        delivered("hello, Ada"),
+        &never_asked,
+        true,
+    ));
+    assert!(m.contains("saw [\"completed\"]"), "{m}");
+}
+
+#[test]
+fn the_input_must_come_back_by_tasks_update() {
+    let mut wire = modern_wire();
+    wire.remove(3);
+    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    assert_eq!(m, "no tasks/update carried inputResponses for task t1");
+    wire.insert(3, update(json!({})));
+    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    assert_eq!(m, "no tasks/update carried inputResponses for task t1");
+}
+
+/// A 2025-11-25 lifecycle: created, polled by `tasks/result` (no
+/// `Mcp-Name`, which that revision does not have), the elicitation on
+/// the wire when `asked`.
+fn legacy_wire(asked: bool) -> Vec<Exchange> {
+    let mut result_poll = post(json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/result",
+        "params": {"taskId": "t1"}}));
+    let elicit = json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create",
+        "params": {"message": "name?"}});
+    let answer = json!({"jsonrpc": "2.0", "id": 7,
+        "result": {"content": [{"type": "text", "text": "hello, Ada"}]}});
+    result_poll = if asked {
+        result_poll.answered_sse(&format!("data: {elicit}\n\ndata: {answer}\n\n"))
+    } else {
+        result_poll.answered_sse(&format!("data: {answer}\n\n"))
+    };
+    vec![call(&created_legacy()), result_poll]
+}
+
+#[test]
+fn a_legacy_lifecycle_asks_by_elicitation_and_needs_no_mcp_name() {
+    assert_eq!(
+        create_poll_input(delivered("hello, Ada"), &legacy_wire(true), false),
+        Ok("t1".into())
+    );
+    let m = error_message(create_poll_input(
+        delivered("hello, Ada"),
+        &legacy_wire(false),
+        false,
+    ));
+    assert_eq!(m, "task t1 never sent its elicitation/create");
+}
+
+fn no_task_message(outcome: Outcome) -> String {
+    match outcome {
+        Ok(Observed::Absent(m)) | Err(Observed::Failed { message: m, .. }) => m,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn without_tasks_the_call_is_answered_directly() {
+    let answer = json!({"jsonrpc": "2.0", "id": CALL_ID,
+        "result": {"content": [{"type": "text", "text": "hello, Ada"}]}});
+    let wire = vec![call(&answer)];
+    let out = no_task(
+        (Vec::new(), Some(text_answer(CALL_ID, "hello, Ada"))),
+        &wire,
+    );
+    assert!(matches!(out, Ok(Observed::Absent(_))), "{out:?}");
+    assert!(no_task_message(out).ends_with("answered directly with its result"));
+
+    let tool_error = Response::result(
+        mcp_transport_core::jsonrpc::RequestId::Number(CALL_ID),
+        mcp_transport_core::jsonrpc::to_raw(&json!({"content": [], "isError": true})).unwrap(),
+    );
+    let out = no_task((Vec::new(), Some(tool_error)), &wire);
+    assert!(no_task_message(out).ends_with("with a tool error (no input on this revision)"));
+
+    let out = no_task((Vec::new(), None), &wire);
+    assert_eq!(no_task_message(out), "the stream ended without a response");
+}
+
+#[test]
+fn without_tasks_a_task_on_the_wire_fails() {
+    let direct = (Vec::new(), Some(text_answer(CALL_ID, "hello, Ada")));
+    let out = no_task(direct.clone(), &[call(&created_legacy())]);
+    assert!(out.is_err());
+    assert!(no_task_message(out).contains("CreateTaskResult (task t1) came back"));
+
+    let answer = json!({"jsonrpc": "2.0", "id": CALL_ID, "result": {"content": []}});
+    let out = no_task(direct, &[call(&answer), get_saw("working")]);
+    assert!(out.is_err());
+    assert_eq!(
+        no_task_message(out),
+        "the client sent tasks/get although no task exists"
+    );
+}
