@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use mcp_negotiate::client::Connection;
+use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Notification, Response};
 use mcp_transport_core::transport::{RequestOptions, StreamEvent, Transport};
 use serde_json::{Value, json};
@@ -219,24 +220,35 @@ pub(crate) async fn disconnect(conn: &Connection, harness: &Harness) -> Outcome 
     let post =
         call_post(&wire, "countdown", None).ok_or_else(|| failed("no tools/call on the wire"))?;
     run.check(n, sent_token(&post).as_ref())?;
-    let gets = resumes(&wire);
+    polled(&wire, &post, &conn.revision(), http_sse(conn), n)
+}
+
+/// The wire of `disconnect`'s countdown of `n` (its POST `post`) on `rev`:
+/// SEP-1699's priming event, `retry` and resumptions exactly where the
+/// revision has them (see [`disconnect`]).
+fn polled(
+    wire: &[Exchange],
+    post: &Exchange,
+    rev: &ProtocolVersion,
+    over_http_sse: bool,
+    n: u64,
+) -> Outcome {
+    let gets = resumes(wire);
     let items = post.sse();
     let primed = matches!(items.first(), Some(mcp_transport_core::sse::SseItem::Event(e))
         if e.data.is_empty() && !e.last_event_id.is_empty());
     let retries = post.retries();
-    let polling = conn.revision().has(|f| f.sse_polling);
-    if !polling {
+    if !rev.has(|f| f.sse_polling) {
         ensure(!primed && retries.is_empty() && gets.is_empty(), || {
             format!(
-                "revision {} has no SEP-1699 polling, yet: priming event {primed}, retry fields {retries:?}, {} resume(s)",
-                conn.revision(),
+                "revision {rev} has no SEP-1699 polling, yet: priming event {primed}, retry fields {retries:?}, {} resume(s)",
                 gets.len()
             )
         })?;
-        if !http_sse(conn) {
-            nothing_after_response(std::slice::from_ref(&post), &post.json()["id"])?;
+        if !over_http_sse {
+            nothing_after_response(std::slice::from_ref(post), &post.json()["id"])?;
         }
-        return Ok(absent(if http_sse(conn) {
+        return Ok(absent(if over_http_sse {
             "the call completed on the HTTP+SSE stream, every event once: no priming event, no retry, no early close"
         } else {
             "the call completed on its POST stream, every event once: no priming event, no retry, no early close"
@@ -278,7 +290,7 @@ pub(crate) async fn disconnect(conn: &Connection, harness: &Harness) -> Outcome 
             )
         })?;
     }
-    let ids = ids_unique(&wire)?;
+    let ids = ids_unique(wire)?;
     nothing_after_response(&connections, &post.json()["id"])?;
     Ok(works(format!(
         "priming event; {} early close(s) each with retry: {DISCONNECT_RETRY_MS}; each resumed with the last id, after at least the retry; {ids} event ids once each; {n} progress exactly once, in order",
@@ -420,3 +432,6 @@ pub(crate) async fn two_streams(
         gets.len()
     )))
 }
+
+#[cfg(test)]
+mod tests;
