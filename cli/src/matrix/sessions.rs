@@ -82,8 +82,15 @@ pub(crate) async fn cancel(conn: &Connection, harness: &Harness) -> Outcome {
     ensure(seen, || "the handler never saw the cancellation".into())?;
     // Let anything the server would still send go out.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let wire = harness.wire.exchanges();
-    let post = call_post(&wire, "slow", None).ok_or_else(|| failed("no tools/call on the wire"))?;
+    cancelled_on_wire(&harness.wire.exchanges(), conn.revision().is_modern())
+}
+
+/// The wire of `cancel`'s call (`slow`) once the handler saw the
+/// cancellation: no response to it; 2026-07-28 (`modern`) closed its
+/// stream and sent no `notifications/cancelled`; the older revisions sent
+/// one naming the call.
+fn cancelled_on_wire(wire: &[Exchange], modern: bool) -> Outcome {
+    let post = call_post(wire, "slow", None).ok_or_else(|| failed("no tools/call on the wire"))?;
     let id = post.json()["id"].clone();
     let notes: Vec<&Exchange> = wire
         .iter()
@@ -96,7 +103,7 @@ pub(crate) async fn cancel(conn: &Connection, harness: &Harness) -> Outcome {
     ensure(!responded, || {
         format!("the server answered request {id} after it was cancelled")
     })?;
-    if conn.revision().is_modern() {
+    if modern {
         ensure(notes.is_empty(), || {
             "the client sent notifications/cancelled on 2026-07-28 (closing the stream is the cancellation)".into()
         })?;
@@ -564,3 +571,6 @@ pub(crate) async fn era_cache(conn: &Connection, harness: &Harness) -> Outcome {
         "three connections sharing the cache all negotiated {want}; only the first probed the origin"
     )))
 }
+
+#[cfg(test)]
+mod tests;
