@@ -516,6 +516,13 @@ pub(crate) async fn get_405(conn: &Connection, harness: &Harness) -> Outcome {
             format!("GET's 405 says Allow: {allow}, but DELETE is answered 405 too")
         })?;
     }
+    get_answered(status, &allow, &ct, modern)
+}
+
+/// What `get_405`'s GET was answered (`status`, `Allow`, `Content-Type`):
+/// 405 naming POST, or, before 2026-07-28 (not `modern`), the standalone
+/// SSE stream.
+fn get_answered(status: http::StatusCode, allow: &str, ct: &str, modern: bool) -> Outcome {
     if status == 405 && allow.contains("POST") {
         Ok(works(format!("GET answered 405 with Allow: {allow}")))
     } else if !modern && status == 200 && ct.starts_with("text/event-stream") {

@@ -1,5 +1,6 @@
-//! `cancel`'s wire verdict against wires built by hand: each names a
-//! client or server that cancels wrongly and must not pass.
+//! `cancel`'s wire verdict and `get_405`'s reading of the answer, against
+//! wires and answers built by hand: each names a client or server that
+//! gets the rule wrong and must not pass.
 
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -35,7 +36,9 @@ fn cancelled_note(request_id: Value) -> Exchange {
 
 fn message(out: Outcome) -> String {
     match out {
-        Ok(Observed::Works(m)) | Err(Observed::Failed { message: m, .. }) => m,
+        Ok(Observed::Works(m) | Observed::Absent(m)) | Err(Observed::Failed { message: m, .. }) => {
+            m
+        }
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -115,4 +118,29 @@ fn a_cancel_with_no_call_on_the_wire_fails() {
         message(cancelled_on_wire(&[], false)),
         "no tools/call on the wire"
     );
+}
+
+#[test]
+fn a_get_is_refused_with_405_naming_post_or_opens_the_legacy_stream() {
+    use http::StatusCode as S;
+    let sse = "text/event-stream";
+    for modern in [false, true] {
+        let out = get_answered(S::METHOD_NOT_ALLOWED, "POST, DELETE", "", modern);
+        assert_eq!(out, Ok(works("GET answered 405 with Allow: POST, DELETE")));
+        // Allow must name what the endpoint takes.
+        let out = get_answered(S::METHOD_NOT_ALLOWED, "DELETE", "", modern);
+        assert_eq!(
+            message(out),
+            "GET answered 405 Method Not Allowed (Content-Type \"\", Allow \"DELETE\")"
+        );
+    }
+    let out = get_answered(S::OK, "", sse, false);
+    assert!(matches!(out, Ok(Observed::Absent(_))), "{out:?}");
+    // 2026-07-28 has no GET stream.
+    assert!(message(get_answered(S::OK, "", sse, true)).starts_with("GET answered 200 OK"));
+    // A 200 that is not a stream is no stream.
+    let out = get_answered(S::OK, "", "application/json", false);
+    assert!(message(out).starts_with("GET answered 200 OK"));
+    let out = get_answered(S::NOT_FOUND, "POST", sse, false);
+    assert!(message(out).starts_with("GET answered 404 Not Found"));
 }
