@@ -540,3 +540,6 @@ fn future_version_retried(wire: &Wire) -> Result<(), String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests;
