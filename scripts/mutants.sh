@@ -252,6 +252,10 @@ CRITICAL=(
   "cli/src/check/wire.rs|mcp-compat|--lib --test check_server"
   "cli/src/matrix/long_running.rs|mcp-compat|--lib --test matrix_cells"
   "cli/src/matrix/harness.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/task.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/streams.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/sessions.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/run.rs|mcp-compat|--lib --test matrix_cells"
 )
 
 if [[ ${1:-} == --list ]]; then
