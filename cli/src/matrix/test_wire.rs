@@ -7,6 +7,8 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::harness::Observed;
+use super::outcome::Outcome;
 use super::wire::Exchange;
 use mcp_transport_core::jsonrpc::{RequestId, Response, to_raw};
 
@@ -78,5 +80,25 @@ impl Exchange {
         self.status = Some(StatusCode::OK);
         self.response_body = text.as_bytes().to_vec();
         self.with_response_header("content-type", "text/event-stream")
+    }
+}
+
+/// What an outcome says: the detail of a success or an absence, the
+/// message of a failure. A failure returned as `Ok`, or a success or an
+/// absence as `Err`, is a bug in the scenario: it panics.
+pub(crate) fn said(outcome: &Outcome) -> String {
+    match outcome {
+        Ok(Observed::Works(m) | Observed::Absent(m)) | Err(Observed::Failed { message: m, .. }) => {
+            m.clone()
+        }
+        other => panic!("a scenario returned {other:?}"),
+    }
+}
+
+/// The message of a check's failure; anything else panics.
+pub(crate) fn failure<T: std::fmt::Debug>(result: Result<T, Observed>) -> String {
+    match result {
+        Err(Observed::Failed { message, .. }) => message,
+        other => panic!("expected a failure, got {other:?}"),
     }
 }

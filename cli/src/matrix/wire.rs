@@ -172,11 +172,17 @@ impl Wire {
         lock(&self.log).iter().map(|e| lock(e).clone()).collect()
     }
 
-    /// Records `exchange` as if it had arrived (unit tests of the verdicts
-    /// that read the wire).
+    /// A recorder that saw `exchanges`, in order (unit tests of the
+    /// verdicts that read the wire).
     #[cfg(test)]
-    pub(crate) fn push(&self, exchange: Exchange) {
-        lock(&self.log).push(Arc::new(Mutex::new(exchange)));
+    pub(crate) fn recorded(exchanges: impl IntoIterator<Item = Exchange>) -> Wire {
+        let log = exchanges
+            .into_iter()
+            .map(|e| Arc::new(Mutex::new(e)))
+            .collect();
+        Wire {
+            log: Arc::new(Mutex::new(log)),
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::super::failure::Failure;
-use super::super::test_wire::{get, post, text_answer};
+use super::super::test_wire::{get, post, said, text_answer};
 use super::*;
 use crate::fixtures::testing::{Cx, request};
 
@@ -63,14 +63,6 @@ fn cut_now() -> Cut {
     }
 }
 
-fn wire_of(exchanges: Vec<Exchange>) -> Wire {
-    let wire = Wire::default();
-    for e in exchanges {
-        wire.push(e);
-    }
-    wire
-}
-
 /// What the verdicts see of a server whose handler had cancelled nothing
 /// before the call.
 fn seen<'a>(handler: &'a ReferenceHandler, wire: &'a Wire) -> Seen<'a> {
@@ -78,15 +70,6 @@ fn seen<'a>(handler: &'a ReferenceHandler, wire: &'a Wire) -> Seen<'a> {
         handler,
         wire,
         before: 0,
-    }
-}
-
-fn message(outcome: &Outcome) -> String {
-    match outcome {
-        Ok(Observed::Works(m) | Observed::Absent(m))
-        | Err(Observed::Works(m) | Observed::Absent(m))
-        | Ok(Observed::Failed { message: m, .. })
-        | Err(Observed::Failed { message: m, .. }) => m.clone(),
     }
 }
 
@@ -102,7 +85,7 @@ fn kind(outcome: &Outcome) -> Option<Failure> {
 #[tokio::test]
 async fn a_cut_that_cut_nothing_is_a_failure() {
     let h = ReferenceHandler::new();
-    let wire = wire_of(vec![call().answered_sse("data: \n\n")]);
+    let wire = Wire::recorded(vec![call().answered_sse("data: \n\n")]);
     let seen = seen(&h, &wire);
     let cut = Cut {
         at: Instant::now(),
@@ -110,7 +93,7 @@ async fn a_cut_that_cut_nothing_is_a_failure() {
     };
     let out = verdict(&V::V2025_11_25, false, slept(), cut, &seen).await;
     assert!(out.is_err());
-    assert_eq!(message(&out), "no connection was cut");
+    assert_eq!(said(&out), "no connection was cut");
 }
 
 #[tokio::test]
@@ -119,15 +102,12 @@ async fn a_task_answer_without_both_sides_declaring_tasks_is_a_failure() {
     let created = json!({"jsonrpc": "2.0", "id": CALL_ID,
         "result": {"task": {"taskId": "t1", "status": "working"}}});
     let wire =
-        wire_of(vec![call().answered_sse(&format!(
+        Wire::recorded(vec![call().answered_sse(&format!(
             "id: p1\ndata: \n\nid: e1\ndata: {created}\n\n"
         ))]);
     let seen = seen(&h, &wire);
     let out = verdict(&V::V2025_06_18, false, slept(), cut_now(), &seen).await;
-    assert!(
-        message(&out).contains("CreateTaskResult came back"),
-        "{out:?}"
-    );
+    assert!(said(&out).contains("CreateTaskResult came back"), "{out:?}");
 }
 
 // ---- 2025-11-25 without tasks: resumed from the priming event ----
@@ -154,7 +134,7 @@ async fn judge_resumption(
     if cancelled {
         cancel_one(&h).await;
     }
-    let wire = wire_of(exchanges);
+    let wire = Wire::recorded(exchanges);
     let seen = seen(&h, &wire);
     verdict(&V::V2025_11_25, false, result, cut_now(), &seen).await
 }
@@ -163,7 +143,7 @@ async fn judge_resumption(
 async fn a_resume_from_the_priming_event_with_the_answer_works() {
     let out = judge_resumption(resumed("p1"), slept(), false).await;
     assert!(matches!(out, Ok(Observed::Works(_))), "{out:?}");
-    let m = message(&out);
+    let m = said(&out);
     assert!(
         m.contains("1 resume(s), the first with the priming event's id"),
         "{m}"
@@ -175,7 +155,7 @@ async fn a_resume_from_the_priming_event_with_the_answer_works() {
 async fn a_resume_from_another_id_is_a_failure() {
     let out = judge_resumption(resumed("e0"), slept(), false).await;
     assert!(
-        message(&out).contains("the first resume sent Last-Event-ID Some(\"e0\")"),
+        said(&out).contains("the first resume sent Last-Event-ID Some(\"e0\")"),
         "{out:?}"
     );
 }
@@ -185,7 +165,7 @@ async fn a_wrong_answer_after_the_resume_is_a_failure() {
     let out = judge_resumption(resumed("p1"), answered("slept 1 ms"), false).await;
     assert!(out.is_err());
     assert_eq!(
-        message(&out),
+        said(&out),
         "answered \"slept 1 ms\", expected \"slept 2000 ms\""
     );
 }
@@ -193,10 +173,7 @@ async fn a_wrong_answer_after_the_resume_is_a_failure() {
 #[tokio::test]
 async fn a_server_that_cancelled_on_the_drop_fails_even_when_resumed() {
     let out = judge_resumption(resumed("p1"), slept(), true).await;
-    assert!(
-        message(&out).contains("Disconnection SHOULD NOT"),
-        "{out:?}"
-    );
+    assert!(said(&out).contains("Disconnection SHOULD NOT"), "{out:?}");
 }
 
 // ---- both sides declare tasks: polled after the cut ----
@@ -217,7 +194,7 @@ async fn judge_task(polls: Vec<Exchange>, cut: Cut, cancelled: bool) -> Outcome 
     if cancelled {
         cancel_one(&h).await;
     }
-    let wire = wire_of(Vec::new());
+    let wire = Wire::recorded(Vec::new());
     let seen = seen(&h, &wire);
     by_task("t1", slept(), &polls, cut, &seen)
 }
@@ -229,7 +206,7 @@ async fn a_task_seen_completed_after_the_cut_works() {
     let completed = json!({"taskId": "t1", "status": "completed"});
     let out = judge_task(vec![poll(later, completed)], cut, false).await;
     assert!(matches!(out, Ok(Observed::Works(_))), "{out:?}");
-    assert!(message(&out).contains("1 poll(s) or resume(s) after the cut"));
+    assert!(said(&out).contains("1 poll(s) or resume(s) after the cut"));
 }
 
 #[tokio::test]
@@ -237,7 +214,7 @@ async fn a_poll_at_the_cut_is_not_after_it() {
     let cut = cut_now();
     let completed = json!({"taskId": "t1", "status": "completed"});
     let out = judge_task(vec![poll(cut.at, completed)], cut, false).await;
-    assert!(message(&out).contains("neither polled"), "{out:?}");
+    assert!(said(&out).contains("neither polled"), "{out:?}");
 }
 
 #[tokio::test]
@@ -247,7 +224,7 @@ async fn a_task_seen_only_working_after_the_cut_is_a_failure() {
     let working = json!({"taskId": "t1", "status": "working"});
     let out = judge_task(vec![poll(later, working)], cut, false).await;
     assert!(
-        message(&out).contains("nothing after the cut saw task t1 completed"),
+        said(&out).contains("nothing after the cut saw task t1 completed"),
         "{out:?}"
     );
 }
@@ -258,10 +235,7 @@ async fn a_task_whose_work_was_cancelled_on_the_drop_is_a_failure() {
     let later = cut.at + Duration::from_millis(5);
     let completed = json!({"taskId": "t1", "status": "completed"});
     let out = judge_task(vec![poll(later, completed)], cut, true).await;
-    assert!(
-        message(&out).contains("Disconnection SHOULD NOT"),
-        "{out:?}"
-    );
+    assert!(said(&out).contains("Disconnection SHOULD NOT"), "{out:?}");
 }
 
 // ---- 2026-07-28 without tasks: closing the stream cancels ----
@@ -271,7 +245,7 @@ async fn judge_close(cancelled: bool) -> Outcome {
     if cancelled {
         cancel_one(&h).await;
     }
-    let wire = wire_of(Vec::new());
+    let wire = Wire::recorded(Vec::new());
     let seen = seen(&h, &wire);
     cancelled_by_close(unresumable(), cut_now(), &seen).await
 }
@@ -280,14 +254,14 @@ async fn judge_close(cancelled: bool) -> Outcome {
 async fn a_closed_stream_the_server_cancelled_is_the_spec_named_failure() {
     let out = judge_close(true).await;
     assert_eq!(kind(&out), Some(Failure::NotResumable), "{out:?}");
-    assert!(message(&out).ends_with("1 connection(s) cut; the server cancelled the work"));
+    assert!(said(&out).ends_with("1 connection(s) cut; the server cancelled the work"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_closed_stream_the_server_did_not_cancel_is_a_failure() {
     let out = judge_close(false).await;
     assert_eq!(kind(&out), None, "{out:?}");
-    assert!(message(&out).contains("never treated the closed stream as cancellation"));
+    assert!(said(&out).contains("never treated the closed stream as cancellation"));
 }
 
 // ---- 2025-03-26 / 2025-06-18: nothing to resume from ----
@@ -302,7 +276,7 @@ async fn judge_unresumable(more: Vec<Exchange>, cancelled: bool) -> Outcome {
     let post = call().answered_sse(": keep-alive\n\n");
     let mut exchanges = vec![post.clone()];
     exchanges.extend(more);
-    let wire = wire_of(exchanges);
+    let wire = Wire::recorded(exchanges);
     let seen = seen(&h, &wire);
     not_resumable(unresumable(), &post, false, &seen).await
 }
@@ -318,21 +292,21 @@ fn cancelled_note(request_id: i64) -> Exchange {
 async fn an_unresumable_stream_left_running_is_the_spec_named_failure() {
     let out = judge_unresumable(Vec::new(), false).await;
     assert_eq!(kind(&out), Some(Failure::NotResumable), "{out:?}");
-    assert!(message(&out).contains("no event id went out before the cut"));
+    assert!(said(&out).contains("no event id went out before the cut"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn cancelling_on_the_drop_alone_is_a_failure() {
     let out = judge_unresumable(Vec::new(), true).await;
     assert_eq!(kind(&out), None, "{out:?}");
-    assert!(message(&out).contains("with no notifications/cancelled"));
+    assert!(said(&out).contains("with no notifications/cancelled"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_cancellation_of_another_request_does_not_excuse_it() {
     let out = judge_unresumable(vec![cancelled_note(CALL_ID + 1)], true).await;
     assert!(
-        message(&out).contains("with no notifications/cancelled"),
+        said(&out).contains("with no notifications/cancelled"),
         "{out:?}"
     );
 }
@@ -347,8 +321,8 @@ async fn cancelling_on_the_clients_notification_is_allowed() {
 async fn a_primed_stream_the_client_did_not_resume_is_a_failure() {
     let h = ReferenceHandler::new();
     let post = call().answered_sse("id: p1\ndata: \n\n");
-    let wire = wire_of(vec![post.clone()]);
+    let wire = Wire::recorded(vec![post.clone()]);
     let seen = seen(&h, &wire);
     let out = not_resumable(unresumable(), &post, false, &seen).await;
-    assert!(message(&out).contains("carried event id(s)"), "{out:?}");
+    assert!(said(&out).contains("carried event id(s)"), "{out:?}");
 }

@@ -124,11 +124,7 @@ fn unsupported(supported: serde_json::Value) -> serde_json::Value {
 }
 
 fn retried(exchanges: Vec<Exchange>) -> Result<(), String> {
-    let wire = Wire::default();
-    for e in exchanges {
-        wire.push(e);
-    }
-    future_version_retried(&wire)
+    future_version_retried(&Wire::recorded(exchanges))
 }
 
 #[test]

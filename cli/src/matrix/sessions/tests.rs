@@ -6,7 +6,7 @@ use http::StatusCode;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::super::test_wire::post;
+use super::super::test_wire::{post, said};
 use super::*;
 
 /// The `slow` call's id on the wire.
@@ -34,15 +34,6 @@ fn cancelled_note(request_id: Value) -> Exchange {
     .answered_json(StatusCode::ACCEPTED, &Value::Null)
 }
 
-fn message(out: Outcome) -> String {
-    match out {
-        Ok(Observed::Works(m) | Observed::Absent(m)) | Err(Observed::Failed { message: m, .. }) => {
-            m
-        }
-        other => panic!("unexpected {other:?}"),
-    }
-}
-
 #[test]
 fn a_legacy_cancel_names_the_call() {
     let wire = [streamed(true, ": open\n\n"), cancelled_note(json!(CALL_ID))];
@@ -53,12 +44,12 @@ fn a_legacy_cancel_names_the_call() {
         cancelled_note(json!(CALL_ID + 1)),
     ];
     assert_eq!(
-        message(cancelled_on_wire(&wire, false)),
+        said(&cancelled_on_wire(&wire, false)),
         "no notifications/cancelled naming request 4 (1 cancellation notification(s) sent)"
     );
     let wire = [streamed(true, ": open\n\n")];
     assert!(
-        message(cancelled_on_wire(&wire, false)).ends_with("(0 cancellation notification(s) sent)")
+        said(&cancelled_on_wire(&wire, false)).ends_with("(0 cancellation notification(s) sent)")
     );
 }
 
@@ -72,7 +63,7 @@ fn no_response_may_follow_a_cancellation() {
         for modern in [false, true] {
             let wire = [streamed(true, &sse), cancelled_note(json!(CALL_ID))];
             assert_eq!(
-                message(cancelled_on_wire(&wire, modern)),
+                said(&cancelled_on_wire(&wire, modern)),
                 "the server answered request 4 after it was cancelled"
             );
         }
@@ -102,12 +93,12 @@ fn a_modern_cancel_is_closing_the_stream_alone() {
     ));
     let open = [streamed(false, ": open\n\n")];
     assert_eq!(
-        message(cancelled_on_wire(&open, true)),
+        said(&cancelled_on_wire(&open, true)),
         "the call's response stream is still open"
     );
     let told = [streamed(true, ": open\n\n"), cancelled_note(json!(CALL_ID))];
     assert!(
-        message(cancelled_on_wire(&told, true))
+        said(&cancelled_on_wire(&told, true))
             .starts_with("the client sent notifications/cancelled on 2026-07-28")
     );
 }
@@ -115,7 +106,7 @@ fn a_modern_cancel_is_closing_the_stream_alone() {
 #[test]
 fn a_cancel_with_no_call_on_the_wire_fails() {
     assert_eq!(
-        message(cancelled_on_wire(&[], false)),
+        said(&cancelled_on_wire(&[], false)),
         "no tools/call on the wire"
     );
 }
@@ -130,17 +121,17 @@ fn a_get_is_refused_with_405_naming_post_or_opens_the_legacy_stream() {
         // Allow must name what the endpoint takes.
         let out = get_answered(S::METHOD_NOT_ALLOWED, "DELETE", "", modern);
         assert_eq!(
-            message(out),
+            said(&out),
             "GET answered 405 Method Not Allowed (Content-Type \"\", Allow \"DELETE\")"
         );
     }
     let out = get_answered(S::OK, "", sse, false);
     assert!(matches!(out, Ok(Observed::Absent(_))), "{out:?}");
     // 2026-07-28 has no GET stream.
-    assert!(message(get_answered(S::OK, "", sse, true)).starts_with("GET answered 200 OK"));
+    assert!(said(&get_answered(S::OK, "", sse, true)).starts_with("GET answered 200 OK"));
     // A 200 that is not a stream is no stream.
     let out = get_answered(S::OK, "", "application/json", false);
-    assert!(message(out).starts_with("GET answered 200 OK"));
+    assert!(said(&out).starts_with("GET answered 200 OK"));
     let out = get_answered(S::NOT_FOUND, "POST", sse, false);
-    assert!(message(out).starts_with("GET answered 404 Not Found"));
+    assert!(said(&out).starts_with("GET answered 404 Not Found"));
 }

@@ -2,9 +2,10 @@
 //! notifications, against deliveries built by hand: each names a stream
 //! that lost, repeated, reordered or mixed up messages and must not pass.
 
+use mcp_transport_core::ProtocolVersion as V;
 use serde_json::json;
 
-use super::super::test_wire::text_answer;
+use super::super::test_wire::{failure, get, post, said, text_answer};
 use super::*;
 
 /// A countdown of `n` done right: progress 1..=n of `n` under `token`, `n`
@@ -17,13 +18,6 @@ fn delivered(n: u64, token: &Value) -> Countdown {
         logs: n as usize,
         over_http_sse: false,
         response: Some(text_answer(1, "done")),
-    }
-}
-
-fn message(r: Result<(), Observed>) -> String {
-    match r {
-        Err(Observed::Failed { message, .. }) => message,
-        other => panic!("expected a failure, got {other:?}"),
     }
 }
 
@@ -40,17 +34,17 @@ fn a_lost_repeated_or_reordered_progress_fails() {
     let token = json!("p1");
     let mut lost = delivered(3, &token);
     lost.progress.remove(1);
-    let m = message(lost.check(3, Some(&token)));
+    let m = failure(lost.check(3, Some(&token)));
     assert_eq!(
         m,
         "progress values [1.0, 3.0], expected [1.0, 2.0, 3.0] exactly once each, in order"
     );
     let mut repeated = delivered(3, &token);
     repeated.progress.insert(1, (1.0, 3.0, token.clone()));
-    assert!(message(repeated.check(3, Some(&token))).starts_with("progress values [1.0, 1.0"));
+    assert!(failure(repeated.check(3, Some(&token))).starts_with("progress values [1.0, 1.0"));
     let mut reordered = delivered(3, &token);
     reordered.progress.swap(0, 1);
-    assert!(message(reordered.check(3, Some(&token))).starts_with("progress values [2.0, 1.0"));
+    assert!(failure(reordered.check(3, Some(&token))).starts_with("progress values [2.0, 1.0"));
 }
 
 #[test]
@@ -59,13 +53,13 @@ fn another_requests_progress_fails() {
     let mut mixed = delivered(3, &token);
     mixed.progress[2].1 = 6.0;
     assert_eq!(
-        message(mixed.check(3, Some(&token))),
+        failure(mixed.check(3, Some(&token))),
         "a progress notification of total 6 (another request's) arrived on this request's stream"
     );
     let mut other_token = delivered(3, &token);
     other_token.progress[1].2 = json!("p2");
     assert_eq!(
-        message(other_token.check(3, Some(&token))),
+        failure(other_token.check(3, Some(&token))),
         "progressToken \"p2\" in a notification, the request sent \"p1\""
     );
 }
@@ -76,7 +70,7 @@ fn logs_are_counted_except_over_http_sse() {
     let mut short = delivered(3, &token);
     short.logs = 2;
     assert_eq!(
-        message(short.check(3, Some(&token))),
+        failure(short.check(3, Some(&token))),
         "2 log messages, expected 3"
     );
     // Over HTTP+SSE the logs go to the listener, not to the call.
@@ -90,17 +84,14 @@ fn the_answer_must_be_done() {
     let mut wrong = delivered(2, &token);
     wrong.response = Some(text_answer(1, "not yet"));
     assert_eq!(
-        message(wrong.check(2, Some(&token))),
+        failure(wrong.check(2, Some(&token))),
         "answered \"not yet\""
     );
     wrong.response = None;
-    assert_eq!(message(wrong.check(2, Some(&token))), "no response");
+    assert_eq!(failure(wrong.check(2, Some(&token))), "no response");
 }
 
 // ---- `disconnect`'s wire: SEP-1699 exactly where the revision has it ----
-
-use super::super::test_wire::{get, post};
-use mcp_transport_core::ProtocolVersion as V;
 
 /// The countdown's request id on the wire.
 const CALL_ID: i64 = 1;
@@ -163,20 +154,11 @@ fn judge(wire: &[Exchange], rev: V, over_http_sse: bool) -> Outcome {
     polled(wire, &wire[0], &rev, over_http_sse, 2)
 }
 
-fn outcome_message(out: Outcome) -> String {
-    match out {
-        Ok(Observed::Works(m) | Observed::Absent(m)) | Err(Observed::Failed { message: m, .. }) => {
-            m
-        }
-        other => panic!("unexpected {other:?}"),
-    }
-}
-
 #[test]
 fn sep_1699_done_right_works() {
     let out = judge(&polling_wire(DISCONNECT_RETRY_MS), V::V2025_11_25, false);
     assert!(matches!(out, Ok(Observed::Works(_))), "{out:?}");
-    assert!(outcome_message(out).contains("1 early close(s)"));
+    assert!(said(&out).contains("1 early close(s)"));
 }
 
 #[test]
@@ -186,7 +168,7 @@ fn a_stream_without_its_priming_event_fails() {
         progress_event(1)
     ));
     let get = resume(&post, 200, "a1", &rest());
-    let m = outcome_message(judge(&[post, get], V::V2025_11_25, false));
+    let m = said(&judge(&[post, get], V::V2025_11_25, false));
     assert!(
         m.starts_with("the POST's SSE stream did not start with a priming event"),
         "{m}"
@@ -200,7 +182,7 @@ fn a_polling_server_that_never_closed_early_fails() {
         progress_event(1),
         rest()
     ));
-    let m = outcome_message(judge(&[post], V::V2025_11_25, false));
+    let m = said(&judge(&[post], V::V2025_11_25, false));
     assert_eq!(
         m,
         "the server never closed the connection early (no resume with Last-Event-ID)"
@@ -211,7 +193,7 @@ fn a_polling_server_that_never_closed_early_fails() {
 fn a_resume_from_another_id_fails() {
     let post = primed_post(DISCONNECT_RETRY_MS);
     let get = resume(&post, 200, "a0", &rest());
-    let m = outcome_message(judge(&[post, get], V::V2025_11_25, false));
+    let m = said(&judge(&[post, get], V::V2025_11_25, false));
     assert_eq!(
         m,
         "resumed with Last-Event-ID Some(\"a0\"), the closed connection's last id was Some(\"a1\")"
@@ -222,7 +204,7 @@ fn a_resume_from_another_id_fails() {
 fn an_early_close_without_the_retry_fails() {
     let post = primed_post(DISCONNECT_RETRY_MS - 50);
     let get = resume(&post, 200, "a1", &rest());
-    let m = outcome_message(judge(&[post, get], V::V2025_11_25, false));
+    let m = said(&judge(&[post, get], V::V2025_11_25, false));
     assert!(
         m.starts_with("a connection was closed early without retry: 150"),
         "{m}"
@@ -231,7 +213,7 @@ fn an_early_close_without_the_retry_fails() {
 
 #[test]
 fn a_client_that_came_back_before_the_retry_fails() {
-    let m = outcome_message(judge(
+    let m = said(&judge(
         &polling_wire(DISCONNECT_RETRY_MS - 1),
         V::V2025_11_25,
         false,
@@ -244,7 +226,7 @@ fn an_event_id_sent_twice_fails() {
     let post = primed_post(DISCONNECT_RETRY_MS);
     let again = format!("id: a1\ndata: {}\n\n{}", progress_event(1), rest());
     let get = resume(&post, 200, "a1", &again);
-    let m = outcome_message(judge(&[post, get], V::V2025_11_25, false));
+    let m = said(&judge(&[post, get], V::V2025_11_25, false));
     assert!(
         m.starts_with("event id a1 went out twice on the wire"),
         "{m}"
@@ -256,7 +238,7 @@ fn a_message_after_the_answer_fails() {
     let post = primed_post(DISCONNECT_RETRY_MS);
     let late = format!("{}id: a4\ndata: {}\n\n", rest(), progress_event(3));
     let get = resume(&post, 200, "a1", &late);
-    let m = outcome_message(judge(&[post, get], V::V2025_11_25, false));
+    let m = said(&judge(&[post, get], V::V2025_11_25, false));
     assert!(
         m.starts_with("a message followed the response on its stream"),
         "{m}"
@@ -277,32 +259,32 @@ fn plain_sse() -> String {
 fn without_polling_a_plain_stream_is_the_mechanism_absent() {
     let out = judge(&[countdown_post(&plain_sse())], V::V2025_06_18, false);
     assert!(matches!(out, Ok(Observed::Absent(_))), "{out:?}");
-    assert!(outcome_message(out).starts_with("the call completed on its POST stream"));
+    assert!(said(&out).starts_with("the call completed on its POST stream"));
     let out = judge(&[countdown_post(&plain_sse())], V::V2025_06_18, true);
-    assert!(outcome_message(out).starts_with("the call completed on the HTTP+SSE stream"));
+    assert!(said(&out).starts_with("the call completed on the HTTP+SSE stream"));
 }
 
 #[test]
 fn without_polling_any_mark_of_sep_1699_fails() {
     let primed = countdown_post(&format!("id: a0\ndata: \n\n{}", plain_sse()));
-    let m = outcome_message(judge(&[primed], V::V2025_06_18, false));
+    let m = said(&judge(&[primed], V::V2025_06_18, false));
     assert!(
         m.starts_with("revision 2025-06-18 has no SEP-1699 polling, yet: priming event true"),
         "{m}"
     );
     let retry = countdown_post(&format!("retry: 150\n\n{}", plain_sse()));
-    let m = outcome_message(judge(&[retry], V::V2025_06_18, false));
+    let m = said(&judge(&[retry], V::V2025_06_18, false));
     assert!(m.contains("retry fields [150]"), "{m}");
     let post = countdown_post(&plain_sse());
     let get = resume(&post, 200, "a1", "");
-    let m = outcome_message(judge(&[post, get], V::V2025_06_18, false));
+    let m = said(&judge(&[post, get], V::V2025_06_18, false));
     assert!(m.ends_with("1 resume(s)"), "{m}");
 }
 
 #[test]
 fn without_polling_a_message_after_the_answer_fails_except_over_http_sse() {
     let late = countdown_post(&format!("{}data: {}\n\n", plain_sse(), progress_event(3)));
-    let m = outcome_message(judge(std::slice::from_ref(&late), V::V2025_06_18, false));
+    let m = said(&judge(std::slice::from_ref(&late), V::V2025_06_18, false));
     assert!(
         m.starts_with("a message followed the response on its stream"),
         "{m}"

@@ -7,7 +7,7 @@ use mcp_transport_core::jsonrpc::{Notification, Response};
 use mcp_transport_core::transport::StreamEvent;
 use serde_json::{Value, json};
 
-use super::super::test_wire::{post, text_answer};
+use super::super::test_wire::{failure, post, said, text_answer};
 use super::*;
 
 /// The `slow_ask` call's id on the wire.
@@ -88,13 +88,6 @@ fn delivered(text: &str) -> Delivered {
     (vec![event], Some(text_answer(CALL_ID, text)))
 }
 
-fn error_message(r: Result<String, Observed>) -> String {
-    match r {
-        Err(Observed::Failed { message, .. }) => message,
-        other => panic!("expected a failure, got {other:?}"),
-    }
-}
-
 #[test]
 fn task_events_of_both_eras_name_their_task() {
     let modern = status_event(
@@ -146,7 +139,7 @@ fn a_modern_lifecycle_done_right_passes() {
 
 #[test]
 fn a_wrong_answer_fails() {
-    let m = error_message(create_poll_input(
+    let m = failure(create_poll_input(
         delivered("hello, Bob"),
         &modern_wire(),
         true,
@@ -160,7 +153,7 @@ fn a_task_never_polled_fails() {
         call(&created_modern()),
         update(json!({"e1": {"action": "accept"}})),
     ];
-    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    let m = failure(create_poll_input(delivered("hello, Ada"), &wire, true));
     assert_eq!(m, "task t1 was never polled");
 }
 
@@ -172,14 +165,14 @@ fn a_modern_poll_without_mcp_name_fails() {
         post(json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get",
             "params": {"taskId": "t1"}})),
     );
-    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    let m = failure(create_poll_input(delivered("hello, Ada"), &wire, true));
     assert_eq!(m, "tasks/get for task t1 carried Mcp-Name None");
 }
 
 #[test]
 fn a_stream_that_never_names_the_task_fails() {
     let (_, response) = delivered("hello, Ada");
-    let m = error_message(create_poll_input(
+    let m = failure(create_poll_input(
         (Vec::new(), response),
         &modern_wire(),
         true,
@@ -195,10 +188,10 @@ fn input_required_must_come_before_completed() {
         get_saw("input_required"),
         update(json!({"e1": {"action": "accept"}})),
     ];
-    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    let m = failure(create_poll_input(delivered("hello, Ada"), &wire, true));
     assert!(m.contains("no input_required before completed"), "{m}");
     let never_asked = vec![call(&created_modern()), get_saw("completed")];
-    let m = error_message(create_poll_input(
+    let m = failure(create_poll_input(
         delivered("hello, Ada"),
         &never_asked,
         true,
@@ -210,10 +203,10 @@ fn input_required_must_come_before_completed() {
 fn the_input_must_come_back_by_tasks_update() {
     let mut wire = modern_wire();
     wire.remove(3);
-    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    let m = failure(create_poll_input(delivered("hello, Ada"), &wire, true));
     assert_eq!(m, "no tasks/update carried inputResponses for task t1");
     wire.insert(3, update(json!({})));
-    let m = error_message(create_poll_input(delivered("hello, Ada"), &wire, true));
+    let m = failure(create_poll_input(delivered("hello, Ada"), &wire, true));
     assert_eq!(m, "no tasks/update carried inputResponses for task t1");
 }
 
@@ -241,19 +234,12 @@ fn a_legacy_lifecycle_asks_by_elicitation_and_needs_no_mcp_name() {
         create_poll_input(delivered("hello, Ada"), &legacy_wire(true), false),
         Ok("t1".into())
     );
-    let m = error_message(create_poll_input(
+    let m = failure(create_poll_input(
         delivered("hello, Ada"),
         &legacy_wire(false),
         false,
     ));
     assert_eq!(m, "task t1 never sent its elicitation/create");
-}
-
-fn no_task_message(outcome: Outcome) -> String {
-    match outcome {
-        Ok(Observed::Absent(m)) | Err(Observed::Failed { message: m, .. }) => m,
-        other => panic!("unexpected {other:?}"),
-    }
 }
 
 #[test]
@@ -266,17 +252,17 @@ fn without_tasks_the_call_is_answered_directly() {
         &wire,
     );
     assert!(matches!(out, Ok(Observed::Absent(_))), "{out:?}");
-    assert!(no_task_message(out).ends_with("answered directly with its result"));
+    assert!(said(&out).ends_with("answered directly with its result"));
 
     let tool_error = Response::result(
         mcp_transport_core::jsonrpc::RequestId::Number(CALL_ID),
         mcp_transport_core::jsonrpc::to_raw(&json!({"content": [], "isError": true})).unwrap(),
     );
     let out = no_task((Vec::new(), Some(tool_error)), &wire);
-    assert!(no_task_message(out).ends_with("with a tool error (no input on this revision)"));
+    assert!(said(&out).ends_with("with a tool error (no input on this revision)"));
 
     let out = no_task((Vec::new(), None), &wire);
-    assert_eq!(no_task_message(out), "the stream ended without a response");
+    assert_eq!(said(&out), "the stream ended without a response");
 }
 
 #[test]
@@ -284,13 +270,13 @@ fn without_tasks_a_task_on_the_wire_fails() {
     let direct = (Vec::new(), Some(text_answer(CALL_ID, "hello, Ada")));
     let out = no_task(direct.clone(), &[call(&created_legacy())]);
     assert!(out.is_err());
-    assert!(no_task_message(out).contains("CreateTaskResult (task t1) came back"));
+    assert!(said(&out).contains("CreateTaskResult (task t1) came back"));
 
     let answer = json!({"jsonrpc": "2.0", "id": CALL_ID, "result": {"content": []}});
     let out = no_task(direct, &[call(&answer), get_saw("working")]);
     assert!(out.is_err());
     assert_eq!(
-        no_task_message(out),
+        said(&out),
         "the client sent tasks/get although no task exists"
     );
 }
