@@ -19,14 +19,18 @@ use crate::fixtures::testing::{Cx, request};
 /// The call's id on the wire.
 const CALL_ID: i64 = 3;
 
-/// Makes the handler count one cancelled request, as a server that
-/// cancels on a drop would.
-async fn cancel_one(h: &ReferenceHandler) {
-    let cx = Cx::at(V::V2025_11_25);
-    cx.cancellation().cancel();
-    let call = json!({ "name": "slow", "arguments": { "ms": 60000 } });
-    let _ = h.handle(request("tools/call", call), cx.build()).await;
-    assert_eq!(h.cancelled_count(), 1);
+/// The reference handler; when `cancelled`, it has counted one cancelled
+/// request, as that of a server that cancels on a drop would.
+async fn handler(cancelled: bool) -> ReferenceHandler {
+    let h = ReferenceHandler::new();
+    if cancelled {
+        let cx = Cx::at(V::V2025_11_25);
+        cx.cancellation().cancel();
+        let call = json!({ "name": "slow", "arguments": { "ms": 60000 } });
+        let _ = h.handle(request("tools/call", call), cx.build()).await;
+        assert_eq!(h.cancelled_count(), 1);
+    }
+    h
 }
 
 /// The `slow` call's POST.
@@ -130,10 +134,7 @@ async fn judge_resumption(
     result: Result<Delivered, TransportError>,
     cancelled: bool,
 ) -> Outcome {
-    let h = ReferenceHandler::new();
-    if cancelled {
-        cancel_one(&h).await;
-    }
+    let h = handler(cancelled).await;
     let wire = Wire::recorded(exchanges);
     let seen = seen(&h, &wire);
     verdict(&V::V2025_11_25, false, result, cut_now(), &seen).await
@@ -190,10 +191,7 @@ fn poll(at: Instant, result: Value) -> Exchange {
 }
 
 async fn judge_task(polls: Vec<Exchange>, cut: Cut, cancelled: bool) -> Outcome {
-    let h = ReferenceHandler::new();
-    if cancelled {
-        cancel_one(&h).await;
-    }
+    let h = handler(cancelled).await;
     let wire = Wire::recorded(Vec::new());
     let seen = seen(&h, &wire);
     by_task("t1", slept(), &polls, cut, &seen)
@@ -241,10 +239,7 @@ async fn a_task_whose_work_was_cancelled_on_the_drop_is_a_failure() {
 // ---- 2026-07-28 without tasks: closing the stream cancels ----
 
 async fn judge_close(cancelled: bool) -> Outcome {
-    let h = ReferenceHandler::new();
-    if cancelled {
-        cancel_one(&h).await;
-    }
+    let h = handler(cancelled).await;
     let wire = Wire::recorded(Vec::new());
     let seen = seen(&h, &wire);
     cancelled_by_close(unresumable(), cut_now(), &seen).await
@@ -269,10 +264,7 @@ async fn a_closed_stream_the_server_did_not_cancel_is_a_failure() {
 /// `not_resumable` over a wire of the unprimed POST and `more`, after the
 /// handler cancelled (or not).
 async fn judge_unresumable(more: Vec<Exchange>, cancelled: bool) -> Outcome {
-    let h = ReferenceHandler::new();
-    if cancelled {
-        cancel_one(&h).await;
-    }
+    let h = handler(cancelled).await;
     let post = call().answered_sse(": keep-alive\n\n");
     let mut exchanges = vec![post.clone()];
     exchanges.extend(more);
