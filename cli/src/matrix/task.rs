@@ -42,9 +42,10 @@ pub(crate) async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) 
 /// 2026-07-28 the declaration in the request's capabilities is the ask.
 pub(crate) async fn augment(conn: &Connection, harness: &Harness, tool: &str) -> bool {
     let rev = conn.revision();
-    if rev != mcp_transport_core::ProtocolVersion::V2025_11_25
-        || !declared::on_wire(&harness.wire.exchanges(), &rev).server
-    {
+    if !may_augment(
+        &rev,
+        declared::on_wire(&harness.wire.exchanges(), &rev).server,
+    ) {
         return false;
     }
     let Ok(stream) = conn
@@ -56,6 +57,18 @@ pub(crate) async fn augment(conn: &Connection, harness: &Harness, tool: &str) ->
     let Ok(Ok(list)) = stream.response().await.map(|r| result_value(&r)) else {
         return false;
     };
+    allows_task(&list, tool)
+}
+
+/// Whether a client on `rev` may ask for a task at all: on 2025-11-25,
+/// when the server declared `tasks.requests.tools.call`.
+fn may_augment(rev: &mcp_transport_core::ProtocolVersion, server_declared: bool) -> bool {
+    *rev == mcp_transport_core::ProtocolVersion::V2025_11_25 && server_declared
+}
+
+/// Whether the `tools/list` result `list` lists `tool` with
+/// `execution.taskSupport` `optional` or `required`.
+fn allows_task(list: &Value, tool: &str) -> bool {
     list["tools"].as_array().is_some_and(|tools| {
         tools.iter().any(|t| {
             t["name"] == tool

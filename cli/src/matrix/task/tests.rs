@@ -280,3 +280,66 @@ fn without_tasks_a_task_on_the_wire_fails() {
         "the client sent tasks/get although no task exists"
     );
 }
+
+/// A `c-2025-11-25` (or `client`) connection to a fresh `server` of the
+/// task scenario, declaring what the matrix client declares there.
+async fn connected(
+    client: super::super::ClientKind,
+    server: super::super::ServerKind,
+) -> (Connection, Harness) {
+    use mcp_http_edge::faults::Faults;
+    let harness = super::super::run::spawn_server(
+        client,
+        server,
+        super::super::Scenario::Task,
+        Faults::default(),
+    )
+    .await
+    .expect("server");
+    let cfg = super::super::harness::client_config(client, harness.addr, Faults::default())
+        .with_capabilities(declared::client_capabilities());
+    let conn = mcp_negotiate::client::connect(cfg).await.expect("connect");
+    (conn, harness)
+}
+
+#[tokio::test]
+async fn the_client_asks_for_a_task_only_where_2025_11_25_lets_it() {
+    use super::super::{ClientKind as C, ServerKind as S};
+    // s-all declares tasks.requests.tools.call; slow_ask allows a task,
+    // echo does not.
+    let (conn, harness) = connected(C::C1125, S::All).await;
+    assert!(augment(&conn, &harness, "slow_ask").await);
+    assert!(!augment(&conn, &harness, "echo").await);
+    // s-2025-11-25 declares no tasks: "clients MUST NOT attempt to invoke
+    // the tool as a task".
+    let (conn, harness) = connected(C::C1125, S::S1125).await;
+    assert!(!augment(&conn, &harness, "slow_ask").await);
+    // 2026-07-28: the declaration in the request's capabilities is the ask.
+    let (conn, harness) = connected(C::Modern, S::All).await;
+    assert!(!augment(&conn, &harness, "slow_ask").await);
+}
+
+#[test]
+fn only_a_2025_11_25_server_that_declared_tasks_may_be_asked() {
+    use mcp_transport_core::ProtocolVersion as V;
+    assert!(may_augment(&V::V2025_11_25, true));
+    assert!(!may_augment(&V::V2025_11_25, false));
+    assert!(!may_augment(&V::V2026_07_28, true));
+    assert!(!may_augment(&V::V2025_06_18, true));
+}
+
+#[test]
+fn a_tool_allows_a_task_when_it_says_optional_or_required() {
+    let list = json!({"tools": [
+        {"name": "a", "execution": {"taskSupport": "optional"}},
+        {"name": "b", "execution": {"taskSupport": "required"}},
+        {"name": "c", "execution": {"taskSupport": "forbidden"}},
+        {"name": "d"},
+    ]});
+    assert!(allows_task(&list, "a"));
+    assert!(allows_task(&list, "b"));
+    assert!(!allows_task(&list, "c"));
+    assert!(!allows_task(&list, "d"));
+    assert!(!allows_task(&list, "e"));
+    assert!(!allows_task(&json!({}), "a"));
+}
