@@ -34,9 +34,9 @@ use super::checks::{call_post, http_sse, resumes};
 use super::declared::{self, created_task};
 use super::harness::{CUT_AFTER_MS, Harness, LONG_MS, Observed};
 use super::outcome::*;
+use super::seen::Seen;
 use super::task::{augment, task_requests, wait_until};
-use super::wire::{Exchange, Wire};
-use crate::reference::ReferenceHandler;
+use super::wire::Exchange;
 
 /// What the call delivered: its stream events and its response.
 pub(crate) type Delivered = (Vec<StreamEvent>, Option<Response>);
@@ -127,27 +127,6 @@ pub(crate) async fn drop_mid_way(
 struct Cut {
     at: Instant,
     connections: usize,
-}
-
-/// The server under test as the verdicts see it: its wire, and how many
-/// requests its handler had cancelled before the call.
-struct Seen<'a> {
-    handler: &'a ReferenceHandler,
-    wire: &'a Wire,
-    before: u64,
-}
-
-impl Seen<'_> {
-    /// Whether the handler cancelled a request since the call began.
-    fn cancelled(&self) -> bool {
-        self.handler.cancelled_count() > self.before
-    }
-
-    fn not_cancelled(&self) -> Result<(), Observed> {
-        ensure(!self.cancelled(), || {
-            "the server cancelled the work when the connection dropped (\"Disconnection SHOULD NOT be interpreted as the client cancelling its request\")".into()
-        })
-    }
 }
 
 /// The verdict once the call has ended (`result`), by what `rev` and the
@@ -274,25 +253,13 @@ async fn cancelled_by_close(
     cut: Cut,
     seen: &Seen<'_>,
 ) -> Outcome {
-    let err = match result {
-        Ok(_) => return Err(failed("the call completed although its stream was cut")),
-        Err(e) => from_error(&e),
-    };
-    // "Closing the SSE response stream MUST be treated by the server as
-    // cancellation of that request."
-    let cancelled = wait_until(Duration::from_secs(3), || seen.cancelled()).await;
-    Err(match (cancelled, err) {
-        (true, Observed::Failed { kind, message }) => Observed::Failed {
-            kind,
-            message: format!(
-                "{message}; {} connection(s) cut; the server cancelled the work",
-                cut.connections
-            ),
-        },
-        (_, other) => failed(format!(
-            "the client failed ({other:?}), but the server never treated the closed stream as cancellation"
-        )),
-    })
+    match result {
+        Ok(_) => Err(failed("the call completed although its stream was cut")),
+        Err(e) => {
+            seen.cancelled_by_close(from_error(&e), cut.connections)
+                .await
+        }
+    }
 }
 
 /// 2025-03-26, 2025-06-18, 2024-11-05: nothing to resume from.

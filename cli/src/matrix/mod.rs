@@ -21,6 +21,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod scenario_impl;
+mod seen;
 pub mod selftest;
 mod sessions;
 mod streams;

@@ -1,6 +1,8 @@
-//! Recorded exchanges (and answers) built without a server, for the unit
-//! tests of the checks that read the wire ([`super::checks`],
-//! [`super::declared`], [`super::long_running`], [`super::task`]).
+//! What the scenarios' unit tests build without a server: recorded
+//! exchanges, answers, and a handler that has or has not cancelled (for
+//! the checks that read the wire: [`super::checks`], [`super::declared`],
+//! [`super::long_running`], [`super::streams`], [`super::task`], ...), and
+//! how they read an outcome.
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -9,8 +11,14 @@ use tokio::time::Instant;
 
 use super::harness::Observed;
 use super::outcome::Outcome;
-use super::wire::Exchange;
+use super::seen::Seen;
+use super::wire::{Exchange, Wire};
+use crate::fixtures::testing::{Cx, request};
+use crate::reference::ReferenceHandler;
+use mcp_transport_core::ProtocolVersion as V;
+use mcp_transport_core::handler::Handler;
 use mcp_transport_core::jsonrpc::{RequestId, Response, to_raw};
+use serde_json::json;
 
 fn exchange(method: Method, body: Bytes) -> Exchange {
     Exchange {
@@ -100,5 +108,29 @@ pub(crate) fn failure<T: std::fmt::Debug>(result: Result<T, Observed>) -> String
     match result {
         Err(Observed::Failed { message, .. }) => message,
         other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+/// The reference handler; when `cancelled`, it has counted one cancelled
+/// request, as that of a server that cancels on a drop would.
+pub(crate) async fn handler(cancelled: bool) -> ReferenceHandler {
+    let h = ReferenceHandler::new();
+    if cancelled {
+        let cx = Cx::at(V::V2025_11_25);
+        cx.cancellation().cancel();
+        let call = json!({ "name": "slow", "arguments": { "ms": 60000 } });
+        let _ = h.handle(request("tools/call", call), cx.build()).await;
+        assert_eq!(h.cancelled_count(), 1);
+    }
+    h
+}
+
+/// What the verdicts see of a server whose handler had cancelled nothing
+/// before the call.
+pub(crate) fn seen<'a>(handler: &'a ReferenceHandler, wire: &'a Wire) -> Seen<'a> {
+    Seen {
+        handler,
+        wire,
+        before: 0,
     }
 }

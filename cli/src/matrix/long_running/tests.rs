@@ -6,32 +6,17 @@ use std::time::Duration;
 
 use http::StatusCode;
 use mcp_transport_core::ProtocolVersion as V;
-use mcp_transport_core::handler::Handler;
 use mcp_transport_core::transport::{ResumeFailure, TransportError};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::super::failure::Failure;
-use super::super::test_wire::{get, post, said, text_answer};
+use super::super::test_wire::{get, handler, post, said, seen, text_answer};
+use super::super::wire::Wire;
 use super::*;
-use crate::fixtures::testing::{Cx, request};
 
 /// The call's id on the wire.
 const CALL_ID: i64 = 3;
-
-/// The reference handler; when `cancelled`, it has counted one cancelled
-/// request, as that of a server that cancels on a drop would.
-async fn handler(cancelled: bool) -> ReferenceHandler {
-    let h = ReferenceHandler::new();
-    if cancelled {
-        let cx = Cx::at(V::V2025_11_25);
-        cx.cancellation().cancel();
-        let call = json!({ "name": "slow", "arguments": { "ms": 60000 } });
-        let _ = h.handle(request("tools/call", call), cx.build()).await;
-        assert_eq!(h.cancelled_count(), 1);
-    }
-    h
-}
 
 /// The `slow` call's POST.
 fn call() -> Exchange {
@@ -67,16 +52,6 @@ fn cut_now() -> Cut {
     }
 }
 
-/// What the verdicts see of a server whose handler had cancelled nothing
-/// before the call.
-fn seen<'a>(handler: &'a ReferenceHandler, wire: &'a Wire) -> Seen<'a> {
-    Seen {
-        handler,
-        wire,
-        before: 0,
-    }
-}
-
 fn kind(outcome: &Outcome) -> Option<Failure> {
     match outcome {
         Err(Observed::Failed { kind, .. }) => *kind,
@@ -88,7 +63,7 @@ fn kind(outcome: &Outcome) -> Option<Failure> {
 
 #[tokio::test]
 async fn a_cut_that_cut_nothing_is_a_failure() {
-    let h = ReferenceHandler::new();
+    let h = handler(false).await;
     let wire = Wire::recorded(vec![call().answered_sse("data: \n\n")]);
     let seen = seen(&h, &wire);
     let cut = Cut {
@@ -102,7 +77,7 @@ async fn a_cut_that_cut_nothing_is_a_failure() {
 
 #[tokio::test]
 async fn a_task_answer_without_both_sides_declaring_tasks_is_a_failure() {
-    let h = ReferenceHandler::new();
+    let h = handler(false).await;
     let created = json!({"jsonrpc": "2.0", "id": CALL_ID,
         "result": {"task": {"taskId": "t1", "status": "working"}}});
     let wire =
@@ -311,7 +286,7 @@ async fn cancelling_on_the_clients_notification_is_allowed() {
 
 #[tokio::test(start_paused = true)]
 async fn a_primed_stream_the_client_did_not_resume_is_a_failure() {
-    let h = ReferenceHandler::new();
+    let h = handler(false).await;
     let post = call().answered_sse("id: p1\ndata: \n\n");
     let wire = Wire::recorded(vec![post.clone()]);
     let seen = seen(&h, &wire);

@@ -5,7 +5,8 @@
 use mcp_transport_core::ProtocolVersion as V;
 use serde_json::json;
 
-use super::super::test_wire::{failure, get, post, said, text_answer};
+use super::super::test_wire::{failure, get, handler, post, said, seen, text_answer};
+use super::super::wire::Wire;
 use super::*;
 
 /// A countdown of `n` done right: progress 1..=n of `n` under `token`, `n`
@@ -292,4 +293,116 @@ fn without_polling_a_message_after_the_answer_fails_except_over_http_sse() {
     // Over HTTP+SSE the one stream carries every request's messages.
     let out = judge(&[late], V::V2024_11_05, true);
     assert!(matches!(out, Ok(Observed::Absent(_))), "{out:?}");
+}
+
+// ---- `network_drop`'s verdict ----
+
+/// A countdown of `n` = 6 done right, as the client delivered it.
+fn six() -> Result<Countdown, Observed> {
+    Ok(delivered(6, &json!("p1")))
+}
+
+/// The countdown POST, cut after two progress events (`b1`, `b2`), and the
+/// resume after `b2` with the rest: only what followed it, when not
+/// `replaying`.
+fn dropped_wire(replaying: bool) -> Vec<Exchange> {
+    let ev = |i: u64| format!("id: b{i}\ndata: {}\n\n", progress_event(i));
+    let post = post(
+        json!({"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call",
+        "params": {"name": "countdown", "arguments": {"n": 6, "interval_ms": 40},
+            "_meta": {"progressToken": "p1"}}}),
+    )
+    .answered_sse(&format!("id: b0\ndata: \n\n{}{}", ev(1), ev(2)));
+    let first = if replaying { 2 } else { 3 };
+    let rest: String = (first..=6).map(ev).collect();
+    let get = resume(
+        &post,
+        50,
+        "b2",
+        &format!("{rest}id: b7\ndata: {}\n\n", done_event()),
+    );
+    vec![post, get]
+}
+
+async fn judge_drop(
+    result: Result<Countdown, Observed>,
+    cuts: usize,
+    rev: V,
+    over_http_sse: bool,
+    exchanges: Vec<Exchange>,
+    cancelled: bool,
+) -> Outcome {
+    let h = handler(cancelled).await;
+    let wire = Wire::recorded(exchanges);
+    dropped(result, cuts, &rev, over_http_sse, &seen(&h, &wire), 6).await
+}
+
+/// The client's error when its stream could not be resumed.
+fn cannot_resume() -> Observed {
+    Observed::Failed {
+        kind: Some(super::super::failure::Failure::NotResumable),
+        message: "the stream cannot be resumed".into(),
+    }
+}
+
+fn unresumable() -> Result<Countdown, Observed> {
+    Err(cannot_resume())
+}
+
+#[tokio::test]
+async fn a_legacy_drop_resumed_exactly_works() {
+    let out = judge_drop(six(), 1, V::V2025_11_25, false, dropped_wire(false), false).await;
+    assert!(matches!(out, Ok(Observed::Works(_))), "{out:?}");
+    assert!(said(&out).starts_with("1 connection(s) cut mid-call; 1 resume(s)"));
+}
+
+#[tokio::test]
+async fn a_legacy_drop_that_is_wrong_in_one_way_fails() {
+    let v = V::V2025_11_25;
+    let out = judge_drop(six(), 0, v.clone(), false, dropped_wire(false), false).await;
+    assert_eq!(said(&out), "no connection was cut");
+    let out = judge_drop(six(), 1, v.clone(), false, dropped_wire(true), false).await;
+    assert!(said(&out).starts_with("the resume after Last-Event-ID b2 replayed event b2"));
+    let out = judge_drop(six(), 1, v.clone(), false, dropped_wire(false), true).await;
+    assert!(said(&out).contains("Disconnection SHOULD NOT"), "{out:?}");
+    let unresumed = vec![dropped_wire(false).remove(0)];
+    let out = judge_drop(six(), 1, v.clone(), false, unresumed, false).await;
+    assert_eq!(
+        said(&out),
+        "the call completed without a resume by GET with Last-Event-ID"
+    );
+    let mut short = delivered(6, &json!("p1"));
+    short.progress.pop();
+    let out = judge_drop(Ok(short), 1, v.clone(), false, dropped_wire(false), false).await;
+    assert!(said(&out).starts_with("progress values"));
+    let out = judge_drop(unresumable(), 1, v, false, dropped_wire(false), false).await;
+    assert_eq!(said(&out), "the stream cannot be resumed");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_drop_must_be_a_cancellation() {
+    let v = V::V2026_07_28;
+    let out = judge_drop(unresumable(), 1, v.clone(), false, Vec::new(), true).await;
+    assert!(
+        matches!(out, Err(Observed::Failed { kind: Some(_), .. })),
+        "{out:?}"
+    );
+    assert!(said(&out).ends_with("1 connection(s) cut; the server cancelled the work"));
+    let out = judge_drop(unresumable(), 1, v.clone(), false, Vec::new(), false).await;
+    assert!(said(&out).contains("never treated the closed stream as cancellation"));
+    let out = judge_drop(six(), 1, v.clone(), false, Vec::new(), true).await;
+    assert_eq!(said(&out), "the call completed although its stream was cut");
+    let out = judge_drop(six(), 0, v, false, Vec::new(), true).await;
+    assert_eq!(said(&out), "no connection was cut");
+}
+
+#[tokio::test]
+async fn an_http_sse_drop_is_the_clients_error_as_it_is() {
+    let v = V::V2024_11_05;
+    let out = judge_drop(unresumable(), 1, v.clone(), true, Vec::new(), false).await;
+    assert_eq!(out, Err(cannot_resume()));
+    let out = judge_drop(six(), 1, v.clone(), true, Vec::new(), false).await;
+    assert_eq!(said(&out), "the call completed although its stream was cut");
+    let out = judge_drop(six(), 0, v, true, Vec::new(), false).await;
+    assert_eq!(said(&out), "no connection was cut");
 }
