@@ -197,6 +197,18 @@ fn input_required_must_come_before_completed() {
         true,
     ));
     assert!(m.contains("saw [\"completed\"]"), "{m}");
+    let working_then_done = vec![
+        call(&created_modern()),
+        get_saw("working"),
+        get_saw("completed"),
+        update(json!({"e1": {"action": "accept"}})),
+    ];
+    let m = failure(create_poll_input(
+        delivered("hello, Ada"),
+        &working_then_done,
+        true,
+    ));
+    assert!(m.contains("saw [\"working\", \"completed\"]"), "{m}");
 }
 
 #[test]
