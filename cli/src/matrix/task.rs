@@ -292,20 +292,7 @@ async fn cancel(conn: &Connection, harness: &Harness, augment: bool) -> Result<S
     ensure(seen, || {
         format!("the handler of task {id} never saw the cancellation")
     })?;
-    let wire = harness.wire.exchanges();
-    let cancels = task_requests(&wire, &id)
-        .into_iter()
-        .filter(|e| e.rpc_method().as_deref() == Some("tasks/cancel"))
-        .count();
-    ensure(cancels > 0, || format!("no tasks/cancel named task {id}"))?;
-    // "The notifications/cancelled notification MUST NOT be used for task
-    // cancellation."
-    ensure(
-        !wire
-            .iter()
-            .any(|e| e.rpc_method().as_deref() == Some("notifications/cancelled")),
-        || "notifications/cancelled was sent to cancel a task".into(),
-    )?;
+    cancelled_by_request(&harness.wire.exchanges(), &id)?;
     if let Underlying::Modern(client) = conn.underlying() {
         let status = ended_as(client, &id).await?;
         return Ok(format!(
@@ -315,6 +302,23 @@ async fn cancel(conn: &Connection, harness: &Harness, augment: bool) -> Result<S
     Ok(format!(
         "task {id} cancelled by tasks/cancel (no notifications/cancelled), the handler saw it"
     ))
+}
+
+/// Task `id` was cancelled on the wire by `tasks/cancel`, and not by
+/// `notifications/cancelled`: "The notifications/cancelled notification
+/// MUST NOT be used for task cancellation."
+fn cancelled_by_request(wire: &[Exchange], id: &str) -> Result<(), Observed> {
+    let cancels = task_requests(wire, id)
+        .into_iter()
+        .filter(|e| e.rpc_method().as_deref() == Some("tasks/cancel"))
+        .count();
+    ensure(cancels > 0, || format!("no tasks/cancel named task {id}"))?;
+    ensure(
+        !wire
+            .iter()
+            .any(|e| e.rpc_method().as_deref() == Some("notifications/cancelled")),
+        || "notifications/cancelled was sent to cancel a task".into(),
+    )
 }
 
 /// How a task ended, by following it anew (`resume_task`): a cancelled
@@ -328,7 +332,15 @@ async fn ended_as(
         .await
         .map_err(|_| failed(format!("task {id} did not end after tasks/cancel")))?
         .map_err(|e| from_error(&e))?;
-    match response.payload {
+    ended_cancelled(response.payload, id)
+}
+
+/// A cancelled task's result is the `-32800` error.
+fn ended_cancelled(
+    payload: Result<Box<serde_json::value::RawValue>, mcp_transport_core::jsonrpc::ErrorObject>,
+    id: &str,
+) -> Result<&'static str, Observed> {
+    match payload {
         Err(e) if e.code == -32800 => Ok("cancelled"),
         other => Err(failed(format!(
             "task {id} after tasks/cancel ended with {other:?}, not cancelled"

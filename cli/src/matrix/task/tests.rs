@@ -355,3 +355,54 @@ fn a_tool_allows_a_task_when_it_says_optional_or_required() {
     assert!(!allows_task(&list, "e"));
     assert!(!allows_task(&json!({}), "a"));
 }
+
+#[test]
+fn a_task_is_cancelled_by_tasks_cancel_alone() {
+    let cancel = tasks("tasks/cancel", json!({}), json!({}));
+    assert_eq!(cancelled_by_request(&[cancel.clone()], "t1"), Ok(()));
+    assert_eq!(
+        failure(cancelled_by_request(&[get_saw("working")], "t1")),
+        "no tasks/cancel named task t1"
+    );
+    assert_eq!(
+        failure(cancelled_by_request(&[cancel.clone()], "t2")),
+        "no tasks/cancel named task t2"
+    );
+    let note = post(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": CALL_ID}}),
+    );
+    assert_eq!(
+        failure(cancelled_by_request(&[cancel, note], "t1")),
+        "notifications/cancelled was sent to cancel a task"
+    );
+}
+
+#[test]
+fn a_cancelled_task_ends_with_32800() {
+    use mcp_transport_core::jsonrpc::ErrorObject;
+    assert_eq!(
+        ended_cancelled(Err(ErrorObject::new(-32800, "cancelled")), "t1"),
+        Ok("cancelled")
+    );
+    let m = failure(ended_cancelled(Err(ErrorObject::new(-32603, "boom")), "t1"));
+    assert!(
+        m.starts_with("task t1 after tasks/cancel ended with Err("),
+        "{m}"
+    );
+    let done = mcp_transport_core::jsonrpc::to_raw(&json!({"content": []})).unwrap();
+    assert!(failure(ended_cancelled(Ok(done), "t1")).ends_with("not cancelled"));
+}
+
+#[tokio::test]
+async fn the_task_scenario_says_what_it_saw_of_the_cancel() {
+    use super::super::{ClientKind as C, Scenario, ServerKind as S};
+    let r = super::super::run::run_one(C::Modern, S::All, Scenario::Task).await;
+    let Observed::Works(text) = &r.observed else {
+        panic!("{}", r.explain());
+    };
+    assert!(
+        text.ends_with("cancelled by tasks/cancel (no notifications/cancelled), the handler saw it, tasks/get then reports it cancelled"),
+        "{text}"
+    );
+}
