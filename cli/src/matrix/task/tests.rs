@@ -359,13 +359,16 @@ fn a_tool_allows_a_task_when_it_says_optional_or_required() {
 #[test]
 fn a_task_is_cancelled_by_tasks_cancel_alone() {
     let cancel = tasks("tasks/cancel", json!({}), json!({}));
-    assert_eq!(cancelled_by_request(&[cancel.clone()], "t1"), Ok(()));
+    assert_eq!(
+        cancelled_by_request(std::slice::from_ref(&cancel), "t1"),
+        Ok(())
+    );
     assert_eq!(
         failure(cancelled_by_request(&[get_saw("working")], "t1")),
         "no tasks/cancel named task t1"
     );
     assert_eq!(
-        failure(cancelled_by_request(&[cancel.clone()], "t2")),
+        failure(cancelled_by_request(std::slice::from_ref(&cancel), "t2")),
         "no tasks/cancel named task t2"
     );
     let note = post(
