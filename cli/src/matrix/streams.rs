@@ -30,6 +30,14 @@ pub(crate) async fn json_answer(conn: &Connection, harness: &Harness) -> Outcome
             "no JSON answers: the POST got 202 and the response came as an SSE message event",
         ));
     }
+    let ct = answered_as_json(&post)?;
+    no_session_id_minted(conn, harness)?;
+    Ok(works(format!("echo answered as {ct}")))
+}
+
+/// The server in JSON mode answered `post` 200 `application/json`; its
+/// Content-Type.
+fn answered_as_json(post: &Exchange) -> Result<&str, Observed> {
     let ct = post.response_header("content-type").unwrap_or_default();
     ensure(
         post.status == Some(http::StatusCode::OK) && ct.starts_with("application/json"),
@@ -40,8 +48,7 @@ pub(crate) async fn json_answer(conn: &Connection, harness: &Harness) -> Outcome
             )
         },
     )?;
-    no_session_id_minted(conn, harness)?;
-    Ok(works(format!("echo answered as {ct}")))
+    Ok(ct)
 }
 
 pub(crate) async fn streamed(conn: &Connection, harness: &Harness) -> Outcome {

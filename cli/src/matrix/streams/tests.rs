@@ -406,3 +406,18 @@ async fn an_http_sse_drop_is_the_clients_error_as_it_is() {
     let out = judge_drop(six(), 0, v, true, Vec::new(), false).await;
     assert_eq!(said(&out), "no connection was cut");
 }
+
+#[test]
+fn a_json_mode_answer_is_200_application_json() {
+    let call = || post(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}));
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+    let json_200 = call().answered_json(http::StatusCode::OK, &answer);
+    assert_eq!(answered_as_json(&json_200), Ok("application/json"));
+    let sse = call().answered_sse(&format!("data: {answer}\n\n"));
+    assert_eq!(
+        failure(answered_as_json(&sse)),
+        "the server in JSON mode answered Some(200) with Content-Type \"text/event-stream\""
+    );
+    let json_202 = call().answered_json(http::StatusCode::ACCEPTED, &answer);
+    assert!(failure(answered_as_json(&json_202)).contains("Some(202)"));
+}
