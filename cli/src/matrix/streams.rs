@@ -122,6 +122,16 @@ impl Countdown {
     }
 }
 
+/// `(progress, total, progressToken)` of a progress notification's
+/// params; a number missing reads as -1, which no count matches.
+fn progress_of(params: &Value) -> (f64, f64, Value) {
+    (
+        params["progress"].as_f64().unwrap_or(-1.0),
+        params["total"].as_f64().unwrap_or(-1.0),
+        params["progressToken"].clone(),
+    )
+}
+
 /// Runs `countdown` with progress; `on_progress` is told of each progress
 /// notification (with how many arrived so far).
 pub(crate) async fn countdown(
@@ -155,11 +165,7 @@ pub(crate) async fn countdown(
                     .unwrap_or(Value::Null);
                 match method.as_str() {
                     "notifications/progress" => {
-                        out.progress.push((
-                            p["progress"].as_f64().unwrap_or(-1.0),
-                            p["total"].as_f64().unwrap_or(-1.0),
-                            p["progressToken"].clone(),
-                        ));
+                        out.progress.push(progress_of(&p));
                         if let Some(f) = on_progress.as_mut() {
                             f(out.progress.len());
                         }

@@ -421,3 +421,16 @@ fn a_json_mode_answer_is_200_application_json() {
     let json_202 = call().answered_json(http::StatusCode::ACCEPTED, &answer);
     assert!(failure(answered_as_json(&json_202)).contains("Some(202)"));
 }
+
+#[test]
+fn a_progress_notification_without_its_numbers_matches_no_count() {
+    assert_eq!(
+        progress_of(&json!({"progressToken": "p1", "progress": 2, "total": 4})),
+        (2.0, 4.0, json!("p1"))
+    );
+    assert_eq!(
+        progress_of(&json!({"progressToken": "p1"})),
+        (-1.0, -1.0, json!("p1"))
+    );
+    assert_eq!(progress_of(&Value::Null), (-1.0, -1.0, Value::Null));
+}
