@@ -432,11 +432,17 @@ pub(crate) async fn two_streams(
             "two concurrent calls: {na} and {nb} progress, each only its own"
         )));
     }
-    let cuts = cuts.load(Ordering::SeqCst);
+    both_resumed(&wire, cuts.load(Ordering::SeqCst), na, nb)
+}
+
+/// `two_streams` before 2026-07-28, once both calls delivered their own
+/// `na` and `nb` progress: `cuts` connections were cut, and each resume
+/// replayed only what followed its `Last-Event-ID`.
+fn both_resumed(wire: &[Exchange], cuts: usize, na: u64, nb: u64) -> Outcome {
     ensure(cuts > 0, || "no connection was cut".into())?;
-    let gets = resumes(&wire);
+    let gets = resumes(wire);
     ensure(!gets.is_empty(), || "neither stream was resumed".into())?;
-    replays_exclusive(&wire)?;
+    replays_exclusive(wire)?;
     Ok(works(format!(
         "two concurrent streams, {cuts} connection(s) cut, {} resume(s) each replaying only what followed its Last-Event-ID: {na} and {nb} progress, each only its own",
         gets.len()

@@ -434,3 +434,21 @@ fn a_progress_notification_without_its_numbers_matches_no_count() {
     );
     assert_eq!(progress_of(&Value::Null), (-1.0, -1.0, Value::Null));
 }
+
+#[test]
+fn two_streams_must_be_cut_and_resumed_exactly() {
+    let out = both_resumed(&dropped_wire(false), 1, 4, 6);
+    assert!(matches!(out, Ok(Observed::Works(_))), "{out:?}");
+    assert!(said(&out).starts_with("two concurrent streams, 1 connection(s) cut, 1 resume(s)"));
+    assert_eq!(
+        said(&both_resumed(&dropped_wire(false), 0, 4, 6)),
+        "no connection was cut"
+    );
+    let unresumed = [dropped_wire(false).remove(0)];
+    assert_eq!(
+        said(&both_resumed(&unresumed, 1, 4, 6)),
+        "neither stream was resumed"
+    );
+    let out = both_resumed(&dropped_wire(true), 1, 4, 6);
+    assert!(said(&out).starts_with("the resume after Last-Event-ID b2 replayed event b2"));
+}
