@@ -179,34 +179,8 @@ pub(crate) fn classify_error(e: &TransportError) -> Option<Failure> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ServerKind, run::spawn_server};
     use super::*;
-    use crate::matrix::Scenario;
     use mcp_transport_core::ProtocolVersion;
-
-    #[tokio::test]
-    async fn dropping_the_harness_stops_its_server() {
-        let harness = spawn_server(
-            ClientKind::All,
-            ServerKind::Legacy,
-            Scenario::Json,
-            Faults::default(),
-        )
-        .await
-        .expect("server");
-        let addr = harness.addr;
-        tokio::net::TcpStream::connect(addr)
-            .await
-            .expect("the server accepts connections while the harness lives");
-        drop(harness);
-        for _ in 0..200 {
-            if tokio::net::TcpStream::connect(addr).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("{addr} still accepts connections after the harness was dropped");
-    }
 
     #[test]
     fn only_unresumable_streams_are_the_spec_named_failure() {

@@ -208,3 +208,27 @@ fn only_requests_after_the_refusal_count_as_its_retry() {
     );
     assert!(retried(vec![odd]).is_err());
 }
+
+#[tokio::test]
+async fn dropping_the_harness_stops_its_server() {
+    let harness = spawn_server(
+        ClientKind::All,
+        ServerKind::Legacy,
+        Scenario::Json,
+        Faults::default(),
+    )
+    .await
+    .expect("server");
+    let addr = harness.addr;
+    tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the server accepts connections while the harness lives");
+    drop(harness);
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_err() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("{addr} still accepts connections after the harness was dropped");
+}
