@@ -34,8 +34,8 @@ use super::checks::{call_post, http_sse, resumes};
 use super::declared::{self, created_task};
 use super::harness::{CUT_AFTER_MS, Harness, LONG_MS, Observed};
 use super::outcome::*;
-use super::seen::Seen;
-use super::task::{augment, task_requests, wait_until};
+use super::seen::{Seen, wait_until};
+use super::task::{augment, task_requests};
 use super::wire::Exchange;
 
 /// What the call delivered: its stream events and its response.
@@ -114,11 +114,7 @@ pub(crate) async fn drop_mid_way(
     let result = call
         .await
         .map_err(|e| failed(format!("the call's task failed: {e}")))?;
-    let seen = Seen {
-        handler: &harness.handler,
-        wire: &harness.wire,
-        before,
-    };
+    let seen = Seen::since(harness, before);
     verdict(&conn.revision(), http_sse(conn), result, cut, &seen).await
 }
 

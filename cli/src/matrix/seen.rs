@@ -6,9 +6,8 @@
 
 use std::time::Duration;
 
-use super::harness::Observed;
+use super::harness::{Harness, Observed};
 use super::outcome::{Outcome, ensure, failed};
-use super::task::wait_until;
 use super::wire::Wire;
 use crate::reference::ReferenceHandler;
 
@@ -20,10 +19,26 @@ pub(crate) struct Seen<'a> {
     pub(crate) before: u64,
 }
 
-impl Seen<'_> {
+impl<'a> Seen<'a> {
+    /// The server of `harness`, whose handler had cancelled `before`
+    /// requests when the call began.
+    pub(crate) fn since(harness: &'a Harness, before: u64) -> Self {
+        Seen {
+            handler: &harness.handler,
+            wire: &harness.wire,
+            before,
+        }
+    }
+
     /// Whether the handler cancelled a request since the call began.
     pub(crate) fn cancelled(&self) -> bool {
         self.handler.cancelled_count() > self.before
+    }
+
+    /// Whether the handler cancels a request since the call began within
+    /// 3 s (a cancellation crosses tasks and, on a cluster, instances).
+    pub(crate) async fn saw_cancel(&self) -> bool {
+        wait_until(Duration::from_secs(3), || self.cancelled()).await
     }
 
     /// A lost connection is no cancellation: "Disconnection SHOULD NOT be
@@ -41,7 +56,7 @@ impl Seen<'_> {
     /// *Transports*): the spec-named failure when the handler saw the
     /// cancellation within 3 s, a failure of its own otherwise.
     pub(crate) async fn cancelled_by_close(&self, err: Observed, cuts: usize) -> Outcome {
-        let cancelled = wait_until(Duration::from_secs(3), || self.cancelled()).await;
+        let cancelled = self.saw_cancel().await;
         Err(match (cancelled, err) {
             (true, Observed::Failed { kind, message }) => Observed::Failed {
                 kind,
@@ -53,5 +68,19 @@ impl Seen<'_> {
                 "the client failed ({other:?}), but the server never treated the closed stream as cancellation"
             )),
         })
+    }
+}
+
+/// Polls `done` every 10 ms until it holds or `limit` passes.
+pub(crate) async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let end = tokio::time::Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= end {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

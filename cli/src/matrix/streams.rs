@@ -330,11 +330,7 @@ pub(crate) async fn network_drop(
         }
     };
     let result = countdown(conn, n, 40, Some(&mut on_progress)).await;
-    let seen = Seen {
-        handler: &harness.handler,
-        wire: &harness.wire,
-        before,
-    };
+    let seen = Seen::since(harness, before);
     let cuts = cut.load(Ordering::SeqCst);
     dropped(result, cuts, &conn.revision(), http_sse(conn), &seen, n).await
 }

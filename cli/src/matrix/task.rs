@@ -14,25 +14,12 @@ use super::declared::{self, created_task};
 use super::harness::{Harness, Observed};
 use super::long_running::{Delivered, call_params, run_call};
 use super::outcome::*;
+use super::seen::Seen;
 use super::wire::Exchange;
 use mcp_http_edge::headers;
 
 /// How long `slow_ask` works before and after its question.
 const WORK_MS: u64 = 100;
-
-/// Polls `done` every 10 ms until it holds or `limit` passes.
-pub(crate) async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let end = tokio::time::Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if tokio::time::Instant::now() >= end {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
 
 /// Whether the matrix client asks for a task itself (2025-11-25, where
 /// tasks are "requestor-driven"): when the server declared
@@ -285,11 +272,7 @@ async fn cancel(conn: &Connection, harness: &Harness, augment: bool) -> Result<S
     };
     // Dropping the response cancels the task (tasks/cancel).
     drop(stream);
-    let seen = wait_until(Duration::from_secs(3), || {
-        harness.handler.cancelled_count() > before
-    })
-    .await;
-    ensure(seen, || {
+    ensure(Seen::since(harness, before).saw_cancel().await, || {
         format!("the handler of task {id} never saw the cancellation")
     })?;
     cancelled_by_request(&harness.wire.exchanges(), &id)?;
