@@ -8,12 +8,13 @@ use futures_util::StreamExt;
 use mcp_negotiate::client::Connection;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 use mcp_transport_core::transport::{ListenFilter, RequestOptions, Transport, TransportError};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::checks::*;
 use super::expect::Failure;
 use super::harness::{Harness, Observed};
 use super::outcome::*;
+use super::seen::Seen;
 use super::wire::Exchange;
 use mcp_http_edge::headers;
 
@@ -71,15 +72,9 @@ pub(crate) async fn cancel(conn: &Connection, harness: &Harness) -> Outcome {
         return Err(failed("the slow call ended before it was cancelled"));
     }
     call.abort();
-    let mut seen = false;
-    for _ in 0..300 {
-        if harness.handler.cancelled_count() > before {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    ensure(seen, || "the handler never saw the cancellation".into())?;
+    ensure(Seen::since(harness, before).saw_cancel().await, || {
+        "the handler never saw the cancellation".into()
+    })?;
     // Let anything the server would still send go out.
     tokio::time::sleep(Duration::from_millis(100)).await;
     cancelled_on_wire(&harness.wire.exchanges(), conn.revision().is_modern())
@@ -136,18 +131,7 @@ pub(crate) async fn changes(conn: &Connection, harness: &Harness) -> Outcome {
     let mut messages = match conn.listen(filter).await {
         Ok(m) => m,
         Err(TransportError::NotOffered { what }) if !modern => {
-            let wire = harness.wire.exchanges();
-            let refused = wire.iter().any(|e| {
-                e.method == http::Method::GET
-                    && e.header("last-event-id").is_none()
-                    && e.status == Some(http::StatusCode::METHOD_NOT_ALLOWED)
-            });
-            ensure(refused, || {
-                format!("the client says {what} is not offered, but no GET was answered 405")
-            })?;
-            return Ok(absent(format!(
-                "GET answered 405: the client reports {what} not offered, no hang"
-            )));
+            return get_refused(&harness.wire.exchanges(), &what);
         }
         Err(e) => return Err(from_error(&e)),
     };
@@ -208,11 +192,81 @@ pub(crate) async fn changes(conn: &Connection, harness: &Harness) -> Outcome {
             }
         )));
     }
+    listened(&harness.wire.exchanges(), modern)?;
     Ok(works(if modern {
         "only the requested tools/list_changed arrived on subscriptions/listen (prompts/list_changed, not requested, did not)"
     } else {
         "tools/list_changed arrived once on the GET stream, nothing else"
     }))
+}
+
+/// `changes` on a server without the standalone GET stream: the client
+/// reported `what` not offered, which it may only after a GET (not a
+/// resume) was answered 405 ("the server MUST either return Content-Type:
+/// text/event-stream in response to this HTTP GET, or else return HTTP 405
+/// Method Not Allowed"; *Transports*, Listening for Messages from the
+/// Server).
+fn get_refused(wire: &[Exchange], what: &str) -> Outcome {
+    let refused = wire.iter().any(|e| {
+        e.method == http::Method::GET
+            && e.header("last-event-id").is_none()
+            && e.status == Some(http::StatusCode::METHOD_NOT_ALLOWED)
+    });
+    ensure(refused, || {
+        format!("the client says {what} is not offered, but no GET was answered 405")
+    })?;
+    Ok(absent(format!(
+        "GET answered 405: the client reports {what} not offered, no hang"
+    )))
+}
+
+/// `changes`' reading of the wire once `tools/list_changed` was received
+/// and nothing followed it: the notifications the server sent on the
+/// listening stream(s) (2026-07-28: the `subscriptions/listen` response,
+/// after its acknowledgment; before: the GET streams) are that one
+/// notification and nothing else. The client's API shows only what the
+/// client chose to deliver (ours skips a type it did not ask for), so the
+/// server's part is read here: on 2026-07-28 it "MUST NOT send notification
+/// types the client has not explicitly requested" (*Subscriptions*), and
+/// the scenario published one such type first.
+fn listened(wire: &[Exchange], modern: bool) -> Result<(), Observed> {
+    let streams: Vec<&Exchange> = wire
+        .iter()
+        .filter(|e| {
+            if modern {
+                e.rpc_method().as_deref() == Some("subscriptions/listen")
+            } else {
+                e.method == http::Method::GET && e.is_sse()
+            }
+        })
+        .collect();
+    let mut sent = Vec::new();
+    for stream in &streams {
+        let mut messages = stream.messages().into_iter();
+        if modern {
+            let first = messages.next();
+            let method = first.as_ref().and_then(|m| m.get("method"));
+            ensure(
+                method.and_then(Value::as_str) == Some("notifications/subscriptions/acknowledged"),
+                || {
+                    format!(
+                        "the subscriptions/listen stream began with {first:?}, not its acknowledgment"
+                    )
+                },
+            )?;
+        }
+        sent.extend(
+            messages
+                .filter(|m| m.get("id").is_none())
+                .filter_map(|m| m.get("method").and_then(Value::as_str).map(str::to_owned)),
+        );
+    }
+    ensure(sent == ["notifications/tools/list_changed"], || {
+        format!(
+            "the server sent {sent:?} on the {} listening stream(s), where only one notifications/tools/list_changed was for them",
+            streams.len()
+        )
+    })
 }
 
 pub(crate) fn describe(m: &Message) -> String {
@@ -223,14 +277,16 @@ pub(crate) fn describe(m: &Message) -> String {
     }
 }
 
-/// The session id the client used (from the wire).
+/// The session id the client used last (from the wire).
 pub(crate) fn session_id(harness: &Harness) -> Option<String> {
-    harness
-        .wire
-        .exchanges()
-        .iter()
+    last_session_id(&harness.wire.exchanges()).map(str::to_owned)
+}
+
+/// The session id of the last request on `wire` that carried one.
+fn last_session_id(wire: &[Exchange]) -> Option<&str> {
+    wire.iter()
         .rev()
-        .find_map(|e| e.header(headers::SESSION_ID).map(str::to_owned))
+        .find_map(|e| e.header(headers::SESSION_ID))
 }
 
 /// 2026-07-28 answers older-client traffic as the spec says: DELETE (and
@@ -344,27 +400,7 @@ pub(crate) async fn expiry(conn: &Connection, harness: &Harness) -> Outcome {
     ensure(text == "again", || {
         format!("after re-initialize echo answered {text:?}")
     })?;
-    let wire = harness.wire.exchanges();
-    let got_404 = wire.iter().any(|e| {
-        e.header(headers::SESSION_ID) == Some(old.as_str())
-            && e.status == Some(http::StatusCode::NOT_FOUND)
-    });
-    ensure(got_404, || {
-        "no request with the terminated session id was answered 404".into()
-    })?;
-    let reinit = wire.iter().rposition(|e| {
-        e.rpc_method().as_deref() == Some("initialize") && e.header(headers::SESSION_ID).is_none()
-    });
-    let first_init = wire
-        .iter()
-        .position(|e| e.rpc_method().as_deref() == Some("initialize"));
-    ensure(reinit.is_some() && reinit != first_init, || {
-        "no new initialize without a session id after the 404".into()
-    })?;
-    let new = session_id(harness).unwrap_or_default();
-    ensure(new != old, || {
-        "the client still uses the terminated session id".into()
-    })?;
+    reinitialized(&harness.wire.exchanges(), &old)?;
     Ok(works(format!(
         "{ended} session record(s) ended; 404 for the terminated session{}; a new initialize without a session id; a new session",
         if reported {
@@ -373,6 +409,30 @@ pub(crate) async fn expiry(conn: &Connection, harness: &Harness) -> Outcome {
             ", re-initialized transparently"
         }
     )))
+}
+
+/// `expiry`'s reading of the wire once the server ended session `old` and
+/// the client called again: a request naming `old` answered 404 (the server
+/// "MUST respond to requests containing that session ID with HTTP 404 Not
+/// Found"), a new `initialize` without a session id after it (the client
+/// "MUST start a new session by sending a new `InitializeRequest` without a
+/// session ID attached"), and the client on another session since
+/// (*Transports*, Session Management).
+fn reinitialized(wire: &[Exchange], old: &str) -> Result<(), Observed> {
+    let refused = wire.iter().position(|e| {
+        e.header(headers::SESSION_ID) == Some(old) && e.status == Some(http::StatusCode::NOT_FOUND)
+    });
+    let refused = refused
+        .ok_or_else(|| failed("no request with the terminated session id was answered 404"))?;
+    let reinit = wire[refused..].iter().any(|e| {
+        e.rpc_method().as_deref() == Some("initialize") && e.header(headers::SESSION_ID).is_none()
+    });
+    ensure(reinit, || {
+        "no new initialize without a session id after the 404".into()
+    })?;
+    ensure(last_session_id(wire) != Some(old), || {
+        "the client still uses the terminated session id".into()
+    })
 }
 
 pub(crate) async fn delete(conn: &Connection, harness: &Harness) -> Outcome {
@@ -391,19 +451,7 @@ pub(crate) async fn delete(conn: &Connection, harness: &Harness) -> Outcome {
     let before = harness.server.session_count();
     conn.close().await.map_err(|e| from_error(&e))?;
     let wire = harness.wire.exchanges();
-    let del = wire
-        .iter()
-        .find(|e| e.method == http::Method::DELETE)
-        .ok_or_else(|| failed("close() sent no DELETE"))?;
-    ensure(
-        del.header(headers::SESSION_ID) == Some(old.as_str()),
-        || {
-            format!(
-                "the DELETE named session {:?}, not {old:?}",
-                del.header(headers::SESSION_ID)
-            )
-        },
-    )?;
+    let del = deleted(&wire, &old)?;
     let revision = conn.revision();
     let on_old_session = || {
         reqwest::Client::new()
@@ -447,6 +495,24 @@ pub(crate) async fn delete(conn: &Connection, harness: &Harness) -> Outcome {
         "DELETE ({}) ended the session; a later request with its id got 404",
         del.status.map(|s| s.as_u16()).unwrap_or_default()
     )))
+}
+
+/// The DELETE `close()` sent, which must name the session it ends, `old`
+/// (the client "SHOULD send an HTTP DELETE to the MCP endpoint with the
+/// `Mcp-Session-Id` header, to explicitly terminate the session";
+/// *Transports*, Session Management).
+fn deleted<'w>(wire: &'w [Exchange], old: &str) -> Result<&'w Exchange, Observed> {
+    let del = wire
+        .iter()
+        .find(|e| e.method == http::Method::DELETE)
+        .ok_or_else(|| failed("close() sent no DELETE"))?;
+    ensure(del.header(headers::SESSION_ID) == Some(old), || {
+        format!(
+            "the DELETE named session {:?}, not {old:?}",
+            del.header(headers::SESSION_ID)
+        )
+    })?;
+    Ok(del)
 }
 
 pub(crate) async fn get_405(conn: &Connection, harness: &Harness) -> Outcome {

@@ -1,12 +1,13 @@
-//! `cancel`'s wire verdict and `get_405`'s reading of the answer, against
-//! wires and answers built by hand: each names a client or server that
-//! gets the rule wrong and must not pass.
+//! The wire verdicts of `cancel`, `changes`, `expiry` and `delete`, and
+//! `get_405`'s reading of the answer, against wires and answers built by
+//! hand: each names a client or server that gets the rule wrong and must
+//! not pass.
 
 use http::StatusCode;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::super::test_wire::{post, said};
+use super::super::test_wire::{failure, get, post, said};
 use super::*;
 
 /// The `slow` call's id on the wire.
@@ -134,4 +135,205 @@ fn a_get_is_refused_with_405_naming_post_or_opens_the_legacy_stream() {
     assert!(said(&out).starts_with("GET answered 200 OK"));
     let out = get_answered(S::NOT_FOUND, "POST", sse, false);
     assert!(said(&out).starts_with("GET answered 404 Not Found"));
+}
+
+/// A notification as an SSE event.
+fn event(method: &str) -> String {
+    format!("data: {}\n\n", json!({"jsonrpc": "2.0", "method": method}))
+}
+
+const ACK: &str = "notifications/subscriptions/acknowledged";
+const TOOLS: &str = "notifications/tools/list_changed";
+const PROMPTS: &str = "notifications/prompts/list_changed";
+
+/// The `subscriptions/listen` POST answered with `sse`.
+fn listen(sse: &str) -> Exchange {
+    post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}}}),
+    )
+    .answered_sse(sse)
+}
+
+#[test]
+fn a_listen_stream_carries_its_acknowledgment_then_only_what_was_asked() {
+    let right = [listen(&(event(ACK) + &event(TOOLS)))];
+    assert_eq!(listened(&right, true), Ok(()));
+    // The type the client did not ask for, which the scenario publishes
+    // first: a client may hide it, the wire does not.
+    let unasked = [listen(&(event(ACK) + &event(PROMPTS) + &event(TOOLS)))];
+    assert_eq!(
+        failure(listened(&unasked, true)),
+        "the server sent [\"notifications/prompts/list_changed\", \"notifications/tools/list_changed\"] on the 1 listening stream(s), where only one notifications/tools/list_changed was for them"
+    );
+    let twice = [listen(&(event(ACK) + &event(TOOLS) + &event(TOOLS)))];
+    assert!(failure(listened(&twice, true)).starts_with("the server sent [\"notifications/tools/list_changed\", \"notifications/tools/list_changed\"]"));
+    let unacknowledged = [listen(&event(TOOLS))];
+    assert!(
+        failure(listened(&unacknowledged, true))
+            .starts_with("the subscriptions/listen stream began with Some(")
+    );
+    // Sent on another request's stream, it did not reach the listener.
+    let elsewhere = [
+        listen(&event(ACK)),
+        post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call"}))
+            .answered_sse(&event(TOOLS)),
+    ];
+    assert!(
+        failure(listened(&elsewhere, true)).starts_with("the server sent [] on the 1 listening")
+    );
+    assert!(failure(listened(&[], true)).ends_with(
+        "on the 0 listening stream(s), where only one notifications/tools/list_changed was for them"
+    ));
+}
+
+#[test]
+fn a_legacy_notification_goes_once_over_the_get_streams() {
+    let priming = "id: s0.0\ndata:\n\n";
+    let right = [get().answered_sse(&(priming.to_owned() + &event(TOOLS)))];
+    assert_eq!(listened(&right, false), Ok(()));
+    // Polled: the first stream closed after priming, the next replays it.
+    let polled = [
+        get().answered_sse(priming),
+        get()
+            .with_header("last-event-id", "s0.0")
+            .answered_sse(&event(TOOLS)),
+    ];
+    assert_eq!(listened(&polled, false), Ok(()));
+    // A request of the server's own (a ping) is no notification; a refused
+    // GET is no stream.
+    let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping"});
+    let with_ping = [
+        get().answered_json(StatusCode::METHOD_NOT_ALLOWED, &Value::Null),
+        get().answered_sse(&(format!("data: {ping}\n\n") + &event(TOOLS))),
+    ];
+    assert_eq!(listened(&with_ping, false), Ok(()));
+    let silent = [
+        get().answered_json(StatusCode::METHOD_NOT_ALLOWED, &Value::Null),
+        get().answered_sse(&format!("data: {ping}\n\n")),
+    ];
+    assert!(failure(listened(&silent, false)).starts_with("the server sent [] on the 1 listening"));
+    let replayed_twice = [
+        get().answered_sse(&event(TOOLS)),
+        get()
+            .with_header("last-event-id", "s0.0")
+            .answered_sse(&event(TOOLS)),
+    ];
+    assert!(failure(listened(&replayed_twice, false)).contains("on the 2 listening stream(s)"));
+    // On a POST's stream it is no standalone notification.
+    let on_post = [
+        post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call"}))
+            .answered_sse(&event(TOOLS)),
+    ];
+    assert!(failure(listened(&on_post, false)).starts_with("the server sent [] on the 0"));
+}
+
+#[test]
+fn a_client_may_say_the_get_stream_is_not_offered_only_after_a_405() {
+    let refused = [get().answered_json(StatusCode::METHOD_NOT_ALLOWED, &Value::Null)];
+    let out = get_refused(&refused, "the GET stream");
+    assert_eq!(
+        out,
+        Ok(absent(
+            "GET answered 405: the client reports the GET stream not offered, no hang"
+        ))
+    );
+    let want = "the client says the GET stream is not offered, but no GET was answered 405";
+    for wrong in [
+        get()
+            .with_header("last-event-id", "s0.1")
+            .answered_json(StatusCode::METHOD_NOT_ALLOWED, &Value::Null),
+        get().answered_json(StatusCode::NOT_FOUND, &Value::Null),
+        post(json!({"jsonrpc": "2.0", "method": "x"}))
+            .answered_json(StatusCode::METHOD_NOT_ALLOWED, &Value::Null),
+    ] {
+        assert_eq!(said(&get_refused(&[wrong], "the GET stream")), want);
+    }
+}
+
+/// A request on session `id` (none: no header) answered `status`.
+fn on_session(id: Option<&str>, method: &str, status: StatusCode) -> Exchange {
+    let e = post(json!({"jsonrpc": "2.0", "id": 1, "method": method}));
+    let e = match id {
+        Some(id) => e.with_header("mcp-session-id", id),
+        None => e,
+    };
+    e.answered_json(status, &Value::Null)
+}
+
+#[test]
+fn an_ended_session_is_refused_with_404_and_the_client_starts_another() {
+    let ok = StatusCode::OK;
+    let gone = StatusCode::NOT_FOUND;
+    let init = |status| on_session(None, "initialize", status);
+    let right = [
+        init(ok),
+        on_session(Some("old"), "tools/call", ok),
+        on_session(Some("old"), "tools/call", gone),
+        init(ok),
+        on_session(Some("new"), "tools/call", ok),
+    ];
+    assert_eq!(reinitialized(&right, "old"), Ok(()));
+    assert_eq!(last_session_id(&right), Some("new"));
+    assert_eq!(last_session_id(&[init(ok)]), None);
+    // Refused, but not with 404.
+    let mut bad_request = right.clone();
+    bad_request[2].status = Some(StatusCode::BAD_REQUEST);
+    assert_eq!(
+        failure(reinitialized(&bad_request, "old")),
+        "no request with the terminated session id was answered 404"
+    );
+    // Another session's 404 is not this one's.
+    let mut other = right.clone();
+    other[2] = on_session(Some("older"), "tools/call", gone);
+    assert!(failure(reinitialized(&other, "old")).starts_with("no request with"));
+    // The only initialize without a session id is the first one.
+    let never = [
+        init(ok),
+        on_session(Some("old"), "tools/call", gone),
+        on_session(Some("old"), "tools/call", gone),
+    ];
+    assert_eq!(
+        failure(reinitialized(&never, "old")),
+        "no new initialize without a session id after the 404"
+    );
+    // An initialize that still names the old session is no new one.
+    let mut named = right.clone();
+    named[3] = on_session(Some("old"), "initialize", ok);
+    assert_eq!(
+        failure(reinitialized(&named, "old")),
+        "no new initialize without a session id after the 404"
+    );
+    // Re-initialized, then went on with the old id.
+    let mut stale = right.clone();
+    stale[4] = on_session(Some("old"), "tools/call", gone);
+    assert_eq!(
+        failure(reinitialized(&stale, "old")),
+        "the client still uses the terminated session id"
+    );
+}
+
+#[test]
+fn close_deletes_the_session_it_ends() {
+    let delete = |id: Option<&str>| {
+        let mut e = get();
+        e.method = http::Method::DELETE;
+        match id {
+            Some(id) => e.with_header("mcp-session-id", id),
+            None => e,
+        }
+    };
+    let call = on_session(Some("s1"), "tools/call", StatusCode::OK);
+    let wire = [call.clone(), delete(Some("s1"))];
+    let del = deleted(&wire, "s1").expect("the DELETE");
+    assert_eq!(del.method, http::Method::DELETE);
+    assert_eq!(failure(deleted(&[call], "s1")), "close() sent no DELETE");
+    assert_eq!(
+        failure(deleted(&[delete(Some("s2"))], "s1")),
+        "the DELETE named session Some(\"s2\"), not \"s1\""
+    );
+    assert_eq!(
+        failure(deleted(&[delete(None)], "s1")),
+        "the DELETE named session None, not \"s1\""
+    );
 }
