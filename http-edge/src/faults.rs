@@ -45,11 +45,23 @@ pub enum Fault {
     /// told, neither by its token nor by following the store (a
     /// cancellation "MUST be treated" as such; here the handler runs on).
     IgnoreTaskCancel,
+    /// Session server: DELETE is answered 204 but the session lives on
+    /// (after it, the server "MUST respond to requests containing that
+    /// session ID with HTTP 404 Not Found").
+    KeepDeletedSession,
+    /// Session server: a request naming a session that does not exist (any
+    /// more) is answered 400, not 404 ("MUST respond to requests containing
+    /// that session ID with HTTP 404 Not Found").
+    GoneSession400,
+    /// 2026-07-28 server: a `subscriptions/listen` stream gets every
+    /// notification type, asked for or not ("MUST NOT send notification
+    /// types the client has not explicitly requested").
+    ListenUnfiltered,
 }
 
 impl Fault {
     /// Every fault, in self-test order.
-    pub const ALL: [Fault; 9] = [
+    pub const ALL: [Fault; 12] = [
         Fault::ClientIgnoresRetry,
         Fault::ReplayInclusive,
         Fault::SkipPriming,
@@ -59,6 +71,9 @@ impl Fault {
         Fault::MintSessionId,
         Fault::DropLastBeforeClose,
         Fault::IgnoreTaskCancel,
+        Fault::KeepDeletedSession,
+        Fault::GoneSession400,
+        Fault::ListenUnfiltered,
     ];
 
     /// The short name the self-test prints.
@@ -73,6 +88,9 @@ impl Fault {
             Fault::MintSessionId => "mint-session-id",
             Fault::DropLastBeforeClose => "drop-last-before-close",
             Fault::IgnoreTaskCancel => "ignore-task-cancel",
+            Fault::KeepDeletedSession => "keep-deleted-session",
+            Fault::GoneSession400 => "gone-session-400",
+            Fault::ListenUnfiltered => "listen-unfiltered",
         }
     }
 
@@ -132,6 +150,9 @@ mod tests {
                 "mint-session-id",
                 "drop-last-before-close",
                 "ignore-task-cancel",
+                "keep-deleted-session",
+                "gone-session-400",
+                "listen-unfiltered",
             ]
         );
     }

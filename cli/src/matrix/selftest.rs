@@ -57,6 +57,11 @@ pub fn target(fault: Fault) -> Target {
         Fault::MintSessionId => (&MODERN, &[Sc::Json, Sc::Sse, Sc::Delete]),
         Fault::DropLastBeforeClose => (&POLLING, &[Sc::Disconnect]),
         Fault::IgnoreTaskCancel => (&MODERN_TASKS, &[Sc::Task]),
+        Fault::KeepDeletedSession => (&LEGACY, &[Sc::Delete]),
+        // A client that reads 400 as a failure, not as "start a new
+        // session", fails the expiry; the DELETE check reads the status.
+        Fault::GoneSession400 => (&LEGACY, &[Sc::Expiry, Sc::Delete]),
+        Fault::ListenUnfiltered => (&MODERN, &[Sc::Changes]),
     };
     Target {
         fault,

@@ -204,9 +204,20 @@ struct Entry {
 pub(crate) struct Registry {
     next: AtomicU64,
     entries: Mutex<HashMap<u64, Entry>>,
+    /// The self-test's `ListenUnfiltered` fault: every stream gets every
+    /// notification.
+    unfiltered: bool,
 }
 
 impl Registry {
+    /// The registry of a server running with `faults`.
+    pub(crate) fn new(faults: mcp_http_edge::faults::Faults) -> Self {
+        Registry {
+            unfiltered: faults.has(mcp_http_edge::faults::Fault::ListenUnfiltered),
+            ..Registry::default()
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -225,7 +236,7 @@ impl Registry {
         let mut delivered = 0;
         let mut entries = self.lock();
         entries.retain(|_, e| {
-            if !e.filter.wants(n) {
+            if !e.filter.wants(n) && !self.unfiltered {
                 return true;
             }
             match e.tx.try_send(reply::event(&tagged(n, &e.id))) {

@@ -235,6 +235,7 @@ impl ModernServer {
         });
         let advertised = config.advertised();
         let tasks = config.tasks.clone().map(tasks::Tasks::new);
+        let listeners = Registry::new(config.http.faults);
         ModernServer {
             shared: Arc::new(Shared {
                 handler,
@@ -245,7 +246,7 @@ impl ModernServer {
                 served,
                 advertised,
                 catalog: ToolCatalog::default(),
-                listeners: Arc::new(Registry::default()),
+                listeners: Arc::new(listeners),
                 admission,
                 tasks,
                 fanout: fanout::Fanout::default(),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use http::request::Parts;
 use http::{Response, StatusCode};
+use mcp_http_edge::faults::Fault;
 
 use super::Shared;
 use super::reply::{self, HttpResponse};
@@ -25,7 +26,9 @@ pub(crate) async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse 
         Ok(s) => s,
         Err(r) => return r.response(),
     };
-    shared.terminate(&session).await;
+    if !shared.config.http.faults.has(Fault::KeepDeletedSession) {
+        shared.terminate(&session).await;
+    }
     tracing::debug!(session = %session.id, "session terminated by DELETE");
     let mut r = Response::new(axum::body::Body::empty());
     *r.status_mut() = StatusCode::NO_CONTENT;

@@ -252,7 +252,7 @@ impl Shared {
             ));
         };
         let Some(session) = self.lookup_for(id, parts).await? else {
-            return Err(post::not_found(id));
+            return Err(post::not_found(self, id));
         };
         headers.check_protocol_version(&session, &self.config)?;
         session.touch(self.now_ms());

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use http::StatusCode;
 use http::request::Parts;
+use mcp_http_edge::faults::Fault;
 use mcp_http_edge::server::read_body_unless_parsed;
 use mcp_transport_core::handler::LogLevel;
 use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, Response};
@@ -143,7 +144,7 @@ pub(crate) fn established(
                 "Bad Request: the MCP-Session-Id header is required (send initialize first)",
             ));
         }
-        (Some(id), None) => return Err(not_found(id)),
+        (Some(id), None) => return Err(not_found(shared, id)),
         (Some(_), Some(s)) => s,
     };
     headers.check_protocol_version(&session, &shared.config)?;
@@ -154,9 +155,14 @@ pub(crate) fn established(
 /// 404: the session does not exist (any more). "When a client receives HTTP
 /// 404 in response to a request containing an MCP-Session-Id, it MUST start
 /// a new session" ("Session Management" 4).
-pub(crate) fn not_found(id: &str) -> Reject {
+pub(crate) fn not_found(shared: &Shared, id: &str) -> Reject {
+    let status = if shared.config.http.faults.has(Fault::GoneSession400) {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::NOT_FOUND
+    };
     Reject::invalid(
-        StatusCode::NOT_FOUND,
+        status,
         format!("Not Found: session {id} does not exist or has ended; send initialize again"),
     )
 }
