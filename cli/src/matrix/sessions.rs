@@ -131,7 +131,7 @@ pub(crate) async fn changes(conn: &Connection, harness: &Harness) -> Outcome {
     let mut messages = match conn.listen(filter).await {
         Ok(m) => m,
         Err(TransportError::NotOffered { what }) if !modern => {
-            return get_refused(&harness.wire.exchanges(), &what);
+            return get_refused(&harness.wire.exchanges(), what);
         }
         Err(e) => return Err(from_error(&e)),
     };
