@@ -337,3 +337,17 @@ fn close_deletes_the_session_it_ends() {
         "the DELETE named session None, not \"s1\""
     );
 }
+
+#[test]
+fn a_message_is_described_by_what_it_is() {
+    use mcp_transport_core::jsonrpc::{Notification, Request};
+    let n = Notification::new::<Value>(PROMPTS, None).expect("notification");
+    assert_eq!(describe(&Message::Notification(n)), PROMPTS);
+    let r = Request::new::<Value>(3, "ping", None).expect("request");
+    assert_eq!(describe(&Message::Request(r)), "a request ping");
+    let answer = super::super::test_wire::text_answer(5, "x");
+    assert_eq!(
+        describe(&Message::Response(answer)),
+        "a response to Some(Number(5))"
+    );
+}
