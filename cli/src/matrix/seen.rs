@@ -1,8 +1,8 @@
 //! What the scenarios' verdicts see of the server under test once a call
 //! has ended: its handler's cancellations and its wire. A verdict takes a
-//! [`Seen`] rather than the whole [`Harness`](super::harness::Harness), so
-//! its unit tests can show it a wire built by hand and a handler that has
-//! (or has not) cancelled something.
+//! [`Seen`] rather than the whole [`Harness`], so its unit tests can show
+//! it a wire built by hand and a handler that has (or has not) cancelled
+//! something.
 
 use std::time::Duration;
 
