@@ -254,7 +254,7 @@ CRITICAL=(
   "cli/src/matrix/harness.rs|mcp-compat|--lib --test matrix_cells"
   "cli/src/matrix/task.rs|mcp-compat|--lib --test matrix_cells"
   "cli/src/matrix/streams.rs|mcp-compat|--lib --test matrix_cells"
-  "cli/src/matrix/sessions.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/matrix/sessions.rs|mcp-compat|--lib --test matrix_cells --test self_test"
   "cli/src/matrix/run.rs|mcp-compat|--lib --test matrix_cells"
 )
 

@@ -26,16 +26,17 @@ async fn skip_priming_and_minted_session_ids_are_caught() {
     assert!(!report.baseline.is_empty());
 }
 
-/// The session rules (DELETE ends the session, an ended session is 404) and
-/// the listen filter: the scenarios that state them (`delete`, `expiry`,
-/// `changes`) read them off the wire, where a client that hides a stray
-/// notification cannot mask it.
+/// The session rules (DELETE ends the session, an ended session is 404),
+/// the listen filter and the era cache: the scenarios that state them
+/// (`delete`, `expiry`, `changes`, `era_cache`) read them off the wire,
+/// where a client that hides a stray notification cannot mask it.
 #[tokio::test]
-async fn kept_sessions_400s_and_unfiltered_listens_are_caught() {
+async fn kept_sessions_400s_unfiltered_listens_and_an_unused_cache_are_caught() {
     let faults = [
         Fault::KeepDeletedSession,
         Fault::GoneSession400,
         Fault::ListenUnfiltered,
+        Fault::ClientIgnoresEraCache,
     ];
     let report = selftest::run(&faults, |_| {}).await;
     assert!(report.passed(), "{}", report.render());
@@ -59,6 +60,11 @@ async fn kept_sessions_400s_and_unfiltered_listens_are_caught() {
     assert_eq!(caught[2].len(), 2, "{caught:?}");
     assert!(
         caught[2].iter().all(|c| c.ends_with("/ changes")),
+        "{caught:?}"
+    );
+    assert_eq!(caught[3].len(), 2, "{caught:?}");
+    assert!(
+        caught[3].iter().all(|c| c.ends_with("/ era_cache")),
         "{caught:?}"
     );
 }

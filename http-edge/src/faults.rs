@@ -57,11 +57,16 @@ pub enum Fault {
     /// notification type, asked for or not ("MUST NOT send notification
     /// types the client has not explicitly requested").
     ListenUnfiltered,
+    /// Client (`mcp-negotiate`): the era cache is neither read nor filled,
+    /// so every connection probes the origin again (2026-07-28
+    /// *Versioning*: "Clients SHOULD cache the result for the lifetime of
+    /// the … origin").
+    ClientIgnoresEraCache,
 }
 
 impl Fault {
     /// Every fault, in self-test order.
-    pub const ALL: [Fault; 12] = [
+    pub const ALL: [Fault; 13] = [
         Fault::ClientIgnoresRetry,
         Fault::ReplayInclusive,
         Fault::SkipPriming,
@@ -74,6 +79,7 @@ impl Fault {
         Fault::KeepDeletedSession,
         Fault::GoneSession400,
         Fault::ListenUnfiltered,
+        Fault::ClientIgnoresEraCache,
     ];
 
     /// The short name the self-test prints.
@@ -91,6 +97,7 @@ impl Fault {
             Fault::KeepDeletedSession => "keep-deleted-session",
             Fault::GoneSession400 => "gone-session-400",
             Fault::ListenUnfiltered => "listen-unfiltered",
+            Fault::ClientIgnoresEraCache => "client-ignores-era-cache",
         }
     }
 
@@ -153,6 +160,7 @@ mod tests {
                 "keep-deleted-session",
                 "gone-session-400",
                 "listen-unfiltered",
+                "client-ignores-era-cache",
             ]
         );
     }

@@ -62,6 +62,7 @@ pub fn target(fault: Fault) -> Target {
         // session", fails the expiry; the DELETE check reads the status.
         Fault::GoneSession400 => (&LEGACY, &[Sc::Expiry, Sc::Delete]),
         Fault::ListenUnfiltered => (&MODERN, &[Sc::Changes]),
+        Fault::ClientIgnoresEraCache => (&MODERN, &[Sc::EraCache]),
     };
     Target {
         fault,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use mcp_negotiate::client::Connection;
+use mcp_transport_core::ProtocolVersion;
 use mcp_transport_core::jsonrpc::{Message, Notification};
 use mcp_transport_core::transport::{ListenFilter, RequestOptions, Transport, TransportError};
 use serde_json::{Value, json};
@@ -609,9 +610,10 @@ fn get_answered(status: http::StatusCode, allow: &str, ct: &str, modern: bool) -
 pub(crate) async fn era_cache(conn: &Connection, harness: &Harness) -> Outcome {
     let want = conn.revision();
     let _ = conn.close().await;
-    let mut after_first = harness.wire.exchanges().len();
     let cache = mcp_negotiate::client::EraCache::new();
+    let mut probes = Vec::new();
     for round in 1..=3 {
+        let before = harness.wire.exchanges().len();
         let cfg = super::harness::client_config(harness.client, harness.addr, harness.faults)
             .with_cache(cache.clone());
         let c = mcp_negotiate::client::connect(cfg)
@@ -626,22 +628,33 @@ pub(crate) async fn era_cache(conn: &Connection, harness: &Harness) -> Outcome {
         let text = call(&c, "echo", json!({ "text": "cached" })).await?;
         ensure(text == "cached", || format!("echo answered {text:?}"))?;
         let _ = c.close().await;
-        if round == 1 {
-            after_first = harness.wire.exchanges().len();
-        }
+        probes.push(discover_probes(&harness.wire.exchanges()[before..]));
     }
-    let wire = harness.wire.exchanges();
-    let probes = wire[after_first..]
-        .iter()
+    cached(&probes, &want)
+}
+
+/// The `server/discover` probes on `wire`.
+fn discover_probes(wire: &[Exchange]) -> usize {
+    wire.iter()
         .filter(|e| e.rpc_method().as_deref() == Some("server/discover"))
-        .count();
-    ensure(probes == 0, || {
+        .count()
+}
+
+/// `era_cache`'s verdict on the probes each connection sharing one cache
+/// sent: none after the first, whose answer the cache holds ("Clients
+/// SHOULD cache the result for the lifetime of the … origin"; 2026-07-28
+/// *Versioning*).
+fn cached(probes: &[usize], want: &ProtocolVersion) -> Outcome {
+    let later: usize = probes.iter().skip(1).sum();
+    ensure(later == 0, || {
         format!(
-            "{probes} server/discover probe(s) by the connections after the first, sharing its cache"
+            "{later} server/discover probe(s) by the connections after the first, sharing its cache"
         )
     })?;
     Ok(works(format!(
-        "three connections sharing the cache all negotiated {want}; only the first probed the origin"
+        "{} connections sharing the cache all negotiated {want}; the first sent {} server/discover probe(s), the others none",
+        probes.len(),
+        probes.first().copied().unwrap_or_default()
     )))
 }
 

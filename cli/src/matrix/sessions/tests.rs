@@ -351,3 +351,28 @@ fn a_message_is_described_by_what_it_is() {
         "a response to Some(Number(5))"
     );
 }
+
+#[test]
+fn connections_sharing_the_era_cache_probe_only_once() {
+    let v = ProtocolVersion::V2026_07_28;
+    assert_eq!(
+        cached(&[1, 0, 0], &v),
+        Ok(works(
+            "3 connections sharing the cache all negotiated 2026-07-28; the first sent 1 server/discover probe(s), the others none"
+        ))
+    );
+    // A legacy-only client probes with initialize, never server/discover.
+    assert!(said(&cached(&[0, 0, 0], &v)).contains("the first sent 0 server/discover"));
+    for ignored in [[1, 1, 0], [1, 0, 1], [0, 2, 0]] {
+        assert!(
+            said(&cached(&ignored, &v)).ends_with(
+                "server/discover probe(s) by the connections after the first, sharing its cache"
+            ),
+            "{ignored:?}"
+        );
+    }
+    assert!(said(&cached(&[1, 1, 1], &v)).starts_with("2 server/discover probe(s)"));
+    let discover = post(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}));
+    let other = post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    assert_eq!(discover_probes(&[discover.clone(), other, discover]), 2);
+}
