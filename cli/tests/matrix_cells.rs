@@ -55,3 +55,24 @@ async fn a_cross_section_of_the_matrix_matches_the_spec() {
     }
     assert_eq!(kinds, [true; 3], "works, fails, absent");
 }
+
+/// A server without the standalone GET stream (`s-legacy-405`, which the
+/// cross-section above leaves out): `changes` must report the stream absent
+/// after the 405, on every legacy revision, and `get_405` must see the 405.
+/// Only the full matrix reached these branches before.
+#[tokio::test]
+async fn a_server_without_the_get_stream_is_absent_not_failed() {
+    use mcp_compat::matrix::run::run_one;
+    for client in [C::C0326, C::C0618, C::C1125] {
+        for scenario in [Scenario::Changes, Scenario::Get405] {
+            let r = run_one(client, S::Legacy405, scenario).await;
+            assert!(r.passed(), "{}", r.explain());
+            let detail = match (&r.observed, scenario) {
+                (Observed::Absent(d), Scenario::Changes)
+                | (Observed::Works(d), Scenario::Get405) => d,
+                other => panic!("{client} / {scenario}: {other:?}"),
+            };
+            assert!(detail.contains("405"), "{detail}");
+        }
+    }
+}
