@@ -1,5 +1,6 @@
-//! How a failed negotiation is classified, and the `-32022` → retry path
-//! read from the wire, against errors and wires built by hand.
+//! How a failed negotiation is classified, the `-32022` → retry path read
+//! from the wire, against errors and wires built by hand, and the line a
+//! result explains itself with.
 
 use http::StatusCode;
 use mcp_transport_core::transport::TransportError;
@@ -231,4 +232,55 @@ async fn dropping_the_harness_stops_its_server() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     panic!("{addr} still accepts connections after the harness was dropped");
+}
+
+/// What a report prints for a result: cell, scenario, prediction and
+/// revision against what happened, and the spec sentence.
+#[test]
+fn a_result_explains_the_cell_the_prediction_and_what_happened() {
+    let result = |expected, negotiated, observed| ScenarioResult {
+        client: ClientKind::Modern,
+        server: ServerKind::S1125,
+        scenario: Scenario::Json,
+        prediction: Prediction {
+            revision: Some(ProtocolVersion::V2025_11_25),
+            expected,
+            spec: "Transports",
+        },
+        negotiated,
+        observed,
+    };
+    let r = result(
+        Expected::Works,
+        None,
+        Observed::Failed {
+            kind: None,
+            message: "broken".into(),
+        },
+    );
+    assert_eq!(
+        r.explain(),
+        "c-2026-07-28 x s-2025-11-25 / json: expected works on 2025-11-25, got failed: broken on no revision [spec: Transports]"
+    );
+    let r = result(
+        Expected::Fails(Failure::NoMutualRevision),
+        Some(ProtocolVersion::V2025_06_18),
+        Observed::Works("answered".into()),
+    );
+    assert_eq!(
+        r.explain(),
+        "c-2026-07-28 x s-2025-11-25 / json: expected fails: no mutually supported revision on 2025-11-25, got worked (answered) on 2025-06-18 [spec: Transports]"
+    );
+    let r = result(
+        Expected::NotApplicable,
+        Some(ProtocolVersion::V2025_11_25),
+        Observed::Absent("no GET".into()),
+    );
+    assert!(
+        r.explain().contains(
+            "expected not applicable on 2025-11-25, got absent, as checked (no GET) on 2025-11-25"
+        ),
+        "{}",
+        r.explain()
+    );
 }
