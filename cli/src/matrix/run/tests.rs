@@ -284,3 +284,64 @@ fn a_result_explains_the_cell_the_prediction_and_what_happened() {
         r.explain()
     );
 }
+
+/// `s-legacy-200`'s front: only a sessionless `server/discover` POST is
+/// answered there (200, `-32601`, its id echoed); everything else reaches
+/// the legacy engine behind it, body intact.
+#[tokio::test]
+async fn s_legacy_200_answers_only_a_sessionless_discover_itself() {
+    use axum::body::Body;
+    use tower::ServiceExt;
+    let app = axum::Router::new()
+        .fallback(|body: String| async move { format!("engine: {body}") })
+        .layer(axum::middleware::from_fn(discover_answered_200));
+    let send = |method: http::Method, session: Option<&str>, body: serde_json::Value| {
+        let mut req = http::Request::builder().method(method).uri("/mcp");
+        if let Some(id) = session {
+            req = req.header("mcp-session-id", id);
+        }
+        let req = req.body(Body::from(body.to_string())).expect("request");
+        let app = app.clone();
+        async move {
+            let resp = app.oneshot(req).await.expect("infallible");
+            let status = resp.status();
+            let ct = resp
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap_or_default().to_owned());
+            let body = axum::body::to_bytes(resp.into_body(), 4 << 20)
+                .await
+                .expect("body");
+            (status, ct, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    let discover = json!({"jsonrpc": "2.0", "id": 7, "method": "server/discover"});
+    let (status, ct, body) = send(http::Method::POST, None, discover.clone()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ct.as_deref(), Some("application/json"));
+    let answer: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(
+        answer,
+        json!({"jsonrpc": "2.0", "id": 7,
+            "error": {"code": -32601, "message": "Method not found: server/discover"}})
+    );
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"});
+    // A body of 1.5 MiB passes whole (the front reads up to 4 MiB; the
+    // stand-in engine, axum's default 2 MiB).
+    let big = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x".repeat(3 << 19)}}});
+    for (method, session, body) in [
+        (http::Method::POST, Some("s1"), discover.clone()),
+        (http::Method::POST, None, init),
+        (http::Method::POST, Some("s1"), big),
+        (http::Method::GET, None, discover),
+    ] {
+        let sent = body.to_string();
+        let (status, _, got) = send(method.clone(), session, body).await;
+        assert_eq!(
+            (status, got),
+            (StatusCode::OK, format!("engine: {sent}")),
+            "{method} {session:?}"
+        );
+    }
+}
