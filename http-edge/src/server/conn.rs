@@ -32,7 +32,7 @@ use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -47,8 +47,9 @@ use tokio::net::{TcpListener, TcpStream};
 
 use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
-use tower::{Service, ServiceExt};
+use tower::Service;
 
+use super::in_place::InPlace;
 use super::limits::ConnLimits;
 use super::race::{ControlWake, Race};
 use super::timed_body::{GuardedBody, TimedBody};
@@ -192,12 +193,16 @@ async fn accept_error(e: io::Error) {
 /// `Notify` per request start and end, with a fresh `Sleep` registered
 /// and cancelled each time, cost two extra polls of the connection's task
 /// and two timer-wheel insertions per request: about 4 % of the server's
-/// samples in `docs/PERFORMANCE.md`'s session-9 profile.)
+/// samples in `docs/PERFORMANCE.md`'s session-9 profile.) Every field is
+/// written and read by the connection's own task (hyper drops a response
+/// body there), so only `active`'s two updates a request are atomic
+/// read-modify-writes; the rest are plain stores, not the locked exchange
+/// a sequentially consistent store is on x86 (session 47).
 struct InFlight {
     /// Requests whose response has not ended.
     active: AtomicUsize,
-    /// Requests started on this connection, in all.
-    started: AtomicUsize,
+    /// Whether a request has started on this connection.
+    started: AtomicBool,
     /// When `active` last fell to 0, in nanoseconds after `epoch`.
     idle_since: AtomicU64,
     /// The connection's start: the origin of `idle_since`.
@@ -220,15 +225,15 @@ impl InFlight {
     fn new(epoch: Instant) -> Self {
         InFlight {
             active: AtomicUsize::new(0),
-            started: AtomicUsize::new(0),
+            started: AtomicBool::new(false),
             idle_since: AtomicU64::new(0),
             epoch,
         }
     }
 
     fn start(self: &Arc<Self>) -> InFlightGuard {
-        self.active.fetch_add(1, Ordering::SeqCst);
-        self.started.fetch_add(1, Ordering::SeqCst);
+        self.active.fetch_add(1, Ordering::AcqRel);
+        self.started.store(true, Ordering::Release);
         InFlightGuard(self.clone())
     }
 
@@ -241,13 +246,13 @@ impl InFlight {
     /// come before the timer (a connection that is past its first request
     /// before the header-read timer fires, say).
     fn check(&self, now: Instant, header_read: Duration, idle: Duration) -> IdleCheck {
-        if self.active.load(Ordering::SeqCst) > 0 {
+        if self.active.load(Ordering::Acquire) > 0 {
             return IdleCheck::Later(now + idle);
         }
-        let deadline = if self.started.load(Ordering::SeqCst) == 0 {
+        let deadline = if !self.started.load(Ordering::Acquire) {
             self.epoch + header_read
         } else {
-            self.epoch + Duration::from_nanos(self.idle_since.load(Ordering::SeqCst)) + idle
+            self.epoch + Duration::from_nanos(self.idle_since.load(Ordering::Acquire)) + idle
         };
         if now >= deadline {
             IdleCheck::Close
@@ -260,10 +265,10 @@ impl InFlight {
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
         let flight = &self.0;
-        if flight.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+        if flight.active.fetch_sub(1, Ordering::AcqRel) == 1 {
             let since = Instant::now().saturating_duration_since(flight.epoch);
             let nanos = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
-            flight.idle_since.store(nanos, Ordering::SeqCst);
+            flight.idle_since.store(nanos, Ordering::Release);
         }
     }
 }
@@ -295,6 +300,7 @@ async fn drive<S>(
     let flight = Arc::new(InFlight::new(epoch));
     let hyper_service = {
         let flight = flight.clone();
+        let service = InPlace::new(service);
         hyper::service::service_fn(move |req: Request<Incoming>| {
             let guard = flight.start();
             let mut req = req.map(|b| Body::new(TimedBody::new(b, limits.body_read_timeout)));
@@ -303,9 +309,9 @@ async fn drive<S>(
             if limits.peer_address {
                 req.extensions_mut().insert(ConnectInfo(peer));
             }
-            let service = service.clone();
+            let call = service.call(req);
             async move {
-                let response = match service.oneshot(req).await {
+                let response = match call.await {
                     Ok(r) => r,
                     Err(never) => match never {},
                 };
@@ -362,7 +368,7 @@ async fn drive<S>(
                 match check {
                     IdleCheck::Close => {
                         tracing::debug!(
-                            first = flight.started.load(Ordering::SeqCst) == 0,
+                            first = !flight.started.load(Ordering::Acquire),
                             "closing a connection with no request in flight"
                         );
                         return;

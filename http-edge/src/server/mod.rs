@@ -21,6 +21,7 @@ pub mod body;
 pub mod checks;
 pub mod conn;
 pub mod endpoint;
+mod in_place;
 pub mod limits;
 mod race;
 pub mod reject;
