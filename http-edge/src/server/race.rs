@@ -10,7 +10,13 @@
 //! floor behind the edge on the wire, 857 off a stateless MCP request
 //! (`docs/PERFORMANCE.md`, session 28). Here the controls are polled with a waker of their own, which
 //! notes that they asked and then wakes the task; a wake-up from the
-//! connection costs them one atomic swap.
+//! connection costs them a load of that note and a comparison of the
+//! task's waker with the one they hold, with no atomic read-modify-write:
+//! the task's waker is stored again only when it changed, and a wake-up
+//! leaves it stored (`wake_by_ref`), where an `AtomicWaker` takes it out
+//! and needs it registered again at every poll (two locked
+//! compare-exchanges, and a swap of the note, ~0.5 % of the server's time
+//! on the wire: docs/PERFORMANCE.md, session 47).
 //!
 //! Written here rather than taken from `futures-util`: its
 //! `FuturesUnordered` tracks wake-ups per future the same way, but needs
@@ -19,12 +25,11 @@
 //! different futures, a flag, and one allocation per connection.
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::future::Either;
-use futures_util::task::AtomicWaker;
 
 /// The controls' waker: notes that they were woken, then wakes the task
 /// that polls the [`Race`]. One per connection, shared by every `Race`
@@ -33,8 +38,17 @@ use futures_util::task::AtomicWaker;
 pub(crate) struct ControlWake {
     /// The controls were woken since they were last polled.
     woken: AtomicBool,
-    /// The task polling the race.
-    task: AtomicWaker,
+    /// The task polling the race: stored by its poll when it changed,
+    /// never taken out.
+    task: Mutex<Option<Waker>>,
+}
+
+impl ControlWake {
+    /// Stores `waker` as the task's.
+    fn register(&self, waker: &Waker) {
+        let mut task = self.task.lock().unwrap_or_else(|e| e.into_inner());
+        *task = Some(waker.clone());
+    }
 }
 
 impl Wake for ControlWake {
@@ -44,7 +58,10 @@ impl Wake for ControlWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
-        self.task.wake();
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(task) = &*task {
+            task.wake_by_ref();
+        }
     }
 }
 
@@ -56,6 +73,9 @@ pub(crate) struct Race<'a, M, C> {
     control: Pin<&'a mut C>,
     wake: &'a Arc<ControlWake>,
     waker: &'a Waker,
+    /// The task waker `wake` holds (its data and vtable addresses, as
+    /// `Waker::will_wake` compares them), once this race has stored one.
+    stored: Option<(usize, usize)>,
 }
 
 impl<'a, M: Future, C: Future> Race<'a, M, C> {
@@ -75,8 +95,17 @@ impl<'a, M: Future, C: Future> Race<'a, M, C> {
             control,
             wake,
             waker,
+            stored: None,
         }
     }
+}
+
+/// What `Waker::will_wake` compares, as numbers (a `Race` stays `Send`).
+fn identity(waker: &Waker) -> (usize, usize) {
+    (
+        waker.data() as usize,
+        std::ptr::from_ref(waker.vtable()) as usize,
+    )
 }
 
 impl<M: Future, C: Future> Future for Race<'_, M, C> {
@@ -86,10 +115,17 @@ impl<M: Future, C: Future> Future for Race<'_, M, C> {
         if let Poll::Ready(out) = self.main.as_mut().poll(cx) {
             return Poll::Ready(Either::Left(out));
         }
-        // Registered before the flag is read: a wake-up after the read
-        // reaches this task's current waker.
-        self.wake.task.register(cx.waker());
-        if self.wake.woken.swap(false, Ordering::AcqRel) {
+        // Stored before the flag is read: a wake-up after the read reaches
+        // this task's current waker. One the same as the stored waker is
+        // not stored again: `wake` holds a clone of it, so its addresses
+        // cannot belong to another waker meanwhile.
+        let identity = identity(cx.waker());
+        if self.stored != Some(identity) {
+            self.wake.register(cx.waker());
+            self.stored = Some(identity);
+        }
+        if self.wake.woken.load(Ordering::Acquire) && self.wake.woken.swap(false, Ordering::AcqRel)
+        {
             let waker = self.waker;
             let mut control_cx = Context::from_waker(waker);
             if let Poll::Ready(out) = self.control.as_mut().poll(&mut control_cx) {
@@ -176,6 +212,42 @@ mod tests {
             Poll::Ready(Either::Right(()))
         ));
         assert_eq!(control.polls.load(Ordering::SeqCst), 2);
+    }
+
+    /// The task's waker stays stored after a wake-up (it is not stored
+    /// again while it is the same): every wake-up of a control that stays
+    /// pending reaches the task, and a changed task waker is the one woken.
+    #[test]
+    fn every_wake_up_of_the_control_reaches_the_task_s_current_waker() {
+        let (main, control) = (Probe::default(), Probe::default());
+        let wake = Arc::new(ControlWake::default());
+        let waker = Waker::from(wake.clone());
+        let task = Arc::new(CountWake::default());
+        let task_waker = Waker::from(task.clone());
+        let mut cx = Context::from_waker(&task_waker);
+        let (mut m, mut c) = (Polled(&main), Polled(&control));
+        let mut race = Race::new(Pin::new(&mut m), Pin::new(&mut c), &wake, &waker);
+        assert!(Pin::new(&mut race).poll(&mut cx).is_pending());
+        let wake_control = || {
+            let control_waker = control.waker.lock().unwrap().clone();
+            control_waker.expect("the control was polled").wake();
+        };
+        for round in 1..=3 {
+            wake_control();
+            assert_eq!(task.0.load(Ordering::SeqCst), round, "the task was woken");
+            assert!(Pin::new(&mut race).poll(&mut cx).is_pending());
+            assert_eq!(control.polls.load(Ordering::SeqCst), round + 1);
+        }
+        let other = Arc::new(CountWake::default());
+        let other_waker = Waker::from(other.clone());
+        assert!(
+            Pin::new(&mut race)
+                .poll(&mut Context::from_waker(&other_waker))
+                .is_pending()
+        );
+        wake_control();
+        assert_eq!(other.0.load(Ordering::SeqCst), 1, "the new waker was woken");
+        assert_eq!(task.0.load(Ordering::SeqCst), 3, "not the old one");
     }
 
     #[test]
