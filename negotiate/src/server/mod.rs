@@ -118,8 +118,20 @@ pub enum ConfigError {
 /// It is a `tower::Service<http::Request<B>>` for any axum-compatible body
 /// `B` (`Response = http::Response<axum::body::Body>`, `Error =
 /// Infallible`).
+///
+/// Cloned for every request it serves (its future owns it), so it is one
+/// `Arc`: a clone is one reference count, not one per engine and one for
+/// the bound. The count is shared by every connection's task, so each
+/// increment and decrement moves its cache line between the CPUs; three
+/// of them a request cost ~0.8 % of the server's time on the wire
+/// (docs/PERFORMANCE.md, session 47).
 #[derive(Clone)]
 pub struct MultiServer {
+    inner: Arc<Engines>,
+}
+
+/// What a [`MultiServer`] shares between its clones.
+struct Engines {
     /// The legacy engine, when a legacy revision is configured.
     legacy: Option<LegacyServer>,
     /// The modern engine, when 2026-07-28 is configured.
@@ -134,8 +146,8 @@ mcp_http_edge::impl_engine_service!(MultiServer);
 impl std::fmt::Debug for MultiServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MultiServer")
-            .field("legacy", &self.legacy.is_some())
-            .field("modern", &self.modern.is_some())
+            .field("legacy", &self.inner.legacy.is_some())
+            .field("modern", &self.inner.modern.is_some())
             .finish()
     }
 }
@@ -191,10 +203,12 @@ impl MultiServer {
             ModernServer::with_admission(handler.clone(), m, admission.clone())
         });
         Ok(MultiServer {
-            legacy,
-            modern,
-            max_body,
-            admission,
+            inner: Arc::new(Engines {
+                legacy,
+                modern,
+                max_body,
+                admission,
+            }),
         })
     }
 
@@ -202,17 +216,17 @@ impl MultiServer {
     /// era and tasks' workers), as counted against
     /// [`MultiConfig::running`].
     pub fn running_requests(&self) -> usize {
-        self.admission.running()
+        self.inner.admission.running()
     }
 
     /// The legacy engine, when a legacy revision is configured.
     pub fn legacy(&self) -> Option<&LegacyServer> {
-        self.legacy.as_ref()
+        self.inner.legacy.as_ref()
     }
 
     /// The modern engine, when 2026-07-28 is configured.
     pub fn modern(&self) -> Option<&ModernServer> {
-        self.modern.as_ref()
+        self.inner.modern.as_ref()
     }
 
     /// A router serving the endpoint at `/` (mount it with `nest_service`).
@@ -257,7 +271,7 @@ impl MultiServer {
             let bytes = if parts.method == http::Method::POST {
                 // One pre-sized copy, `Content-Length` checked before anything
                 // is read (so `Expect: 100-continue` gets 413, not 100).
-                match read_body(body, &parts.headers, self.max_body).await {
+                match read_body(body, &parts.headers, self.inner.max_body).await {
                     Ok(b) => Some(b),
                     Err(reject) => return reject.response(),
                 }
@@ -284,7 +298,7 @@ impl MultiServer {
                 version_header,
                 body: bytes.as_deref(),
             };
-            let both = self.legacy.is_some() && self.modern.is_some();
+            let both = self.inner.legacy.is_some() && self.inner.modern.is_some();
             let parsed = bytes
                 .as_deref()
                 .filter(|b| both && b.iter().find(|c| !c.is_ascii_whitespace()) != Some(&b'['))
@@ -305,8 +319,8 @@ impl MultiServer {
             let target = route_parsed(
                 &probe,
                 parsed.as_ref().map(jsonrpc::Parsed::message),
-                self.legacy.is_some(),
-                self.modern.is_some(),
+                self.inner.legacy.is_some(),
+                self.inner.modern.is_some(),
             );
             let span = request_span(&parts, target, bytes.as_deref());
             tracing::trace!(parent: &span, "routed");
@@ -315,7 +329,7 @@ impl MultiServer {
             // Each engine is called directly with the parsed message as an
             // argument: no boxed service cloned and called per request, and no
             // extensions entry (docs/PERFORMANCE.md, session 11).
-            let response = match (target, &self.legacy, &self.modern) {
+            let response = match (target, &self.inner.legacy, &self.inner.modern) {
                 // Each engine's future is pinned where it is made and
                 // instrumented through the pin: `instrument` on the future
                 // itself moved its ~2 KB into the `Instrumented` (one memcpy
@@ -348,10 +362,10 @@ impl MultiServer {
     /// streams it was queued on.
     pub async fn publish(&self, notification: &Notification) -> usize {
         let mut n = 0;
-        if let Some(l) = &self.legacy {
+        if let Some(l) = &self.inner.legacy {
             n += l.notify_all(notification).await;
         }
-        if let Some(m) = &self.modern {
+        if let Some(m) = &self.inner.modern {
             n += m.publish(notification.clone());
         }
         n
@@ -367,10 +381,10 @@ impl MultiServer {
     /// Returns how many streams were ended.
     pub async fn drain(&self) -> usize {
         let mut n = 0;
-        if let Some(l) = &self.legacy {
+        if let Some(l) = &self.inner.legacy {
             n += l.drain().await;
         }
-        if let Some(m) = &self.modern {
+        if let Some(m) = &self.inner.modern {
             n += m.end_listeners();
         }
         n
@@ -385,7 +399,7 @@ impl MultiServer {
     /// ([`LegacyServer::abandon_after`](mcp_session_engine::server::LegacyServer::abandon_after)).
     /// Returns how many streams were abandoned.
     pub async fn abandon_after(&self, within: std::time::Duration) -> usize {
-        match &self.legacy {
+        match &self.inner.legacy {
             Some(l) => l.abandon_after(within).await,
             None => 0,
         }
