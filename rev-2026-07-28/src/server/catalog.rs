@@ -17,13 +17,24 @@
 //!
 //! Concurrent misses share one fetch. A handler without `tools/list` (or
 //! whose list fails) has no header-mirrored parameters.
+//!
+//! Every `tools/call` reads the catalog, from every connection's task at
+//! once, so a read touches no shared reference count: the snapshot is an
+//! [`ArcSwapOption`] (its `load` marks a slot of the reading thread's own,
+//! where a `RwLock` read and an `Arc` clone each write the lock's and the
+//! snapshot's shared counts), and a tool without `Mcp-Param-*` headers,
+//! the usual case, has no `Arc` to clone ([`ToolHeaders`]). Those shared
+//! counts moved their cache lines between the CPUs on every call: ~0.9 %
+//! of the server's time on the wire (docs/PERFORMANCE.md, session 47).
 
 use rustc_hash::FxHashMap;
+use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwapOption;
 use async_trait::async_trait;
 use futures_util::FutureExt;
 use mcp_transport_core::ProtocolVersion;
@@ -44,45 +55,52 @@ pub(crate) const MIN_REFRESH: Duration = Duration::from_secs(1);
 /// The most `tools/list` pages read in one fetch.
 const MAX_PAGES: usize = 64;
 
-type Headers = Arc<[ParamHeader]>;
+/// One tool's `Mcp-Param-*` headers: none (no allocation, nothing
+/// counted when cloned) or a shared list.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ToolHeaders(Option<Arc<[ParamHeader]>>);
+
+impl ToolHeaders {
+    /// `headers`, with an empty list kept as none.
+    fn new(headers: Vec<ParamHeader>) -> Self {
+        Self((!headers.is_empty()).then(|| Arc::from(headers)))
+    }
+}
+
+impl Deref for ToolHeaders {
+    type Target = [ParamHeader];
+
+    fn deref(&self) -> &[ParamHeader] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+}
 
 struct Snapshot {
     built: Instant,
     /// By the names of the handler's own tools (FxHash: no client chooses
     /// a key; a client's name is only looked up).
-    tools: FxHashMap<String, Headers>,
+    tools: FxHashMap<String, ToolHeaders>,
 }
 
 /// The cache of every tool's `Mcp-Param-*` headers.
 #[derive(Default)]
 pub(crate) struct ToolCatalog {
     generation: AtomicU64,
-    current: RwLock<Option<Arc<Snapshot>>>,
+    current: ArcSwapOption<Snapshot>,
     fetch: tokio::sync::Mutex<()>,
-}
-
-fn empty() -> Headers {
-    Arc::from(Vec::new())
 }
 
 impl ToolCatalog {
     /// Forgets the cached list; the next `tools/call` fetches it again.
     pub fn invalidate(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = None;
-    }
-
-    fn snapshot(&self) -> Option<Arc<Snapshot>> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.current.store(None);
     }
 
     /// The cached headers of `tool`, or `Err(fresh)` when the cache cannot
     /// answer (`fresh`: a fetch now would be too soon after the last one).
-    fn lookup(&self, tool: &str) -> Result<Headers, bool> {
-        match self.snapshot() {
+    fn lookup(&self, tool: &str) -> Result<ToolHeaders, bool> {
+        match &*self.current.load() {
             Some(s) => match s.tools.get(tool) {
                 Some(h) => Ok(h.clone()),
                 None => Err(s.built.elapsed() < MIN_REFRESH),
@@ -96,10 +114,10 @@ impl ToolCatalog {
     /// now would be too soon after the last): what
     /// [`headers_for`](Self::headers_for) returns at once. `None`: a fetch
     /// is due.
-    pub fn cached(&self, tool: &str) -> Option<Headers> {
+    pub fn cached(&self, tool: &str) -> Option<ToolHeaders> {
         match self.lookup(tool) {
             Ok(h) => Some(h),
-            Err(true) => Some(empty()),
+            Err(true) => Some(ToolHeaders::default()),
             Err(false) => None,
         }
     }
@@ -111,7 +129,7 @@ impl ToolCatalog {
         handler: &Arc<dyn Handler>,
         version: &ProtocolVersion,
         tool: &str,
-    ) -> Headers {
+    ) -> ToolHeaders {
         match self.cached(tool) {
             Some(h) => h,
             // Boxed: the fetch is rare, and its future would otherwise
@@ -128,18 +146,18 @@ impl ToolCatalog {
         handler: &Arc<dyn Handler>,
         version: &ProtocolVersion,
         tool: &str,
-    ) -> Headers {
+    ) -> ToolHeaders {
         let _one_fetch = self.fetch.lock().await;
         match self.lookup(tool) {
             Ok(h) => return h,
-            Err(true) => return empty(),
+            Err(true) => return ToolHeaders::default(),
             Err(false) => {}
         }
         let generation = self.generation.load(Ordering::Acquire);
         let snapshot = Arc::new(fetch(handler, version).await);
-        let found = snapshot.tools.get(tool).cloned().unwrap_or_else(empty);
+        let found = snapshot.tools.get(tool).cloned().unwrap_or_default();
         if self.generation.load(Ordering::Acquire) == generation {
-            *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(snapshot);
+            self.current.store(Some(snapshot));
         }
         found
     }
@@ -232,14 +250,14 @@ async fn fetch(handler: &Arc<dyn Handler>, version: &ProtocolVersion) -> Snapsho
         };
         for tool in page.tools {
             let headers = match header_params(&tool.input_schema) {
-                Ok(h) => Arc::from(h),
+                Ok(h) => ToolHeaders::new(h),
                 Err(reason) => {
                     tracing::warn!(
                         tool = %tool.name,
                         %reason,
                         "tool definition has invalid x-mcp-header annotations; conforming clients exclude it, so no Mcp-Param headers are expected for it"
                     );
-                    empty()
+                    ToolHeaders::default()
                 }
             };
             tools.insert(tool.name, headers);
@@ -264,7 +282,7 @@ mod tests {
     use super::*;
 
     /// A handler whose `tools/list` lists one tool with an `x-mcp-header`
-    /// argument, counted in `lists`, and tries to send a notification (what
+    /// argument and one without, counted in `lists`, and tries to send a notification (what
     /// that gave goes to `sent`).
     fn lister(
         lists: Arc<AtomicU64>,
@@ -281,6 +299,11 @@ mod tests {
                     "name": "get",
                     "inputSchema": {"type": "object", "properties": {
                         "region": {"type": "string", "x-mcp-header": "Region"}
+                    }}
+                }, {
+                    "name": "plain",
+                    "inputSchema": {"type": "object", "properties": {
+                        "region": {"type": "string"}
                     }}
                 }]}))
             }
@@ -309,7 +332,11 @@ mod tests {
         assert_eq!(headers[0].name, "Region");
         assert_eq!(lists.load(Ordering::SeqCst), 1);
         let cached = catalog.cached("get").expect("the listed tool is cached");
-        assert!(Arc::ptr_eq(&cached, &headers));
+        let shared = |h: &ToolHeaders| h.0.clone().expect("a list");
+        assert!(Arc::ptr_eq(&shared(&cached), &shared(&headers)));
+        let plain = catalog.cached("plain").expect("the listed tool is cached");
+        assert!(plain.is_empty());
+        assert!(plain.0.is_none(), "no list kept for a tool without headers");
         let unknown = catalog
             .cached("other")
             .expect("a fresh snapshot answers for any tool");

@@ -66,6 +66,7 @@ use mcp_transport_core::request_head::RequestHead;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::catalog::ToolHeaders;
 use super::reply::{self, HttpResponse};
 use super::request::{self, Prepared};
 use super::schema::ParamHeader;
@@ -265,7 +266,7 @@ enum Specs {
     /// Not a `tools/call`: none.
     None,
     /// Known.
-    Known(Arc<[ParamHeader]>),
+    Known(ToolHeaders),
     /// The catalog must fetch the tools first (this tool's name).
     Fetch(String),
 }
