@@ -18,15 +18,30 @@
 //! `-32603` naming the limit ([`Refused`]'s text), for that request only:
 //! the server keeps serving.
 //!
-//! Written over two atomics rather than a `tokio::sync::Semaphore`: this
-//! crate has no runtime, nothing here ever waits (admission is a yes or a
-//! no), and a request's weight is its size, which a semaphore's `u32`
-//! permits would have to be scaled into.
+//! Written over one atomic word rather than a `tokio::sync::Semaphore`:
+//! this crate has no runtime, nothing here ever waits (admission is a yes
+//! or a no), and a request's weight is its size, which a semaphore's `u32`
+//! permits would have to be scaled into. The count and the bytes share the
+//! word (`Counts`), so an admission is one compare-exchange and a
+//! release one subtraction: every request of every connection updates
+//! this word, from both CPUs, and each update moves its cache line
+//! between them (two words cost two updates each way: docs/PERFORMANCE.md,
+//! session 47). The word bounds the limits: [`MAX_RUNNING_LIMIT`] handlers
+//! and [`MAX_BYTES_LIMIT`] bytes, far above what a server can hold.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::jsonrpc::{ErrorObject, Request};
+
+/// The highest [`RunLimits::max_running`] an [`Admission`] enforces (a
+/// higher setting is taken as this): 2²³, 8,388,608 handlers.
+pub const MAX_RUNNING_LIMIT: usize = 1 << 23;
+
+/// The highest [`RunLimits::max_running_bytes`] an [`Admission`] enforces
+/// (a higher setting is taken as this): 2³⁸ bytes, 256 GiB. A request's
+/// [`weight`] is counted as at most half of it.
+pub const MAX_BYTES_LIMIT: usize = 1 << 38;
 
 /// The default [`RunLimits::max_running`]: 16,384 handlers at once, above
 /// the 10,000 concurrent long-running requests of the project's
@@ -119,8 +134,45 @@ impl Refused {
 #[derive(Debug)]
 pub struct Admission {
     limits: RunLimits,
-    running: AtomicUsize,
-    bytes: AtomicUsize,
+    /// The running handlers and their bytes ([`Counts`]).
+    counts: AtomicU64,
+}
+
+/// The running handlers (the high 24 bits) and the bytes they keep (the
+/// low 40) in one word. The bytes never carry into the count: they stay
+/// under [`MAX_BYTES_LIMIT`] plus two weights of at most half of it (one
+/// over the budget when nothing else runs, and its successor), 2³⁹ in
+/// all, and the count under [`MAX_RUNNING_LIMIT`] plus one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Counts {
+    running: u64,
+    bytes: u64,
+}
+
+/// Where the count starts in the word.
+const RUNNING_SHIFT: u32 = 40;
+
+impl Counts {
+    fn of(word: u64) -> Counts {
+        Counts {
+            running: word >> RUNNING_SHIFT,
+            bytes: word & ((1 << RUNNING_SHIFT) - 1),
+        }
+    }
+
+    fn word(self) -> u64 {
+        (self.running << RUNNING_SHIFT) | self.bytes
+    }
+}
+
+/// `n` as a count in the word (`usize` is at most 64 bits).
+fn wide(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// A count read back from the word (each under 2⁴⁰).
+fn narrow(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 impl Admission {
@@ -128,12 +180,15 @@ impl Admission {
     pub fn new(limits: RunLimits) -> Arc<Admission> {
         Arc::new(Admission {
             limits: RunLimits {
-                max_running: limits.max_running.max(1),
-                ..limits
+                max_running: limits.max_running.clamp(1, MAX_RUNNING_LIMIT),
+                max_running_bytes: limits.max_running_bytes.min(MAX_BYTES_LIMIT),
             },
-            running: AtomicUsize::new(0),
-            bytes: AtomicUsize::new(0),
+            counts: AtomicU64::new(0),
         })
+    }
+
+    fn counts(&self) -> Counts {
+        Counts::of(self.counts.load(Ordering::Acquire))
     }
 
     /// The limits it enforces.
@@ -143,12 +198,12 @@ impl Admission {
 
     /// Handlers running now.
     pub fn running(&self) -> usize {
-        self.running.load(Ordering::Acquire)
+        narrow(self.counts().running)
     }
 
     /// Bytes their requests keep now.
     pub fn running_bytes(&self) -> usize {
-        self.bytes.load(Ordering::Acquire)
+        narrow(self.counts().bytes)
     }
 
     /// Admits a handler keeping `bytes` of its request, or says which
@@ -180,36 +235,43 @@ impl Admission {
     /// place and `bytes` counted as free.
     #[inline]
     fn admit(self: &Arc<Self>, bytes: usize, successor: bool) -> Result<RunPermit, Refused> {
-        let max = self.limits.max_running;
-        let room = max.saturating_add(usize::from(successor));
-        let given_back = if successor { bytes } else { 0 };
-        self.running
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < room).then_some(n + 1)
-            })
-            .map_err(|_| Refused::Running { max })?;
-        let max_bytes = self.limits.max_running_bytes;
-        let taken = self
-            .bytes
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                // What the others hold: a request larger than the budget
-                // runs when nothing else does, and its successor then too.
-                let others = held.saturating_sub(given_back);
-                (others.saturating_add(bytes) <= max_bytes || others == 0)
-                    .then_some(held.saturating_add(bytes))
-            });
-        if let Err(held) = taken {
-            self.running.fetch_sub(1, Ordering::AcqRel);
-            return Err(Refused::Bytes {
+        let (max, max_bytes) = (self.limits.max_running, self.limits.max_running_bytes);
+        let room = wide(max) + u64::from(successor);
+        let weight = wide(bytes).min(wide(MAX_BYTES_LIMIT / 2));
+        let given_back = if successor { weight } else { 0 };
+        // Why `held` cannot take one more (`None`: it can).
+        let refusal = |held: Counts| {
+            if held.running >= room {
+                return Some(Refused::Running { max });
+            }
+            // What the others hold: a request larger than the budget runs
+            // when nothing else does, and its successor then too.
+            let others = held.bytes.saturating_sub(given_back);
+            (others + weight > wide(max_bytes) && others != 0).then_some(Refused::Bytes {
                 max: max_bytes,
-                held,
+                held: narrow(held.bytes),
                 asked: bytes,
+            })
+        };
+        let taken = self
+            .counts
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                let held = Counts::of(word);
+                refusal(held).is_none().then_some(
+                    Counts {
+                        running: held.running + 1,
+                        bytes: held.bytes + weight,
+                    }
+                    .word(),
+                )
             });
+        match taken {
+            Ok(_) => Ok(RunPermit {
+                admission: self.clone(),
+                weight,
+            }),
+            Err(word) => Err(refusal(Counts::of(word)).unwrap_or(Refused::Running { max })),
         }
-        Ok(RunPermit {
-            admission: self.clone(),
-            bytes,
-        })
     }
 }
 
@@ -217,13 +279,19 @@ impl Admission {
 #[derive(Debug)]
 pub struct RunPermit {
     admission: Arc<Admission>,
-    bytes: usize,
+    /// The bytes counted for it.
+    weight: u64,
 }
 
 impl Drop for RunPermit {
     fn drop(&mut self) {
-        self.admission.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
-        self.admission.running.fetch_sub(1, Ordering::AcqRel);
+        let taken = Counts {
+            running: 1,
+            bytes: self.weight,
+        };
+        self.admission
+            .counts
+            .fetch_sub(taken.word(), Ordering::AcqRel);
     }
 }
 
@@ -323,6 +391,31 @@ mod tests {
                 max_running_bytes: 268_435_456,
             }
         );
+    }
+
+    /// The count and the bytes share one word: limits past it are taken
+    /// at its bounds, a weight counts at most half the byte bound, and
+    /// the largest pair a hand-over can hold fits without the bytes
+    /// reaching the count.
+    #[test]
+    fn limits_and_weights_past_the_word_are_clamped() {
+        let a = Admission::new(limits(usize::MAX, usize::MAX));
+        assert_eq!(a.limits().max_running, MAX_RUNNING_LIMIT);
+        assert_eq!(a.limits().max_running_bytes, MAX_BYTES_LIMIT);
+        let caller = a.try_admit(usize::MAX).unwrap();
+        assert_eq!((a.running(), a.running_bytes()), (1, MAX_BYTES_LIMIT / 2));
+        let successor = a.try_admit_successor(usize::MAX).unwrap();
+        assert_eq!((a.running(), a.running_bytes()), (2, MAX_BYTES_LIMIT));
+        assert_eq!(
+            a.try_admit(usize::MAX).unwrap_err(),
+            Refused::Bytes {
+                max: MAX_BYTES_LIMIT,
+                held: MAX_BYTES_LIMIT,
+                asked: usize::MAX
+            }
+        );
+        drop((caller, successor));
+        assert_eq!((a.running(), a.running_bytes()), (0, 0));
     }
 
     #[test]

@@ -67,10 +67,10 @@ impl CancellationToken {
     }
 
     /// A guard that cancels this token when dropped, unless disarmed.
-    pub fn drop_guard(&self) -> DropGuard {
-        DropGuard {
-            token: Some(self.clone()),
-        }
+    /// Takes the token, as `tokio_util`'s does: a caller that keeps one
+    /// clones it first, and one that does not pays no reference count.
+    pub fn drop_guard(self) -> DropGuard {
+        DropGuard { token: Some(self) }
     }
 }
 
@@ -175,9 +175,9 @@ mod tests {
     #[test]
     fn drop_guard_cancels_unless_disarmed() {
         let t = CancellationToken::new();
-        drop(t.drop_guard().disarm());
+        drop(t.clone().drop_guard().disarm());
         assert!(!t.is_cancelled());
-        drop(t.drop_guard());
+        drop(t.clone().drop_guard());
         assert!(t.is_cancelled());
     }
 
