@@ -447,12 +447,24 @@ mod tests {
     #[test]
     fn the_idle_clock_runs_from_the_end_of_the_last_response() {
         let (f, epoch) = flight();
-        drop(f.start());
+        let request = f.start();
+        std::thread::sleep(Duration::from_millis(50));
+        drop(request);
         let ended = epoch + Duration::from_nanos(f.idle_since.load(Ordering::SeqCst));
+        assert!(
+            ended >= epoch + Duration::from_millis(50),
+            "the end is the drop's time"
+        );
         // Past the header-read timeout, but a request came: the idle
-        // timeout applies, from the response's end.
+        // timeout applies, from the response's end (not the connection's
+        // start: idle for IDLE since the start, not since the end).
         let at = epoch + HEADER;
         assert_eq!(f.check(at, HEADER, IDLE), IdleCheck::Later(ended + IDLE));
+        let since_start = epoch + IDLE + Duration::from_millis(10);
+        assert_eq!(
+            f.check(since_start, HEADER, IDLE),
+            IdleCheck::Later(ended + IDLE)
+        );
         assert_eq!(f.check(ended + IDLE, HEADER, IDLE), IdleCheck::Close);
     }
 
