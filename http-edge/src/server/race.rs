@@ -181,16 +181,37 @@ mod tests {
         }
     }
 
+    /// What a race is made of in these tests: its two probes, the
+    /// controls' waker, and a task that counts its wake-ups.
+    struct Parts {
+        main: Probe,
+        control: Probe,
+        wake: Arc<ControlWake>,
+        waker: Waker,
+        task: Arc<CountWake>,
+        task_waker: Waker,
+    }
+
+    fn parts() -> Parts {
+        let wake = Arc::new(ControlWake::default());
+        let task = Arc::new(CountWake::default());
+        Parts {
+            main: Probe::default(),
+            control: Probe::default(),
+            waker: Waker::from(wake.clone()),
+            wake,
+            task_waker: Waker::from(task.clone()),
+            task,
+        }
+    }
+
     #[test]
     fn the_control_is_polled_first_and_then_only_when_it_woke() {
-        let (main, control) = (Probe::default(), Probe::default());
-        let wake = Arc::new(ControlWake::default());
-        let waker = Waker::from(wake.clone());
-        let task = Arc::new(CountWake::default());
-        let task_waker = Waker::from(task.clone());
-        let mut cx = Context::from_waker(&task_waker);
-        let (mut m, mut c) = (Polled(&main), Polled(&control));
-        let mut race = Race::new(Pin::new(&mut m), Pin::new(&mut c), &wake, &waker);
+        let p = parts();
+        let (main, control, task) = (&p.main, &p.control, &p.task);
+        let mut cx = Context::from_waker(&p.task_waker);
+        let (mut m, mut c) = (Polled(main), Polled(control));
+        let mut race = Race::new(Pin::new(&mut m), Pin::new(&mut c), &p.wake, &p.waker);
 
         assert!(Pin::new(&mut race).poll(&mut cx).is_pending());
         assert_eq!(
@@ -219,14 +240,11 @@ mod tests {
     /// pending reaches the task, and a changed task waker is the one woken.
     #[test]
     fn every_wake_up_of_the_control_reaches_the_task_s_current_waker() {
-        let (main, control) = (Probe::default(), Probe::default());
-        let wake = Arc::new(ControlWake::default());
-        let waker = Waker::from(wake.clone());
-        let task = Arc::new(CountWake::default());
-        let task_waker = Waker::from(task.clone());
-        let mut cx = Context::from_waker(&task_waker);
-        let (mut m, mut c) = (Polled(&main), Polled(&control));
-        let mut race = Race::new(Pin::new(&mut m), Pin::new(&mut c), &wake, &waker);
+        let p = parts();
+        let (main, control, task) = (&p.main, &p.control, &p.task);
+        let mut cx = Context::from_waker(&p.task_waker);
+        let (mut m, mut c) = (Polled(main), Polled(control));
+        let mut race = Race::new(Pin::new(&mut m), Pin::new(&mut c), &p.wake, &p.waker);
         assert!(Pin::new(&mut race).poll(&mut cx).is_pending());
         let wake_control = || {
             let control_waker = control.waker.lock().unwrap().clone();
