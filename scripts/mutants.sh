@@ -203,6 +203,7 @@ CRITICAL=(
   "rev-2026-07-28/src/server/schema.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
   "rev-2026-07-28/src/server/mod.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
   "http-edge/src/server/race.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/server/in_place.rs|mcp-http-edge|--lib --test *"
   "http-edge/src/server/endpoint.rs|mcp-http-edge|--lib --test *"
   "http-edge/src/server/service.rs|mcp-http-edge|--lib --test *"
   "http-edge/src/client/sse.rs|mcp-http-edge|--lib --test *"
