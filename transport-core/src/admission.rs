@@ -57,12 +57,14 @@ pub const DEFAULT_MAX_RUNNING_BYTES: usize = 256 * 1024 * 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunLimits {
     /// The most handlers running at once; one more request is refused.
-    /// Default [`DEFAULT_MAX_RUNNING`]; at least 1.
+    /// Default [`DEFAULT_MAX_RUNNING`]; at least 1, at most
+    /// [`MAX_RUNNING_LIMIT`].
     pub max_running: usize,
     /// The most bytes of requests ([`weight`]) their running handlers keep;
     /// a request that would pass it is refused, unless nothing else is
     /// running (so a request the body limit accepted can always run
-    /// alone). Default [`DEFAULT_MAX_RUNNING_BYTES`].
+    /// alone). Default [`DEFAULT_MAX_RUNNING_BYTES`]; at most
+    /// [`MAX_BYTES_LIMIT`].
     pub max_running_bytes: usize,
 }
 

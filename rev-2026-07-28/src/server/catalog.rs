@@ -282,8 +282,8 @@ mod tests {
     use super::*;
 
     /// A handler whose `tools/list` lists one tool with an `x-mcp-header`
-    /// argument and one without, counted in `lists`, and tries to send a notification (what
-    /// that gave goes to `sent`).
+    /// argument and one without, counted in `lists`, and tries to send a
+    /// notification (what that gave goes to `sent`).
     fn lister(
         lists: Arc<AtomicU64>,
         sent: Arc<Mutex<Vec<Result<(), String>>>>,
