@@ -21,9 +21,18 @@ use crate::headers::{EVENT_STREAM, JSON, X_ACCEL_BUFFERING};
 /// An HTTP response of an engine.
 pub type HttpResponse = Response<Body>;
 
-/// `status` with a JSON body.
-pub fn json(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {
-    let mut r = Response::new(Body::from(body.into()));
+/// `status` with the JSON text `text` as its body.
+///
+/// The text is boxed to its length before it becomes the body's
+/// [`Bytes`]: `Bytes::from(String)` of a string with spare capacity (a
+/// serializer's buffer, or one sized for the most a result can grow)
+/// allocates a shared header beside the buffer and releases it with an
+/// atomic decrement, where a boxed slice is the `Bytes`' own buffer. The
+/// shrink is a `realloc` that allocators do in place (mimalloc when at
+/// least half the block stays used); docs/PERFORMANCE.md, session 48.
+pub fn json(status: StatusCode, text: String) -> HttpResponse {
+    let body = Bytes::from(text.into_bytes().into_boxed_slice());
+    let mut r = Response::new(Body::from(body));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
