@@ -209,4 +209,43 @@ async fn each_engine_holds_a_parsed_body_to_its_own_limit() {
             assert_eq!(json_body(response).await["error"]["code"], -32600);
         }
     }
+    // A session's request (parsed in front the session way) and a new
+    // session's `initialize`, each over the legacy engine's limit and
+    // within the modern one's: 413 from the legacy engine. Within both,
+    // the unknown session is the engine's answer (404).
+    let legacy = |method: &str, pad: usize| {
+        json!({
+            "jsonrpc": "2.0", "id": 4, "method": method,
+            "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"}, "pad": "x".repeat(pad)
+            }
+        })
+        .to_string()
+    };
+    let session = [
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", "no-such-session"),
+    ];
+    let mut config = MultiConfig::all();
+    config.modern.http.max_body_bytes = 64 * 1024;
+    config.legacy.http.max_body_bytes = 1024;
+    let server = MultiServer::new(Arc::new(support::test_handler()), config);
+    let within = post(Body::from(legacy("tools/list", 10)), &session);
+    let response = server.clone().oneshot(within).await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    for (request, what) in [
+        (
+            post(Body::from(legacy("tools/list", 2048)), &session),
+            "a session's request",
+        ),
+        (
+            post(Body::from(legacy("initialize", 2048)), &[]),
+            "initialize",
+        ),
+    ] {
+        let response = server.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE, "{what}");
+        assert_eq!(json_body(response).await["error"]["code"], -32600);
+    }
 }

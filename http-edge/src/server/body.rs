@@ -13,6 +13,8 @@ use futures_util::StreamExt;
 use http::header::CONTENT_LENGTH;
 use http::{HeaderMap, StatusCode};
 
+use mcp_transport_core::jsonrpc::Parsed;
+
 use super::Reject;
 use super::timed_body::is_body_timeout;
 
@@ -102,30 +104,42 @@ pub async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<By
 
 /// [`read_body`] for an engine handed this body's message already (a
 /// dispatcher in front read and parsed it: `mcp_negotiate`'s
-/// `MultiServer`). With `parsed`, a body that knows its exact size (one
-/// in memory, as such a dispatcher hands it on) is held to `max` (413
-/// beyond, as `read_body` answers) and not read again: empty bytes are
-/// returned, which the engine does not look at (a second read of a body in
-/// memory cost ~240 instructions a request, docs/PERFORMANCE.md, session
-/// 25). Without `parsed`, or for a body of unknown size, [`read_body`].
+/// `MultiServer`). With `parsed`, the body is not read again (a second
+/// read of a body in memory cost ~240 instructions a request,
+/// docs/PERFORMANCE.md, session 25) but held to `max` (413 beyond, as
+/// `read_body` answers) and empty bytes are returned, which the engine does
+/// not look at: by the length the message was parsed from
+/// ([`Parsed::body_len`]; `MultiServer` then hands on no body, sparing an
+/// allocation a request: session 48), else by the body's exact size (one
+/// in memory knows it). Without `parsed`, or for a parsed body of unknown
+/// size, [`read_body`].
 pub async fn read_body_unless_parsed(
     body: Body,
     headers: &HeaderMap,
     max: usize,
-    parsed: bool,
+    parsed: Option<&Parsed>,
 ) -> Result<Bytes, Reject> {
-    if parsed && let Some(n) = http_body::Body::size_hint(&body).exact() {
-        return if n > max as u64 {
-            Err(too_large(max))
-        } else {
-            Ok(Bytes::new())
-        };
+    if let Some(parsed) = parsed {
+        let known = parsed.body_len().or_else(|| {
+            http_body::Body::size_hint(&body)
+                .exact()
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+        });
+        if let Some(n) = known {
+            return if n > max {
+                Err(too_large(max))
+            } else {
+                Ok(Bytes::new())
+            };
+        }
     }
     read_body(body, headers, max).await
 }
 
 #[cfg(test)]
 mod tests {
+    use mcp_transport_core::jsonrpc::{Message, Notification};
+
     use super::*;
 
     #[tokio::test]
@@ -222,24 +236,48 @@ mod tests {
     #[tokio::test]
     async fn a_parsed_body_of_known_size_is_only_held_to_the_limit() {
         let h = HeaderMap::new();
-        let skipped = read_body_unless_parsed(Body::from("abc"), &h, 3, true).await;
+        // Parsed elsewhere (no length known): the body's size decides.
+        let parsed = Parsed::from(Message::Notification(Notification {
+            method: "m".into(),
+            params: None,
+        }));
+        let skipped = read_body_unless_parsed(Body::from("abc"), &h, 3, Some(&parsed)).await;
         assert_eq!(skipped.unwrap(), "");
-        let over = read_body_unless_parsed(Body::from("abcd"), &h, 3, true).await;
+        let over = read_body_unless_parsed(Body::from("abcd"), &h, 3, Some(&parsed)).await;
         assert_eq!(over.unwrap_err().status, StatusCode::PAYLOAD_TOO_LARGE);
-        let unparsed = read_body_unless_parsed(Body::from("abc"), &h, 3, false).await;
+        let unparsed = read_body_unless_parsed(Body::from("abc"), &h, 3, None).await;
         assert_eq!(unparsed.unwrap(), "abc");
         let stream = || {
             Body::from_stream(futures_util::stream::iter([Ok::<_, std::io::Error>(
                 Bytes::from_static(b"abcd"),
             )]))
         };
-        let unknown = read_body_unless_parsed(stream(), &h, 4, true).await;
+        let unknown = read_body_unless_parsed(stream(), &h, 4, Some(&parsed)).await;
         assert_eq!(unknown.unwrap(), "abcd");
-        let unknown_over = read_body_unless_parsed(stream(), &h, 3, true).await;
+        let unknown_over = read_body_unless_parsed(stream(), &h, 3, Some(&parsed)).await;
         assert_eq!(
             unknown_over.unwrap_err().status,
             StatusCode::PAYLOAD_TOO_LARGE
         );
+    }
+
+    /// A message parsed with its body's length is held to the limit by
+    /// that length, whatever body comes with it (a dispatcher hands on
+    /// none), and nothing is read.
+    #[tokio::test]
+    async fn a_parsed_length_is_held_to_the_limit() {
+        let h = HeaderMap::new();
+        let text = br#"{"jsonrpc":"2.0","method":"m"}"#;
+        let parsed = mcp_transport_core::jsonrpc::parse_single(text).unwrap();
+        let n = text.len();
+        for body in [Body::empty(), Body::from("x")] {
+            let over = read_body_unless_parsed(body, &h, n - 1, Some(&parsed)).await;
+            let over = over.unwrap_err();
+            assert_eq!(over.status, StatusCode::PAYLOAD_TOO_LARGE);
+            assert!(over.message.contains(&format!("limit of {} bytes", n - 1)));
+        }
+        let at = read_body_unless_parsed(Body::from("x"), &h, n, Some(&parsed)).await;
+        assert_eq!(at.unwrap(), "");
     }
 
     /// Live chunk allocations of a body made of one-byte chunks, each

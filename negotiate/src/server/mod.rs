@@ -23,7 +23,7 @@ pub mod route;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::response::IntoResponse;
 use http::{Request, Response, StatusCode};
 use mcp_http_edge::header_scan::{self, Seen};
@@ -310,7 +310,9 @@ impl MultiServer {
                         jsonrpc::parse_single(b).ok()
                     } else {
                         match jsonrpc::parse_body(b, false) {
-                            Ok(jsonrpc::Body::Single(m)) => Some(m.into()),
+                            Ok(jsonrpc::Body::Single(m)) => {
+                                Some(jsonrpc::Parsed::from(m).with_body_len(b.len()))
+                            }
                             _ => None,
                         }
                     }
@@ -324,8 +326,7 @@ impl MultiServer {
             );
             let span = request_span(&parts, target, bytes.as_deref());
             tracing::trace!(parent: &span, "routed");
-            let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
-            let req = Request::from_parts(parts, body);
+            let req = Request::from_parts(parts, handed_body(bytes, parsed.is_some()));
             // Each engine is called directly with the parsed message as an
             // argument: no boxed service cloned and called per request, and no
             // extensions entry (docs/PERFORMANCE.md, session 11).
@@ -406,6 +407,20 @@ impl MultiServer {
     }
 }
 
+/// The body an engine is handed with a request ([`MultiServer::handle`]):
+/// the bytes read, unless the message was parsed here. A parsed message
+/// goes on as [`jsonrpc::Parsed`] with the body's length
+/// ([`Parsed::body_len`](jsonrpc::Parsed::body_len)), which the engine
+/// holds to its own limit, and no body: the bytes wrapped in a body again
+/// cost an allocation a request that nobody read (docs/PERFORMANCE.md,
+/// session 48).
+fn handed_body(bytes: Option<Bytes>, parsed: bool) -> Body {
+    match bytes {
+        Some(b) if !parsed => Body::from(b),
+        _ => Body::empty(),
+    }
+}
+
 /// The span of one HTTP request to the endpoint (`mcp.request`), entered
 /// while the engine handles it, while its handler runs and while its
 /// response body (an SSE stream) is sent. Fields: `http.method`,
@@ -462,4 +477,21 @@ fn request_span(
         }
     }
     span
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::HttpBody as _;
+
+    use super::*;
+
+    /// A parsed message's body is not handed on; an unparsed one is, and
+    /// a request without a body gets an empty one.
+    #[test]
+    fn only_an_unparsed_body_is_handed_on() {
+        let bytes = || Some(Bytes::from_static(b"{}"));
+        assert_eq!(handed_body(bytes(), false).size_hint().exact(), Some(2));
+        assert_eq!(handed_body(bytes(), true).size_hint().exact(), Some(0));
+        assert_eq!(handed_body(None, false).size_hint().exact(), Some(0));
+    }
 }

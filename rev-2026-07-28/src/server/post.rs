@@ -97,7 +97,7 @@ pub(crate) fn post(
         // not read again) or in the extensions, or parsed here.
         let limit = shared.config.http.max_body_bytes;
         let bytes =
-            match read_body_unless_parsed(body, &parts.headers, limit, parsed.is_some()).await {
+            match read_body_unless_parsed(body, &parts.headers, limit, parsed.as_ref()).await {
                 Ok(b) => b,
                 Err(r) => return r.response(),
             };

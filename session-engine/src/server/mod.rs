@@ -468,9 +468,12 @@ impl LegacyServer {
                     // A message parsed in front and put in the extensions is
                     // taken out before the parts are kept for the handler, so
                     // it is neither cloned nor retained.
-                    let parsed = parsed
-                        .map(mcp_transport_core::jsonrpc::Parsed::into_message)
-                        .or_else(|| parts.extensions.remove::<Message>());
+                    let parsed = parsed.or_else(|| {
+                        parts
+                            .extensions
+                            .remove::<Message>()
+                            .map(mcp_transport_core::jsonrpc::Parsed::from)
+                    });
                     let http = Arc::new(request::kept_head(&mut parts));
                     request::HTTP_PARTS
                         .scope(http, post::post(shared, parts, parsed, body))

@@ -34,7 +34,9 @@ use http::request::Parts;
 use mcp_http_edge::faults::Fault;
 use mcp_http_edge::server::read_body_unless_parsed;
 use mcp_transport_core::handler::LogLevel;
-use mcp_transport_core::jsonrpc::{self, ErrorObject, Message, Notification, Request, Response};
+use mcp_transport_core::jsonrpc::{
+    self, ErrorObject, Message, Notification, Parsed, Request, Response,
+};
 
 use super::reply::{self, HttpResponse, Reject};
 use super::session::Session;
@@ -52,7 +54,7 @@ use super::{Shared, batch, checks, cluster, initialize, request};
 pub(crate) fn post(
     shared: &Arc<Shared>,
     parts: Parts,
-    parsed: Option<Message>,
+    parsed: Option<Parsed>,
     body: Body,
 ) -> impl Future<Output = HttpResponse> + Send + '_ {
     async move {
@@ -63,7 +65,7 @@ pub(crate) fn post(
         // engine's limit, not read again.
         let limit = shared.config.http.max_body_bytes;
         let bytes =
-            match read_body_unless_parsed(body, &parts.headers, limit, parsed.is_some()).await {
+            match read_body_unless_parsed(body, &parts.headers, limit, parsed.as_ref()).await {
                 Ok(b) => b,
                 Err(r) => return r.response(),
             };
@@ -87,7 +89,7 @@ pub(crate) fn post(
         };
         let message = match parsed.map_or_else(
             || jsonrpc::parse_body(&bytes, batches),
-            |m| Ok(jsonrpc::Body::Single(m)),
+            |p| Ok(jsonrpc::Body::Single(p.into_message())),
         ) {
             Ok(jsonrpc::Body::Single(m)) => m,
             Ok(jsonrpc::Body::Batch(items)) => {

@@ -539,6 +539,8 @@ pub struct Parsed {
     /// The members of the message's own `params` (offsets into their
     /// text), when found.
     params_members: Option<InnerSpans>,
+    /// The length in bytes of the body it was read from, when known.
+    body_len: Option<usize>,
 }
 
 impl From<Message> for Parsed {
@@ -546,6 +548,7 @@ impl From<Message> for Parsed {
         Parsed {
             message,
             params_members: None,
+            body_len: None,
         }
     }
 }
@@ -554,6 +557,23 @@ impl Parsed {
     /// The message.
     pub fn message(&self) -> &Message {
         &self.message
+    }
+
+    /// The length in bytes of the body the message was read from
+    /// ([`parse_single`] knows it; a `Parsed` made from a [`Message`] does
+    /// not). A dispatcher that parsed a POST's body hands the engine this
+    /// and no body, and the engine holds the length to its own limit.
+    pub fn body_len(&self) -> Option<usize> {
+        self.body_len
+    }
+
+    /// The same, read from a body of `len` bytes (for a message read by
+    /// other means than [`parse_single`], such as [`parse_body`]).
+    pub fn with_body_len(self, len: usize) -> Parsed {
+        Parsed {
+            body_len: Some(len),
+            ..self
+        }
     }
 
     /// The message, dropping what else the reading found.
@@ -592,6 +612,7 @@ pub fn parse_single(bytes: &[u8]) -> Result<Parsed, BodyError> {
     read_message(text, true).map(|(message, params_members)| Parsed {
         message,
         params_members,
+        body_len: Some(bytes.len()),
     })
 }
 

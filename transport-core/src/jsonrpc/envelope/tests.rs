@@ -140,6 +140,18 @@ fn a_body_read_on_the_fast_path_keeps_its_params_index() {
     ));
 }
 
+/// A parsed body knows its length (an engine handed the message and no
+/// body holds it to its limit); a message parsed elsewhere does not.
+#[test]
+fn a_parsed_body_knows_its_length() {
+    let body = b" {\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n";
+    let parsed = parse_single(body).expect("a notification");
+    assert_eq!(parsed.body_len(), Some(body.len()));
+    let from_message = crate::jsonrpc::Parsed::from(parsed.into_message());
+    assert_eq!(from_message.body_len(), None);
+    assert_eq!(from_message.with_body_len(7).body_len(), Some(7));
+}
+
 /// The params' text is kept as sent, without `serde_json` checking it
 /// again: `RawValue`'s `Deserialize` takes it from a one-member map. If a
 /// `serde_json` release stops doing that, this fails (and messages are
