@@ -152,6 +152,7 @@ CRITICAL=(
   "rev-2026-07-28/src/server/tasks/worker.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
   "http-edge/src/server/conn.rs|mcp-http-edge|--lib --test *"
   "http-edge/src/server/body.rs|mcp-http-edge|--lib --test *"
+  "http-edge/src/server/reply.rs|mcp-http-edge|--lib --test *"
   "transport-core/src/task_store/input.rs|mcp-transport-core|--lib --test *"
   "transport-core/src/task_store/supervise.rs|mcp-transport-core|--lib --test *"
   "transport-core/src/jsonrpc/mod.rs|mcp-transport-core|--lib --test *"
