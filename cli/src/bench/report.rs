@@ -144,3 +144,104 @@ pub fn table(r: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Machine;
+    use super::super::load::LoadFigures;
+    use super::super::throughput::ThroughputRow;
+    use super::*;
+
+    fn row(workload: &'static str, rps: f64, ratio: f64, error: Option<&str>) -> ThroughputRow {
+        ThroughputRow {
+            workload,
+            description: "what it sends",
+            figures: LoadFigures {
+                requests_per_sec: rps,
+                requests: 1000,
+                errors: u64::from(error.is_some()),
+                p50_us: 400.0,
+                p99_us: 900.0,
+                server_cpu_us_per_request: 9.2,
+                client_cpu_us_per_request: 8.5,
+                first_error: error.map(str::to_owned),
+            },
+            rps_ratio_to_floor: ratio,
+            p50_ratio_to_floor: 1.0,
+            p99_ratio_to_floor: 1.0,
+            rps_ratio_min: ratio - 0.05,
+            rps_ratio_max: ratio + 0.05,
+        }
+    }
+
+    fn report(rounds: usize, throughput: Vec<ThroughputRow>) -> Report {
+        Report {
+            machine: Machine {
+                cpus: 2,
+                load_average: 0.25,
+                nofile_limit: 4096,
+                duration_ms: 2000,
+                connections: 64,
+                rounds,
+                long_requests: 0,
+                long_seconds: 0,
+                retry_ms: 0,
+                pool_idle: 0,
+                store: "memory".into(),
+            },
+            throughput,
+            idle_sessions: None,
+            long_running: Vec::new(),
+            cancel_by_close: None,
+            resume_after_disconnect: None,
+            legacy_sse_rate_over_rmcp: None,
+            rmcp_server_cpu_over_legacy_sse: None,
+            polling_extra_latency_p50_ms: None,
+            polling_extra_latency_p99_ms: None,
+        }
+    }
+
+    /// The machine line, the rate table with each row's ratio, the rounds'
+    /// spread under every row but the floor's (only with more than one
+    /// round), a row's first error, and no section for what did not run.
+    #[test]
+    fn the_table_shows_what_ran() {
+        let rows = || {
+            vec![
+                row("floor", 120_000.0, 1.0, None),
+                row("modern-json", 102_000.0, 0.85, Some("status 500")),
+            ]
+        };
+        let text = table(&report(3, rows()));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("machine: 2 CPUs (load average 0.25 at the start)"),
+            "{text}"
+        );
+        assert!(lines[0].contains("3 round(s); store: memory"), "{text}");
+        let header = lines
+            .iter()
+            .position(|l| l.starts_with("workload"))
+            .expect("a header");
+        assert!(lines[header + 1].starts_with("floor "), "{text}");
+        assert!(lines[header + 2].starts_with("modern-json"), "{text}");
+        assert!(lines[header + 2].contains(" 102000   0.85 "), "{text}");
+        assert!(
+            lines[header + 3]
+                .ends_with("×floor over 3 rounds: 0.80–0.90 (the row is the median round)"),
+            "{text}"
+        );
+        assert!(
+            lines[header + 4].ends_with("first error: status 500"),
+            "{text}"
+        );
+        assert_eq!(text.matches("rounds:").count(), 1, "{text}");
+        assert!(!text.contains("long-running"), "{text}");
+        assert!(!text.contains("rmcp"), "{text}");
+
+        let one_round = table(&report(1, rows()));
+        assert!(!one_round.contains("rounds:"), "{one_round}");
+        let nothing = table(&report(3, Vec::new()));
+        assert_eq!(nothing.lines().count(), 1, "{nothing}");
+    }
+}
