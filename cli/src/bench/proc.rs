@@ -106,4 +106,56 @@ mod tests {
         assert!(cpu_time(Pid::Current) > before);
         assert!(stat_cpu(Pid::Current).is_some());
     }
+
+    /// `/proc/PID/stat`'s ticks (the fallback) and the threads' schedstat
+    /// nanoseconds tell the same CPU time, within the ticks' granularity.
+    /// Read of a busy child, one thread that lives through the reads (this
+    /// process's other test threads come and go, and an exited thread's
+    /// time is in `stat` but in no live thread's schedstat).
+    #[test]
+    fn the_fallback_reads_the_same_cpu_time() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .expect("sh");
+        let pid = Pid::Of(child.id());
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while cpu_time(pid) < Duration::from_millis(300) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let ticks = stat_cpu(pid).expect("the child's stat");
+        let exact = cpu_time(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            exact >= Duration::from_millis(300),
+            "the child ran {exact:?}"
+        );
+        // Ticks are 10 ms at 100 Hz; the two reads are microseconds apart.
+        let apart = ticks.abs_diff(exact);
+        assert!(
+            apart < Duration::from_millis(60),
+            "stat {ticks:?}, schedstat {exact:?}"
+        );
+    }
+
+    /// The soft open-file limit is raised to the hard one (children, the
+    /// servers a benchmark starts, inherit it).
+    #[test]
+    fn the_open_file_limit_is_raised_to_the_hard_one() {
+        use rustix::process::{Resource, getrlimit, setrlimit};
+        let mut lim = getrlimit(Resource::Nofile);
+        let hard = lim.maximum;
+        // Lowered a little first, so there is something to raise (never
+        // below what the other tests of this binary may hold open).
+        if let Some(h) = hard
+            && h > 8192
+        {
+            lim.current = Some(h - 1);
+            setrlimit(Resource::Nofile, lim).expect("lowering the soft limit");
+            assert_eq!(getrlimit(Resource::Nofile).current, Some(h - 1));
+        }
+        assert_eq!(raise_nofile_limit(), hard.unwrap_or(u64::MAX));
+        assert_eq!(getrlimit(Resource::Nofile).current, hard);
+    }
 }
