@@ -289,6 +289,41 @@ mod tests {
         assert_eq!(median_index(&[4.0, 1.0, 3.0, 2.0]), 3);
     }
 
+    /// Each workload's name is its own (what `--workloads` selects it
+    /// by, and what the table and the JSON call it), and so is its
+    /// description.
+    #[test]
+    fn names_and_descriptions_are_each_workloads_own() {
+        let all: Vec<Workload> = Workload::ALL
+            .into_iter()
+            .chain(Workload::EXTERNAL)
+            .collect();
+        for w in &all {
+            assert!(!w.describe().is_empty(), "{w:?}");
+            let selected = super::super::select(&[w.name().to_owned()]).expect("a known name");
+            assert_eq!(selected.rate, [*w], "--workloads {}", w.name());
+        }
+        let names: std::collections::HashSet<_> = all.iter().map(|w| w.name()).collect();
+        let descriptions: std::collections::HashSet<_> = all.iter().map(|w| w.describe()).collect();
+        assert_eq!((names.len(), descriptions.len()), (all.len(), all.len()));
+    }
+
+    /// A round whose floor answered nothing gives ratios of 0, not
+    /// infinities.
+    #[test]
+    fn a_silent_floor_gives_no_ratio() {
+        let measured = vec![vec![figures(0.0, 0.0), figures(10.0, 5.0)]];
+        let r = row(Workload::ModernJson, &measured, 1);
+        assert_eq!(
+            (
+                r.rps_ratio_to_floor,
+                r.p50_ratio_to_floor,
+                r.p99_ratio_to_floor
+            ),
+            (0.0, 0.0, 0.0)
+        );
+    }
+
     #[test]
     fn each_ratio_is_to_its_own_rounds_floor() {
         // The host halves its speed in the second round and recovers in
