@@ -95,7 +95,13 @@ mod tests {
 
     #[test]
     fn reads_this_process() {
-        assert!(rss_kib(Pid::Current).unwrap() > 0);
+        // Resident memory grows by what is touched (other tests of this
+        // binary run beside this one, but none frees 48 MiB meanwhile).
+        let before = rss_kib(Pid::Current).unwrap();
+        let touched = vec![1u8; 64 << 20];
+        let after = rss_kib(Pid::Current).unwrap();
+        assert!(after >= before + (48 << 10), "{before} -> {after} KiB");
+        drop(std::hint::black_box(touched));
         assert!(open_fds(Pid::Current).unwrap() >= 3);
         let before = cpu_time(Pid::Current);
         let mut x = 0u64;
@@ -114,8 +120,10 @@ mod tests {
     /// time is in `stat` but in no live thread's schedstat).
     #[test]
     fn the_fallback_reads_the_same_cpu_time() {
+        // A redirection a turn: about half the child's time is the
+        // kernel's, so both of `stat`'s fields count.
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
+            .args(["-c", "while :; do : > /dev/null; done"])
             .spawn()
             .expect("sh");
         let pid = Pid::Of(child.id());
