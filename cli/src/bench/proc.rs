@@ -120,21 +120,32 @@ mod tests {
     /// time is in `stat` but in no live thread's schedstat).
     #[test]
     fn the_fallback_reads_the_same_cpu_time() {
+        /// The busy child, killed however the test ends (a failed
+        /// assertion included: it would spin on, and hold the test's
+        /// output open, forever).
+        struct Busy(std::process::Child);
+        impl Drop for Busy {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
         // A redirection a turn: about half the child's time is the
         // kernel's, so both of `stat`'s fields count.
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "while :; do : > /dev/null; done"])
-            .spawn()
-            .expect("sh");
-        let pid = Pid::Of(child.id());
+        let child = Busy(
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do : > /dev/null; done"])
+                .spawn()
+                .expect("sh"),
+        );
+        let pid = Pid::Of(child.0.id());
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while cpu_time(pid) < Duration::from_millis(300) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         let ticks = stat_cpu(pid).expect("the child's stat");
         let exact = cpu_time(pid);
-        let _ = child.kill();
-        let _ = child.wait();
+        drop(child);
         assert!(
             exact >= Duration::from_millis(300),
             "the child ran {exact:?}"
