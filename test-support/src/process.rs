@@ -68,8 +68,9 @@ pub fn run_to_end(what: &str, cmd: &mut Command, limit: Duration) -> Finished {
     }
 }
 
-/// Kills a child on drop.
-struct KillOnDrop(Child);
+/// Kills (and reaps) a child on drop, however the test holding it ends:
+/// a failed assertion included.
+pub struct KillOnDrop(pub Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {

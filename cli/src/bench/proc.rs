@@ -120,19 +120,11 @@ mod tests {
     /// time is in `stat` but in no live thread's schedstat).
     #[test]
     fn the_fallback_reads_the_same_cpu_time() {
-        /// The busy child, killed however the test ends (a failed
-        /// assertion included: it would spin on, and hold the test's
-        /// output open, forever).
-        struct Busy(std::process::Child);
-        impl Drop for Busy {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
-        }
         // A redirection a turn: about half the child's time is the
-        // kernel's, so both of `stat`'s fields count.
-        let child = Busy(
+        // kernel's, so both of `stat`'s fields count. Killed however the
+        // test ends (a failed assertion included: it would spin on, and
+        // hold the test's output open, forever).
+        let child = mcp_test_support::process::KillOnDrop(
             std::process::Command::new("sh")
                 .args(["-c", "while :; do : > /dev/null; done"])
                 .spawn()
