@@ -25,7 +25,7 @@ use mcp_rev_2026_07_28::server::ModernServer;
 use tower::ServiceExt;
 
 use super::floor;
-use super::wire::{self, MARKER, Template};
+use super::wire::{self, Template};
 use crate::serve::{self, ServeArgs};
 
 /// The `Host` the requests name (the engines allow loopback names only).
@@ -194,12 +194,7 @@ impl Harness {
             .insert(http::header::CONTENT_LENGTH, length);
         let resp = self.service.call(req).await;
         let status = resp.status();
-        let content_type = resp
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
+        let content_type = resp.headers().get(http::header::CONTENT_TYPE).cloned();
         let body = resp
             .into_body()
             .collect()
@@ -211,12 +206,9 @@ impl Harness {
         } else {
             "text/event-stream"
         };
-        if status != StatusCode::OK
-            || !content_type.starts_with(want)
-            || !body.windows(MARKER.len()).any(|w| w == MARKER)
-        {
+        if !wire::is_correct(status.as_u16(), content_type.as_ref(), &body, want) {
             return Err(format!(
-                "{}: unexpected answer {status} ({content_type}): {}",
+                "{}: unexpected answer {status} ({content_type:?}): {}",
                 self.case.name(),
                 String::from_utf8_lossy(&body)
             ));

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::latency::percentile;
 use super::proc::{Pid, cpu_time};
-use super::wire::{self, MARKER, Template};
+use super::wire::{self, Template};
 
 /// How the connections use 2025-11-25 sessions.
 #[derive(Clone, Debug)]
@@ -65,7 +65,11 @@ struct ConnResult {
     first_error: Option<String>,
 }
 
-/// Runs `template` against `addr` under `load`; `server` is the server's pid.
+/// Runs `template` against `addr` under `load`; `server` is the server's
+/// pid. A correct answer is a 200 of media type `media` (`type/subtype`)
+/// whose body holds [`wire::MARKER`] ([`wire::is_correct`]): the media
+/// type tells a JSON server's answers apart from an SSE server's, which
+/// carry the same result.
 pub async fn run(
     addr: SocketAddr,
     path: &str,
@@ -73,6 +77,7 @@ pub async fn run(
     sessions: Sessions,
     load: Load,
     server: u32,
+    media: &'static str,
 ) -> Result<LoadFigures, String> {
     let template = Arc::new(template);
     let start = Instant::now();
@@ -91,8 +96,8 @@ pub async fn run(
                 &template,
                 sessions,
                 conn as u64,
-                measure_from,
-                end,
+                media,
+                (measure_from, end),
             )
             .await
         }));
@@ -142,8 +147,8 @@ async fn connection(
     template: &Template,
     sessions: Sessions,
     conn: u64,
-    measure_from: Instant,
-    end: Instant,
+    media: &str,
+    (measure_from, end): (Instant, Instant),
 ) -> Result<ConnResult, String> {
     let mut sender = wire::connect(addr).await?;
     let template = match sessions {
@@ -170,10 +175,12 @@ async fn connection(
         let outcome = wire::exchange(&mut sender, template.request(id)).await;
         let done = Instant::now();
         let error = match outcome {
-            Ok((200, _, body)) if memchr_find(&body, MARKER) => None,
-            Ok((status, _, body)) => Some(format!(
-                "{status}: {}",
-                String::from_utf8_lossy(&body[..body.len().min(300)])
+            Ok(a) if a.is_correct(media) => None,
+            Ok(a) => Some(format!(
+                "{} ({:?}, expected {media}): {}",
+                a.status,
+                a.content_type,
+                String::from_utf8_lossy(&a.body[..a.body.len().min(300)])
             )),
             Err(e) => {
                 // A broken connection is replaced, once per failure.
@@ -197,8 +204,4 @@ async fn connection(
         }
     }
     Ok(out)
-}
-
-fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }

@@ -59,6 +59,19 @@ impl Workload {
         }
     }
 
+    /// The media type (`type/subtype`) its answers come as.
+    fn media(self) -> &'static str {
+        match self {
+            Workload::Floor | Workload::FloorEdge | Workload::ModernJson | Workload::LegacyJson => {
+                "application/json"
+            }
+            Workload::ModernSse
+            | Workload::LegacySse
+            | Workload::LegacySseShared
+            | Workload::LegacySseRmcp => "text/event-stream",
+        }
+    }
+
     fn describe(self) -> &'static str {
         match self {
             Workload::Floor => "bare axum, fixed JSON-RPC answer",
@@ -230,7 +243,7 @@ async fn measure(servers: &Servers, w: Workload, load: Load) -> Result<LoadFigur
             (Template::add(addr, path, Some(&id)), Sessions::Shared(id))
         }
     };
-    load::run(addr, path, template, sessions, load, server.pid)
+    load::run(addr, path, template, sessions, load, server.pid, w.media())
         .await
         .map_err(|e| format!("{}: {e}", w.name()))
 }

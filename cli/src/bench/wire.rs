@@ -188,11 +188,48 @@ impl Template {
 /// Client capabilities declaring the Tasks extension (SEP-2663).
 pub const TASKS_CAPABILITIES: &str = r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#;
 
-/// Sends `req` and reads the whole answer: status, session id header, body.
-pub async fn exchange(
-    sender: &mut Sender,
-    req: Request<Full<Bytes>>,
-) -> Result<(u16, Option<String>, Bytes), String> {
+/// One answer, read in full.
+#[derive(Debug)]
+pub struct Answer {
+    /// Its HTTP status.
+    pub status: u16,
+    /// Its `Mcp-Session-Id`, when it has one.
+    pub session: Option<String>,
+    /// Its `Content-Type`, when it has one (taken from the head, not copied).
+    pub content_type: Option<HeaderValue>,
+    /// Its body.
+    pub body: Bytes,
+}
+
+impl Answer {
+    /// Whether this is a correct answer to the benchmark's `tools/call`
+    /// ([`is_correct`]).
+    pub fn is_correct(&self, media: &str) -> bool {
+        is_correct(self.status, self.content_type.as_ref(), &self.body, media)
+    }
+}
+
+/// Whether an answer is a correct answer to the benchmark's `tools/call`:
+/// a 200 whose `Content-Type` is the media type `media` (`type/subtype`,
+/// lower case; parameters after it ignored, compared case-insensitively:
+/// RFC 9110, "Media Type") and whose body holds [`MARKER`]. The media type
+/// is what tells a JSON answer from an SSE one carrying the same result.
+pub fn is_correct(
+    status: u16,
+    content_type: Option<&HeaderValue>,
+    body: &[u8],
+    media: &str,
+) -> bool {
+    let is_media = content_type.is_some_and(|v| {
+        let bytes = v.as_bytes();
+        let end = bytes.iter().position(|&b| b == b';').unwrap_or(bytes.len());
+        bytes[..end].trim_ascii().eq_ignore_ascii_case(media.as_bytes())
+    });
+    status == 200 && is_media && body.windows(MARKER.len()).any(|w| w == MARKER)
+}
+
+/// Sends `req` and reads the whole answer.
+pub async fn exchange(sender: &mut Sender, req: Request<Full<Bytes>>) -> Result<Answer, String> {
     sender
         .ready()
         .await
@@ -201,19 +238,23 @@ pub async fn exchange(
         .send_request(req)
         .await
         .map_err(|e| format!("request: {e}"))?;
-    let status = resp.status().as_u16();
-    let session = resp
-        .headers()
+    let (mut head, body) = resp.into_parts();
+    let session = head
+        .headers
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = resp
-        .into_body()
+    let body = body
         .collect()
         .await
         .map_err(|e| format!("body: {e}"))?
         .to_bytes();
-    Ok((status, session, body))
+    Ok(Answer {
+        status: head.status.as_u16(),
+        session,
+        content_type: head.headers.remove(header::CONTENT_TYPE),
+        body,
+    })
 }
 
 /// The `initialize` request that opens a 2025-11-25 session.
@@ -251,19 +292,52 @@ pub async fn open_session(
     addr: SocketAddr,
     path: &str,
 ) -> Result<String, String> {
-    let (status, session, body) = exchange(sender, initialize(addr, path)).await?;
-    let session = match (status, session) {
+    let answer = exchange(sender, initialize(addr, path)).await?;
+    let session = match (answer.status, answer.session) {
         (200, Some(s)) => s,
-        _ => {
+        (status, _) => {
             return Err(format!(
                 "initialize answered {status}: {}",
-                String::from_utf8_lossy(&body)
+                String::from_utf8_lossy(&answer.body)
             ));
         }
     };
-    let (status, _, _) = exchange(sender, initialized(addr, path, &session)).await?;
+    let status = exchange(sender, initialized(addr, path, &session))
+        .await?
+        .status;
     if status != 202 {
         return Err(format!("notifications/initialized answered {status}"));
     }
     Ok(session)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BODY: &[u8] = br#"{"result":{"content":[{"type":"text","text":"5"}]}}"#;
+
+    fn correct(status: u16, content_type: Option<&str>, body: &[u8], media: &str) -> bool {
+        is_correct(status, content_type.map(hv).as_ref(), body, media)
+    }
+
+    #[test]
+    fn a_correct_answer_is_a_200_of_the_media_type_with_the_result() {
+        let json = "application/json";
+        assert!(correct(200, Some(json), BODY, json));
+        assert!(correct(200, Some(" Application/JSON ; charset=utf-8"), BODY, json));
+        assert!(correct(200, Some("text/event-stream"), BODY, "text/event-stream"));
+    }
+
+    #[test]
+    fn anything_else_is_wrong() {
+        let json = "application/json";
+        assert!(!correct(202, Some(json), BODY, json), "status");
+        assert!(!correct(200, None, BODY, json), "no Content-Type");
+        assert!(!correct(200, Some("text/event-stream"), BODY, json), "SSE for JSON");
+        assert!(!correct(200, Some(json), BODY, "text/event-stream"), "JSON for SSE");
+        assert!(!correct(200, Some("application/jsonx"), BODY, json), "longer type");
+        assert!(!correct(200, Some("application/js"), BODY, json), "shorter type");
+        assert!(!correct(200, Some(json), br#"{"text":"6"}"#, json), "wrong result");
+    }
 }
