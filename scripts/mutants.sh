@@ -229,6 +229,7 @@ CRITICAL=(
   "cli/src/bench/edges.rs|mcp-compat|--lib --test bench"
   "cli/src/bench/resume.rs|mcp-compat|--lib --test bench"
   "cli/src/bench/idle.rs|mcp-compat|--lib --test bench"
+  "cli/src/bench/mod.rs|mcp-compat|--lib --test bench"
   "cli/src/bench/report.rs|mcp-compat|--lib"
   "cli/src/bench/proc.rs|mcp-compat|--lib"
   "cli/src/matrix/expect.rs|mcp-compat|--lib"

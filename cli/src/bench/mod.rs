@@ -191,6 +191,39 @@ pub struct Machine {
     pub store: String,
 }
 
+/// The figures that compare two rows of one run ([`Report`]'s fields of
+/// the same names): each `None` unless both rows ran (and, for a ratio,
+/// its divisor is above zero).
+#[derive(Debug, PartialEq)]
+struct Compared {
+    legacy_sse_rate_over_rmcp: Option<f64>,
+    rmcp_server_cpu_over_legacy_sse: Option<f64>,
+    polling_extra_latency_p50_ms: Option<f64>,
+    polling_extra_latency_p99_ms: Option<f64>,
+}
+
+impl Compared {
+    fn of(throughput: &[throughput::ThroughputRow], long: &[long::LongFigures]) -> Compared {
+        let row = |name: &str| throughput.iter().find(|t| t.workload == name);
+        let ours_and_rmcp = row(Workload::LegacySse.name())
+            .zip(row(Workload::LegacySseRmcp.name()))
+            .map(|(o, r)| (&o.figures, &r.figures));
+        let over = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+        let mode = |m: Mode| long.iter().find(|l| l.mode == m.name());
+        let polling_and_held = mode(Mode::Polling).zip(mode(Mode::Held2025));
+        Compared {
+            legacy_sse_rate_over_rmcp: ours_and_rmcp
+                .and_then(|(o, r)| over(o.requests_per_sec, r.requests_per_sec)),
+            rmcp_server_cpu_over_legacy_sse: ours_and_rmcp
+                .and_then(|(o, r)| over(r.server_cpu_us_per_request, o.server_cpu_us_per_request)),
+            polling_extra_latency_p50_ms: polling_and_held
+                .map(|(p, h)| p.completion_p50_ms - h.completion_p50_ms),
+            polling_extra_latency_p99_ms: polling_and_held
+                .map(|(p, h)| p.completion_p99_ms - h.completion_p99_ms),
+        }
+    }
+}
+
 struct Selection {
     rate: Vec<Workload>,
     idle: bool,
@@ -257,6 +290,29 @@ fn select(names: &[String]) -> Result<Selection, String> {
     Ok(s)
 }
 
+/// The workloads `args` select, once every option is checked: before
+/// anything runs, since a bad count found after minutes of load would
+/// waste them.
+fn validate(args: &BenchArgs) -> Result<Selection, String> {
+    if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 || args.rounds == 0
+    {
+        return Err(
+            "--connections, --duration-ms, --rounds and --long-seconds must be at least 1".into(),
+        );
+    }
+    if !(1..=4_000).contains(&args.idle_sessions) {
+        return Err("--idle-sessions must be between 1 and 4000 (the server keeps 4,096)".into());
+    }
+    let selection = select(&args.workloads)?;
+    if selection.cancel && args.cancel_trials == 0 {
+        return Err("--cancel-trials must be at least 1".into());
+    }
+    if selection.resume && args.resume_trials == 0 {
+        return Err("--resume-trials must be at least 1".into());
+    }
+    Ok(selection)
+}
+
 /// Runs the benchmark (or, with `--floor-server`, the floor server).
 pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     if args.floor_server {
@@ -274,16 +330,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         args.cancel_trials = 50;
         args.resume_trials = 50;
     }
-    if args.connections == 0 || args.duration_ms == 0 || args.long_seconds == 0 || args.rounds == 0
-    {
-        return Err(
-            "--connections, --duration-ms, --rounds and --long-seconds must be at least 1".into(),
-        );
-    }
-    if !(1..=4_000).contains(&args.idle_sessions) {
-        return Err("--idle-sessions must be between 1 and 4000 (the server keeps 4,096)".into());
-    }
-    let selection = select(&args.workloads)?;
+    let selection = validate(&args)?;
     if STORE.get_or_init(|| args.store.clone()) != &args.store {
         return Err("the benchmark's store is already set to another URL".into());
     }
@@ -315,17 +362,11 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         None
     };
     let cancel_by_close = if selection.cancel {
-        if args.cancel_trials == 0 {
-            return Err("--cancel-trials must be at least 1".into());
-        }
         Some(edges::cancel_by_close(args.cancel_trials).await?)
     } else {
         None
     };
     let resume_after_disconnect = if selection.resume {
-        if args.resume_trials == 0 {
-            return Err("--resume-trials must be at least 1".into());
-        }
         Some(resume::resume_after_disconnect(args.resume_trials).await?)
     } else {
         None
@@ -340,23 +381,7 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
     for m in Mode::ALL.into_iter().filter(|m| selection.long.contains(m)) {
         long_running.push(long::run(m, spec).await?);
     }
-    let find = |name: &str| long_running.iter().find(|l| l.mode == name);
-    let extra = |f: fn(&long::LongFigures) -> f64| match (find("polling"), find("held-2025")) {
-        (Some(p), Some(h)) => Some(f(p) - f(h)),
-        _ => None,
-    };
-    let row = |name: &str| throughput.iter().find(|t| t.workload == name);
-    let (ours, rmcp) = (row("legacy-sse"), row("legacy-sse-rmcp"));
-    let over = |a: f64, b: f64| (b > 0.0).then(|| a / b);
-    let legacy_sse_rate_over_rmcp = ours
-        .zip(rmcp)
-        .and_then(|(o, r)| over(o.figures.requests_per_sec, r.figures.requests_per_sec));
-    let rmcp_server_cpu_over_legacy_sse = ours.zip(rmcp).and_then(|(o, r)| {
-        over(
-            r.figures.server_cpu_us_per_request,
-            o.figures.server_cpu_us_per_request,
-        )
-    });
+    let compared = Compared::of(&throughput, &long_running);
     let report = Report {
         machine: Machine {
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -372,11 +397,11 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
             store: args.store.clone(),
         },
         throughput,
-        legacy_sse_rate_over_rmcp,
-        rmcp_server_cpu_over_legacy_sse,
+        legacy_sse_rate_over_rmcp: compared.legacy_sse_rate_over_rmcp,
+        rmcp_server_cpu_over_legacy_sse: compared.rmcp_server_cpu_over_legacy_sse,
         idle_sessions,
-        polling_extra_latency_p50_ms: extra(|l| l.completion_p50_ms),
-        polling_extra_latency_p99_ms: extra(|l| l.completion_p99_ms),
+        polling_extra_latency_p50_ms: compared.polling_extra_latency_p50_ms,
+        polling_extra_latency_p99_ms: compared.polling_extra_latency_p99_ms,
         long_running,
         cancel_by_close,
         resume_after_disconnect,
@@ -391,4 +416,153 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         print!("{}", report::table(&report));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::load::LoadFigures;
+    use super::throughput::ThroughputRow;
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn args(options: &[&str]) -> BenchArgs {
+        let argv = std::iter::once("bench").chain(options.iter().copied());
+        Cli::try_parse_from(argv).expect("valid options").args
+    }
+
+    fn error(options: &[&str]) -> String {
+        match validate(&args(options)) {
+            Ok(_) => panic!("{options:?} passed"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn every_count_is_checked_before_anything_runs() {
+        let at_least_1 =
+            "--connections, --duration-ms, --rounds and --long-seconds must be at least 1";
+        for option in [
+            "--connections",
+            "--duration-ms",
+            "--rounds",
+            "--long-seconds",
+        ] {
+            assert_eq!(error(&[option, "0"]), at_least_1, "{option} 0");
+        }
+        for idle in ["0", "4001"] {
+            assert!(
+                error(&["--idle-sessions", idle]).starts_with("--idle-sessions must be"),
+                "--idle-sessions {idle}"
+            );
+        }
+        assert_eq!(
+            error(&["--cancel-trials", "0"]),
+            "--cancel-trials must be at least 1"
+        );
+        assert_eq!(
+            error(&["--resume-trials", "0"]),
+            "--resume-trials must be at least 1"
+        );
+        assert!(error(&["--workloads", "nope"]).starts_with("unknown workload \"nope\""));
+    }
+
+    #[test]
+    fn a_count_matters_only_to_what_it_counts() {
+        // No trials of a latency edge that is not selected are needed.
+        let s = validate(&args(&[
+            "--workloads",
+            "rate",
+            "--cancel-trials",
+            "0",
+            "--resume-trials",
+            "0",
+        ]))
+        .expect("no edge selected");
+        assert!(!s.cancel && !s.resume && s.rate.contains(&Workload::Floor));
+        // The bounds themselves pass.
+        let s = validate(&args(&["--idle-sessions", "1"])).expect("1");
+        assert!(s.idle && s.cancel && s.resume && s.long.len() == Mode::ALL.len());
+        validate(&args(&["--idle-sessions", "4000"])).expect("4000");
+    }
+
+    fn rate(workload: &'static str, rps: f64, cpu_us: f64) -> ThroughputRow {
+        ThroughputRow {
+            workload,
+            description: "",
+            figures: LoadFigures {
+                requests_per_sec: rps,
+                server_cpu_us_per_request: cpu_us,
+                ..LoadFigures::default()
+            },
+            rps_ratio_to_floor: 1.0,
+            p50_ratio_to_floor: 1.0,
+            p99_ratio_to_floor: 1.0,
+            rps_ratio_min: 1.0,
+            rps_ratio_max: 1.0,
+        }
+    }
+
+    fn long(mode: Mode, p50: f64, p99: f64) -> long::LongFigures {
+        long::LongFigures {
+            mode: mode.name(),
+            completion_p50_ms: p50,
+            completion_p99_ms: p99,
+            ..long::LongFigures::default()
+        }
+    }
+
+    #[test]
+    fn comparisons_are_between_the_rows_they_name() {
+        let throughput = [
+            rate("floor", 90_000.0, 8.0),
+            rate("legacy-sse", 50_000.0, 10.0),
+            rate("legacy-sse-shared", 1.0, 1.0),
+            rate("legacy-sse-rmcp", 20_000.0, 30.0),
+        ];
+        let long_running = [
+            long(Mode::Held2025, 1_000.0, 1_100.0),
+            long(Mode::Held2026, 1.0, 1.0),
+            long(Mode::Polling, 1_500.0, 2_100.0),
+        ];
+        assert_eq!(
+            Compared::of(&throughput, &long_running),
+            Compared {
+                legacy_sse_rate_over_rmcp: Some(2.5),
+                rmcp_server_cpu_over_legacy_sse: Some(3.0),
+                polling_extra_latency_p50_ms: Some(500.0),
+                polling_extra_latency_p99_ms: Some(1_000.0),
+            }
+        );
+    }
+
+    #[test]
+    fn a_comparison_needs_both_rows_and_a_divisor() {
+        let none = Compared {
+            legacy_sse_rate_over_rmcp: None,
+            rmcp_server_cpu_over_legacy_sse: None,
+            polling_extra_latency_p50_ms: None,
+            polling_extra_latency_p99_ms: None,
+        };
+        let held = || long(Mode::Held2025, 1.0, 2.0);
+        let ours = [rate("legacy-sse", 50_000.0, 10.0)];
+        let rmcp = [rate("legacy-sse-rmcp", 20_000.0, 30.0)];
+        assert_eq!(Compared::of(&ours, &[held()]), none);
+        assert_eq!(Compared::of(&rmcp, &[long(Mode::Polling, 3.0, 5.0)]), none);
+        // A silent rmcp (no answer) or a server that cost nothing gives no ratio.
+        let c = Compared::of(
+            &[
+                rate("legacy-sse", 50_000.0, 0.0),
+                rate("legacy-sse-rmcp", 0.0, 30.0),
+            ],
+            &[held()],
+        );
+        assert_eq!(c, none);
+    }
 }

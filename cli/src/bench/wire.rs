@@ -223,7 +223,9 @@ pub fn is_correct(
     let is_media = content_type.is_some_and(|v| {
         let bytes = v.as_bytes();
         let end = bytes.iter().position(|&b| b == b';').unwrap_or(bytes.len());
-        bytes[..end].trim_ascii().eq_ignore_ascii_case(media.as_bytes())
+        bytes[..end]
+            .trim_ascii()
+            .eq_ignore_ascii_case(media.as_bytes())
     });
     status == 200 && is_media && body.windows(MARKER.len()).any(|w| w == MARKER)
 }
@@ -325,8 +327,18 @@ mod tests {
     fn a_correct_answer_is_a_200_of_the_media_type_with_the_result() {
         let json = "application/json";
         assert!(correct(200, Some(json), BODY, json));
-        assert!(correct(200, Some(" Application/JSON ; charset=utf-8"), BODY, json));
-        assert!(correct(200, Some("text/event-stream"), BODY, "text/event-stream"));
+        assert!(correct(
+            200,
+            Some(" Application/JSON ; charset=utf-8"),
+            BODY,
+            json
+        ));
+        assert!(correct(
+            200,
+            Some("text/event-stream"),
+            BODY,
+            "text/event-stream"
+        ));
     }
 
     #[test]
@@ -334,10 +346,25 @@ mod tests {
         let json = "application/json";
         assert!(!correct(202, Some(json), BODY, json), "status");
         assert!(!correct(200, None, BODY, json), "no Content-Type");
-        assert!(!correct(200, Some("text/event-stream"), BODY, json), "SSE for JSON");
-        assert!(!correct(200, Some(json), BODY, "text/event-stream"), "JSON for SSE");
-        assert!(!correct(200, Some("application/jsonx"), BODY, json), "longer type");
-        assert!(!correct(200, Some("application/js"), BODY, json), "shorter type");
-        assert!(!correct(200, Some(json), br#"{"text":"6"}"#, json), "wrong result");
+        assert!(
+            !correct(200, Some("text/event-stream"), BODY, json),
+            "SSE for JSON"
+        );
+        assert!(
+            !correct(200, Some(json), BODY, "text/event-stream"),
+            "JSON for SSE"
+        );
+        assert!(
+            !correct(200, Some("application/jsonx"), BODY, json),
+            "longer type"
+        );
+        assert!(
+            !correct(200, Some("application/js"), BODY, json),
+            "shorter type"
+        );
+        assert!(
+            !correct(200, Some(json), br#"{"text":"6"}"#, json),
+            "wrong result"
+        );
     }
 }
