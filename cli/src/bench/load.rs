@@ -80,9 +80,7 @@ pub async fn run(
     media: &'static str,
 ) -> Result<LoadFigures, String> {
     let template = Arc::new(template);
-    let start = Instant::now();
-    let measure_from = start + load.warmup;
-    let end = measure_from + load.duration;
+    let (measure_from, end) = load.window(Instant::now());
     let mut tasks = Vec::with_capacity(load.connections);
     // Sessions are opened before the clock starts mattering (warm-up).
     for conn in 0..load.connections {
@@ -107,19 +105,45 @@ pub async fn run(
     let (server0, client0) = (cpu_time(Pid::Of(server)), cpu_time(Pid::Current));
     tokio::time::sleep_until(end.into()).await;
     let (server1, client1) = (cpu_time(Pid::Of(server)), cpu_time(Pid::Current));
+    let mut results = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        results.push(t.await.map_err(|e| format!("load task failed: {e}"))??);
+    }
+    let cpu = (
+        server1.saturating_sub(server0),
+        client1.saturating_sub(client0),
+    );
+    summarise(results, load.duration, cpu)
+}
+
+impl Load {
+    /// The measured time of a run started at `start`: from the end of the
+    /// warm-up to `duration` later.
+    fn window(&self, start: Instant) -> (Instant, Instant) {
+        let measure_from = start + self.warmup;
+        (measure_from, measure_from + self.duration)
+    }
+}
+
+/// The figures of the connections' `results` over `duration`, in which the
+/// server and this process spent `cpu` (server, client); an error when no
+/// answer was correct.
+fn summarise(
+    results: Vec<ConnResult>,
+    duration: Duration,
+    (server_cpu, client_cpu): (Duration, Duration),
+) -> Result<LoadFigures, String> {
     let mut all = Vec::new();
     let mut errors = 0;
     let mut first_error = None;
-    for t in tasks {
-        let r = t.await.map_err(|e| format!("load task failed: {e}"))??;
+    for r in results {
         all.extend_from_slice(&r.latencies_us);
         errors += r.errors;
         first_error = first_error.or(r.first_error);
     }
     if all.is_empty() {
         return Err(format!(
-            "no correct answer in {:?} ({errors} errors; first: {})",
-            load.duration,
+            "no correct answer in {duration:?} ({errors} errors; first: {})",
             first_error.unwrap_or_default()
         ));
     }
@@ -130,13 +154,13 @@ pub async fn run(
     let n = all.len() as f64;
     let per = |d: Duration| d.as_secs_f64() * 1e6 / n;
     Ok(LoadFigures {
-        requests_per_sec: n / load.duration.as_secs_f64(),
+        requests_per_sec: n / duration.as_secs_f64(),
         requests: all.len() as u64,
         errors,
         p50_us: percentile(&all, 0.50),
         p99_us: percentile(&all, 0.99),
-        server_cpu_us_per_request: per(server1.saturating_sub(server0)),
-        client_cpu_us_per_request: per(client1.saturating_sub(client0)),
+        server_cpu_us_per_request: per(server_cpu),
+        client_cpu_us_per_request: per(client_cpu),
         first_error,
     })
 }
@@ -204,4 +228,70 @@ async fn connection(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(latencies_us: &[u32], errors: u64, first_error: Option<&str>) -> ConnResult {
+        ConnResult {
+            latencies_us: latencies_us.to_vec(),
+            errors,
+            first_error: first_error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_measured_time_follows_the_warm_up() {
+        let load = Load {
+            connections: 1,
+            duration: Duration::from_secs(5),
+            warmup: Duration::from_secs(1),
+        };
+        let start = Instant::now();
+        assert_eq!(
+            load.window(start),
+            (
+                start + Duration::from_secs(1),
+                start + Duration::from_secs(6)
+            )
+        );
+    }
+
+    #[test]
+    fn the_connections_are_summed_up() {
+        // 200 answers over 2 s from two connections (latencies 1..=200 µs),
+        // 3 errors; 1 ms of server and 0.5 ms of client CPU.
+        let low: Vec<u32> = (1..=100).collect();
+        let high: Vec<u32> = (101..=200).rev().collect();
+        let figures = summarise(
+            vec![
+                conn(&high, 1, None),
+                conn(&low, 2, Some("first")),
+                conn(&[], 0, Some("second")),
+            ],
+            Duration::from_secs(2),
+            (Duration::from_millis(1), Duration::from_micros(500)),
+        )
+        .expect("answers");
+        assert_eq!(figures.requests_per_sec, 100.0);
+        assert_eq!(figures.requests, 200);
+        assert_eq!(figures.errors, 3);
+        assert_eq!((figures.p50_us, figures.p99_us), (100.0, 198.0));
+        assert_eq!(figures.server_cpu_us_per_request, 5.0);
+        assert_eq!(figures.client_cpu_us_per_request, 2.5);
+        assert_eq!(figures.first_error.as_deref(), Some("first"));
+    }
+
+    #[test]
+    fn no_correct_answer_is_an_error_naming_the_first_wrong_one() {
+        let e = summarise(
+            vec![conn(&[], 4, Some("500: oops")), conn(&[], 1, None)],
+            Duration::from_secs(1),
+            (Duration::ZERO, Duration::ZERO),
+        )
+        .expect_err("nothing correct");
+        assert_eq!(e, "no correct answer in 1s (5 errors; first: 500: oops)");
+    }
 }
