@@ -232,7 +232,82 @@ async fn connection(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use axum::Router;
+    use axum::body::Bytes;
+    use axum::routing::post;
+
     use super::*;
+
+    /// A server answering the floor's answer as `media`, that keeps every
+    /// JSON-RPC id it was sent.
+    async fn answering_as(media: &'static str) -> (SocketAddr, Arc<Mutex<Vec<u64>>>) {
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        let kept = ids.clone();
+        let app = Router::new().route(
+            "/mcp",
+            post(move |body: Bytes| {
+                let request: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+                kept.lock()
+                    .unwrap()
+                    .push(request["id"].as_u64().expect("an id"));
+                async move {
+                    (
+                        [(http::header::CONTENT_TYPE, media)],
+                        super::super::floor::ANSWER,
+                    )
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (addr, ids)
+    }
+
+    async fn load(addr: SocketAddr, media: &'static str) -> Result<LoadFigures, String> {
+        let load = Load {
+            connections: 2,
+            duration: Duration::from_millis(200),
+            warmup: Duration::from_millis(20),
+        };
+        let template = Template::add(addr, "/mcp", None);
+        run(
+            addr,
+            "/mcp",
+            template,
+            Sessions::None,
+            load,
+            std::process::id(),
+            media,
+        )
+        .await
+    }
+
+    /// Every request has an id of its own, across connections (they may
+    /// share a session), and the answers of the media type asked for count.
+    #[tokio::test]
+    async fn each_request_has_its_own_id() {
+        let (addr, ids) = answering_as("application/json").await;
+        let figures = load(addr, "application/json")
+            .await
+            .expect("correct answers");
+        assert!(figures.requests > 0 && figures.errors == 0, "{figures:?}");
+        let ids = ids.lock().unwrap().clone();
+        let distinct: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len(), "repeated ids");
+    }
+
+    /// An answer of another media type is wrong, whatever its body.
+    #[tokio::test]
+    async fn an_answer_of_another_media_type_is_wrong() {
+        let (addr, _) = answering_as("text/event-stream").await;
+        let e = load(addr, "application/json")
+            .await
+            .expect_err("wrong answers");
+        assert!(e.contains("expected application/json"), "{e}");
+    }
 
     fn conn(latencies_us: &[u32], errors: u64, first_error: Option<&str>) -> ConnResult {
         ConnResult {
