@@ -38,7 +38,7 @@ pub async fn run(n: usize) -> Result<IdleFigures, String> {
     let before = rss_kib(Pid::Of(server.pid)).ok_or("cannot read the server's RSS")?;
     let mut tasks = Vec::new();
     for i in 0..OPENERS {
-        let count = n / OPENERS + usize::from(i < n % OPENERS);
+        let count = share(n, i);
         let path = path.clone();
         tasks.push(tokio::spawn(async move {
             let mut s = wire::connect(addr).await?;
@@ -58,11 +58,51 @@ pub async fn run(n: usize) -> Result<IdleFigures, String> {
         sessions: n,
         rss_before_kib: before,
         rss_after_kib: after,
-        bytes_per_idle_session: (after as f64 - before as f64) * 1024.0 / n.max(1) as f64,
+        bytes_per_idle_session: bytes_per_session(before, after, n),
     })
+}
+
+/// How many of `n` sessions opener `i` (of [`OPENERS`]) opens: an even
+/// share, one more for each of the first `n % OPENERS`.
+fn share(n: usize, i: usize) -> usize {
+    n / OPENERS + usize::from(i < n % OPENERS)
+}
+
+/// Bytes of RSS a session, from the resident set's `before` and `after`
+/// (KiB) around opening `n` sessions (negative when it shrank).
+fn bytes_per_session(before: u64, after: u64, n: usize) -> f64 {
+    (after as f64 - before as f64) * 1024.0 / n.max(1) as f64
 }
 
 /// Lets the server finish with the closed connections.
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_openers_share_every_session() {
+        for n in 0..=2 * OPENERS + 1 {
+            let shares: Vec<usize> = (0..OPENERS).map(|i| share(n, i)).collect();
+            assert_eq!(shares.iter().sum::<usize>(), n, "{n}: {shares:?}");
+            let (min, max) = (shares.iter().min(), shares.iter().max());
+            assert!(
+                max.zip(min).is_some_and(|(a, b)| a - b <= 1),
+                "{n}: {shares:?}"
+            );
+        }
+        assert_eq!(share(OPENERS + 1, 0), 2);
+        assert_eq!(share(OPENERS + 1, 1), 1);
+    }
+
+    #[test]
+    fn the_growth_is_shared_by_the_sessions() {
+        assert_eq!(bytes_per_session(1_000, 1_002, 2), 1_024.0);
+        assert_eq!(bytes_per_session(1_000, 1_003, 4), 768.0);
+        assert_eq!(bytes_per_session(1_002, 1_000, 2), -1_024.0);
+        assert_eq!(bytes_per_session(1_000, 1_001, 0), 1_024.0);
+    }
 }
