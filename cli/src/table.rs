@@ -8,8 +8,9 @@ use comfy_table::{ContentArrangement, Table, presets};
 /// How a table is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
-    /// A GitHub-flavoured markdown table (`|` in a cell escaped as `\|`),
-    /// columns padded so the source lines up too.
+    /// A GitHub-flavoured markdown table (`|` in a cell escaped as `\|`,
+    /// a line break written `<br>`: a row is one line), columns padded so
+    /// the source lines up too.
     Markdown,
     /// Aligned columns without borders, for a terminal.
     Plain,
@@ -30,7 +31,10 @@ impl Style {
 /// a newline. Cells are never wrapped or truncated, whatever the terminal.
 pub fn render<S: AsRef<str>>(header: &[S], rows: &[Vec<String>], style: Style) -> String {
     let cell = |s: &str| match style {
-        Style::Markdown => s.replace('|', "\\|"),
+        Style::Markdown => s
+            .replace('|', "\\|")
+            .replace("\r\n", "<br>")
+            .replace('\n', "<br>"),
         Style::Plain => s.to_owned(),
     };
     let mut table = Table::new();
@@ -76,6 +80,21 @@ mod tests {
              |-----------------|--------------|------|\n\
              | c-2025-11-25    | 2025-11-25 ✓ | a\\|b |\n\
              | c               |              | z    |\n"
+        );
+    }
+
+    #[test]
+    fn a_markdown_row_is_one_line() {
+        let out = render(
+            &["a", "b"],
+            &rows_of(&[["x\ny", "z\r\nw"]]),
+            Style::Markdown,
+        );
+        assert_eq!(
+            out,
+            "| a      | b      |\n\
+             |--------|--------|\n\
+             | x<br>y | z<br>w |\n"
         );
     }
 
