@@ -80,7 +80,7 @@ pub async fn run(
     media: &'static str,
 ) -> Result<LoadFigures, String> {
     let template = Arc::new(template);
-    let (measure_from, end) = load.window(Instant::now());
+    let window = load.window(Instant::now());
     let mut tasks = Vec::with_capacity(load.connections);
     // Sessions are opened before the clock starts mattering (warm-up).
     for conn in 0..load.connections {
@@ -88,22 +88,13 @@ pub async fn run(
         let sessions = sessions.clone();
         let path = path.to_owned();
         tasks.push(tokio::spawn(async move {
-            connection(
-                addr,
-                &path,
-                &template,
-                sessions,
-                conn as u64,
-                media,
-                (measure_from, end),
-            )
-            .await
+            connection(addr, &path, &template, sessions, conn as u64, media, window).await
         }));
     }
     // CPU counters are read at the edges of the measured time.
-    tokio::time::sleep_until(measure_from.into()).await;
+    tokio::time::sleep_until(window.from.into()).await;
     let (server0, client0) = (cpu_time(Pid::Of(server)), cpu_time(Pid::Current));
-    tokio::time::sleep_until(end.into()).await;
+    tokio::time::sleep_until(window.end.into()).await;
     let (server1, client1) = (cpu_time(Pid::Of(server)), cpu_time(Pid::Current));
     let mut results = Vec::with_capacity(tasks.len());
     for t in tasks {
@@ -119,9 +110,27 @@ pub async fn run(
 impl Load {
     /// The measured time of a run started at `start`: from the end of the
     /// warm-up to `duration` later.
-    fn window(&self, start: Instant) -> (Instant, Instant) {
-        let measure_from = start + self.warmup;
-        (measure_from, measure_from + self.duration)
+    fn window(&self, start: Instant) -> Window {
+        let from = start + self.warmup;
+        Window {
+            from,
+            end: from + self.duration,
+        }
+    }
+}
+
+/// The measured time of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Window {
+    from: Instant,
+    end: Instant,
+}
+
+impl Window {
+    /// Whether an exchange sent at `sent` and answered at `done` counts:
+    /// it lies wholly in the window (its edges included).
+    fn holds(&self, sent: Instant, done: Instant) -> bool {
+        self.from <= sent && done <= self.end
     }
 }
 
@@ -172,7 +181,7 @@ async fn connection(
     sessions: Sessions,
     conn: u64,
     media: &str,
-    (measure_from, end): (Instant, Instant),
+    window: Window,
 ) -> Result<ConnResult, String> {
     let mut sender = wire::connect(addr).await?;
     let template = match sessions {
@@ -192,7 +201,7 @@ async fn connection(
     let mut id: u64 = conn << 32;
     loop {
         let sent = Instant::now();
-        if sent >= end {
+        if sent >= window.end {
             break;
         }
         id += 1;
@@ -214,7 +223,7 @@ async fn connection(
                 Some(e)
             }
         };
-        if done > end || sent < measure_from {
+        if !window.holds(sent, done) {
             continue;
         }
         match error {
@@ -307,6 +316,10 @@ mod tests {
             .await
             .expect_err("wrong answers");
         assert!(e.contains("expected application/json"), "{e}");
+        assert!(
+            !e.contains("(0 errors;"),
+            "each wrong answer is counted: {e}"
+        );
     }
 
     fn conn(latencies_us: &[u32], errors: u64, first_error: Option<&str>) -> ConnResult {
@@ -325,12 +338,22 @@ mod tests {
             warmup: Duration::from_secs(1),
         };
         let start = Instant::now();
+        let window = load.window(start);
+        let at = |s: u64| start + Duration::from_millis(s);
         assert_eq!(
-            load.window(start),
-            (
-                start + Duration::from_secs(1),
-                start + Duration::from_secs(6)
-            )
+            window,
+            Window {
+                from: at(1_000),
+                end: at(6_000)
+            }
+        );
+        // An exchange counts when it lies wholly in the window.
+        assert!(window.holds(at(1_000), at(6_000)));
+        assert!(window.holds(at(2_000), at(2_001)));
+        assert!(!window.holds(at(999), at(2_000)), "sent in the warm-up");
+        assert!(
+            !window.holds(at(5_999), at(6_001)),
+            "answered after the end"
         );
     }
 
