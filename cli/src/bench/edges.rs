@@ -48,9 +48,6 @@ impl Handler for Waiter {
 
     async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
         match request.method.as_str() {
-            "tools/list" => Outcome::json(
-                &json!({"tools": [{"name": "wait", "inputSchema": {"type": "object"}}]}),
-            ),
             "tools/call" => {
                 if cx.progress(0.0, None, Some("waiting")).await.is_err() {
                     return Outcome::Error(ErrorObject::internal("the stream closed early"));
@@ -113,7 +110,7 @@ pub async fn cancel_by_close(trials: usize) -> Result<LatencyFigures, String> {
             // handler is waiting).
             let mut seen = Vec::with_capacity(1024);
             let mut buf = [0u8; 1024];
-            while !seen.windows(21).any(|w| w == b"notifications/progres") {
+            while memchr::memmem::find(&seen, b"notifications/progress").is_none() {
                 let n = tcp.read(&mut buf).await.map_err(|e| format!("read: {e}"))?;
                 if n == 0 {
                     return Err(format!(
@@ -132,8 +129,8 @@ pub async fn cancel_by_close(trials: usize) -> Result<LatencyFigures, String> {
             .await
             .map_err(|_| format!("trial {trial}: no cancellation within {TRIAL_TIMEOUT:?}"))?
             .map_err(|e| format!("trial {trial}: {e}"))?;
-        latencies.push(took.as_secs_f64() * 1e6);
+        latencies.push(took);
     }
     accept.abort();
-    Ok(LatencyFigures::from_micros(latencies))
+    Ok(LatencyFigures::of(&latencies))
 }

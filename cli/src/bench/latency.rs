@@ -2,6 +2,8 @@
 //! for every sample type, and the p50/p99/max figures of the semantic
 //! edges (cancel-by-close, resume after disconnect).
 
+use std::time::Duration;
+
 use serde::Serialize;
 
 /// The `q` quantile of sorted samples (nearest rank: the smallest sample
@@ -28,8 +30,9 @@ pub struct LatencyFigures {
 }
 
 impl LatencyFigures {
-    /// Summarises the trials' latencies, in microseconds, in any order.
-    pub fn from_micros(mut latencies: Vec<f64>) -> Self {
+    /// Summarises the trials' latencies, in any order.
+    pub fn of(trials: &[Duration]) -> Self {
+        let mut latencies: Vec<f64> = trials.iter().map(|d| d.as_secs_f64() * 1e6).collect();
         latencies.sort_by(f64::total_cmp);
         Self {
             trials: latencies.len(),
@@ -42,7 +45,7 @@ impl LatencyFigures {
 
 #[cfg(test)]
 mod tests {
-    use super::{LatencyFigures, percentile};
+    use super::{Duration, LatencyFigures, percentile};
 
     #[test]
     fn nearest_rank_percentiles() {
@@ -59,10 +62,10 @@ mod tests {
 
     #[test]
     fn figures_sort_their_trials() {
-        let mut v: Vec<f64> = (1..=200).map(f64::from).collect();
+        let mut v: Vec<Duration> = (1..=200).map(Duration::from_micros).collect();
         v.reverse();
         assert_eq!(
-            LatencyFigures::from_micros(v),
+            LatencyFigures::of(&v),
             LatencyFigures {
                 trials: 200,
                 p50_us: 100.0,
@@ -70,7 +73,14 @@ mod tests {
                 max_us: 200.0
             }
         );
-        let none = LatencyFigures::from_micros(Vec::new());
+        let none = LatencyFigures::of(&[]);
         assert_eq!((none.trials, none.p50_us, none.max_us), (0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn figures_are_in_microseconds() {
+        let trials = [Duration::from_millis(3), Duration::from_nanos(1_500)];
+        let f = LatencyFigures::of(&trials);
+        assert_eq!((f.p50_us, f.max_us), (1.5, 3_000.0));
     }
 }

@@ -158,8 +158,8 @@ pub async fn resume_after_disconnect(trials: usize) -> Result<LatencyFigures, St
         .await
         .map_err(|_| format!("trial {n}: no resumed event within {TRIAL_TIMEOUT:?}"))?
         .map_err(|e| format!("trial {n}: {e}"))?;
-        latencies.push(took.as_secs_f64() * 1e6);
+        latencies.push(took);
     }
     accept.abort();
-    Ok(LatencyFigures::from_micros(latencies))
+    Ok(LatencyFigures::of(&latencies))
 }

@@ -227,7 +227,7 @@ pub fn is_correct(
             .trim_ascii()
             .eq_ignore_ascii_case(media.as_bytes())
     });
-    status == 200 && is_media && body.windows(MARKER.len()).any(|w| w == MARKER)
+    status == 200 && is_media && memchr::memmem::find(body, MARKER).is_some()
 }
 
 /// Sends `req` and reads the whole answer.
