@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::child::ServerChild;
-use super::proc::{Pid, rss_kib};
+use super::proc::{Pid, bytes_each, rss_kib};
 use super::wire;
 
 /// Connections that open the sessions, side by side.
@@ -58,7 +58,7 @@ pub async fn run(n: usize) -> Result<IdleFigures, String> {
         sessions: n,
         rss_before_kib: before,
         rss_after_kib: after,
-        bytes_per_idle_session: bytes_per_session(before, after, n),
+        bytes_per_idle_session: bytes_each(before, after, n),
     })
 }
 
@@ -66,12 +66,6 @@ pub async fn run(n: usize) -> Result<IdleFigures, String> {
 /// share, one more for each of the first `n % OPENERS`.
 fn share(n: usize, i: usize) -> usize {
     n / OPENERS + usize::from(i < n % OPENERS)
-}
-
-/// Bytes of RSS a session, from the resident set's `before` and `after`
-/// (KiB) around opening `n` sessions (negative when it shrank).
-fn bytes_per_session(before: u64, after: u64, n: usize) -> f64 {
-    (after as f64 - before as f64) * 1024.0 / n.max(1) as f64
 }
 
 /// Lets the server finish with the closed connections.
@@ -96,13 +90,5 @@ mod tests {
         }
         assert_eq!(share(OPENERS + 1, 0), 2);
         assert_eq!(share(OPENERS + 1, 1), 1);
-    }
-
-    #[test]
-    fn the_growth_is_shared_by_the_sessions() {
-        assert_eq!(bytes_per_session(1_000, 1_002, 2), 1_024.0);
-        assert_eq!(bytes_per_session(1_000, 1_003, 4), 768.0);
-        assert_eq!(bytes_per_session(1_002, 1_000, 2), -1_024.0);
-        assert_eq!(bytes_per_session(1_000, 1_001, 0), 1_024.0);
     }
 }

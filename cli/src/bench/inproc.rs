@@ -353,3 +353,73 @@ impl Retention {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every case is served and answered right, one request after another
+    /// (fresh ids: a reused one would be refused in a session).
+    #[tokio::test]
+    async fn every_case_answers_each_request() {
+        for case in Case::ALL {
+            let mut h = Harness::new(case).await.unwrap();
+            assert_eq!(h.case(), case);
+            h.many(3).await.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(h.next_id, 3);
+        }
+    }
+
+    #[test]
+    fn cases_are_found_by_name() {
+        for case in Case::ALL {
+            assert_eq!(Case::from_name(case.name()), Some(case));
+        }
+        assert_eq!(Case::from_name("nothing"), None);
+        let json: Vec<&str> = Case::ALL
+            .into_iter()
+            .filter(|c| c.json())
+            .map(Case::name)
+            .collect();
+        assert_eq!(
+            json,
+            ["floor", "modern-json", "modern-json-direct", "legacy-json"]
+        );
+    }
+
+    /// The answer check refuses an answer of the other media type: an SSE
+    /// server measured as a JSON case fails its first request.
+    #[tokio::test]
+    async fn an_answer_of_the_wrong_media_type_is_refused() {
+        let mut h = Harness::new(Case::ModernSse).await.unwrap();
+        h.case = Case::ModernJson;
+        let e = h.one().await.unwrap_err();
+        assert!(e.starts_with("modern-json: unexpected answer 200"), "{e}");
+    }
+
+    #[test]
+    fn the_loop_runs_its_spec_and_refuses_a_bad_one() {
+        run_loop("legacy-sse:2").unwrap();
+        assert!(run_loop("legacy-sse").unwrap_err().contains("CASE:N"));
+        assert!(run_loop("nothing:2").unwrap_err().contains("no case"));
+        assert!(run_loop("floor:x").unwrap_err().contains("not a number"));
+    }
+
+    /// A polled request's POST ends after its priming event and `retry`;
+    /// without polling the same POST runs to its answer, which
+    /// `start_polled` refuses.
+    #[tokio::test]
+    async fn a_polled_request_is_left_pending() {
+        let mut r =
+            Retention::new(&["--disconnect", "after-priming", "--retry-ms", "60000"]).unwrap();
+        let session = r.open_session(None).await.unwrap();
+        let other = r.open_session(Some(7)).await.unwrap();
+        assert_ne!(session, other);
+        r.start_polled(&session, 60_000).await.unwrap();
+
+        let mut held = Retention::new(&[]).unwrap();
+        let session = held.open_session(None).await.unwrap();
+        let e = held.start_polled(&session, 0).await.unwrap_err();
+        assert!(e.starts_with("polled request: unexpected answer"), "{e}");
+    }
+}

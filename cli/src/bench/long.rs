@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use super::child::ServerChild;
 use super::latency::percentile;
-use super::proc::{Pid, cpu_time, open_fds, rss_kib};
+use super::proc::{Pid, bytes_each, cpu_time, open_fds, rss_kib};
 use super::wire::{self, LEGACY, MODERN, TASKS_CAPABILITIES, Template};
 
 /// Idle connections the client keeps per host, by default.
@@ -176,6 +176,8 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
     // One template per session (legacy) or one for all (modern).
     let args_json = format!(r#"{{"n":{},"interval_ms":1000}}"#, spec.seconds);
     let slow_json = format!(r#"{{"ms":{}}}"#, spec.seconds * 1000);
+    // What `slow` answers.
+    let slept: Arc<str> = format!("slept {} ms", spec.seconds * 1000).into();
     let mut templates = Vec::new();
     match mode {
         Mode::Held2025 | Mode::Polling => {
@@ -223,6 +225,7 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
         tokio::time::sleep_until((ramp_start + gap * i as u32).into()).await;
         let (session, template) = templates[i / PER_SESSION % templates.len()].clone();
         let (client, url, tally) = (client.clone(), url.clone(), tally.clone());
+        let slept = slept.clone();
         tasks.push(tokio::spawn(async move {
             let started = Instant::now();
             let req = template.request(i as u64 + 1);
@@ -231,7 +234,7 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
                     stream_call(&client, &url, req, None, &tally).await
                 }
                 Mode::Polling => stream_call(&client, &url, req, session.as_deref(), &tally).await,
-                Mode::Tasks => task_call(&client, &url, req, addr, &tally).await,
+                Mode::Tasks => task_call(&client, &url, req, addr, &slept, &tally).await,
             };
             r.map(|()| started.elapsed())
         }));
@@ -284,8 +287,7 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
         overhead_p99_ms: p99 - t_ms,
         server_rss_idle_kib: rss_idle,
         server_rss_peak_kib: rss_peak,
-        server_bytes_per_pending_request: (rss_peak.saturating_sub(rss_idle) * 1024) as f64
-            / spec.requests.max(1) as f64,
+        server_bytes_per_pending_request: bytes_each(rss_idle, rss_peak, spec.requests),
         server_rss_midway_kib: rss_mid,
         server_fds_idle: fds_idle,
         server_fds_midway: fds_mid,
@@ -341,19 +343,13 @@ async fn stream_call(
                 .map_err(|e| e.to_string())?;
             for item in items.drain(..) {
                 match item {
-                    SseItem::Event(ev) => {
-                        if ev.data.contains(r#""method":"notifications/progress""#) {
+                    SseItem::Event(ev) => match said(&ev.data)? {
+                        Said::Progress => {
                             tally.progress.fetch_add(1, Ordering::Relaxed);
-                        } else if ev.data.contains(r#""result""#) {
-                            return if ev.data.contains(r#""text":"done""#) {
-                                Ok(())
-                            } else {
-                                Err(format!("unexpected answer {}", ev.data))
-                            };
-                        } else if ev.data.contains(r#""error""#) {
-                            return Err(format!("error answer {}", ev.data));
                         }
-                    }
+                        Said::Answer => return Ok(()),
+                        Said::Other => {}
+                    },
                     SseItem::Retry(ms) => retry = Some(ms),
                     SseItem::LastEventId(_) => {}
                 }
@@ -379,12 +375,15 @@ async fn stream_call(
     Err("too many resumptions".into())
 }
 
-/// A task: create it, then poll `tasks/get` until it is completed.
+/// A task: create it, then poll `tasks/get` until it is completed with
+/// the tool's answer `want` inlined (extension `io.modelcontextprotocol/tasks`,
+/// "Getting Task Status").
 async fn task_call(
     client: &reqwest::Client,
     url: &str,
     req: http::Request<http_body_util::Full<bytes::Bytes>>,
     addr: std::net::SocketAddr,
+    want: &str,
     tally: &Tally,
 ) -> Result<(), String> {
     let path = url.trim_start_matches(&format!("http://{addr}"));
@@ -397,25 +396,182 @@ async fn task_call(
             return Err(format!("status {}", resp.status()));
         }
         let v: Value = resp.json().await.map_err(|e| format!("body: {e}"))?;
-        let result = v
-            .get("result")
-            .ok_or_else(|| format!("not a result: {v}"))?;
-        match result.get("status").and_then(Value::as_str) {
-            Some("completed") => return Ok(()),
-            Some("working") => {}
-            other => return Err(format!("task status {other:?}: {v}")),
-        }
-        let task_id = result
-            .get("taskId")
-            .and_then(Value::as_str)
-            .ok_or("no taskId")?;
-        let wait = result
-            .get("pollIntervalMs")
-            .and_then(Value::as_u64)
-            .unwrap_or(500);
-        let t = get.get_or_insert_with(|| Template::modern_task_get(addr, path, task_id));
+        let (task_id, wait) = match task_step(&v, want)? {
+            TaskStep::Done => return Ok(()),
+            TaskStep::Poll { task_id, wait_ms } => (task_id, wait_ms),
+        };
+        let t = get.get_or_insert_with(|| Template::modern_task_get(addr, path, &task_id));
         tokio::time::sleep(Duration::from_millis(wait)).await;
         next = to_reqwest(client, url, t.request(round + 2));
     }
     Err("too many polls".into())
+}
+
+/// What one event of a request's stream says.
+#[derive(Debug, PartialEq, Eq)]
+enum Said {
+    /// A progress notification.
+    Progress,
+    /// The request's answer, and the right one (`countdown`'s `done`).
+    Answer,
+    /// Anything else: the priming event's empty data, a log message.
+    Other,
+}
+
+/// Reads one event's data. An error answer, a result other than
+/// `countdown`'s `done` or data that is no JSON is an `Err`.
+fn said(data: &str) -> Result<Said, String> {
+    if data.is_empty() {
+        return Ok(Said::Other);
+    }
+    let v: Value = serde_json::from_str(data).map_err(|e| format!("not JSON ({e}): {data}"))?;
+    if v.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+        return Ok(Said::Progress);
+    }
+    if let Some(result) = v.get("result") {
+        return match answer_text(result) {
+            Some("done") => Ok(Said::Answer),
+            _ => Err(format!("unexpected answer {data}")),
+        };
+    }
+    if v.get("error").is_some() {
+        return Err(format!("error answer {data}"));
+    }
+    Ok(Said::Other)
+}
+
+/// The text of a `CallToolResult` that is no tool error: its first
+/// content block's.
+fn answer_text(result: &Value) -> Option<&str> {
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    result.pointer("/content/0/text")?.as_str()
+}
+
+/// What a task's latest state asks of its client.
+#[derive(Debug, PartialEq, Eq)]
+enum TaskStep {
+    /// Completed with the expected answer.
+    Done,
+    /// Still working: ask `tasks/get` for `task_id` again in `wait_ms`.
+    Poll { task_id: String, wait_ms: u64 },
+}
+
+/// Reads the answer to a task-augmented `tools/call` or to `tasks/get`:
+/// `working` asks for another poll after `pollIntervalMs` (500 ms when the
+/// server gives none); `completed` must carry the `CallToolResult` whose
+/// text is `want`; anything else (another status, a tool error, a JSON-RPC
+/// error) is an `Err`.
+fn task_step(v: &Value, want: &str) -> Result<TaskStep, String> {
+    let result = v
+        .get("result")
+        .ok_or_else(|| format!("not a result: {v}"))?;
+    match result.get("status").and_then(Value::as_str) {
+        Some("completed") => {
+            return match result.get("result").and_then(answer_text) {
+                Some(text) if text == want => Ok(TaskStep::Done),
+                _ => Err(format!("completed without the answer {want:?}: {v}")),
+            };
+        }
+        Some("working") => {}
+        other => return Err(format!("task status {other:?}: {v}")),
+    }
+    let task_id = result
+        .get("taskId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("no taskId: {v}"))?;
+    let wait_ms = result
+        .get("pollIntervalMs")
+        .and_then(Value::as_u64)
+        .unwrap_or(500);
+    Ok(TaskStep::Poll {
+        task_id: task_id.to_owned(),
+        wait_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_stream_event_is_read_for_what_it_says() {
+        assert_eq!(said(""), Ok(Said::Other));
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "p", "progress": 1, "total": 2}});
+        assert_eq!(said(&progress.to_string()), Ok(Said::Progress));
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "1"}});
+        assert_eq!(said(&log.to_string()), Ok(Said::Other));
+        let done = json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"content": [{"type": "text", "text": "done"}]}});
+        assert_eq!(said(&done.to_string()), Ok(Said::Answer));
+    }
+
+    #[test]
+    fn a_wrong_or_failed_answer_on_a_stream_is_an_error() {
+        for bad in [
+            json!({"jsonrpc": "2.0", "id": 1,
+                "result": {"content": [{"type": "text", "text": "not done"}]}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": true,
+                "content": [{"type": "text", "text": "done"}]}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1,
+                "error": {"code": -32603, "message": "done"}}),
+        ] {
+            assert!(said(&bad.to_string()).is_err(), "{bad}");
+        }
+        assert!(said("{\"result\":").is_err());
+    }
+
+    fn task(status: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete",
+            "taskId": "t-1", "status": status, "pollIntervalMs": 250}})
+    }
+
+    #[test]
+    fn a_working_task_is_polled_at_its_interval() {
+        assert_eq!(
+            task_step(&task("working"), "slept 1 ms"),
+            Ok(TaskStep::Poll {
+                task_id: "t-1".into(),
+                wait_ms: 250
+            })
+        );
+        let mut v = task("working");
+        v["result"]["pollIntervalMs"].take();
+        assert_eq!(
+            task_step(&v, "x"),
+            Ok(TaskStep::Poll {
+                task_id: "t-1".into(),
+                wait_ms: 500
+            })
+        );
+        v["result"]["taskId"].take();
+        assert!(task_step(&v, "x").is_err());
+    }
+
+    #[test]
+    fn a_completed_task_must_carry_the_answer() {
+        let mut v = task("completed");
+        v["result"]["result"] = json!({"content": [{"type": "text", "text": "slept 1 ms"}]});
+        assert_eq!(task_step(&v, "slept 1 ms"), Ok(TaskStep::Done));
+        assert!(task_step(&v, "slept 2 ms").is_err());
+        v["result"]["result"]["isError"] = json!(true);
+        assert!(task_step(&v, "slept 1 ms").is_err());
+        assert!(task_step(&task("completed"), "slept 1 ms").is_err());
+    }
+
+    #[test]
+    fn another_status_or_an_error_ends_the_task() {
+        for status in ["failed", "cancelled", "input_required"] {
+            assert!(task_step(&task(status), "x").is_err(), "{status}");
+        }
+        let error = json!({"jsonrpc": "2.0", "id": 2,
+            "error": {"code": -32602, "message": "no such task"}});
+        assert!(task_step(&error, "x").is_err());
+    }
 }

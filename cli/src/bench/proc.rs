@@ -75,6 +75,13 @@ fn stat_cpu(pid: Pid) -> Option<Duration> {
     Some(Duration::from_secs_f64(ticks as f64 / hz as f64))
 }
 
+/// Bytes of RSS each of `n` things (idle sessions, pending requests) holds,
+/// from the resident set's `before` and `after` (KiB) around making them:
+/// negative when it shrank, which a figure should show rather than hide.
+pub fn bytes_each(before_kib: u64, after_kib: u64, n: usize) -> f64 {
+    (after_kib as f64 - before_kib as f64) * 1024.0 / n.max(1) as f64
+}
+
 /// Raises the soft open-file limit to the hard one (children inherit it);
 /// returns the soft limit in force afterwards.
 pub fn raise_nofile_limit() -> u64 {
@@ -111,6 +118,14 @@ mod tests {
         assert!(x != 1);
         assert!(cpu_time(Pid::Current) > before);
         assert!(stat_cpu(Pid::Current).is_some());
+    }
+
+    #[test]
+    fn the_growth_is_shared() {
+        assert_eq!(bytes_each(1_000, 1_002, 2), 1_024.0);
+        assert_eq!(bytes_each(1_000, 1_003, 4), 768.0);
+        assert_eq!(bytes_each(1_002, 1_000, 2), -1_024.0);
+        assert_eq!(bytes_each(1_000, 1_001, 0), 1_024.0);
     }
 
     /// `/proc/PID/stat`'s ticks (the fallback) and the threads' schedstat

@@ -91,18 +91,12 @@ where
     Ok(stream)
 }
 
+/// Sends `req` and returns the body of its 200 answer.
 async fn send(
     sender: &mut Sender,
     req: Request<Full<Bytes>>,
 ) -> Result<hyper::body::Incoming, String> {
-    sender
-        .ready()
-        .await
-        .map_err(|e| format!("connection: {e}"))?;
-    let resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| format!("request: {e}"))?;
+    let resp = wire::send(sender, req).await?;
     if resp.status() != http::StatusCode::OK {
         return Err(format!("answered {}", resp.status()));
     }

@@ -230,17 +230,25 @@ pub fn is_correct(
     status == 200 && is_media && memchr::memmem::find(body, MARKER).is_some()
 }
 
-/// Sends `req` and reads the whole answer.
-pub async fn exchange(sender: &mut Sender, req: Request<Full<Bytes>>) -> Result<Answer, String> {
+/// Sends `req` once the connection is ready and returns the answer's
+/// head, its body still to read.
+pub async fn send(
+    sender: &mut Sender,
+    req: Request<Full<Bytes>>,
+) -> Result<http::Response<hyper::body::Incoming>, String> {
     sender
         .ready()
         .await
         .map_err(|e| format!("connection: {e}"))?;
-    let resp = sender
+    sender
         .send_request(req)
         .await
-        .map_err(|e| format!("request: {e}"))?;
-    let (mut head, body) = resp.into_parts();
+        .map_err(|e| format!("request: {e}"))
+}
+
+/// Sends `req` and reads the whole answer.
+pub async fn exchange(sender: &mut Sender, req: Request<Full<Bytes>>) -> Result<Answer, String> {
+    let (mut head, body) = send(sender, req).await?.into_parts();
     let session = head
         .headers
         .get("mcp-session-id")
