@@ -25,6 +25,7 @@ use mcp_rev_2026_07_28::server::ModernServer;
 use tower::ServiceExt;
 
 use super::floor;
+use super::sse_read::read_sse;
 use super::wire::{self, Template};
 use crate::serve::{self, ServeArgs};
 
@@ -334,16 +335,13 @@ impl Retention {
             .insert(http::header::CONTENT_LENGTH, length);
         let resp = self.service.call(req).await;
         let status = resp.status();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("body: {e}"))?
-            .to_bytes();
-        let text = String::from_utf8_lossy(&body);
-        if status != StatusCode::OK || !text.contains("retry:") || text.contains("\"result\"") {
+        let stream = read_sse(resp.into_body(), || {}).await?;
+        // Only the priming event (an id, empty data), then `retry`.
+        let primed =
+            !stream.last_event_id.is_empty() && stream.events.iter().all(|e| e.data.is_empty());
+        if status != StatusCode::OK || !primed || stream.retry.is_none() {
             return Err(format!(
-                "polled request: unexpected answer {status}: {text}"
+                "polled request: unexpected answer {status}: {stream:?}"
             ));
         }
         // Let the request's task reach the handler's wait.

@@ -31,6 +31,7 @@ pub mod long;
 pub mod proc;
 pub mod report;
 pub mod resume;
+pub mod sse_read;
 pub mod throughput;
 pub mod wire;
 
