@@ -219,11 +219,10 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
 
     let tally = Arc::new(Tally::default());
     let mut tasks = Vec::with_capacity(spec.requests);
-    let gap = Duration::from_secs_f64(1.0 / RAMP_PER_SEC as f64);
     let ramp_start = Instant::now();
     for i in 0..spec.requests {
-        tokio::time::sleep_until((ramp_start + gap * i as u32).into()).await;
-        let (session, template) = templates[i / PER_SESSION % templates.len()].clone();
+        tokio::time::sleep_until((ramp_start + ramp_offset(i)).into()).await;
+        let (session, template) = templates[session_of(i, templates.len())].clone();
         let (client, url, tally) = (client.clone(), url.clone(), tally.clone());
         let slept = slept.clone();
         tasks.push(tokio::spawn(async move {
@@ -296,6 +295,19 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
         client_cpu_ms_per_request: ms_per(client_cpu1.saturating_sub(client_cpu0)),
         first_error,
     })
+}
+
+/// When request `i` starts, after the first: [`RAMP_PER_SEC`] a second.
+fn ramp_offset(i: usize) -> Duration {
+    Duration::from_secs_f64(i as f64 / RAMP_PER_SEC as f64)
+}
+
+/// Which of `sessions` templates request `i` uses: [`PER_SESSION`]
+/// requests in turn to each, so no session holds more than that many
+/// streams while there are sessions enough (the 2026-07-28 modes have one
+/// template, which every request uses).
+fn session_of(i: usize, sessions: usize) -> usize {
+    i / PER_SESSION % sessions.max(1)
 }
 
 /// Converts a benchmark request to reqwest's.
@@ -496,6 +508,31 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn requests_start_at_the_ramps_rate() {
+        assert_eq!(ramp_offset(0), Duration::ZERO);
+        assert_eq!(ramp_offset(RAMP_PER_SEC as usize), Duration::from_secs(1));
+        assert_eq!(
+            ramp_offset(RAMP_PER_SEC as usize / 2 + 1),
+            Duration::from_secs_f64(0.5 + 1.0 / RAMP_PER_SEC as f64)
+        );
+    }
+
+    #[test]
+    fn each_session_takes_its_share_of_requests_in_turn() {
+        let requests = 2 * PER_SESSION + 50;
+        let sessions = requests.div_ceil(PER_SESSION);
+        let mut held = vec![0; sessions];
+        for i in 0..requests {
+            held[session_of(i, sessions)] += 1;
+        }
+        assert_eq!(held, [PER_SESSION, PER_SESSION, 50]);
+        assert_eq!(session_of(PER_SESSION - 1, sessions), 0);
+        assert_eq!(session_of(PER_SESSION, sessions), 1);
+        // One template (2026-07-28): every request uses it.
+        assert!((0..requests).all(|i| session_of(i, 1) == 0));
+    }
 
     #[test]
     fn a_stream_event_is_read_for_what_it_says() {
