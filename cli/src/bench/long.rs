@@ -239,62 +239,127 @@ pub async fn run(mode: Mode, spec: Spec) -> Result<LongFigures, String> {
         }));
     }
     // Every request has started; halfway through their work, they all pend.
-    tokio::time::sleep(Duration::from_millis(spec.seconds * 500)).await;
-    let (rss_mid, fds_mid) = (rss_kib(pid).unwrap_or(0), open_fds(pid).unwrap_or(0));
-    let mut times = Vec::with_capacity(spec.requests);
-    let mut errors = 0u64;
-    let mut first_error = None;
+    tokio::time::sleep(midway(spec.seconds)).await;
+    let mut seen = Seen {
+        rss_idle_kib: rss_idle,
+        rss_midway_kib: rss_kib(pid).unwrap_or(0),
+        fds_idle,
+        fds_midway: open_fds(pid).unwrap_or(0),
+        ..Seen::default()
+    };
     for t in tasks {
-        match t.await.map_err(|e| e.to_string())? {
-            Ok(d) => times.push(u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
+        seen.note(t.await.map_err(|e| e.to_string())?);
+    }
+    seen.server_cpu = cpu_time(pid).saturating_sub(server_cpu0);
+    seen.client_cpu = cpu_time(Pid::Current).saturating_sub(client_cpu0);
+    done.store(true, Ordering::Relaxed);
+    (seen.rss_peak_kib, seen.fds_peak) = sampler.await.map_err(|e| e.to_string())?;
+    server.stop().await;
+    seen.http = tally.http.load(Ordering::Relaxed);
+    seen.progress = tally.progress.load(Ordering::Relaxed);
+    if let Some(e) = &seen.first_error {
+        tracing::warn!("{}: {} errors; first: {e}", mode.name(), seen.errors);
+    }
+    seen.figures(mode, spec)
+}
+
+/// When every request has started and is halfway through its `seconds`
+/// of work: where the midway figures are read.
+fn midway(seconds: u64) -> Duration {
+    Duration::from_millis(seconds * 500)
+}
+
+/// What a run saw, before it is summarised ([`Seen::figures`]).
+#[derive(Debug, Default)]
+struct Seen {
+    /// The completion times of the requests answered right, ms.
+    times_ms: Vec<u32>,
+    /// Requests that failed.
+    errors: u64,
+    /// The first failure.
+    first_error: Option<String>,
+    /// HTTP requests sent, all requests together.
+    http: u64,
+    /// Progress notifications received, all requests together.
+    progress: u64,
+    /// The server's resident set before the requests, KiB.
+    rss_idle_kib: u64,
+    /// The server's resident set halfway through their work, KiB.
+    rss_midway_kib: u64,
+    /// The server's largest resident set while they ran, KiB.
+    rss_peak_kib: u64,
+    /// The server's open descriptors before the requests.
+    fds_idle: u64,
+    /// The server's open descriptors halfway through their work.
+    fds_midway: u64,
+    /// The server's most open descriptors while they ran.
+    fds_peak: u64,
+    /// CPU time the server spent while the requests ran.
+    server_cpu: Duration,
+    /// CPU time this process (the client) spent meanwhile.
+    client_cpu: Duration,
+}
+
+impl Seen {
+    /// Notes how one request ended: its completion time, or its failure.
+    fn note(&mut self, outcome: Result<Duration, String>) {
+        match outcome {
+            Ok(d) => self
+                .times_ms
+                .push(u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
             Err(e) => {
-                errors += 1;
-                first_error.get_or_insert(e);
+                self.errors += 1;
+                self.first_error.get_or_insert(e);
             }
         }
     }
-    let (server_cpu1, client_cpu1) = (cpu_time(pid), cpu_time(Pid::Current));
-    done.store(true, Ordering::Relaxed);
-    let (rss_peak, fds_peak) = sampler.await.map_err(|e| e.to_string())?;
-    server.stop().await;
-    if let Some(e) = &first_error {
-        tracing::warn!("{}: {errors} errors; first: {e}", mode.name());
+
+    /// The figures of `mode`'s run of `spec`, each a request's share over
+    /// the requests completed (bytes a pending request: over all started);
+    /// an error when none completed.
+    fn figures(mut self, mode: Mode, spec: Spec) -> Result<LongFigures, String> {
+        if self.times_ms.is_empty() {
+            return Err(format!(
+                "{}: no request completed ({} errors; first: {})",
+                mode.name(),
+                self.errors,
+                self.first_error.unwrap_or_default()
+            ));
+        }
+        self.times_ms.sort_unstable();
+        let times = &self.times_ms;
+        let n = times.len() as f64;
+        let t_ms = (spec.seconds * 1000) as f64;
+        let (p50, p99) = (percentile(times, 0.5), percentile(times, 0.99));
+        let ms_per = |d: Duration| d.as_secs_f64() * 1e3 / n;
+        Ok(LongFigures {
+            mode: mode.name(),
+            requests: spec.requests,
+            seconds: spec.seconds,
+            completed: times.len() as u64,
+            errors: self.errors,
+            http_requests_per_request: self.http as f64 / n,
+            progress_per_request: self.progress as f64 / n,
+            completion_p50_ms: p50,
+            completion_p99_ms: p99,
+            overhead_p50_ms: p50 - t_ms,
+            overhead_p99_ms: p99 - t_ms,
+            server_rss_idle_kib: self.rss_idle_kib,
+            server_rss_peak_kib: self.rss_peak_kib,
+            server_bytes_per_pending_request: bytes_each(
+                self.rss_idle_kib,
+                self.rss_peak_kib,
+                spec.requests,
+            ),
+            server_rss_midway_kib: self.rss_midway_kib,
+            server_fds_idle: self.fds_idle,
+            server_fds_midway: self.fds_midway,
+            server_fds_peak: self.fds_peak,
+            server_cpu_ms_per_request: ms_per(self.server_cpu),
+            client_cpu_ms_per_request: ms_per(self.client_cpu),
+            first_error: self.first_error,
+        })
     }
-    if times.is_empty() {
-        return Err(format!(
-            "{}: no request completed ({errors} errors; first: {})",
-            mode.name(),
-            first_error.unwrap_or_default()
-        ));
-    }
-    times.sort_unstable();
-    let n = times.len() as f64;
-    let t_ms = (spec.seconds * 1000) as f64;
-    let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
-    let ms_per = |d: Duration| d.as_secs_f64() * 1e3 / n;
-    Ok(LongFigures {
-        mode: mode.name(),
-        requests: spec.requests,
-        seconds: spec.seconds,
-        completed: times.len() as u64,
-        errors,
-        http_requests_per_request: tally.http.load(Ordering::Relaxed) as f64 / n,
-        progress_per_request: tally.progress.load(Ordering::Relaxed) as f64 / n,
-        completion_p50_ms: p50,
-        completion_p99_ms: p99,
-        overhead_p50_ms: p50 - t_ms,
-        overhead_p99_ms: p99 - t_ms,
-        server_rss_idle_kib: rss_idle,
-        server_rss_peak_kib: rss_peak,
-        server_bytes_per_pending_request: bytes_each(rss_idle, rss_peak, spec.requests),
-        server_rss_midway_kib: rss_mid,
-        server_fds_idle: fds_idle,
-        server_fds_midway: fds_mid,
-        server_fds_peak: fds_peak,
-        server_cpu_ms_per_request: ms_per(server_cpu1.saturating_sub(server_cpu0)),
-        client_cpu_ms_per_request: ms_per(client_cpu1.saturating_sub(client_cpu0)),
-        first_error,
-    })
 }
 
 /// When request `i` starts, after the first: [`RAMP_PER_SEC`] a second.
@@ -508,6 +573,85 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_figures_are_each_completed_requests_share() {
+        let spec = Spec {
+            requests: 4,
+            seconds: 10,
+            retry_ms: 2_000,
+            pool_idle: 1,
+        };
+        let mut seen = Seen {
+            http: 9,
+            progress: 30,
+            rss_idle_kib: 1_000,
+            rss_midway_kib: 1_004,
+            rss_peak_kib: 1_008,
+            fds_idle: 12,
+            fds_midway: 15,
+            fds_peak: 16,
+            server_cpu: Duration::from_millis(6),
+            client_cpu: Duration::from_millis(3),
+            ..Seen::default()
+        };
+        // Out of order, and one failure among them.
+        for ms in [10_300, 10_100] {
+            seen.note(Ok(Duration::from_millis(ms)));
+        }
+        seen.note(Err("first".into()));
+        seen.note(Ok(Duration::from_millis(10_200)));
+        seen.note(Err("second".into()));
+        let f = seen.figures(Mode::Polling, spec).unwrap();
+        assert_eq!((f.mode, f.requests, f.seconds), ("polling", 4, 10));
+        assert_eq!((f.completed, f.errors), (3, 2));
+        assert_eq!(f.first_error.as_deref(), Some("first"));
+        assert_eq!(
+            (f.http_requests_per_request, f.progress_per_request),
+            (3.0, 10.0)
+        );
+        assert_eq!(
+            (f.completion_p50_ms, f.completion_p99_ms),
+            (10_200.0, 10_300.0)
+        );
+        assert_eq!((f.overhead_p50_ms, f.overhead_p99_ms), (200.0, 300.0));
+        assert_eq!(
+            (
+                f.server_rss_idle_kib,
+                f.server_rss_midway_kib,
+                f.server_rss_peak_kib
+            ),
+            (1_000, 1_004, 1_008)
+        );
+        assert_eq!(
+            f.server_bytes_per_pending_request, 2_048.0,
+            "over all 4 started"
+        );
+        assert_eq!(
+            (f.server_fds_idle, f.server_fds_midway, f.server_fds_peak),
+            (12, 15, 16)
+        );
+        assert_eq!(
+            (f.server_cpu_ms_per_request, f.client_cpu_ms_per_request),
+            (2.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn a_run_with_nothing_completed_is_an_error() {
+        let mut seen = Seen::default();
+        seen.note(Err("refused".into()));
+        let spec = Spec {
+            requests: 1,
+            seconds: 1,
+            retry_ms: 0,
+            pool_idle: 0,
+        };
+        let e = seen.figures(Mode::Tasks, spec).unwrap_err();
+        assert_eq!(e, "tasks: no request completed (1 errors; first: refused)");
+        assert_eq!(midway(1), Duration::from_millis(500));
+        assert_eq!(midway(10), Duration::from_secs(5));
+    }
 
     #[test]
     fn requests_start_at_the_ramps_rate() {
