@@ -25,7 +25,7 @@ use mcp_rev_2026_07_28::server::ModernServer;
 use tower::ServiceExt;
 
 use super::floor;
-use super::sse_read::read_sse;
+use super::sse_read::{Stream, read_sse};
 use super::wire::{self, Template};
 use crate::serve::{self, ServeArgs};
 
@@ -336,10 +336,7 @@ impl Retention {
         let resp = self.service.call(req).await;
         let status = resp.status();
         let stream = read_sse(resp.into_body(), || {}).await?;
-        // Only the priming event (an id, empty data), then `retry`.
-        let primed =
-            !stream.last_event_id.is_empty() && stream.events.iter().all(|e| e.data.is_empty());
-        if status != StatusCode::OK || !primed || stream.retry.is_none() {
+        if !left_pending(status, &stream) {
             return Err(format!(
                 "polled request: unexpected answer {status}: {stream:?}"
             ));
@@ -352,9 +349,50 @@ impl Retention {
     }
 }
 
+/// Whether a POST's answer left its request pending for polling: a 200
+/// whose stream held only the priming event (an event ID, empty data) and
+/// a `retry` (2025-11-25, "Resumability and Redelivery").
+fn left_pending(status: StatusCode, stream: &Stream) -> bool {
+    let primed =
+        !stream.last_event_id.is_empty() && stream.events.iter().all(|e| e.data.is_empty());
+    status == StatusCode::OK && primed && stream.retry.is_some()
+}
+
 #[cfg(test)]
 mod tests {
+    use mcp_transport_core::sse::Event;
+
     use super::*;
+
+    fn stream(events: &[&str], retry: Option<u64>) -> Stream {
+        let events: Vec<Event> = events
+            .iter()
+            .map(|d| Event {
+                event_type: "message".into(),
+                data: (*d).into(),
+                last_event_id: "s.1.0".into(),
+            })
+            .collect();
+        Stream {
+            last_event_id: if events.is_empty() { "" } else { "s.1.0" }.into(),
+            events,
+            retry,
+        }
+    }
+
+    #[test]
+    fn only_a_primed_stream_with_retry_leaves_a_request_pending() {
+        assert!(left_pending(StatusCode::OK, &stream(&[""], Some(0))));
+        // Each condition alone fails it.
+        assert!(!left_pending(StatusCode::ACCEPTED, &stream(&[""], Some(0))));
+        assert!(!left_pending(StatusCode::OK, &stream(&[""], None)));
+        assert!(!left_pending(StatusCode::OK, &stream(&["", "{}"], Some(0))));
+        assert!(!left_pending(StatusCode::OK, &stream(&["{}", ""], Some(0))));
+        assert!(!left_pending(StatusCode::OK, &stream(&[], Some(0))));
+        let mut no_id = stream(&[""], Some(0));
+        no_id.last_event_id.clear();
+        assert!(!left_pending(StatusCode::OK, &no_id));
+    }
 
     /// Every case is served and answered right, one request after another
     /// (fresh ids: a reused one would be refused in a session).
@@ -363,6 +401,14 @@ mod tests {
         for case in Case::ALL {
             let mut h = Harness::new(case).await.unwrap();
             assert_eq!(h.case(), case);
+            // The legacy cases run in a session (else they would measure
+            // a stateless request under the legacy name).
+            let in_session = h
+                .template
+                .request(1)
+                .headers()
+                .contains_key("mcp-session-id");
+            assert_eq!(in_session, case.name().starts_with("legacy"), "{case:?}");
             h.many(3).await.unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(h.next_id, 3);
         }
@@ -413,6 +459,8 @@ mod tests {
         let session = r.open_session(None).await.unwrap();
         let other = r.open_session(Some(7)).await.unwrap();
         assert_ne!(session, other);
+        // Two in one session: each its own request id.
+        r.start_polled(&session, 60_000).await.unwrap();
         r.start_polled(&session, 60_000).await.unwrap();
 
         let mut held = Retention::new(&[]).unwrap();
