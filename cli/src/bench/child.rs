@@ -87,7 +87,15 @@ impl ServerChild {
     /// 10 s. A child that did not exit with success on SIGTERM
     /// (killed, or one without a handler, such as the rmcp adapter) is
     /// named on stderr.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
+        if let Err(e) = self.stop_cleanly().await {
+            eprintln!("bench: {e}");
+        }
+    }
+
+    /// As [`stop`](Self::stop), saying instead of printing how the child
+    /// failed to exit through its shutdown.
+    async fn stop_cleanly(mut self) -> Result<(), String> {
         let asked = Command::new("kill")
             .args(["-TERM", &self.pid.to_string()])
             .status()
@@ -95,7 +103,7 @@ impl ServerChild {
             .is_ok_and(|s| s.success());
         let exited = if asked {
             match tokio::time::timeout(STOP_TIMEOUT, self.child.wait()).await {
-                Ok(Ok(s)) if s.success() => return,
+                Ok(Ok(s)) if s.success() => return Ok(()),
                 Ok(Ok(s)) => format!("exited with {s}"),
                 Ok(Err(e)) => format!("could not be waited for: {e}"),
                 Err(_) => format!("was still running after {STOP_TIMEOUT:?}; killed"),
@@ -103,10 +111,78 @@ impl ServerChild {
         } else {
             "SIGTERM could not be sent; killed".to_owned()
         };
-        eprintln!(
-            "bench: the server child {} (pid {}) did not exit through its shutdown on SIGTERM: {exited}",
-            self.command, self.pid
-        );
         let _ = self.child.kill().await;
+        Err(format!(
+            "the server child {} (pid {}) did not exit through its shutdown on SIGTERM: {exited}",
+            self.command, self.pid
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh path for a test's marker file.
+    fn marker(name: &str) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!(
+            "mcp-compat-bench-child-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
+    /// A shell that prints a `listening on` line, then waits; on SIGTERM
+    /// it writes `marker` and exits with `code`.
+    async fn shell(marker: &std::path::Path, code: u8) -> ServerChild {
+        let script = format!(
+            "trap 'echo term > {}; exit {code}' TERM; \
+             echo listening on http://127.0.0.1:9/mcp; \
+             while :; do sleep 0.05; done",
+            marker.display()
+        );
+        ServerChild::start_exe(std::path::Path::new("sh"), &["-c", &script])
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_child_is_found_and_stopped_through_its_shutdown() {
+        let marker = marker("clean");
+        let child = shell(&marker, 0).await;
+        assert_eq!(child.addr, "127.0.0.1:9".parse().unwrap());
+        assert_eq!(child.path, "/mcp");
+        child.stop().await;
+        assert!(marker.exists(), "the child was not asked to stop");
+        let _ = std::fs::remove_file(marker);
+    }
+
+    #[tokio::test]
+    async fn a_child_that_fails_its_shutdown_is_named() {
+        let marker = marker("failed");
+        let child = shell(&marker, 3).await;
+        let pid = child.pid;
+        let e = child.stop_cleanly().await.unwrap_err();
+        assert!(
+            e.ends_with(&format!(
+                "(pid {pid}) did not exit through its shutdown on SIGTERM: exited with exit status: 3"
+            )),
+            "{e}"
+        );
+        assert!(marker.exists());
+        let _ = std::fs::remove_file(marker);
+    }
+
+    #[tokio::test]
+    async fn a_child_that_does_not_say_where_it_listens_is_refused() {
+        let e = ServerChild::start_exe(std::path::Path::new("sh"), &["-c", "echo ready"])
+            .await
+            .unwrap_err();
+        assert_eq!(e, "unexpected first line from the server child: ready");
+        let e = ServerChild::start_exe(std::path::Path::new("sh"), &["-c", "exit 0"])
+            .await
+            .unwrap_err();
+        assert!(e.ends_with("exited before listening"), "{e}");
     }
 }
