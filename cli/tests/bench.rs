@@ -202,3 +202,32 @@ fn quick_bench_against_rmcp() {
     positive(&report, "legacy_sse_rate_over_rmcp", "report");
     positive(&report, "rmcp_server_cpu_over_legacy_sse", "report");
 }
+
+/// `--store URL` reaches every `serve` child, the request-rate ones and
+/// the long-running ones: with nothing listening at the URL, each child
+/// refuses to start and the run fails saying why (measured on the
+/// in-memory store instead, it would pass). Port 1 on loopback: nothing
+/// listens there.
+#[test]
+fn the_store_reaches_every_server_child() {
+    for workload in ["modern-json", "held-2025"] {
+        let mut cmd = Command::new(BIN);
+        cmd.args([
+            "bench",
+            "--quick",
+            "--workloads",
+            workload,
+            "--store",
+            "redis://127.0.0.1:1/0",
+        ])
+        .env_remove("RUST_LOG");
+        let out = run_to_end("mcp-compat bench --store", &mut cmd, WAIT);
+        assert!(!out.status.success(), "{workload}: {}", out.stdout);
+        assert!(
+            out.stderr
+                .contains("--store redis://127.0.0.1:1/0: Redis is unavailable"),
+            "{workload}: {}",
+            out.stderr
+        );
+    }
+}

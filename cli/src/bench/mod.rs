@@ -129,9 +129,15 @@ static STORE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 /// The `--store URL` arguments every `serve` child of this run gets
 /// (none for the in-memory default).
 pub fn store_args() -> Vec<&'static str> {
-    match STORE.get() {
-        Some(url) if url != "memory" => vec!["--store", url.as_str()],
-        _ => Vec::new(),
+    STORE.get().map_or_else(Vec::new, |url| store_args_of(url))
+}
+
+/// The `serve` arguments that keep state at `url`: none for `memory`.
+fn store_args_of(url: &str) -> Vec<&str> {
+    if url == "memory" {
+        Vec::new()
+    } else {
+        vec!["--store", url]
     }
 }
 
@@ -426,6 +432,15 @@ mod tests {
     use super::load::LoadFigures;
     use super::throughput::ThroughputRow;
     use super::*;
+
+    #[test]
+    fn only_a_store_other_than_memory_is_passed_on() {
+        assert!(store_args_of("memory").is_empty());
+        assert_eq!(
+            store_args_of("redis://127.0.0.1:6379/0"),
+            ["--store", "redis://127.0.0.1:6379/0"]
+        );
+    }
 
     #[derive(Parser)]
     struct Cli {
