@@ -249,7 +249,8 @@ fn select(names: &[String]) -> Result<Selection, String> {
     };
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         let (all, rate, long) = (name == "all", name == "rate", name == "long");
-        let mut known = all || rate || long;
+        // Set by whichever group below the name selects.
+        let mut known = false;
         for w in Workload::EXTERNAL {
             if w.name() == name {
                 known = true;
@@ -432,6 +433,25 @@ mod tests {
     use super::load::LoadFigures;
     use super::throughput::ThroughputRow;
     use super::*;
+
+    #[test]
+    fn the_group_names_select_their_groups() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let rate = select(&names(&["rate"])).unwrap();
+        assert_eq!(rate.rate, Workload::ALL);
+        assert!(rate.long.is_empty() && !rate.idle && !rate.cancel && !rate.resume);
+        let long = select(&names(&["long"])).unwrap();
+        assert!(long.rate.is_empty() && !long.idle);
+        assert_eq!(long.long, Mode::ALL);
+        let all = select(&names(&["all"])).unwrap();
+        assert_eq!(all.rate, Workload::ALL);
+        assert_eq!(all.long, Mode::ALL);
+        assert!(all.idle && all.cancel && all.resume);
+        // Named twice, selected once; blanks are skipped.
+        let twice = select(&names(&["idle", " rate ", "", "floor"])).unwrap();
+        assert_eq!(twice.rate, Workload::ALL);
+        assert!(twice.idle && !twice.cancel);
+    }
 
     #[test]
     fn only_a_store_other_than_memory_is_passed_on() {
