@@ -231,3 +231,26 @@ fn the_store_reaches_every_server_child() {
         );
     }
 }
+
+/// A long-running workload larger than the open-file limit allows is
+/// refused before anything runs, saying what to raise.
+#[test]
+fn long_requests_beyond_the_open_file_limit_are_refused_at_once() {
+    let mut cmd = Command::new(BIN);
+    cmd.args([
+        "bench",
+        "--workloads",
+        "held-2025",
+        "--long-requests",
+        "100000000",
+    ])
+    .env_remove("RUST_LOG");
+    let out = run_to_end("mcp-compat bench --long-requests", &mut cmd, WAIT);
+    assert!(!out.status.success(), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("--long-requests 100000000 needs about 100000512 open files"),
+        "{}",
+        out.stderr
+    );
+}

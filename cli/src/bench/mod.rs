@@ -132,6 +132,18 @@ pub fn store_args() -> Vec<&'static str> {
     STORE.get().map_or_else(Vec::new, |url| store_args_of(url))
 }
 
+/// Whether an open-file limit of `nofile` is enough for `long_requests`
+/// held connections at once: one each, and 512 to spare for the rest.
+fn enough_open_files(long_requests: usize, nofile: u64) -> Result<(), String> {
+    let needed = long_requests as u64 + 512;
+    if nofile < needed {
+        return Err(format!(
+            "--long-requests {long_requests} needs about {needed} open files; the limit is {nofile} (raise `ulimit -Hn`)"
+        ));
+    }
+    Ok(())
+}
+
 /// The `serve` arguments that keep state at `url`: none for `memory`.
 fn store_args_of(url: &str) -> Vec<&str> {
     if url == "memory" {
@@ -347,12 +359,8 @@ pub async fn run(mut args: BenchArgs) -> Result<(), String> {
         .and_then(|l| l.split_whitespace().next()?.parse().ok())
         .unwrap_or(0.0);
     let nofile = proc::raise_nofile_limit();
-    let needed = args.long_requests as u64 + 512;
-    if !selection.long.is_empty() && nofile < needed {
-        return Err(format!(
-            "--long-requests {} needs about {needed} open files; the limit is {nofile} (raise `ulimit -Hn`)",
-            args.long_requests
-        ));
+    if !selection.long.is_empty() {
+        enough_open_files(args.long_requests, nofile)?;
     }
     let load = load::Load {
         connections: args.connections,
@@ -451,6 +459,16 @@ mod tests {
         let twice = select(&names(&["idle", " rate ", "", "floor"])).unwrap();
         assert_eq!(twice.rate, Workload::ALL);
         assert!(twice.idle && !twice.cancel);
+    }
+
+    #[test]
+    fn long_requests_need_an_open_file_each_and_some_to_spare() {
+        assert_eq!(enough_open_files(1_000, 1_512), Ok(()));
+        assert_eq!(
+            enough_open_files(1_000, 1_511),
+            Err("--long-requests 1000 needs about 1512 open files; the limit is 1511 (raise `ulimit -Hn`)".into())
+        );
+        assert!(enough_open_files(0, 511).is_err());
     }
 
     #[test]
