@@ -203,6 +203,19 @@ fn quick_bench_against_rmcp() {
     positive(&report, "rmcp_server_cpu_over_legacy_sse", "report");
 }
 
+/// Runs `bench ARGS` and expects it to fail with `cause` on stderr.
+fn refused(args: &[&str], cause: &str) {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("bench").args(args).env_remove("RUST_LOG");
+    let out = run_to_end("mcp-compat bench", &mut cmd, WAIT);
+    assert!(!out.status.success(), "{args:?} succeeded: {}", out.stdout);
+    assert!(
+        out.stderr.contains(cause),
+        "{args:?}: expected {cause:?} in {}",
+        out.stderr
+    );
+}
+
 /// `--store URL` reaches every `serve` child, the request-rate ones and
 /// the long-running ones: with nothing listening at the URL, each child
 /// refuses to start and the run fails saying why (measured on the
@@ -211,23 +224,15 @@ fn quick_bench_against_rmcp() {
 #[test]
 fn the_store_reaches_every_server_child() {
     for workload in ["modern-json", "held-2025"] {
-        let mut cmd = Command::new(BIN);
-        cmd.args([
-            "bench",
-            "--quick",
-            "--workloads",
-            workload,
-            "--store",
-            "redis://127.0.0.1:1/0",
-        ])
-        .env_remove("RUST_LOG");
-        let out = run_to_end("mcp-compat bench --store", &mut cmd, WAIT);
-        assert!(!out.status.success(), "{workload}: {}", out.stdout);
-        assert!(
-            out.stderr
-                .contains("--store redis://127.0.0.1:1/0: Redis is unavailable"),
-            "{workload}: {}",
-            out.stderr
+        refused(
+            &[
+                "--quick",
+                "--workloads",
+                workload,
+                "--store",
+                "redis://127.0.0.1:1/0",
+            ],
+            "--store redis://127.0.0.1:1/0: Redis is unavailable",
         );
     }
 }
@@ -236,21 +241,8 @@ fn the_store_reaches_every_server_child() {
 /// refused before anything runs, saying what to raise.
 #[test]
 fn long_requests_beyond_the_open_file_limit_are_refused_at_once() {
-    let mut cmd = Command::new(BIN);
-    cmd.args([
-        "bench",
-        "--workloads",
-        "held-2025",
-        "--long-requests",
-        "100000000",
-    ])
-    .env_remove("RUST_LOG");
-    let out = run_to_end("mcp-compat bench --long-requests", &mut cmd, WAIT);
-    assert!(!out.status.success(), "{}", out.stdout);
-    assert!(
-        out.stderr
-            .contains("--long-requests 100000000 needs about 100000512 open files"),
-        "{}",
-        out.stderr
+    refused(
+        &["--workloads", "held-2025", "--long-requests", "100000000"],
+        "--long-requests 100000000 needs about 100000512 open files",
     );
 }
