@@ -115,3 +115,55 @@ fn help_lists_every_subcommand_including_the_conformance_client() {
         );
     }
 }
+
+/// Runs the binary against `url` with `env` set (every other suite
+/// variable removed); its exit status and stderr.
+async fn run_binary(url: &str, env: &[(&str, &str)]) -> (bool, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["conformance-client", url])
+        .env_remove(conformance_client::SCENARIO_ENV)
+        .env_remove(conformance_client::PROTOCOL_VERSION_ENV)
+        .env_remove(conformance_client::CONTEXT_ENV)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("run mcp-compat"))
+        .await
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The suite's variables as the binary reads them: the pinned revision
+/// (and the older legacy ones) offered, a blank one taken as unset, a
+/// context that is not JSON refused before anything is sent.
+#[tokio::test]
+async fn the_binary_reads_the_suite_s_environment() {
+    let url = start().await;
+    let (ok, stderr) = run_binary(
+        &url,
+        &[(conformance_client::PROTOCOL_VERSION_ENV, "2025-06-18")],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("offering 2025-06-18, 2025-03-26\n"),
+        "{stderr}"
+    );
+    let (ok, stderr) = run_binary(&url, &[(conformance_client::PROTOCOL_VERSION_ENV, " ")]).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("offering 2026-07-28, 2025-11-25"),
+        "{stderr}"
+    );
+    let (ok, stderr) = run_binary(&url, &[(conformance_client::CONTEXT_ENV, "{not json")]).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("MCP_CONFORMANCE_CONTEXT is not JSON"),
+        "{stderr}"
+    );
+}

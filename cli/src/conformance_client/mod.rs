@@ -272,6 +272,9 @@ pub async fn run_with(url: &str, scenario: &str, options: Options) -> Result<(),
 }
 
 #[cfg(test)]
+mod on_the_wire;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -152,12 +152,10 @@ impl Session {
             )
             .await
             .map_err(|e| format!("{e} (tool {name})"))?;
-        let outcome = if result.get("isError") == Some(&Value::Bool(true)) {
-            "reported an error (isError)"
-        } else {
-            "answered"
-        };
-        eprintln!("conformance-client: tool {name} {outcome}: {result}");
+        eprintln!(
+            "conformance-client: tool {name} {}: {result}",
+            how_it_ended(&result)
+        );
         Ok(result)
     }
 
@@ -175,6 +173,16 @@ impl Session {
         {
             listener.abort();
         }
+    }
+}
+
+/// How a tool call's result reads in the log: one whose tool reports
+/// `isError` is told apart, not failed (the scenario judges it).
+fn how_it_ended(result: &Value) -> &'static str {
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        "reported an error (isError)"
+    } else {
+        "answered"
     }
 }
 
@@ -225,6 +233,23 @@ async fn drain(mut messages: ServerMessages) {
                 eprintln!("conformance-client: the standalone GET stream ended: {e}");
                 return;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_error_is_told_apart_in_the_log() {
+        let error = json!({ "content": [], "isError": true });
+        assert_eq!(how_it_ended(&error), "reported an error (isError)");
+        for answered in [
+            json!({ "content": [] }),
+            json!({ "content": [], "isError": false }),
+        ] {
+            assert_eq!(how_it_ended(&answered), "answered");
         }
     }
 }

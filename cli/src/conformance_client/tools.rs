@@ -105,14 +105,22 @@ mod tests {
                     "mode": {"type": "string", "enum": ["fast", "slow"]},
                     "flag": {"type": ["null", "boolean"]},
                     "label": {"type": "string", "default": "x"},
-                    "optional": {"type": "string"}
+                    "optional": {"type": "string"},
+                    "o": {"type": "object"},
+                    "l": {"type": "array"},
+                    "z": {"type": "null"},
+                    "k": {"type": "integer", "const": 7},
+                    "i": {"type": "integer"}
                 },
-                "required": ["a", "b", "mode", "flag", "label", "missing"]
+                "required": ["a", "b", "mode", "flag", "label", "missing", "o", "l", "z", "k", "i"]
             }
         });
         assert_eq!(
             Value::Object(arguments_for(&tool)),
-            json!({"a": 3.0, "b": 10, "mode": "fast", "flag": true, "label": "x", "missing": "conformance"})
+            json!({
+                "a": 3.0, "b": 10, "mode": "fast", "flag": true, "label": "x", "missing": "conformance",
+                "o": {}, "l": [], "z": null, "k": 7, "i": 2
+            })
         );
         assert!(arguments_for(&json!({"name": "bare"})).is_empty());
     }
