@@ -155,13 +155,24 @@ mod tests {
                 "confirmed": {"type": "boolean"},
                 "color": {"type": "string", "enum": ["red", "blue"]},
                 "count": {"type": "integer", "minimum": 3},
-                "note": {"type": "string"}
+                "note": {"type": "string"},
+                "name": {"type": "string"},
+                "ratio": {"type": "number"},
+                "floor": {"type": "number", "minimum": 0.5},
+                "tags": {"type": "array"},
+                "size": {"type": "integer"},
+                "tier": {"type": "string", "oneOf": [{"const": "gold", "title": "Gold"}]},
+                "object": {"type": "object"}
             },
-            "required": ["color", "count", "confirmed"]
+            "required": ["color", "count", "confirmed", "name", "ratio", "floor", "tags", "size", "tier", "object"]
         }));
         assert_eq!(
             Value::Object(content),
-            json!({"confirmed": true, "color": "red", "count": 3})
+            json!({
+                "confirmed": true, "color": "red", "count": 3, "name": "conformance",
+                "ratio": 1.0, "floor": 0.5, "tags": [], "size": 1, "tier": "gold"
+            }),
+            "no placeholder for a type a form cannot hold (object)"
         );
     }
 
@@ -176,5 +187,16 @@ mod tests {
         )
         .expect("ready");
         assert_eq!(refused.unwrap_err().code, -32601);
+    }
+
+    #[test]
+    fn params_too_deep_to_read_are_invalid_params() {
+        let deep = format!("{{\"x\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        let raw = RawValue::from_string(deep).expect("valid JSON");
+        let refused = futures_util::FutureExt::now_or_never(
+            ConformanceInput.handle("elicitation/create", Some(&raw)),
+        )
+        .expect("ready");
+        assert_eq!(refused.unwrap_err().code, -32602);
     }
 }
