@@ -13,8 +13,10 @@ use http::Method;
 use mcp_negotiate::server::{MultiConfig, MultiServer};
 use mcp_test_support::TestServer;
 use mcp_transport_core::ProtocolVersion;
-use mcp_transport_core::handler::{Handler, Outcome, RequestContext, ServerDescription};
-use mcp_transport_core::jsonrpc::{ErrorObject, Request};
+use mcp_transport_core::handler::{
+    Handler, InputRequest, InputRequired, Outcome, RequestContext, ServerDescription,
+};
+use mcp_transport_core::jsonrpc::{ErrorObject, Request, to_raw};
 use serde_json::{Value, json};
 
 use super::schema::{ECHO_TOOL, FOCAL_TOOL};
@@ -51,7 +53,7 @@ impl Handler for Mock {
         }
     }
 
-    async fn handle(&self, request: Request, _cx: RequestContext) -> Outcome {
+    async fn handle(&self, request: Request, cx: RequestContext) -> Outcome {
         let params: Value = request
             .params
             .as_deref()
@@ -68,6 +70,7 @@ impl Handler for Mock {
                 }),
                 Some("page-2") => json!({ "tools": [
                     tool("broken", json!({ "type": "object" })),
+                    tool("ask", json!({ "type": "object" })),
                     tool(FOCAL_TOOL, focal_schema()),
                     tool(ECHO_TOOL, json!({ "type": "object" })),
                 ]}),
@@ -79,6 +82,9 @@ impl Handler for Mock {
                 let name = params["name"].as_str().unwrap_or_default();
                 if name == "slow" {
                     tokio::time::sleep(SLOW).await;
+                }
+                if name == "ask" {
+                    return ask(&cx);
                 }
                 let text = params["arguments"].to_string();
                 json!({ "content": [{ "type": "text", "text": text }], "isError": name == "broken" })
@@ -94,6 +100,35 @@ impl Handler for Mock {
         };
         Outcome::json(&result)
     }
+}
+
+/// The `ask` tool: an elicitation whose schema has a default, then the
+/// answer's `name` said back.
+fn ask(cx: &RequestContext) -> Outcome {
+    let Some(answer) = cx.input_responses().and_then(|r| r.get("who")) else {
+        let params = json!({
+            "message": "Who is there?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "name": { "type": "string", "default": "Ada" } }
+            }
+        });
+        let mut asked = InputRequired::default();
+        asked.requests.insert(
+            "who".into(),
+            InputRequest {
+                method: "elicitation/create".into(),
+                params: Some(to_raw(&params).unwrap()),
+            },
+        );
+        return Outcome::InputRequired(asked);
+    };
+    let answer: Value = serde_json::from_str(answer.get()).unwrap();
+    let text = format!(
+        "hello {}",
+        answer["content"]["name"].as_str().unwrap_or("?")
+    );
+    Outcome::json(&json!({ "content": [{ "type": "text", "text": text }] }))
 }
 
 /// Runs `scenario` pinned to `version` against the mock; what the client
@@ -149,6 +184,16 @@ fn calls(wire: &[Exchange]) -> Vec<(String, Value)> {
         })
         .collect()
 }
+
+/// The tools called, in order, a retried call (2026-07-28's MRTR) once.
+fn tools_called(wire: &[Exchange]) -> Vec<String> {
+    let mut names: Vec<String> = calls(wire).into_iter().map(|(n, _)| n).collect();
+    names.dedup();
+    names
+}
+
+/// Every tool the mock lists, in its order.
+const EVERY_TOOL: [&str; 5] = ["slow", "broken", "ask", FOCAL_TOOL, ECHO_TOOL];
 
 fn methods(wire: &[Exchange]) -> Vec<String> {
     requests(wire).into_iter().map(|(m, _)| m).collect()
@@ -214,8 +259,7 @@ async fn a_legacy_session_names_the_client_holds_its_get_stream_and_ends_with_de
 async fn every_tool_is_called_in_order_and_an_is_error_result_is_not_a_failure() {
     let (outcome, wire) = run("tools_call", "2025-11-25", None).await;
     outcome.unwrap();
-    let names: Vec<String> = calls(&wire).into_iter().map(|(n, _)| n).collect();
-    assert_eq!(names, ["slow", "broken", FOCAL_TOOL, ECHO_TOOL]);
+    assert_eq!(tools_called(&wire), EVERY_TOOL);
 }
 
 #[tokio::test]
@@ -234,7 +278,7 @@ async fn standard_headers_reads_each_resource_and_gets_each_prompt_with_its_requ
         .expect("prompts/get");
     assert_eq!(got.1["name"], "p");
     assert_eq!(got.1["arguments"], json!({ "topic": "conformance" }));
-    assert_eq!(calls(&wire).len(), 4, "every tool too");
+    assert_eq!(tools_called(&wire), EVERY_TOOL, "every tool too");
 }
 
 #[tokio::test]
@@ -262,7 +306,7 @@ async fn custom_headers_makes_the_context_s_calls_verbatim_else_calls_every_tool
     );
     let (outcome, wire) = run("http-custom-headers", "2026-07-28", None).await;
     outcome.unwrap();
-    assert_eq!(calls(&wire).len(), 4, "no context: every tool");
+    assert_eq!(tools_called(&wire), EVERY_TOOL, "no context: every tool");
 }
 
 #[tokio::test]
@@ -279,4 +323,38 @@ async fn list_only_calls_nothing_and_echo_sends_the_focal_schema_back_verbatim()
         calls(&wire),
         [(ECHO_TOOL.to_owned(), json!({ "schema": focal_schema() }))]
     );
+}
+
+/// An elicitation is answered with the schema's default: on a legacy
+/// session as the response to the server's `elicitation/create`, on
+/// 2026-07-28 in the retried call's `inputResponses`.
+#[tokio::test]
+async fn an_elicitation_is_accepted_with_its_defaults_in_both_eras() {
+    let accepted = json!({ "action": "accept", "content": { "name": "Ada" } });
+    let (outcome, wire) = run("tools_call", "2025-11-25", None).await;
+    outcome.unwrap();
+    let answers: Vec<Value> = wire
+        .iter()
+        .filter(|e| e.method == Method::POST)
+        .map(Exchange::json)
+        .filter(|m| m.get("result").is_some())
+        .map(|m| m["result"].clone())
+        .collect();
+    assert_eq!(answers, [accepted.clone()], "the client's responses");
+    let (outcome, wire) = run("tools_call", "2026-07-28", None).await;
+    outcome.unwrap();
+    let retried: Vec<Value> = requests(&wire)
+        .into_iter()
+        .filter(|(m, p)| m == "tools/call" && p["name"] == "ask")
+        .map(|(_, p)| p["inputResponses"]["who"].clone())
+        .collect();
+    assert_eq!(
+        retried,
+        [Value::Null, accepted],
+        "asked, then retried with the answer"
+    );
+    let said = wire.iter().any(|e| {
+        e.is_call_of("ask") && String::from_utf8_lossy(&e.response_body).contains("hello Ada")
+    });
+    assert!(said, "the tool got the answer");
 }
