@@ -271,6 +271,14 @@ CRITICAL=(
   "cli/src/matrix/streams.rs|mcp-compat|--lib --test matrix_cells"
   "cli/src/matrix/sessions.rs|mcp-compat|--lib --test matrix_cells --test self_test"
   "cli/src/matrix/run.rs|mcp-compat|--lib --test matrix_cells"
+  "cli/src/conformance_client/mod.rs|mcp-compat|--lib --test conformance_client"
+  "cli/src/conformance_client/headers.rs|mcp-compat|--lib --test conformance_client"
+  "cli/src/conformance_client/input.rs|mcp-compat|--lib --test conformance_client"
+  "cli/src/conformance_client/schema.rs|mcp-compat|--lib --test conformance_client"
+  "cli/src/conformance_client/session.rs|mcp-compat|--lib --test conformance_client"
+  "cli/src/conformance_client/tools.rs|mcp-compat|--lib --test conformance_client"
+  "cli/src/fixtures/mod.rs|mcp-compat|--lib"
+  "cli/src/fixtures/tasks.rs|mcp-compat|--lib"
 )
 
 if [[ ${1:-} == --list ]]; then

@@ -340,7 +340,11 @@ async fn an_elicitation_is_accepted_with_its_defaults_in_both_eras() {
         .filter(|m| m.get("result").is_some())
         .map(|m| m["result"].clone())
         .collect();
-    assert_eq!(answers, [accepted.clone()], "the client's responses");
+    assert_eq!(
+        answers,
+        std::slice::from_ref(&accepted),
+        "the client's responses"
+    );
     let (outcome, wire) = run("tools_call", "2026-07-28", None).await;
     outcome.unwrap();
     let retried: Vec<Value> = requests(&wire)
