@@ -19,18 +19,25 @@ pub const ECHO_TOOL: &str = "json_schema_echo";
 /// them would not change what is checked: whether the `$ref` URL is
 /// fetched); the `$ref`s are logged as received.
 pub async fn list_without_dereferencing(session: &Session) -> Result<(), String> {
-    for tool in session.tools().await? {
-        let mut refs = Vec::new();
-        collect_refs(tool.get("inputSchema").unwrap_or(&Value::Null), &mut refs);
-        if !refs.is_empty() {
-            let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
-            eprintln!(
-                "conformance-client: tool {name} has $ref {} (kept, not dereferenced)",
-                refs.join(", ")
-            );
-        }
+    for line in session.tools().await?.iter().filter_map(refs_kept) {
+        eprintln!("conformance-client: {line}");
     }
     Ok(())
+}
+
+/// The log line for a tool whose `inputSchema` holds `$ref`s, as
+/// received; `None` for a tool without any.
+fn refs_kept(tool: &Value) -> Option<String> {
+    let mut refs = Vec::new();
+    collect_refs(tool.get("inputSchema").unwrap_or(&Value::Null), &mut refs);
+    if refs.is_empty() {
+        return None;
+    }
+    let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+    Some(format!(
+        "tool {name} has $ref {} (kept, not dereferenced)",
+        refs.join(", ")
+    ))
 }
 
 /// Every `$ref` value in a schema.
@@ -52,22 +59,28 @@ fn collect_refs(node: &Value, out: &mut Vec<String>) {
 /// `json-schema-2020-12-preservation`: lists the tools and sends the focal
 /// tool's `inputSchema`, exactly as received, to the echo tool.
 pub async fn echo_schema(session: &Session) -> Result<(), String> {
-    let tools = session.tools().await?;
-    let schema = tools
-        .iter()
-        .find(|t| t.get("name").and_then(Value::as_str) == Some(FOCAL_TOOL))
+    let arguments = echo_arguments(&session.tools().await?)?;
+    session.call_tool(ECHO_TOOL, arguments).await?;
+    Ok(())
+}
+
+/// The echo tool's arguments: the focal tool's `inputSchema` as `schema`.
+/// A list without either tool is an error naming it.
+fn echo_arguments(tools: &[Value]) -> Result<Map<String, Value>, String> {
+    let named = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+    };
+    let schema = named(FOCAL_TOOL)
         .and_then(|t| t.get("inputSchema"))
         .ok_or_else(|| format!("tools/list has no {FOCAL_TOOL} with an inputSchema"))?;
-    if !tools
-        .iter()
-        .any(|t| t.get("name").and_then(Value::as_str) == Some(ECHO_TOOL))
-    {
+    if named(ECHO_TOOL).is_none() {
         return Err(format!("tools/list has no {ECHO_TOOL}"));
     }
     let mut arguments = Map::new();
     arguments.insert("schema".into(), schema.clone());
-    session.call_tool(ECHO_TOOL, arguments).await?;
-    Ok(())
+    Ok(arguments)
 }
 
 #[cfg(test)]
@@ -88,5 +101,30 @@ mod tests {
         );
         refs.sort();
         assert_eq!(refs, ["#/$defs/userId", "#a", "http://x/s.json"]);
+    }
+
+    #[test]
+    fn a_tool_with_refs_is_logged_with_them_and_one_without_is_not() {
+        let with =
+            json!({"name": "t", "inputSchema": {"properties": {"a": {"$ref": "#/$defs/a"}}}});
+        assert_eq!(
+            refs_kept(&with).as_deref(),
+            Some("tool t has $ref #/$defs/a (kept, not dereferenced)")
+        );
+        assert_eq!(refs_kept(&json!({"name": "u", "inputSchema": {}})), None);
+        assert_eq!(refs_kept(&json!({"name": "v"})), None);
+    }
+
+    #[test]
+    fn the_echo_needs_both_tools_and_sends_the_focal_schema() {
+        let focal = json!({"name": FOCAL_TOOL, "inputSchema": {"$defs": {}}});
+        let echo = json!({"name": ECHO_TOOL, "inputSchema": {"type": "object"}});
+        let other = json!({"name": "other", "inputSchema": {"type": "string"}});
+        let arguments = echo_arguments(&[other.clone(), echo.clone(), focal.clone()]).unwrap();
+        assert_eq!(Value::Object(arguments), json!({"schema": {"$defs": {}}}));
+        let err = echo_arguments(&[other.clone(), focal]).unwrap_err();
+        assert!(err.contains(ECHO_TOOL), "{err}");
+        let err = echo_arguments(&[other, echo]).unwrap_err();
+        assert!(err.contains(FOCAL_TOOL), "{err}");
     }
 }
