@@ -279,6 +279,10 @@ CRITICAL=(
   "cli/src/conformance_client/tools.rs|mcp-compat|--lib --test conformance_client"
   "cli/src/fixtures/mod.rs|mcp-compat|--lib"
   "cli/src/fixtures/tasks.rs|mcp-compat|--lib"
+  "cli/src/fixtures/elicit.rs|mcp-compat|--lib"
+  "cli/src/fixtures/resources.rs|mcp-compat|--lib"
+  "cli/src/fixtures/prompts.rs|mcp-compat|--lib"
+  "cli/src/fixtures/content.rs|mcp-compat|--lib"
 )
 
 if [[ ${1:-} == --list ]]; then
