@@ -1,9 +1,10 @@
 //! The conformance client against a mock server of our own, its requests
 //! read off the wire ([`Wire`]): what the official suite's mock servers
 //! judge (`scripts/conformance.sh client`), shown under `cargo test` too.
-//! The mock plays the suite's part: a tool list in two pages, a tool that
-//! reports `isError`, a resource, a prompt with a required argument, and
-//! the JSON Schema tools of `json-schema-2020-12-preservation`.
+//! The mock plays the suite's part: a tool list in two pages, a slow tool,
+//! a tool that reports `isError`, one that asks for input (an elicitation
+//! with a default), a resource, a prompt with a required argument, and the
+//! JSON Schema tools of `json-schema-2020-12-preservation`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -156,12 +157,13 @@ async fn run(
     (outcome, wire.exchanges())
 }
 
-/// The JSON-RPC requests on the wire, as `(method, params)`.
+/// The client's JSON-RPC requests on the wire, as `(method, params)` (not
+/// its notifications, nor its responses to the server's requests).
 fn requests(wire: &[Exchange]) -> Vec<(String, Value)> {
     wire.iter()
         .filter(|e| e.method == Method::POST)
         .map(Exchange::json)
-        .filter(|m| m.get("id").is_some())
+        .filter(|m| m.get("method").is_some() && m.get("id").is_some())
         .map(|m| {
             (
                 m["method"].as_str().unwrap_or_default().to_owned(),
@@ -195,6 +197,7 @@ fn tools_called(wire: &[Exchange]) -> Vec<String> {
 /// Every tool the mock lists, in its order.
 const EVERY_TOOL: [&str; 5] = ["slow", "broken", "ask", FOCAL_TOOL, ECHO_TOOL];
 
+/// The methods of the client's requests, in order.
 fn methods(wire: &[Exchange]) -> Vec<String> {
     requests(wire).into_iter().map(|(m, _)| m).collect()
 }
