@@ -116,6 +116,7 @@ CRITICAL=(
   "rev-2026-07-28/src/server/result.rs|mcp-rev-2026-07-28|--lib --test server_meta --test server_http --test server_discover"
   "rev-2026-07-28/src/server/post.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
   "rev-2026-07-28/src/server/request.rs|mcp-rev-2026-07-28|--lib --test server_* --test tasks"
+  "rev-2026-07-28/src/server/discover.rs|mcp-rev-2026-07-28|--lib --test server_discover --test tasks"
   "rev-2025-11-25/src/tasks/handler.rs|mcp-rev-2025-11-25|--lib --test *"
   "rev-2025-11-25/src/tasks/mod.rs|mcp-rev-2025-11-25|--lib --test *"
   "rev-2025-11-25/src/tasks/request.rs|mcp-rev-2025-11-25|--lib --test *"
@@ -283,6 +284,11 @@ CRITICAL=(
   "cli/src/fixtures/resources.rs|mcp-compat|--lib"
   "cli/src/fixtures/prompts.rs|mcp-compat|--lib"
   "cli/src/fixtures/content.rs|mcp-compat|--lib"
+  "cli/src/fixtures/tools.rs|mcp-compat|--lib"
+  "cli/src/fixtures/mrtr.rs|mcp-compat|--lib"
+  "cli/src/fixtures/input.rs|mcp-compat|--lib"
+  "cli/src/reference.rs|mcp-compat|--lib"
+  "cli/src/serve/mod.rs|mcp-compat|--lib --test serve_limits --test state_key --test process --test shutdown"
 )
 
 if [[ ${1:-} == --list ]]; then

@@ -16,7 +16,6 @@ use std::net::SocketAddr;
 use axum::Router;
 use axum::body::{Body, HttpBody as _};
 use bytes::Bytes;
-use clap::Parser;
 use http::StatusCode;
 use http_body_util::{BodyExt, Full};
 use mcp_http_edge::server::Endpoint;
@@ -116,13 +115,6 @@ impl Served {
     }
 }
 
-/// `serve`'s options, parsed as its command line would be.
-#[derive(Parser)]
-struct ServeCli {
-    #[command(flatten)]
-    args: ServeArgs,
-}
-
 /// A server ready to answer one request after another.
 pub struct Harness {
     case: Case,
@@ -147,13 +139,12 @@ impl Harness {
                 _server: None,
             });
         }
-        let mut argv = vec!["serve"];
-        if case.json() {
-            argv.push("--json-response");
-        }
-        let args = ServeCli::try_parse_from(argv)
-            .map_err(|e| e.to_string())?
-            .args;
+        let options: &[&str] = if case.json() {
+            &["--json-response"]
+        } else {
+            &[]
+        };
+        let args = ServeArgs::from_options(options).map_err(|e| e.to_string())?;
         let server = serve::build(serve::config(&args)?)?;
         let service = match case {
             Case::ModernJsonDirect | Case::ModernSseDirect => Served::Modern(
@@ -292,10 +283,7 @@ impl Retention {
     /// The server of `mcp-compat serve ARGS` (`args` without `serve`).
     /// Must run inside a tokio runtime.
     pub fn new(args: &[&str]) -> Result<Retention, String> {
-        let argv = std::iter::once("serve").chain(args.iter().copied());
-        let args = ServeCli::try_parse_from(argv)
-            .map_err(|e| e.to_string())?
-            .args;
+        let args = ServeArgs::from_options(args).map_err(|e| e.to_string())?;
         let server = serve::build(serve::config(&args)?)?;
         Ok(Retention {
             service: Served::Multi(serve::app(&server, PATH)),

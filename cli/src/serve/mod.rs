@@ -139,6 +139,30 @@ pub struct ServeArgs {
     pub state_key_file: Option<std::path::PathBuf>,
 }
 
+impl ServeArgs {
+    /// The options as `serve`'s command line would set them: `options` are
+    /// the words after `serve` (none gives every default). For embedding
+    /// and tests that build the server as the binary does.
+    ///
+    /// # Errors
+    ///
+    /// clap's, for an unknown option or a value that does not parse.
+    pub fn from_options<I, S>(options: I) -> Result<ServeArgs, clap::Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<std::ffi::OsString> + Clone,
+    {
+        #[derive(clap::Parser)]
+        struct Serve {
+            #[command(flatten)]
+            args: ServeArgs,
+        }
+        let argv = std::iter::once(std::ffi::OsString::from("serve"))
+            .chain(options.into_iter().map(Into::into));
+        <Serve as clap::Parser>::try_parse_from(argv).map(|s| s.args)
+    }
+}
+
 /// Reads the `requestState` key `--state-key-file` names: 64 hex digits
 /// (surrounding whitespace ignored).
 pub fn read_state_key(path: &std::path::Path) -> Result<[u8; 32], String> {
@@ -469,3 +493,6 @@ pub fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = &'
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
