@@ -200,11 +200,15 @@ fn the_connection_limits_are_the_options_and_none_may_be_zero() {
     }
 }
 
-/// A file holding `text`, in a directory of this test's own.
-fn key_file(test: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-serve-key-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("key");
+/// The directory of this process's key files.
+fn key_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("mcp-serve-keys-{}", std::process::id()))
+}
+
+/// A key file named `name` holding `text`.
+fn key_file(name: &str, text: &str) -> PathBuf {
+    std::fs::create_dir_all(key_dir()).unwrap();
+    let path = key_dir().join(name);
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -241,12 +245,13 @@ fn a_state_key_is_64_hex_digits_read_byte_by_byte() {
             "{e}"
         );
     }
-    let missing = std::env::temp_dir().join("mcp-serve-key-none/key");
+    let missing = key_dir().join("missing");
     let e = read_state_key(&missing).expect_err("no file");
     assert!(
         e.starts_with(&format!("--state-key-file {}: ", missing.display())),
         "{e}"
     );
+    std::fs::remove_dir_all(key_dir()).unwrap();
 }
 
 #[tokio::test]
