@@ -309,7 +309,7 @@ impl Handler for ReferenceHandler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::testing::{Cx, error_code, request, result};
+    use crate::fixtures::testing::{Cx, error_code, first_text, request, result};
     use mcp_transport_core::ProtocolVersion as V;
     use mcp_transport_core::jsonrpc::INVALID_PARAMS;
     use serde_json::Value;
@@ -395,6 +395,30 @@ mod tests {
         assert_eq!(error_code(&out), INVALID_PARAMS);
         let r = result(call(&h, V::V2025_03_26, "add", json!({ "a": 0.5, "b": 2 })).await);
         assert_eq!(r, json!({ "content": [{ "type": "text", "text": "2.5" }] }));
+    }
+
+    /// `slow` works up to ten minutes and no longer; `close_stream` and
+    /// `slow_ask` wait 100 ms when not told (paused time: exact).
+    #[tokio::test(start_paused = true)]
+    async fn waits_are_bounded_at_ten_minutes_and_default_to_100_ms() {
+        let h = ReferenceHandler::new();
+        let modern = V::V2026_07_28;
+        let start = tokio::time::Instant::now();
+        let r = result(call(&h, modern.clone(), "slow", json!({ "ms": 600_000 })).await);
+        assert_eq!(first_text(&r), "slept 600000 ms");
+        assert_eq!(start.elapsed(), Duration::from_secs(600));
+        let r = result(call(&h, modern.clone(), "slow", json!({ "ms": 600_001 })).await);
+        assert_eq!(r["isError"], true);
+        assert_eq!(first_text(&r), "ms must be <= 600000");
+
+        let start = tokio::time::Instant::now();
+        let r = result(call(&h, modern.clone(), "close_stream", json!({})).await);
+        assert_eq!(first_text(&r), "not closed", "no stream to close here");
+        assert_eq!(start.elapsed(), Duration::from_millis(100));
+        let start = tokio::time::Instant::now();
+        let out = call(&h, modern, "slow_ask", json!({})).await;
+        assert!(matches!(out, Outcome::InputRequired(_)), "{out:?}");
+        assert_eq!(start.elapsed(), Duration::from_millis(100));
     }
 
     #[tokio::test]
