@@ -421,6 +421,73 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_millis(100));
     }
 
+    /// `countdown`: a progress and a log a step, counting down what is
+    /// left; `n` may be 10,000 and no more.
+    #[tokio::test(start_paused = true)]
+    async fn countdown_counts_what_is_left() {
+        let h = ReferenceHandler::new();
+        let (cx, sink) = Cx::at(V::V2025_11_25)
+            .progress(json!("t"))
+            .log(LogLevel::Info)
+            .build_with_sink();
+        let req = request(
+            "tools/call",
+            json!({ "name": "countdown", "arguments": { "n": 3, "interval_ms": 5 } }),
+        );
+        let start = tokio::time::Instant::now();
+        let r = result(h.handle(req, cx).await);
+        assert_eq!(first_text(&r), "done");
+        assert_eq!(start.elapsed(), Duration::from_millis(15));
+        let sent: Vec<(String, Value)> = sink
+            .sent()
+            .into_iter()
+            .map(|(m, p)| {
+                let what = match m.as_str() {
+                    "notifications/progress" => {
+                        json!([p["progress"], p["total"], p["message"]])
+                    }
+                    _ => p["data"].clone(),
+                };
+                (m, what)
+            })
+            .collect();
+        let progress =
+            |i: f64, left: &str| ("notifications/progress".to_owned(), json!([i, 3.0, left]));
+        let log = |left: &str| ("notifications/message".to_owned(), json!(left));
+        assert_eq!(
+            sent,
+            [
+                progress(1.0, "2 left"),
+                log("2 left"),
+                progress(2.0, "1 left"),
+                log("1 left"),
+                progress(3.0, "0 left"),
+                log("0 left"),
+            ]
+        );
+        let most = json!({ "n": MAX_COUNT, "interval_ms": 0 });
+        let r = result(call(&h, V::V2026_07_28, "countdown", most).await);
+        assert_eq!(first_text(&r), "done");
+    }
+
+    /// `add` answers integers as integers, however large, and a sum of
+    /// zeros as `0`.
+    #[tokio::test]
+    async fn add_writes_the_sum_as_json_would() {
+        let h = ReferenceHandler::new();
+        for (a, b, want) in [
+            (json!(2), json!(3), "5"),
+            (json!(-7), json!(2), "-5"),
+            (json!(1e20), json!(0), "100000000000000000000"),
+            (json!(-0.0), json!(-0.0), "0"),
+            (json!(0.25), json!(0.5), "0.75"),
+        ] {
+            let args = json!({ "a": a, "b": b });
+            let r = result(call(&h, V::V2026_07_28, "add", args).await);
+            assert_eq!(first_text(&r), want, "{a} + {b}");
+        }
+    }
+
     #[tokio::test]
     async fn long_tools_may_be_long_and_cancellations_are_counted() {
         let h = ReferenceHandler::new();
