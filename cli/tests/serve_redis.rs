@@ -146,3 +146,28 @@ async fn a_resume_while_redis_is_down_is_503_not_a_lost_stream() {
     let r = legacy(&url, Some(&sid), &call).send().await.unwrap();
     assert_eq!(r.status(), 503);
 }
+
+/// With Redis as the store, 2025-11-25's experimental tasks are served
+/// on it by default and not at all under `--no-legacy-tasks` (the Redis
+/// path sets the tasks again: it must honour the flag as the memory path
+/// does); the 2026-07-28 tasks are served either way.
+#[tokio::test]
+async fn the_redis_store_keeps_no_legacy_tasks() {
+    use mcp_compat::serve::{ServeArgs, config, with_store};
+    use mcp_rev_2025_11_25::PollingExt;
+    let redis = RedisServer::start();
+    let url = redis.url();
+    for (extra, legacy_tasks) in [(None, true), (Some("--no-legacy-tasks"), false)] {
+        let options: Vec<&str> = ["--store", url.as_str()].into_iter().chain(extra).collect();
+        let args = ServeArgs::from_options(options.iter().copied()).unwrap();
+        let cfg = within("with_store", with_store(config(&args).unwrap(), &args))
+            .await
+            .unwrap();
+        assert_eq!(
+            cfg.legacy.polling().tasks.is_some(),
+            legacy_tasks,
+            "{options:?}"
+        );
+        assert!(cfg.modern.tasks.is_some(), "{options:?}");
+    }
+}
